@@ -1,0 +1,265 @@
+"""accessbench's command line: parse, call, print. Everything else lives in the modules."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import InputError
+
+DEFAULT_STORE = "accessbench.db"
+EXAMPLES = """\
+examples:
+  accessbench run                                  the quick suite on a managed PostgreSQL (unix, tcp) and SQLite
+  accessbench run --quick --target sqlite          a smoke run under a minute, no server needed
+  accessbench run --method py-psycopg,py-asyncpg --path tcp --trials 10
+  accessbench run --target postgresql://me@db:5432/app   an external server (only schema 'accessbench' is touched)
+  accessbench run --suite my-suite.toml            your own suite (see docs/suites.md)
+  accessbench methods                              what can be measured here, and why not
+  accessbench runs ; accessbench show last         stored runs, and one run's report again
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise InputError(f"{self.prog}: {message} (see --help)")
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="accessbench",
+        description="Measure what a database access method really costs: the same data and queries "
+        "for every driver, protocol mode and path; verified results; interleaved trials; confidence "
+        "intervals; every run kept.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"accessbench {__version__}")
+    parser.add_argument("--store", default=DEFAULT_STORE, metavar="FILE",
+                        help=f"results database (SQLite file; default ./{DEFAULT_STORE})")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    run = sub.add_parser("run", help="measure a suite and print the comparison",
+                         description="Start the targets, load the suite's data, verify every cell, run "
+                         "warmups and interleaved trials, store each trial as it ends, print the report.",
+                         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--suite", default="quick", help="built-in suite name or a suite TOML file (default quick)")
+    run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
+                     help="postgresql (managed), sqlite, or a postgresql:// URL (default postgresql,sqlite)")
+    run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
+                     help="inproc, unix, tcp (default: every path each target has)")
+    run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
+                     help="methods to measure (default: every available one; see `accessbench methods`)")
+    run.add_argument("--trials", type=_positive, default=None, metavar="N",
+                     help="timed trials per cell (default 5; 3 with --quick)")
+    run.add_argument("--warmup", type=_positive, default=1, metavar="N", help="untimed warmup trials per cell (default 1)")
+    run.add_argument("--quick", action="store_true", help="shrink iterations (suite's quick_scale) for a smoke run")
+    run.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
+                     help="seconds a worker may take to answer before it is killed (default 300)")
+    run.add_argument("--workdir", default=None, metavar="DIR",
+                     help="where managed servers and files live during the run (default: a new temp dir)")
+    run.set_defaults(func=cmd_run)
+
+    methods = sub.add_parser("methods", help="list every method, its driver version and settings, and whether it runs here")
+    methods.set_defaults(func=cmd_methods)
+    runs = sub.add_parser("runs", help="list stored runs")
+    runs.add_argument("--limit", type=_positive, default=30, metavar="N", help="show the newest N (default 30)")
+    runs.set_defaults(func=cmd_runs)
+    show = sub.add_parser("show", help="print a stored run's report again, without rerunning")
+    show.add_argument("run", metavar="RUN", help="run id, a unique prefix of one, or 'last'")
+    show.set_defaults(func=cmd_show)
+    suites = sub.add_parser("suites", help="list the built-in suites")
+    suites.set_defaults(func=cmd_suites)
+    return parser
+
+
+def _console() -> Console:
+    console = Console(highlight=False)
+    if not console.is_terminal:  # files and pipes get wide plain text, not 80 columns
+        console = Console(highlight=False, width=120)
+    return console
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import methods as catalog
+    from . import targets as targets_mod
+    from .report.live import LiveProgress
+    from .report.terminal import render
+    from .runner.run import RunOptions, Runner
+    from .store import Store
+    from .suite.loader import load
+
+    console = _console()
+    suite = load(args.suite, quick=args.quick)
+    chosen = catalog.select(args.method)
+    usable = []
+    for method in chosen:
+        why = method.missing()
+        if why and args.method:
+            raise InputError(f"--method {method.name}: unavailable here: {why}")
+        if why:
+            console.print(f"skipping {method.name}: {why}", style="yellow")
+        else:
+            usable.append(method)
+    targets = []
+    for spec in args.target or ["postgresql", "sqlite"]:
+        try:
+            target = targets_mod.make(spec)
+        except targets_mod.TargetUnavailable as e:
+            if args.target:
+                raise InputError(f"--target {spec}: {e}") from None
+            console.print(f"SKIPPING target {spec}: {e}", style="bold yellow")
+            continue
+        if not any(target.dbms in m.dbms for m in usable):
+            if args.target:
+                raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
+            continue
+        targets.append(target)
+    if not targets:
+        raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
+    if args.path:
+        known = {p for t in targets for p in t.paths}
+        unknown = [p for p in args.path if p not in known]
+        if unknown:
+            raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(known))}")
+    options = RunOptions(
+        trials=args.trials if args.trials is not None else (3 if args.quick else 5),
+        warmup=args.warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
+    )
+    store = Store(args.store)
+    runner = Runner(suite, targets, args.path, usable, store, options, LiveProgress(console))
+    console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
+                  f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell → {args.store}")
+    try:
+        run_id = runner.run()
+    except KeyboardInterrupt:
+        console.print(f"interrupted: run {runner.run_id} is stored with the trials that finished "
+                      f"(accessbench show {runner.run_id})", style="yellow")
+        return 130
+    _print(render(store.load(run_id), color=console.is_terminal, width=console.width if console.is_terminal else None))
+    console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
+    return 0
+
+
+def cmd_methods(args: argparse.Namespace) -> int:
+    from .methods import catalog
+    from .methods.probe import probe
+
+    console = _console()
+    table = Table(box=box.SIMPLE_HEAD)
+    for name in ("method", "language", "driver", "version", "DBMS", "available here"):
+        table.add_column(name, overflow="fold")
+    probes = [(method, probe(method)) for method in catalog()]
+    for method, info in probes:
+        table.add_row(method.name, info.runtime or method.language, method.driver, info.version or "—",
+                      ", ".join(method.dbms), info.status)
+    console.print(table)
+    for method, info in probes:
+        console.print(f"[bold]{method.name}[/bold] — {method.summary}")
+        for key, value in info.settings.items():
+            console.print(f"    {key}: {value}", highlight=False, markup=False)
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from .store import Store
+
+    store = Store(args.store)
+    rows = store.runs(args.limit)
+    if not rows:
+        _print(f"no runs in {args.store} yet: try `accessbench run --quick`\n")
+        return 0
+    table = Table(box=box.SIMPLE_HEAD)
+    for name in ("run", "started (UTC)", "suite", "status", "targets", "methods"):
+        table.add_column(name)
+    for r in rows:
+        table.add_row(r["id"], r["started_at"].replace("T", " ")[:19], r["suite"], r["status"],
+                      r["targets"] or "", f"{r['methods']}: {(r['method_names'] or '').replace(',', ', ')}")
+    _console().print(table)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .report.terminal import render
+    from .store import Store
+
+    store = Store(args.store)
+    console = _console()
+    _print(render(store.load(store.resolve(args.run)), color=console.is_terminal,
+                  width=console.width if console.is_terminal else None))
+    return 0
+
+
+def cmd_suites(args: argparse.Namespace) -> int:
+    from .suite.loader import builtin_names, load
+
+    table = Table(box=box.SIMPLE_HEAD)
+    for name in ("suite", "tables", "steps", "description"):
+        table.add_column(name, overflow="fold")
+    for name in builtin_names():
+        suite = load(name)
+        variant = suite.variants[0]
+        table.add_row(name, ", ".join(f"{t.name} ({t.rows:,})" for t in variant.tables),
+                      ", ".join(suite.step_names), suite.description)
+    console = _console()
+    console.print(table)
+    console.print("run one: accessbench run --suite NAME · your own: accessbench run --suite path/to/suite.toml")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    # SIGTERM ends a run the way Ctrl-C does: stored trials kept, servers stopped.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return args.func(args)
+    except InputError as e:
+        print(f"accessbench: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("accessbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -1,0 +1,1 @@
+"""Suite data: generated from the seed, the same on every target."""

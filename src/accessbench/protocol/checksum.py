@@ -1,0 +1,71 @@
+"""The verification checksum: FNV-1a 64 over a canonical encoding of each row's values,
+summed (mod 2^64) over rows so that row order, which SQL does not promise without ORDER BY,
+does not matter. The encoding is specified in protocol/PROTOCOL.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import struct
+from typing import Any, Iterable
+
+from .prng import FNV_OFFSET, MASK64, fnv1a64
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_UTC = dt.timezone.utc
+
+
+def encode_value(value: Any) -> bytes:
+    if value is None:
+        return b"N"
+    if isinstance(value, bool):
+        return b"B\x01" if value else b"B\x00"
+    if isinstance(value, int):
+        return b"I" + struct.pack("<q", value)
+    if isinstance(value, float):
+        return b"F" + struct.pack("<d", value)
+    if isinstance(value, decimal.Decimal):
+        text = format(value, "f").encode()
+        return b"D" + struct.pack("<I", len(text)) + text
+    if isinstance(value, str):
+        data = value.encode()
+        return b"S" + struct.pack("<I", len(data)) + data
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        return b"X" + struct.pack("<I", len(data)) + data
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(_UTC).replace(tzinfo=None)
+        delta = value - _EPOCH
+        micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return b"T" + struct.pack("<q", micros)
+    if isinstance(value, dt.date):
+        return b"d" + struct.pack("<i", (value - _EPOCH_DATE).days)
+    if isinstance(value, dt.time):
+        micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
+        return b"t" + struct.pack("<q", micros)
+    raise TypeError(f"no canonical encoding for {type(value).__name__}")
+
+
+def row_hash(row: Iterable[Any]) -> int:
+    return fnv1a64(b"".join(encode_value(v) for v in row), FNV_OFFSET)
+
+
+class Checksum:
+    """Accumulates rows; ``hexdigest`` is what workers report and the runner compares."""
+
+    __slots__ = ("total", "rows")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.rows = 0
+
+    def add_rows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.total = (self.total + row_hash(row)) & MASK64
+            self.rows += 1
+
+    def hexdigest(self) -> str:
+        return f"{self.total:016x}"

@@ -1,0 +1,211 @@
+"""What a driver module implements, and the timed loops they share.
+
+An *op* is one operation of a step: a callable taking one argument (prepared before the
+clock starts) and returning the rows it read (a list) or, for statements that read none,
+the number of rows it changed (an int). Drivers build ops; the loops time them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from array import array
+from typing import Any, Callable
+
+from ..protocol import sqltext
+
+Op = Callable[[Any], Any]
+
+
+class Unsupported(Exception):
+    """The driver cannot do what the step asks, as asked; answered as kind ``unsupported``."""
+
+
+class Driver:
+    name = ""                 # the method name, e.g. "py-psycopg"
+    driver = ""               # the distribution / import name whose version is reported
+    dbms: tuple[str, ...] = ()
+    paramstyle = "qmark"      # how '?' markers are rewritten for this driver
+    batch_style = ""          # how a batch step is carried out
+    concurrency = "threads"
+    modes = ("literal", "extended", "prepared")
+    db_errors: tuple[type[BaseException], ...] = ()
+
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        return version(self.driver)
+
+    def settings(self) -> dict[str, str]:
+        """Every setting that changes behaviour, pinned, in words a reader can check."""
+        return {}
+
+    def sqlstate(self, error: BaseException) -> str | None:
+        return getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+
+    # connection life
+    def open(self, endpoint: dict, options: dict) -> dict:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def execute(self, sql: str) -> None:
+        """Run a statement outside any measurement (BEGIN/COMMIT, clean-up)."""
+        raise NotImplementedError
+
+    # ops, one per step kind
+    def connect_op(self, endpoint: dict) -> Op:
+        raise NotImplementedError
+
+    def scan_op(self, sql: str) -> Op:
+        raise NotImplementedError
+
+    def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        """``sql`` is in the neutral form (``?`` markers; see ``markers``); for ``literal``
+        the op's argument is the whole statement text with values inlined."""
+        raise NotImplementedError
+
+    def batch_op(self, sql: str) -> Op:
+        """The op's argument is a list of parameter tuples; it returns rows written."""
+        raise NotImplementedError
+
+    def markers(self, sql: str) -> str:
+        """The neutral statement with the driver's own parameter markers."""
+        return sqltext.convert(sql, self.paramstyle)
+
+    def adapt(self, args: list[tuple]) -> list:
+        """Turn generated parameter tuples into what the op takes (before the clock)."""
+        return args
+
+    def end_step(self) -> None:
+        """Release what a step made (prepared statements), outside the measurement."""
+
+    def recover(self) -> None:
+        """After a failed step: leave no transaction open on the worker's connection."""
+        try:
+            self.execute("ROLLBACK")
+        except Exception:  # nothing was open
+            pass
+
+    def in_transaction(self, write_group: Callable[[list], None]) -> Op:
+        """A batch op: one group of rows written inside one transaction."""
+        execute = self.execute
+
+        def batch(group):
+            execute("BEGIN")
+            write_group(group)
+            execute("COMMIT")
+            return len(group)
+
+        return batch
+
+    # loops
+    def with_commits(self, op: Op, every: int, total: int) -> Op:
+        """Group ``every`` ops into one transaction: BEGIN before the first, COMMIT after the
+        last, both inside the timing of those ops."""
+        done = 0
+        execute = self.execute
+
+        def committing(arg):
+            nonlocal done
+            if done % every == 0:
+                execute("BEGIN")
+            result = op(arg)
+            done += 1
+            if done % every == 0 or done == total:
+                execute("COMMIT")
+            return result
+
+        return committing
+
+    def timed_loop(self, op: Op, args: list, lat: array, reads: bool) -> tuple[int, int]:
+        """Run every op, recording each one's nanoseconds; returns (elapsed_ns, rows).
+
+        One clock read per op: each latency runs from the end of the previous op, so the
+        latencies add up to the elapsed time exactly.
+        """
+        clock = time.perf_counter_ns
+        rows = 0
+        start = prev = clock()
+        if reads:
+            for i, arg in enumerate(args):
+                rows += len(op(arg))
+                now = clock()
+                lat[i] = now - prev
+                prev = now
+        else:
+            for i, arg in enumerate(args):
+                rows += op(arg)
+                now = clock()
+                lat[i] = now - prev
+                prev = now
+        return prev - start, rows
+
+    def plain_loop(self, op: Op, args: list, collect: Callable[[Any], None]) -> None:
+        """The untimed verification pass: every op's result goes to ``collect``."""
+        for arg in args:
+            collect(op(arg))
+
+
+class AsyncDriver(Driver):
+    """A driver whose API is coroutines: ops are async and the loops run inside one event
+    loop turn, so no loop start-up sits inside a measurement."""
+
+    concurrency = "async tasks"
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, coro):
+        return self.loop.run_until_complete(coro)
+
+    def with_commits(self, op: Op, every: int, total: int) -> Op:
+        done = 0
+        execute = self.aexecute
+
+        async def committing(arg):
+            nonlocal done
+            if done % every == 0:
+                await execute("BEGIN")
+            result = await op(arg)
+            done += 1
+            if done % every == 0 or done == total:
+                await execute("COMMIT")
+            return result
+
+        return committing
+
+    async def aexecute(self, sql: str) -> None:
+        raise NotImplementedError
+
+    def execute(self, sql: str) -> None:
+        self.run(self.aexecute(sql))
+
+    def timed_loop(self, op: Op, args: list, lat: array, reads: bool) -> tuple[int, int]:
+        async def loop() -> tuple[int, int]:
+            clock = time.perf_counter_ns
+            rows = 0
+            start = prev = clock()
+            if reads:
+                for i, arg in enumerate(args):
+                    rows += len(await op(arg))
+                    now = clock()
+                    lat[i] = now - prev
+                    prev = now
+            else:
+                for i, arg in enumerate(args):
+                    rows += await op(arg)
+                    now = clock()
+                    lat[i] = now - prev
+                    prev = now
+            return prev - start, rows
+
+        return self.run(loop())
+
+    def plain_loop(self, op: Op, args: list, collect: Callable[[Any], None]) -> None:
+        async def loop() -> None:
+            for arg in args:
+                collect(await op(arg))
+
+        self.run(loop())

@@ -1,0 +1,9 @@
+"""One module per driver; the method name is the registry key."""
+
+DRIVERS = {
+    "py-sqlite3": "accessbench.pyworker.drivers.py_sqlite3",
+    "py-psycopg": "accessbench.pyworker.drivers.py_psycopg",
+    "py-psycopg2": "accessbench.pyworker.drivers.py_psycopg2",
+    "py-asyncpg": "accessbench.pyworker.drivers.py_asyncpg",
+    "py-pg8000": "accessbench.pyworker.drivers.py_pg8000",
+}

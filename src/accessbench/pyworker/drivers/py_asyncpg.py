@@ -1,0 +1,117 @@
+"""py-asyncpg: asyncpg with its statement cache off, so that ``extended`` really parses
+every time and only ``prepared`` reuses a statement."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from ..base import AsyncDriver, Op, Unsupported
+
+
+def _count(status: str) -> int:
+    """Rows changed, from a command tag such as ``UPDATE 10`` or ``INSERT 0 1``."""
+    last = status.rsplit(" ", 1)[-1] if status else ""
+    return int(last) if last.isdigit() else 0
+
+
+class Driver(AsyncDriver):
+    name = "py-asyncpg"
+    driver = "asyncpg"
+    dbms = ("postgresql",)
+    paramstyle = "numeric"
+    batch_style = "executemany (pipelined) in one transaction per group"
+    db_errors = (asyncpg.PostgresError, asyncpg.InterfaceError)
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "statement_cache_size": "0 (no automatic statement reuse)",
+            "ssl": "the target's sslmode (disable on managed servers)",
+            "event_loop": "asyncio (default policy)",
+            "literal": "execute(text): simple query protocol; rows are not returned, so only for statements that read none",
+            "extended": "fetch/execute(sql, *args): unnamed statement parsed and described every time",
+            "prepared": "prepare(sql) once per step, then PreparedStatement.fetch(*args)",
+            "scan": "fetch(sql): extended protocol, binary result format",
+        }
+
+    def _kwargs(self, endpoint: dict) -> dict:
+        kwargs = {
+            "host": endpoint["host"], "port": endpoint["port"], "user": endpoint["user"],
+            "database": endpoint["database"], "statement_cache_size": 0,
+            "ssl": endpoint.get("sslmode", "prefer"),
+        }
+        if endpoint.get("password"):
+            kwargs["password"] = endpoint["password"]
+        if endpoint.get("schema"):
+            kwargs["server_settings"] = {"search_path": endpoint["schema"]}
+        return kwargs
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        self.conn = self.run(asyncpg.connect(**self._kwargs(endpoint)))
+        return {"server_pid": self.conn.get_server_pid(), "server_version": self.conn.get_settings().server_version}
+
+    def close(self) -> None:
+        self.run(self.conn.close())
+
+    async def aexecute(self, sql: str) -> None:
+        await self.conn.execute(sql)
+
+    def connect_op(self, endpoint: dict) -> Op:
+        kwargs = self._kwargs(endpoint)
+
+        async def connect(_):
+            conn = await asyncpg.connect(**kwargs)
+            await conn.close()
+            return 0
+
+        return connect
+
+    def scan_op(self, sql: str) -> Op:
+        conn = self.conn
+
+        async def scan(_):
+            return await conn.fetch(sql)
+
+        return scan
+
+    def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        conn = self.conn
+        if mode == "literal":
+            if reads:
+                raise Unsupported(
+                    "asyncpg's simple-protocol path (execute without arguments) returns no rows; "
+                    "a row-returning literal statement cannot be run"
+                )
+
+            async def op(text):
+                return _count(await conn.execute(text))
+
+            return op
+        sql = self.markers(sql)
+        if mode == "extended":
+            if reads:
+                async def op(args):
+                    return await conn.fetch(sql, *args)
+            else:
+                async def op(args):
+                    return _count(await conn.execute(sql, *args))
+            return op
+        stmt = None
+
+        async def op(args):
+            nonlocal stmt
+            if stmt is None:  # prepared once, inside the first operation's time
+                stmt = await conn.prepare(sql)
+            rows = await stmt.fetch(*args)
+            return rows if reads else _count(stmt.get_statusmsg())
+
+        return op
+
+    def batch_op(self, sql: str) -> Op:
+        conn, sql = self.conn, self.markers(sql)
+
+        async def batch(group):
+            async with conn.transaction():
+                await conn.executemany(sql, group)
+            return len(group)
+
+        return batch

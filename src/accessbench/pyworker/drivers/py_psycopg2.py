@@ -1,0 +1,108 @@
+"""py-psycopg2: psycopg2 binds parameters on the client and always sends simple-protocol
+queries, so it has no ``extended`` mode; ``prepared`` uses SQL-level PREPARE/EXECUTE."""
+
+from __future__ import annotations
+
+import itertools
+
+import psycopg2
+import psycopg2.extensions
+
+from ...protocol import sqltext
+from ..base import Driver, Op, Unsupported
+from .pg import connect_kwargs, libpq_version as _libpq
+
+_names = itertools.count(1)
+
+
+class Driver(Driver):
+    name = "py-psycopg2"
+    driver = "psycopg2-binary"
+    dbms = ("postgresql",)
+    paramstyle = "format"
+    batch_style = "executemany (one statement per row) in one transaction per group"
+    modes = ("literal", "prepared")
+    db_errors = (psycopg2.Error,)
+
+    def version(self) -> str:
+        return psycopg2.__version__.split()[0]
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "libpq": _libpq(psycopg2.extensions.libpq_version()),
+            "sslmode": "the target's (disable on managed servers)",
+            "autocommit": "True",
+            "literal": "execute(text): simple query protocol",
+            "extended": "unsupported: psycopg2 interpolates parameters on the client",
+            "prepared": "SQL PREPARE once, then EXECUTE name(params) over the simple protocol",
+            "cursor": "client-side (buffered)",
+        }
+
+    def sqlstate(self, error: BaseException) -> str | None:
+        return getattr(error, "pgcode", None)
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        self.conn = psycopg2.connect(**connect_kwargs(endpoint))
+        self.conn.autocommit = True
+        self.cur = self.conn.cursor()
+        self.prepared: list[str] = []
+        return {"server_pid": self.conn.get_backend_pid(), "server_version": self.conn.get_parameter_status("server_version")}
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def execute(self, sql: str) -> None:
+        self.cur.execute(sql)
+
+    def connect_op(self, endpoint: dict) -> Op:
+        kwargs = connect_kwargs(endpoint)
+
+        def connect(_):
+            psycopg2.connect(**kwargs).close()
+            return 0
+
+        return connect
+
+    def scan_op(self, sql: str) -> Op:
+        cur = self.cur
+
+        def scan(_):
+            cur.execute(sql)
+            return cur.fetchall()
+
+        return scan
+
+    def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        cur = self.cur
+        if mode == "extended":
+            raise Unsupported("psycopg2 has no extended-protocol path: it interpolates parameters on the client")
+        if mode == "literal":
+            def op(text):
+                cur.execute(text)
+                return cur.fetchall() if reads else cur.rowcount
+
+            return op
+        name = f"ab_{next(_names)}"
+        numbered = sqltext.convert(sql, "numeric")
+        count = sqltext.count_markers(sql)
+        execute = f"EXECUTE {name} ({', '.join(['%s'] * count)})" if count else f"EXECUTE {name}"
+        state = {"ready": False}
+
+        def op(args):
+            if not state["ready"]:  # prepared once, inside the first operation's time
+                cur.execute(f"PREPARE {name} AS {numbered}")
+                self.prepared.append(name)
+                state["ready"] = True
+            cur.execute(execute, args)
+            return cur.fetchall() if reads else cur.rowcount
+
+        return op
+
+    def batch_op(self, sql: str) -> Op:
+        cur, sql = self.cur, self.markers(sql)
+        return self.in_transaction(lambda group: cur.executemany(sql, group))
+
+    def end_step(self) -> None:
+        while self.prepared:
+            self.cur.execute(f"DEALLOCATE {self.prepared.pop()}")
+

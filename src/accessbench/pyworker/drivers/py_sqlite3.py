@@ -1,0 +1,87 @@
+"""py-sqlite3: the standard library's sqlite3 module, in process."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+from ..base import Driver, Op
+
+# The module keeps a per-connection cache of prepared statements keyed by SQL text. With it
+# off every execute parses again (extended); with it on, repeating one statement reuses
+# its prepared form (prepared).
+_CACHE = 128
+
+
+class Driver(Driver):
+    name = "py-sqlite3"
+    driver = "sqlite3"
+    dbms = ("sqlite",)
+    paramstyle = "qmark"
+    batch_style = "executemany in one transaction per group"
+    db_errors = (sqlite3.Error,)
+
+    def version(self) -> str:
+        return f"{sqlite3.sqlite_version} (module {getattr(sqlite3, 'version', 'stdlib')})"
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "isolation_level": "None (autocommit; BEGIN/COMMIT explicit)",
+            "literal/extended": "cached_statements=0: sqlite3_prepare_v2 on every execute",
+            "prepared": f"cached_statements={_CACHE}: one prepared statement reused",
+            "timestamps": "bound and read as ISO text",
+        }
+
+    def sqlstate(self, error: BaseException) -> str | None:
+        return getattr(error, "sqlite_errorname", None)
+
+    def _connect(self, cache: int) -> sqlite3.Connection:
+        return sqlite3.connect(self.file, isolation_level=None, cached_statements=cache, check_same_thread=False)
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        self.file = endpoint["file"]
+        self.conn = self._connect(0)
+        self.cached = self._connect(_CACHE)
+        return {"server_version": sqlite3.sqlite_version}
+
+    def close(self) -> None:
+        self.conn.close()
+        self.cached.close()
+
+    def execute(self, sql: str) -> None:
+        self.conn.execute(sql)
+
+    def connect_op(self, endpoint: dict) -> Op:
+        file = endpoint["file"]
+
+        def connect(_):
+            sqlite3.connect(file, isolation_level=None).close()
+            return 0
+
+        return connect
+
+    def scan_op(self, sql: str) -> Op:
+        conn = self.conn
+        return lambda _: conn.execute(sql).fetchall()
+
+    def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        if mode == "literal":
+            conn = self.conn
+            if reads:
+                return lambda text: conn.execute(text).fetchall()
+            return lambda text: conn.execute(text).rowcount
+        conn = self.cached if mode == "prepared" else self.conn
+        sql = self.markers(sql)
+        if reads:
+            return lambda args: conn.execute(sql, args).fetchall()
+        return lambda args: conn.execute(sql, args).rowcount
+
+    def batch_op(self, sql: str) -> Op:
+        conn, sql = self.conn, self.markers(sql)
+        return self.in_transaction(lambda group: conn.executemany(sql, group))
+
+    def adapt(self, args: list[tuple]) -> list:
+        # Timestamps are stored as ISO text, as the data loader writes them.
+        return [
+            tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in args
+        ]

@@ -1,0 +1,205 @@
+"""The worker's message loop: parse a message → dispatch on its op / step kind → timed loop
+→ answer. One JSON object per line each way; stdout carries nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import resource
+import sys
+import time
+import traceback
+from array import array
+from typing import Any, TextIO
+
+from ..protocol import PROTOCOL_VERSION, generators, sqltext
+from ..protocol.checksum import Checksum
+from .base import Driver, Unsupported
+from .drivers import DRIVERS
+
+
+class ProtocolError(Exception):
+    pass
+
+
+class Session:
+    """One worker's state: its driver, the endpoint it opened, what it learnt."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self.endpoint: dict | None = None
+        self.server_pid: int | None = None
+        self.columns: dict[str, int] = {}  # columns per statement, seen in verification
+
+    def handle(self, msg: dict) -> dict:
+        op = msg.get("op")
+        handler = getattr(self, f"on_{op}", None) if isinstance(op, str) else None
+        if handler is None:
+            raise ProtocolError(f"unknown op {op!r}")
+        return {"ok": True, **handler(msg)}
+
+    def on_hello(self, msg: dict) -> dict:
+        d = self.driver
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "name": d.name,
+            "language": "python",
+            "runtime": f"{platform.python_implementation()} {platform.python_version()}",
+            "driver": d.driver,
+            "driver_version": d.version(),
+            "settings": d.settings(),
+            "capabilities": {
+                "dbms": list(d.dbms),
+                "kinds": ["connect", "scan", "exec", "batch"],
+                "modes": list(d.modes),
+                "batch": d.batch_style,
+                "concurrency": d.concurrency,
+            },
+        }
+
+    def on_open(self, msg: dict) -> dict:
+        endpoint = msg["endpoint"]
+        start = time.perf_counter_ns()
+        info = self.driver.open(endpoint, msg.get("options", {}))
+        connect_ns = time.perf_counter_ns() - start
+        self.endpoint = endpoint
+        self.server_pid = info.get("server_pid")
+        return {"connect_ns": connect_ns, **info}
+
+    def on_close(self, msg: dict) -> dict:
+        if self.endpoint is not None:
+            self.driver.close()
+            self.endpoint = None
+        return {}
+
+    def on_bye(self, msg: dict) -> dict:
+        return self.on_close(msg)
+
+    def on_step(self, msg: dict) -> dict:
+        if self.endpoint is None:
+            raise ProtocolError("step before open")
+        d = self.driver
+        kind, n = msg["kind"], int(msg["iterations"])
+        sql = msg.get("sql")
+        reads = bool(msg.get("fetch", kind == "scan"))
+        if kind == "connect":
+            op, args, reads = d.connect_op(self.endpoint), [None] * n, False
+        elif kind == "scan":
+            op, args, reads = d.scan_op(sql), [None] * n, True
+        elif kind == "exec":
+            mode = msg["mode"]
+            values = generators.rows(msg.get("params", []), n)
+            if mode == "literal":
+                args = [sqltext.inline(sql, v, self.endpoint["dbms"]) for v in values]
+            else:
+                args = d.adapt(values)
+            op = d.exec_op(sql, mode, reads)
+        elif kind == "batch":
+            size = int(msg["batch"])
+            values = d.adapt(generators.rows(msg.get("params", []), n))
+            args = [values[i : i + size] for i in range(0, n, size)]
+            op, reads = d.batch_op(sql), False
+        else:
+            raise ProtocolError(f"unknown step kind {kind!r}")
+        if msg.get("commit_every") and kind == "exec":
+            op = d.with_commits(op, int(msg["commit_every"]), len(args))
+        try:
+            if msg.get("verify"):
+                return self._verify(op, args, reads, sql)
+            return self._timed(op, args, reads, sql, msg.get("latency_file"))
+        except d.db_errors:
+            d.recover()
+            raise
+        finally:
+            d.end_step()
+
+    def _verify(self, op, args, reads: bool, sql: str | None) -> dict:
+        checksum, changed, width = Checksum(), 0, 0
+
+        def collect(result: Any) -> None:
+            nonlocal changed, width
+            if reads:
+                checksum.add_rows(result)
+                if result and not width:
+                    width = len(result[0])
+            else:
+                changed += result
+
+        self.driver.plain_loop(op, args, collect)
+        if sql and width:
+            self.columns[sql] = width
+        rows = checksum.rows if reads else changed
+        return {"n": len(args), "rows": rows, "values": rows * width, "checksum": checksum.hexdigest()}
+
+    def _timed(self, op, args, reads: bool, sql: str | None, latency_file: str | None) -> dict:
+        lat = array("Q", bytes(8 * len(args)))
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        elapsed, rows = self.driver.timed_loop(op, args, lat, reads)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        if latency_file:
+            if sys.byteorder != "little":
+                lat.byteswap()
+            with open(latency_file, "wb") as f:
+                lat.tofile(f)
+        answer = {
+            "n": len(args),
+            "elapsed_ns": elapsed,
+            "rows": rows,
+            "user_ns": round((after.ru_utime - before.ru_utime) * 1e9),
+            "sys_ns": round((after.ru_stime - before.ru_stime) * 1e9),
+            "first_op_ns": lat[0] if len(lat) else 0,
+        }
+        if reads and sql in self.columns:
+            answer["values"] = rows * self.columns[sql]
+        if self.server_pid:
+            answer["server_pids"] = [self.server_pid]
+        return answer
+
+
+def _error(kind: str, message: str, sqlstate: str | None = None) -> dict:
+    error = {"kind": kind, "message": message.strip().splitlines()[0] if message.strip() else kind}
+    if sqlstate:
+        error["sqlstate"] = sqlstate
+    return {"ok": False, "error": error}
+
+
+def serve(session: Session, inp: TextIO, out: TextIO) -> None:
+    for line in inp:
+        if not line.strip():
+            continue
+        op = None
+        try:
+            msg = json.loads(line)
+            op = msg.get("op")
+            answer = session.handle(msg)
+        except Unsupported as e:
+            answer = _error("unsupported", str(e))
+        except session.driver.db_errors as e:
+            answer = _error("db", f"{type(e).__name__}: {e}", session.driver.sqlstate(e))
+        except (ProtocolError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            traceback.print_exc()
+            answer = _error("protocol", f"{type(e).__name__}: {e}")
+        except Exception as e:  # the worker answers, never crashes without a word
+            traceback.print_exc()
+            answer = _error("internal", f"{type(e).__name__}: {e}")
+        out.write(json.dumps(answer) + "\n")
+        out.flush()
+        if op == "bye":
+            return
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or argv[0] not in DRIVERS:
+        print(f"usage: python -m accessbench.pyworker METHOD  (one of {', '.join(DRIVERS)})", file=sys.stderr)
+        return 2
+    # stdout belongs to the protocol: keep a private copy of it and send everything else
+    # any library prints (even from C) to stderr, the worker's log.
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    module = importlib.import_module(DRIVERS[argv[0]])
+    serve(Session(module.Driver()), sys.stdin, out)
+    return 0

@@ -1,0 +1,1 @@
+"""Reports: functions that turn a stored run into text (terminal) or files."""

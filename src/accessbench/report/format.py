@@ -1,0 +1,28 @@
+"""Number formatting shared by reports: a few significant digits, units a reader expects."""
+
+from __future__ import annotations
+
+
+def duration(ns: float | None) -> str:
+    if ns is None:
+        return "—"
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def rate(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def ratio(value: float) -> str:
+    return f"{value:.2f}×"

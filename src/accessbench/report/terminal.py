@@ -1,0 +1,123 @@
+"""The terminal report of a run: per step, methods ranked by median with a 95% CI, and the
+methods × steps table in seconds per 1,000 units (study S2's form). Returns text; rich
+tables, colour only when asked (the CLI asks when stdout is a terminal)."""
+
+from __future__ import annotations
+
+import io
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..stats.cells import CellResult, analyse, by_step
+from ..store import StoredRun
+from . import format as fmt
+
+_STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
+
+
+def render(stored: StoredRun, color: bool = False, width: int | None = None) -> str:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 160,
+                      highlight=False, soft_wrap=False)
+    results = analyse(stored)
+    _header(console, stored)
+    for variant, step, rs in by_step(results):
+        console.print(_step_table(variant, step, rs))
+    console.print(_per_1000_table(results))
+    _not_measured(console, results)
+    return out.getvalue()
+
+
+def _header(console: Console, stored: StoredRun) -> None:
+    run, settings = stored.run, stored.run["settings"]
+    console.print(Text(f"accessbench run {run['id']}", style="bold"),
+                  f"· suite {run['suite']} ({run['suite_source']}) · {run['started_at']} · {run['status']}")
+    targets = ", ".join(
+        f"{t['target']} {t['server_version'] or ''} ({'managed' if t['managed'] else 'external'})".replace("  ", " ")
+        for t in stored.targets
+    )
+    console.print(f"targets: {targets}")
+    env = run["environment"]
+    console.print(f"host: {env.get('cpu')} · {env.get('cores')} cores · {env.get('memory_gib')} GiB · "
+                  f"{env.get('os')} · kernel {env.get('kernel')}")
+    console.print(
+        f"trials: {settings['trials']} per cell after {settings['warmup']} warmup, interleaved across methods"
+        f"{' · --quick sizes' if settings.get('quick') else ''} · figure: median [95% bootstrap CI]"
+    )
+    if run.get("message"):
+        console.print(Text(f"note: {run['message']}", style="yellow"))
+    console.print()
+
+
+def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
+    first = rs[0].cell
+    mode = f", {first['mode']}" if first["mode"] else ""
+    title = f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}{mode}: {first['description']}"
+    unit = rs[0].unit
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
+    for name, justify in [("#", "right"), ("method", "left"), ("target/path", "left"),
+                          (f"{unit}/s", "right"), ("95% CI", "right"), ("vs best", "right"),
+                          ("p50", "right"), ("p99", "right"), ("CPU/op", "right"), ("verified", "left")]:
+        table.add_column(name, justify=justify, no_wrap=True)
+    best = next((r.rate.median for r in rs if r.ranked), None)
+    rank = 0
+    for r in (r for r in rs if r.measured):
+        status = r.cell["status"]
+        rank += r.ranked
+        p = r.percentiles or {}
+        table.add_row(
+            str(rank) if r.ranked else "-", r.cell["method"], r.where, fmt.rate(r.rate.median),
+            f"{fmt.rate(r.rate.ci_low)}–{fmt.rate(r.rate.ci_high)}",
+            fmt.ratio(best / r.rate.median) if r.ranked and best else "",
+            fmt.duration(p.get(50.0)), fmt.duration(p.get(99.0)), fmt.duration(r.cpu_per_op_ns),
+            Text(status, style=_STATUS_STYLE.get(status, "")),
+        )
+    missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
+    if missing:
+        table.caption = "not measured: " + ", ".join(missing)
+        table.caption_justify = "left"
+    return table
+
+
+def _per_1000_table(results: list[CellResult]) -> Table:
+    steps = list(dict.fromkeys((r.cell["variant"], r.cell["step_index"], r.cell["step"]) for r in results))
+    steps.sort(key=lambda s: s[:2])
+    table = Table(title="Seconds per 1,000 units (median; connections, rows or operations as per step)",
+                  title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
+    table.add_column("method", no_wrap=True)
+    table.add_column("target/path", no_wrap=True)
+    for variant, _, step in steps:
+        table.add_column(f"{step}{f' [{variant}]' if variant else ''}", justify="right")
+    rows: dict[tuple, dict] = {}
+    for r in results:
+        key = (r.cell["method"], r.where)
+        rows.setdefault(key, {})[(r.cell["variant"], r.cell["step_index"], r.cell["step"])] = r
+    for (method, where), cells in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        values = []
+        for step in steps:
+            r = cells.get(step)
+            if r is None:
+                values.append("")
+            elif r.measured:
+                text = fmt.seconds(r.seconds_per_1000)
+                values.append(Text(text + ("!" if not r.ranked else ""), style="" if r.ranked else "red"))
+            else:
+                values.append(Text("n/a" if r.cell["status"] == "unsupported" else r.cell["status"], style="dim"))
+        table.add_row(method, where, *values)
+    table.caption = "! = verification mismatch: shown, not ranked"
+    return table
+
+
+def _not_measured(console: Console, results: list[CellResult]) -> None:
+    seen = {}
+    for r in results:
+        if not r.measured and r.cell["status"] != "ok":
+            seen.setdefault((r.cell["method"], r.cell["status"], r.cell["message"]), []).append(r.cell["step"])
+    if not seen:
+        return
+    console.print(Text("Not measured", style="bold"))
+    for (method, status, message), steps in seen.items():
+        console.print(f"  {method} · {status} · {', '.join(dict.fromkeys(steps))}: {message}")

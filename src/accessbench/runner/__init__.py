@@ -1,0 +1,1 @@
+"""The runner: owns the experiment's clock (order, warmup, trials, resets, timeouts)."""

@@ -1,0 +1,67 @@
+"""The plan: which cells a run measures and in what order.
+
+A cell is variant × target × path × method × step. Within a step every cell gets its
+verification pass first, then warmup and trials *interleaved* across cells (A B C A B C …)
+so that drift on the machine hits every method alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from ..methods import Method
+from ..suite.model import Step, Variant
+from ..targets import Target
+
+
+@dataclass(frozen=True)
+class Cell:
+    variant: str
+    target: str
+    path: str
+    method: str
+    step: Step = field(compare=False)  # identified by step_index; the model is not hashable
+    step_index: int = 0
+
+    @property
+    def worker_key(self) -> tuple[str, str, str]:
+        """One worker process per (method, target, path), kept for the variant."""
+        return (self.method, self.target, self.path)
+
+    @property
+    def label(self) -> str:
+        return f"{self.step.name} · {self.method} @ {self.target}/{self.path}"
+
+
+def cells_by_step(
+    variant: Variant, targets: list[Target], paths: list[str] | None, methods: list[Method]
+) -> list[list[Cell]]:
+    """For each step of the variant, in suite order, the cells that measure it."""
+    groups = []
+    for index, step in enumerate(variant.steps):
+        group = [
+            Cell(variant.label, target.name, path, method.name, step, index)
+            for target in targets
+            for path in target.paths
+            if paths is None or path in paths
+            for method in methods
+            if target.dbms in method.dbms
+        ]
+        groups.append(group)
+    return groups
+
+
+def trial_order(cells: list[Cell], warmup: int, trials: int) -> Iterator[tuple[Cell, str, int]]:
+    """(cell, phase, seq) in the order they run: rounds of every cell, warmups first."""
+    for seq in range(warmup):
+        for cell in cells:
+            yield cell, "warmup", seq
+    for seq in range(trials):
+        for cell in cells:
+            yield cell, "trial", seq
+
+
+def count_executions(groups: list[list[Cell]], warmup: int, trials: int) -> int:
+    """How many worker executions a variant takes: verification + warmups + trials."""
+    return sum(len(g) for g in groups) * (1 + warmup + trials)

@@ -1,0 +1,324 @@
+"""One run, as a recipe: start targets → per variant: load data → per step: verify every
+cell, compare checksums, then warmup and interleaved trials → stop everything.
+
+The runner never prints; it tells a ``Progress`` what it is doing, and the CLI decides how
+that looks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from .. import __version__
+from ..data.generate import table_rows
+from ..env import environment
+from ..errors import InputError
+from ..methods import Method
+from ..protocol.checksum import Checksum
+from ..protocol.prng import derive_seed
+from ..store import Store
+from ..suite.model import Suite
+from ..targets import Target, TargetUnavailable
+from .plan import Cell, cells_by_step, count_executions, trial_order
+from .worker import WorkerFailed, WorkerProcess
+
+
+@dataclass
+class RunOptions:
+    trials: int = 5
+    warmup: int = 1
+    timeout: float = 300.0
+    quick: bool = False
+    workdir: str | None = None
+
+
+class Progress:
+    """What the runner reports while it works; the default says nothing."""
+
+    def begin(self, total: int) -> None: ...
+    def extend(self, extra: int) -> None: ...
+    def advance(self, description: str, amount: int = 1) -> None: ...
+    def note(self, message: str) -> None: ...
+    def end(self) -> None: ...
+
+
+@dataclass
+class CellState:
+    id: int
+    status: str = "planned"
+    message: str | None = None
+    key: tuple | None = None  # what verification found: (rows, checksum, check checksum)
+
+
+class CellFailed(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def new_run_id() -> str:
+    return dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+@contextmanager
+def _no_interrupts():
+    """Clean-up must finish: a second Ctrl-C must not leave a server running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class Runner:
+    def __init__(self, suite: Suite, targets: list[Target], paths: list[str] | None, methods: list[Method],
+                 store: Store, options: RunOptions, progress: Progress | None = None) -> None:
+        self.suite, self.targets, self.paths, self.methods = suite, targets, paths, methods
+        self.store, self.options = store, options
+        self.progress = progress or Progress()
+        self.by_name = {t.name: t for t in targets}
+        self.method_by_name = {m.name: m for m in methods}
+        self.workers: dict[tuple, WorkerProcess] = {}
+        self.broken: dict[tuple, CellFailed] = {}
+        self.hello_stored: set[str] = set()
+        self.run_id = new_run_id()
+
+    # the recipe
+    def run(self) -> str:
+        o = self.options
+        self.workdir = tempfile.mkdtemp(prefix="accessbench-", dir=o.workdir)
+        self.store.begin_run(
+            self.run_id, self.suite,
+            settings={
+                "trials": o.trials, "warmup": o.warmup, "timeout_s": o.timeout, "quick": o.quick,
+                "targets": [t.name for t in self.targets], "paths": self.paths,
+                "methods": [m.name for m in self.methods], "seed": self.suite.seed,
+            },
+            environment=environment(), version=__version__,
+        )
+        status, message = "failed", None
+        started: list[Target] = []
+        try:
+            for target in self.targets:
+                self.progress.note(f"starting {target.name}")
+                try:
+                    target.start(self.workdir)
+                except BaseException:
+                    target.stop()
+                    raise
+                started.append(target)
+                self.store.add_target(self.run_id, target, target.describe())
+            groups_per_variant = [cells_by_step(v, self.targets, self.paths, self.methods) for v in self.suite.variants]
+            self.progress.begin(sum(
+                count_executions(g, o.warmup, o.trials) + len(v.tables) * len(self.targets)
+                for v, g in zip(self.suite.variants, groups_per_variant)
+            ))
+            for variant, groups in zip(self.suite.variants, groups_per_variant):
+                self._load(variant)
+                for group in groups:
+                    self._measure_step(group)
+                self._close_workers()
+            status = "complete"
+        except KeyboardInterrupt:
+            status, message = "interrupted", "interrupted by the user"
+            raise
+        except TargetUnavailable as e:
+            message = str(e)
+            raise InputError(message) from None
+        except Exception as e:
+            message = f"{type(e).__name__}: {e}"
+            raise
+        finally:
+            with _no_interrupts():
+                self.progress.end()
+                self._close_workers()
+                for target in reversed(started):
+                    try:
+                        target.stop()
+                    except Exception as e:  # keep stopping the others
+                        self.progress.note(f"stopping {target.name}: {e}")
+                self.store.end_run(self.run_id, status, message)
+                shutil.rmtree(self.workdir, ignore_errors=True)
+        return self.run_id
+
+    def _load(self, variant) -> None:
+        for target in self.targets:
+            target.create(variant.tables)
+            for table in variant.tables:
+                self.progress.advance(f"loading {table.name} ({table.rows:,} rows) into {target.name}")
+                target.load(table, table_rows(table, self.suite.seed))
+
+    def _measure_step(self, cells: list[Cell]) -> None:
+        o = self.options
+        states = {cell: CellState(self.store.add_cell(self.run_id, cell)) for cell in cells}
+        for cell in cells:
+            self.progress.advance(f"{cell.label} · verify")
+            self._verify(cell, states[cell])
+        self._compare(cells, states)
+        for cell, state in states.items():
+            if state.status not in ("ok", "mismatch"):
+                self.progress.advance(cell.label, o.warmup + o.trials)  # nothing to measure
+        for cell, phase, seq in trial_order(cells, o.warmup, o.trials):
+            state = states[cell]
+            total = o.warmup if phase == "warmup" else o.trials
+            if state.status not in ("ok", "mismatch"):
+                continue
+            self.progress.advance(f"{cell.label} · {phase} {seq + 1}/{total}")
+            try:
+                self._trial(cell, state, phase, seq)
+            except CellFailed as e:
+                self._fail(cell, state, e)
+                remaining = sum(1 for c, _, _ in trial_order(cells, o.warmup, o.trials) if c == cell)
+                done = (seq + 1) + (o.warmup if phase == "trial" else 0)
+                self.progress.advance(cell.label, remaining - done)
+
+    # one cell
+    def _message(self, cell: Cell) -> dict:
+        step, dbms = cell.step, self.by_name[cell.target].dbms
+        params = [
+            {**g.model_dump(), "seed": derive_seed(self.suite.seed, "params", step.sql or "", str(i))}
+            for i, g in enumerate(step.params)
+        ]
+        message = {
+            "op": "step", "kind": step.kind, "iterations": step.iterations, "fetch": step.reads_rows,
+            "params": params, "commit_every": step.commit_every,
+        }
+        if step.kind != "connect":
+            message["sql"] = step.sql_on(dbms)
+        if step.mode:
+            message["mode"] = step.mode
+        if step.batch:
+            message["batch"] = step.batch
+        return message
+
+    def _reset(self, cell: Cell) -> None:
+        target = self.by_name[cell.target]
+        for sql in cell.step.reset:
+            target.execute(sql)
+
+    def _ask(self, cell: Cell, message: dict) -> dict:
+        worker = self._worker(cell)
+        try:
+            answer = worker.request(message, self.options.timeout)
+        except WorkerFailed as e:
+            self.workers.pop(cell.worker_key, None)
+            raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
+        if not answer.get("ok"):
+            error = answer.get("error", {})
+            status = "unsupported" if error.get("kind") == "unsupported" else "error"
+            sqlstate = f" [{error['sqlstate']}]" if error.get("sqlstate") else ""
+            raise CellFailed(status, f"{error.get('message', 'no message')}{sqlstate}")
+        return answer
+
+    def _verify(self, cell: Cell, state: CellState) -> None:
+        try:
+            self._reset(cell)
+            answer = self._ask(cell, {**self._message(cell), "verify": True})
+        except CellFailed as e:
+            self._fail(cell, state, e)
+            return
+        check = None
+        if cell.step.check:
+            checksum = Checksum()
+            checksum.add_rows(self.by_name[cell.target].query(cell.step.check))
+            check = f"{checksum.hexdigest()}/{checksum.rows}"
+        state.status, state.key = "ok", (answer["rows"], answer.get("checksum"), check)
+        self.store.update_cell(
+            state.id, status="ok", checksum=answer.get("checksum"), check_checksum=check,
+            verify_rows=answer["rows"], verify_values=answer.get("values"),
+        )
+
+    def _compare(self, cells: list[Cell], states: dict[Cell, CellState]) -> None:
+        """Every method on the same target must have read and written the same data. The
+        plurality is taken as right; without a clear one, every cell is suspect."""
+        for target in self.targets:
+            verified = [c for c in cells if c.target == target.name and states[c].status == "ok"]
+            counts = Counter(states[c].key for c in verified).most_common()
+            if len(counts) < 2:
+                continue
+            clear = counts[0][1] > counts[1][1]
+            for cell in verified:
+                state = states[cell]
+                if clear and state.key == counts[0][0]:
+                    continue
+                rows, checksum, check = state.key
+                state.status = "mismatch"
+                state.message = (
+                    f"read {rows} rows with checksum {checksum}"
+                    + (f", table check {check}" if check else "")
+                    + (f"; most methods: {counts[0][0][0]} rows, {counts[0][0][1]}" if clear else "; no majority")
+                )
+                self.store.update_cell(state.id, status="mismatch", message=state.message)
+                self.progress.note(f"MISMATCH {cell.label}: {state.message}")
+
+    def _trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
+        self._reset(cell)
+        latency_file = os.path.join(self.workdir, "latencies.bin")
+        started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        answer = self._ask(cell, {**self._message(cell), "latency_file": latency_file})
+        with open(latency_file, "rb") as f:
+            latencies = f.read()
+        os.remove(latency_file)
+        if len(latencies) != 8 * answer["n"]:
+            raise CellFailed("error", f"latency file has {len(latencies)} bytes for {answer['n']} operations")
+        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies)
+
+    def _fail(self, cell: Cell, state: CellState, error: CellFailed) -> None:
+        state.status, state.message = error.status, error.message
+        self.store.update_cell(state.id, status=error.status, message=error.message)
+        if error.status != "unsupported":
+            self.progress.note(f"{error.status.upper()} {cell.label}: {error.message}")
+
+    # workers
+    def _worker(self, cell: Cell) -> WorkerProcess:
+        key = cell.worker_key
+        if key in self.broken:
+            raise self.broken[key]
+        worker = self.workers.get(key)
+        if worker is not None and worker.alive:
+            return worker
+        method, target = self.method_by_name[cell.method], self.by_name[cell.target]
+        log = os.path.join(self.workdir, f"worker-{'-'.join(key).replace('/', '_')}.log")
+        worker = WorkerProcess(method.command(), log)
+        try:
+            hello = worker.request({"op": "hello"}, self.options.timeout)
+            if not hello.get("ok"):
+                raise CellFailed("error", f"hello: {hello.get('error', {}).get('message')}")
+            if method.name not in self.hello_stored:
+                self.store.add_method(self.run_id, hello)
+                self.hello_stored.add(method.name)
+            opened = worker.request(
+                {"op": "open", "endpoint": target.endpoint(cell.path), "options": {}, "clients": 1},
+                self.options.timeout,
+            )
+            if not opened.get("ok"):
+                raise CellFailed("error", f"open: {opened.get('error', {}).get('message')}")
+        except WorkerFailed as e:
+            worker.kill()
+            self.broken[key] = CellFailed("error", f"worker start: {e}")
+            raise self.broken[key] from None
+        except CellFailed as e:
+            worker.close()
+            self.broken[key] = e
+            raise
+        self.workers[key] = worker
+        return worker
+
+    def _close_workers(self) -> None:
+        for worker in self.workers.values():
+            worker.close(timeout=5)
+        self.workers.clear()
+        self.broken.clear()

@@ -1,0 +1,81 @@
+"""A worker process seen from the runner: JSON lines on its stdin/stdout, stderr to a log,
+every request answered within a deadline or the process is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+
+
+class WorkerFailed(Exception):
+    """The worker timed out, died or broke the protocol. ``kind`` is timeout|internal|protocol."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class WorkerProcess:
+    def __init__(self, command: list[str], log_path: str) -> None:
+        self.log = open(log_path, "ab")
+        # A session of its own: Ctrl-C reaches the runner only, which then ends the
+        # worker in order instead of having it die mid-answer.
+        self.proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+            start_new_session=True, text=True, encoding="utf-8", bufsize=1,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def request(self, message: dict, timeout: float) -> dict:
+        """Send one message and return the worker's answer (``ok`` true or false)."""
+        try:
+            self.proc.stdin.write(json.dumps(message) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise WorkerFailed("internal", f"worker exited (status {self.proc.poll()})") from None
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            self.kill()
+            raise WorkerFailed("timeout", f"no answer within {timeout:g} s; worker killed") from None
+        if line is None:
+            self.proc.wait()
+            raise WorkerFailed("internal", f"worker exited (status {self.proc.returncode}) without answering")
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            self.kill()
+            raise WorkerFailed("protocol", f"not a JSON answer: {line[:80]!r}") from None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.alive:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Say bye and wait; kill if the worker does not leave."""
+        if self.alive:
+            try:
+                self.request({"op": "bye"}, timeout)
+                self.proc.wait(timeout)
+            except (WorkerFailed, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        self.log.close()

@@ -1,0 +1,1 @@
+"""Statistics over stored trials: nothing here reads the store or prints."""

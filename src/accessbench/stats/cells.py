@@ -1,0 +1,78 @@
+"""From a stored run to per-cell figures: the main figure per trial (units per second),
+its summary, latency percentiles, client CPU per operation, and rankings per step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..store import StoredRun
+from .summary import Summary, latency_percentiles, summarize
+
+# Per step kind: what one unit is, and how many units a trial did.
+UNITS = {
+    "connect": ("connections", lambda t: t["n"]),
+    "scan": ("rows", lambda t: t["rows"]),
+    "exec": ("ops", lambda t: t["n"]),
+    "batch": ("rows", lambda t: t["rows"]),
+}
+
+
+@dataclass
+class CellResult:
+    cell: dict
+    unit: str
+    rate: Summary | None = None          # units per second, one value per trial
+    percentiles: dict[float, float] | None = None  # per-op latency, ns
+    cpu_per_op_ns: float | None = None   # worker user+sys CPU per op, median over trials
+    first_op_ns: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.rate is not None
+
+    @property
+    def ranked(self) -> bool:
+        """Only verified cells take part in rankings; a mismatch is shown, not ranked."""
+        return self.measured and self.cell["status"] == "ok"
+
+    @property
+    def seconds_per_1000(self) -> float | None:
+        return 1000.0 / self.rate.median if self.rate and self.rate.median else None
+
+    @property
+    def where(self) -> str:
+        return f"{self.cell['target']}/{self.cell['path']}"
+
+
+def analyse(stored: StoredRun) -> list[CellResult]:
+    results = []
+    for cell in stored.cells:
+        unit, units = UNITS[cell["kind"]]
+        result = CellResult(cell, unit)
+        trials = stored.trials.get(cell["id"], [])
+        if trials:
+            rates = [units(t) / (t["elapsed_ns"] / 1e9) for t in trials if t["elapsed_ns"] > 0]
+            if rates:
+                result.rate = summarize(rates)
+            result.percentiles = latency_percentiles(stored.latencies(cell["id"]))
+            cpu = [(t["user_ns"] + t["sys_ns"]) / t["n"] for t in trials if t["user_ns"] is not None and t["n"]]
+            result.cpu_per_op_ns = float(np.median(cpu)) if cpu else None
+            result.first_op_ns = float(np.median([t["first_op_ns"] for t in trials]))
+        results.append(result)
+    return results
+
+
+def by_step(results: list[CellResult]) -> list[tuple[str, str, list[CellResult]]]:
+    """(variant, step, results) in suite order; within a step, ranked cells first by
+    median figure (fastest first), then the rest."""
+    groups: dict[tuple, list[CellResult]] = {}
+    for r in results:
+        groups.setdefault((r.cell["variant"], r.cell["step_index"], r.cell["step"]), []).append(r)
+    out = []
+    for (variant, _, step), rs in sorted(groups.items(), key=lambda kv: kv[0][:2]):
+        ranked = sorted((r for r in rs if r.ranked), key=lambda r: -r.rate.median)
+        rest = [r for r in rs if not r.ranked]
+        out.append((variant, step, ranked + rest))
+    return out

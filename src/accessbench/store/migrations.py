@@ -1,0 +1,78 @@
+"""Schema migrations, applied in order; ``PRAGMA user_version`` is how many have run.
+Never edit a released migration: add the next one."""
+
+MIGRATIONS = [
+    # 1: the first schema
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        status TEXT NOT NULL,            -- running | complete | interrupted | failed
+        suite TEXT NOT NULL,
+        suite_source TEXT NOT NULL,
+        suite_text TEXT NOT NULL,
+        settings TEXT NOT NULL,          -- JSON: trials, warmup, quick, timeout, selection
+        environment TEXT NOT NULL,       -- JSON: host, CPU, memory, kernel, Python
+        version TEXT NOT NULL,           -- accessbench version
+        message TEXT
+    );
+    CREATE TABLE run_targets (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        target TEXT NOT NULL,
+        dbms TEXT NOT NULL,
+        managed INTEGER NOT NULL,
+        server_version TEXT,
+        settings TEXT NOT NULL,          -- JSON
+        PRIMARY KEY (run_id, target)
+    );
+    CREATE TABLE run_methods (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        method TEXT NOT NULL,
+        language TEXT,
+        runtime TEXT,
+        driver TEXT,
+        driver_version TEXT,
+        settings TEXT NOT NULL,          -- JSON, as the worker reported in hello
+        capabilities TEXT NOT NULL,      -- JSON
+        PRIMARY KEY (run_id, method)
+    );
+    CREATE TABLE cells (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        variant TEXT NOT NULL,
+        target TEXT NOT NULL,
+        path TEXT NOT NULL,
+        method TEXT NOT NULL,
+        step TEXT NOT NULL,
+        step_index INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        mode TEXT,
+        description TEXT NOT NULL,
+        status TEXT NOT NULL,            -- planned | ok | unsupported | error | timeout | mismatch
+        message TEXT,
+        checksum TEXT,                   -- of the rows the worker read in the verification pass
+        check_checksum TEXT,             -- of the step's check query after that pass
+        verify_rows INTEGER,
+        verify_values INTEGER,
+        UNIQUE (run_id, variant, target, path, method, step)
+    );
+    CREATE TABLE trials (
+        id INTEGER PRIMARY KEY,
+        cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+        phase TEXT NOT NULL,             -- warmup | trial
+        seq INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        elapsed_ns INTEGER NOT NULL,
+        rows INTEGER NOT NULL,
+        values_read INTEGER,
+        user_ns INTEGER,
+        sys_ns INTEGER,
+        first_op_ns INTEGER,
+        server_pids TEXT,
+        latencies BLOB                   -- zlib of little-endian u64 nanoseconds per op
+    );
+    CREATE INDEX trials_cell ON trials (cell_id);
+    """,
+]

@@ -1,0 +1,173 @@
+"""The SQLite results store. One writer (the runner); every trial is committed when it
+ends, so a crash or Ctrl-C loses at most the trial in flight."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .migrations import MIGRATIONS
+
+
+def _now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class StoredRun:
+    """A run as read back from the store: what reports are made from."""
+
+    run: dict[str, Any]
+    targets: list[dict[str, Any]]
+    methods: list[dict[str, Any]]
+    cells: list[dict[str, Any]]
+    trials: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # cell id → timed trials
+
+    def latencies(self, cell_id: int) -> np.ndarray:
+        blobs = [t["latencies"] for t in self.trials.get(cell_id, []) if t["latencies"]]
+        if not blobs:
+            return np.zeros(0, dtype="<u8")
+        return np.concatenate([np.frombuffer(zlib.decompress(b), dtype="<u8") for b in blobs])
+
+
+class Store:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self.db = sqlite3.connect(path)
+        except sqlite3.Error as e:
+            raise InputError(f"--store {path}: cannot open ({e})") from None
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise InputError(f"--store {self.path}: not an accessbench store ({e})") from None
+        if version > len(MIGRATIONS):
+            raise InputError(f"--store {self.path}: made by a newer accessbench (schema {version})")
+        for number in range(version, len(MIGRATIONS)):
+            with self.db:
+                self.db.executescript(MIGRATIONS[number])
+                self.db.execute(f"PRAGMA user_version = {number + 1}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # writing: each call is its own transaction
+    def begin_run(self, run_id: str, suite, settings: dict, environment: dict, version: str) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO runs (id, started_at, status, suite, suite_source, suite_text, settings,"
+                " environment, version) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                (run_id, _now(), suite.name, suite.source, suite.text, json.dumps(settings),
+                 json.dumps(environment), version),
+            )
+
+    def end_run(self, run_id: str, status: str, message: str | None = None) -> None:
+        with self.db:
+            self.db.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE id = ?",
+                (status, _now(), message, run_id),
+            )
+
+    def add_target(self, run_id: str, target, description: dict) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO run_targets VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, target.name, target.dbms, int(target.managed), description.get("server_version"),
+                 json.dumps(description.get("settings", {}))),
+            )
+
+    def add_method(self, run_id: str, hello: dict) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT OR IGNORE INTO run_methods VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, hello["name"], hello.get("language"), hello.get("runtime"), hello.get("driver"),
+                 hello.get("driver_version"), json.dumps(hello.get("settings", {})),
+                 json.dumps(hello.get("capabilities", {}))),
+            )
+
+    def add_cell(self, run_id: str, cell) -> int:
+        s = cell.step
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO cells (run_id, variant, target, path, method, step, step_index, kind, mode,"
+                " description, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned')",
+                (run_id, cell.variant, cell.target, cell.path, cell.method, s.name, cell.step_index,
+                 s.kind, s.mode, s.description),
+            )
+        return cur.lastrowid
+
+    def update_cell(self, cell_id: int, **fields: Any) -> None:
+        names = ", ".join(f"{k} = ?" for k in fields)
+        with self.db:
+            self.db.execute(f"UPDATE cells SET {names} WHERE id = ?", (*fields.values(), cell_id))
+
+    def add_trial(self, cell_id: int, phase: str, seq: int, started_at: str, answer: dict,
+                  latencies: bytes | None) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO trials (cell_id, phase, seq, started_at, n, elapsed_ns, rows, values_read,"
+                " user_ns, sys_ns, first_op_ns, server_pids, latencies) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (cell_id, phase, seq, started_at, answer["n"], answer["elapsed_ns"], answer["rows"],
+                 answer.get("values"), answer.get("user_ns"), answer.get("sys_ns"), answer.get("first_op_ns"),
+                 json.dumps(answer.get("server_pids")) if answer.get("server_pids") else None,
+                 zlib.compress(latencies) if latencies else None),
+            )
+
+    # reading
+    def runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT r.*, (SELECT group_concat(target, ', ') FROM run_targets t WHERE t.run_id = r.id) AS targets,"
+            " (SELECT count(DISTINCT method) FROM cells c WHERE c.run_id = r.id) AS methods,"
+            " (SELECT group_concat(DISTINCT method) FROM cells c WHERE c.run_id = r.id) AS method_names"
+            " FROM runs r ORDER BY started_at DESC, id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def resolve(self, ref: str) -> str:
+        """A run id from a full id, a unique prefix, or ``last``."""
+        if ref in ("last", "latest"):
+            row = self.db.execute("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
+            if row is None:
+                raise InputError(f"no runs in {self.path} yet")
+            return row[0]
+        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
+        if len(rows) != 1:
+            raise InputError(
+                f"RUN {ref}: {'no run' if not rows else f'{len(rows)} runs'} in {self.path} match "
+                "(see `accessbench runs`)"
+            )
+        return rows[0][0]
+
+    def load(self, run_id: str) -> StoredRun:
+        q = lambda sql: [dict(r) for r in self.db.execute(sql, (run_id,)).fetchall()]  # noqa: E731
+        run = q("SELECT * FROM runs WHERE id = ?")[0]
+        for key in ("settings", "environment"):
+            run[key] = json.loads(run[key])
+        targets = q("SELECT * FROM run_targets WHERE run_id = ? ORDER BY target")
+        for t in targets:
+            t["settings"] = json.loads(t["settings"])
+        methods = q("SELECT * FROM run_methods WHERE run_id = ? ORDER BY method")
+        for m in methods:
+            m["settings"], m["capabilities"] = json.loads(m["settings"]), json.loads(m["capabilities"])
+        cells = q("SELECT * FROM cells WHERE run_id = ? ORDER BY variant, step_index, target, path, method")
+        stored = StoredRun(run, targets, methods, cells)
+        for t in q(
+            "SELECT t.* FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.run_id = ? AND t.phase = 'trial'"
+            " ORDER BY t.cell_id, t.seq"
+        ):
+            stored.trials.setdefault(t["cell_id"], []).append(t)
+        return stored

@@ -1,0 +1,222 @@
+"""The suite as typed models: tables with deterministic generators, and steps.
+
+These models are what a suite means after its ``vary`` and ``[parameters]`` are expanded;
+``suite.loader`` turns TOML text into them and reports errors with file:line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..protocol.sqltext import count_markers
+
+DBMS = ("postgresql", "sqlite")
+MODES = ("literal", "extended", "prepared")
+KINDS = ("connect", "scan", "exec", "batch")
+SQL_TYPE = re.compile(
+    r"^(smallint|integer|bigint|boolean|double|real|text|date|timestamp|bytes"
+    r"|char\(\d+\)|varchar\(\d+\)|numeric\(\d+, ?\d+\))$"
+)
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Gen(Strict):
+    null: float = Field(0.0, ge=0.0, le=1.0, description="fraction of NULLs")
+
+
+class SeqGen(_Gen):
+    kind: Literal["seq"]
+    start: int = 1
+    step: int = 1
+    div: int = Field(1, ge=1)
+    mod: int | None = Field(None, ge=1)
+
+
+class UniformGen(_Gen):
+    kind: Literal["uniform"]
+    lo: int
+    hi: int
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "UniformGen":
+        if self.hi < self.lo:
+            raise ValueError(f"hi ({self.hi}) is below lo ({self.lo})")
+        return self
+
+
+class ChoiceGen(_Gen):
+    kind: Literal["choice"]
+    values: list[Union[int, str]] = Field(min_length=1)
+
+
+class TextGen(_Gen):
+    kind: Literal["text"]
+    pattern: str = Field(min_length=1, description="'#' a digit, '?' a letter, others literal")
+
+
+class TimestampGen(_Gen):
+    kind: Literal["timestamp"]
+    start: str
+    step_us: int = 1_000_000
+    jitter_us: int = Field(0, ge=0)
+
+    @field_validator("start")
+    @classmethod
+    def _iso(cls, v: str) -> str:
+        import datetime as dt
+
+        try:
+            dt.datetime.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"start {v!r} is not an ISO timestamp like 2001-01-01T00:00:00") from None
+        return v
+
+
+class ConstGen(_Gen):
+    kind: Literal["const"]
+    value: Union[int, str]
+
+
+Generator = Annotated[
+    Union[SeqGen, UniformGen, ChoiceGen, TextGen, TimestampGen, ConstGen],
+    Field(discriminator="kind"),
+]
+
+
+class Column(Strict):
+    name: str = Field(pattern=NAME.pattern)
+    type: str
+    gen: Generator
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, v: str) -> str:
+        if not SQL_TYPE.match(v):
+            raise ValueError(
+                f"unknown SQL type {v!r} (smallint, integer, bigint, boolean, double, real, text, "
+                "date, timestamp, bytes, char(n), varchar(n), numeric(p,s))"
+            )
+        return v
+
+
+class Table(Strict):
+    name: str = Field(pattern=NAME.pattern)
+    description: str = ""
+    rows: int = Field(ge=0)
+    columns: list[Column] = Field(min_length=1)
+    primary_key: list[str] = []
+    indexes: list[list[str]] = []
+
+    @model_validator(mode="after")
+    def _keys_name_columns(self) -> "Table":
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"table {self.name}: a column name is repeated")
+        for key in [self.primary_key, *self.indexes]:
+            for col in key:
+                if col not in names:
+                    raise ValueError(f"table {self.name}: no column {col!r} for a key or index")
+        return self
+
+
+class Step(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-\[\]=,]+$")
+    kind: Literal["connect", "scan", "exec", "batch"]
+    description: str = ""
+    params: list[Generator] = []  # before sql, so that sql's validator can count against it
+    sql: str | None = None
+    sql_for: dict[Literal["postgresql", "sqlite"], str] = {}
+    mode: Literal["literal", "extended", "prepared"] | None = None
+    iterations: int = Field(ge=1)
+    batch: int | None = Field(None, ge=1)
+    commit_every: int = Field(0, ge=0)
+    reset: list[str] = []
+    check: str | None = None
+
+    @field_validator("sql")
+    @classmethod
+    def _markers_match_params(cls, sql: str | None, info) -> str | None:
+        _check_markers(sql, info.data.get("params", []))
+        return sql
+
+    @field_validator("sql_for")
+    @classmethod
+    def _override_markers_match_params(cls, sql_for: dict, info) -> dict:
+        for sql in sql_for.values():
+            _check_markers(sql, info.data.get("params", []))
+        return sql_for
+
+    @model_validator(mode="after")
+    def _fits_kind(self) -> "Step":
+        if self.kind == "connect":
+            if self.sql or self.sql_for or self.params:
+                raise ValueError("a connect step takes no sql or params")
+            return self
+        if not self.sql:
+            raise ValueError(f"a {self.kind} step needs sql")
+        if self.kind == "exec" and self.mode is None:
+            raise ValueError("an exec step needs mode = literal, extended or prepared")
+        if self.kind != "exec" and self.mode is not None:
+            raise ValueError(f"mode applies to exec steps only, not {self.kind}")
+        if self.kind == "batch" and self.batch is None:
+            raise ValueError("a batch step needs batch = rows per group")
+        if self.kind != "batch" and self.batch is not None:
+            raise ValueError(f"batch applies to batch steps only, not {self.kind}")
+        if self.kind == "scan" and self.params:
+            raise ValueError("a scan step runs one query without params")
+        return self
+
+    def sql_on(self, dbms: str) -> str | None:
+        return self.sql_for.get(dbms, self.sql)
+
+    @property
+    def reads_rows(self) -> bool:
+        """Whether the statement returns rows the worker must read (and checksum)."""
+        if self.kind == "scan":
+            return True
+        if self.kind == "connect" or not self.sql:
+            return False
+        head = self.sql.lstrip().split(None, 1)[0].lower()
+        return head in ("select", "with", "values", "table", "show") or " returning " in self.sql.lower()
+
+    @property
+    def writes(self) -> bool:
+        return bool(self.reset)
+
+
+def _check_markers(sql: str | None, params: list) -> None:
+    if sql is not None and count_markers(sql) != len(params):
+        raise ValueError(f"{count_markers(sql)} '?' markers but {len(params)} params")
+
+
+class Variant(Strict):
+    """One combination of the suite's [parameters]; data is loaded once per variant."""
+
+    values: dict[str, Any] = {}
+    tables: list[Table]
+    steps: list[Step]
+
+    @property
+    def label(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.values.items())
+
+
+class Suite(Strict):
+    name: str
+    description: str = ""
+    seed: int = 1
+    source: str = Field(description="where the suite came from: a file path or builtin:NAME")
+    text: str = Field(description="the suite's full TOML text, stored with every run")
+    parameters: dict[str, list[Any]] = {}
+    variants: list[Variant]
+
+    @property
+    def step_names(self) -> list[str]:
+        return list(dict.fromkeys(s.name for v in self.variants for s in v.steps))

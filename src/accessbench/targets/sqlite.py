@@ -1,0 +1,83 @@
+"""SQLite: a database file in the run's work directory, reached in process."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+from typing import Any, Iterable
+
+from ..suite.model import Table
+from .base import Target, column_ddl, index_ddl
+
+_TYPES = {"timestamp": "TEXT", "date": "TEXT", "boolean": "INTEGER", "bytes": "BLOB", "double": "REAL"}
+
+
+def _sqlite_type(neutral: str) -> str:
+    return _TYPES.get(neutral, neutral.upper())
+
+
+class SQLiteTarget(Target):
+    name = "sqlite"
+    dbms = "sqlite"
+    managed = True
+    paths = ("inproc",)
+
+    def __init__(self) -> None:
+        self.file: str | None = None
+        self.conn: sqlite3.Connection | None = None
+
+    def start(self, workdir: str) -> None:
+        self.file = os.path.join(workdir, "accessbench.sqlite")
+        self.conn = sqlite3.connect(self.file, isolation_level=None)
+        # WAL is a property of the file, so every connection gets it; it is the journal
+        # mode applications are told to use.
+        self.conn.execute("PRAGMA journal_mode=WAL")
+
+    def stop(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        if self.file:
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(self.file + suffix):
+                    os.remove(self.file + suffix)
+
+    def endpoint(self, path: str) -> dict[str, Any]:
+        return {"dbms": "sqlite", "file": self.file}
+
+    def describe(self) -> dict[str, Any]:
+        pragma = lambda name: self.conn.execute(f"PRAGMA {name}").fetchone()[0]  # noqa: E731
+        return {
+            "server_version": sqlite3.sqlite_version,
+            "settings": {
+                "journal_mode": pragma("journal_mode"),
+                "synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(pragma("synchronous")),
+                "page_size": pragma("page_size"),
+                "cache_size": pragma("cache_size"),
+            },
+        }
+
+    def create(self, tables: list[Table]) -> None:
+        for table in tables:
+            self.conn.execute(f"DROP TABLE IF EXISTS {table.name}")
+            self.conn.execute(column_ddl(table, _sqlite_type))
+            for ddl in index_ddl(table):
+                self.conn.execute(ddl)
+
+    def load(self, table: Table, rows: Iterable[tuple]) -> None:
+        marks = ", ".join("?" * len(table.columns))
+        names = ", ".join(c.name for c in table.columns)
+        text = (
+            tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in rows
+        )
+        self.conn.execute("BEGIN")
+        self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", text)
+        self.conn.execute("COMMIT")
+        self.conn.execute(f"ANALYZE {table.name}")
+
+    def execute(self, sql: str) -> None:
+        self.conn.execute(sql)
+
+    def query(self, sql: str) -> list[tuple]:
+        return self.conn.execute(sql).fetchall()

@@ -1,0 +1,61 @@
+"""Plan expansion and ordering, and the statistics (pure logic)."""
+
+import numpy as np
+
+from accessbench.methods import select
+from accessbench.runner.plan import cells_by_step, count_executions, trial_order
+from accessbench.stats.summary import bootstrap_median_ci, latency_percentiles, summarize
+from accessbench.suite.loader import load
+
+
+class FakeTarget:
+    def __init__(self, name, dbms, paths):
+        self.name, self.dbms, self.paths = name, dbms, paths
+
+
+def quick_groups(paths=None):
+    targets = [FakeTarget("postgresql", "postgresql", ("unix", "tcp")), FakeTarget("sqlite", "sqlite", ("inproc",))]
+    return cells_by_step(load("quick").variants[0], targets, paths, select(None))
+
+
+def test_every_method_meets_every_path_of_every_target_it_reaches():
+    groups = quick_groups()
+    first = groups[0]
+    assert len(first) == 4 * 2 + 1  # four PostgreSQL methods on two paths, one SQLite method
+    assert {(c.method, c.path) for c in first if c.target == "sqlite"} == {("py-sqlite3", "inproc")}
+
+
+def test_a_path_filter_keeps_only_those_paths():
+    assert {c.path for c in quick_groups(["tcp"])[0]} == {"tcp"}
+
+
+def test_trials_are_interleaved_across_cells_after_the_warmups():
+    cells = quick_groups()[0][:3]
+    order = [(c.method + c.path, phase, seq) for c, phase, seq in trial_order(cells, warmup=1, trials=2)]
+    names = [c.method + c.path for c in cells]
+    assert order == [(n, "warmup", 0) for n in names] + [(n, "trial", 0) for n in names] + [(n, "trial", 1) for n in names]
+
+
+def test_execution_count_includes_verification_warmup_and_trials():
+    groups = quick_groups()
+    assert count_executions(groups, 1, 5) == sum(len(g) for g in groups) * 7
+
+
+def test_summary_reports_median_min_mean_and_sd():
+    s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert (s.median, s.min, s.max, s.n) == (3.0, 1.0, 100.0, 5)
+    assert s.mean == 22.0 and s.sd > 0 and s.cv > 1
+
+
+def test_bootstrap_interval_contains_the_median_and_is_reproducible():
+    values = np.random.default_rng(1).normal(100, 5, 30)
+    low, high = bootstrap_median_ci(values)
+    assert low <= np.median(values) <= high
+    assert (low, high) == bootstrap_median_ci(values)
+    assert bootstrap_median_ci([7.0]) == (7.0, 7.0)
+
+
+def test_latency_percentiles_are_exact_and_include_the_maximum():
+    lat = np.arange(1, 1001, dtype=np.uint64)
+    p = latency_percentiles(lat)
+    assert p[50.0] == 500.5 and p[100.0] == 1000.0 and 990 <= p[99.0] <= 991

@@ -1,0 +1,112 @@
+"""Suite files: expansion, and errors that name file:line."""
+
+import textwrap
+
+import pytest
+
+from accessbench.cli import main
+from accessbench.errors import SuiteError
+from accessbench.suite.loader import builtin_names, load, parse
+
+BASE = """\
+[suite]
+name = "t"
+seed = 7
+
+[[tables]]
+name = "t1"
+rows = 10
+columns = [
+  { name = "id", type = "integer", gen = { kind = "seq" } },
+  { name = "v",  type = "text",    gen = { kind = "text", pattern = "##" } },
+]
+
+[[steps]]
+name = "sel"
+kind = "exec"
+sql = "SELECT v FROM t1 WHERE id = ?"
+params = [{ kind = "uniform", lo = 1, hi = 10 }]
+mode = "prepared"
+iterations = 5
+"""
+
+
+def error_of(text: str) -> str:
+    with pytest.raises(SuiteError) as e:
+        parse(textwrap.dedent(text), "my.toml")
+    return str(e.value)
+
+
+def test_the_quick_suite_is_built_in_and_valid():
+    assert "quick" in builtin_names()
+    suite = load("quick")
+    names = suite.step_names
+    assert {"connect", "scan-6k", "scan-100k", "sel1-literal", "sel1-extended", "sel1-prepared", "ins1",
+            "insb-10", "insb-100", "upd1", "upd10", "upd100"} <= set(names)
+    webhits = suite.variants[0].tables[0]
+    assert webhits.rows == 6071 and len(webhits.columns) == 8
+
+
+def test_quick_mode_shrinks_iterations_but_keeps_rows():
+    full, quick = load("quick"), load("quick", quick=True)
+    assert quick.variants[0].steps[3].iterations == full.variants[0].steps[3].iterations // 10
+    assert [t.rows for t in quick.variants[0].tables] == [t.rows for t in full.variants[0].tables]
+
+
+def test_vary_expands_a_step_and_names_each_copy():
+    text = BASE.replace('mode = "prepared"', 'mode = "${m}"\nvary = { m = ["literal", "prepared"] }')
+    steps = parse(text, "x.toml").variants[0].steps
+    assert [(s.name, s.mode) for s in steps] == [("sel[m=literal]", "literal"), ("sel[m=prepared]", "prepared")]
+
+
+def test_parameters_make_one_variant_per_value_with_typed_substitution():
+    text = BASE.replace("rows = 10", 'rows = "${n}"') + "\n[parameters]\nn = [10, 20]\n"
+    suite = parse(text, "x.toml")
+    assert [v.tables[0].rows for v in suite.variants] == [10, 20]
+    assert [v.label for v in suite.variants] == ["n=10", "n=20"]
+
+
+def test_an_unknown_key_names_its_line():
+    message = error_of(BASE.replace("iterations = 5", "iterations = 5\nspeed = 3"))
+    assert message.startswith("my.toml:20:") and "unknown key 'speed'" in message
+
+
+def test_a_wrong_type_names_its_line():
+    message = error_of(BASE.replace("iterations = 5", 'iterations = "many"'))
+    assert message.startswith("my.toml:19:") and "iterations" in message
+
+
+def test_a_marker_count_mismatch_names_the_step():
+    message = error_of(BASE.replace("WHERE id = ?", "WHERE id = ? AND v = ?"))
+    assert message.startswith("my.toml:16:") and "steps.0.sql: 2 '?' markers but 1 params" in message
+
+
+def test_an_unknown_generator_names_the_line_of_the_column():
+    message = error_of(BASE.replace('kind = "text", pattern = "##"', 'kind = "lorem"'))
+    assert message.startswith("my.toml:10:") and "unknown generator 'lorem'" in message
+
+
+def test_invalid_toml_names_its_line():
+    message = error_of(BASE.replace('seed = 7', 'seed = = 7'))
+    assert message.startswith("my.toml:3:") and "not valid TOML" in message
+
+
+def test_the_cli_prints_one_line_and_exits_2_for_a_bad_suite(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BASE.replace("iterations = 5", "iterations = 0"))
+    assert main(["--store", str(tmp_path / "s.db"), "run", "--suite", str(bad), "--target", "sqlite"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{bad}:19:" in err
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["run", "--trials", "x"], "--trials"),
+    (["run", "--target", "oracle"], "--target oracle"),
+    (["run", "--method", "py-nothing"], "--method py-nothing"),
+    (["run", "--suite", "nope"], "--suite nope"),
+    (["show", "no-such-run"], "RUN no-such-run"),
+])
+def test_bad_options_give_one_line_and_exit_2(argv, fragment, tmp_path, capsys):
+    assert main(["--store", str(tmp_path / "s.db"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and fragment in err
