@@ -64,6 +64,12 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # writing: each call is its own transaction
     def begin_run(self, run_id: str, suite, settings: dict, environment: dict, version: str) -> None:
         with self.db:

@@ -1,0 +1,42 @@
+"""Shared fixtures: the accessbench command as a user runs it, and a scratch directory the
+managed server's OS user can reach."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+
+def accessbench(*args: str, timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
+    """Run the CLI in its own process, as a user would, capturing its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "accessbench", *args], capture_output=True, text=True, timeout=timeout, **kwargs
+    )
+
+
+@pytest.fixture
+def workdir():
+    """A work directory under the system temp dir: when the tests run as root the managed
+    server runs as 'postgres', which cannot enter pytest's private tmp_path."""
+    path = tempfile.mkdtemp(prefix="accessbench-test-")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def processes_mentioning(text: str) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline and str(os.getpid()) != pid:
+            found.append(f"{pid}: {cmdline}")
+    return found

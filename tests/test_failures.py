@@ -1,0 +1,100 @@
+"""What happens when things go wrong: a hung worker, Ctrl-C, and a run with no server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from accessbench.store import Store
+
+from .conftest import accessbench, processes_mentioning
+
+HANG_SUITE = """\
+[suite]
+name = "hang"
+
+[[tables]]
+name = "t"
+rows = 20
+columns = [{ name = "id", type = "integer", gen = { kind = "seq" } }]
+
+[[steps]]
+name = "stuck"
+kind = "exec"
+sql = "SELECT pg_sleep(60)"
+mode = "literal"
+iterations = 1
+
+[[steps]]
+name = "after"
+kind = "scan"
+sql = "SELECT id FROM t"
+iterations = 2
+"""
+
+
+@pytest.mark.server
+def test_a_hung_worker_is_timed_out_and_the_other_cells_still_run(tmp_path):
+    suite = tmp_path / "hang.toml"
+    suite.write_text(HANG_SUITE)
+    store = str(tmp_path / "s.db")
+    result = accessbench("--store", store, "run", "--suite", str(suite), "--target", "postgresql", "--path", "unix",
+                         "--method", "py-psycopg,py-pg8000", "--timeout", "3", "--trials", "2", "--warmup", "0")
+    assert result.returncode == 0, result.stderr[-2000:]
+    with Store(store) as s:
+        run = s.load(s.resolve("last"))
+    status = {(c["method"], c["step"]): c for c in run.cells}
+    for method in ("py-psycopg", "py-pg8000"):
+        assert status[(method, "stuck")]["status"] == "timeout"
+        assert "no answer within 3 s" in status[(method, "stuck")]["message"]
+        assert status[(method, "after")]["status"] == "ok"
+        assert len(run.trials[status[(method, "after")]["id"]]) == 2
+    assert run.run["status"] == "complete"
+
+
+def test_a_sqlite_run_needs_no_server(tmp_path):
+    store = str(tmp_path / "s.db")
+    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--trials", "1", "--warmup", "0")
+    assert result.returncode == 0, result.stderr[-2000:]
+    with Store(store) as s:
+        run = s.load(s.resolve("last"))
+    assert {c["target"] for c in run.cells} == {"sqlite"} and {c["method"] for c in run.cells} == {"py-sqlite3"}
+    assert all(c["status"] == "ok" for c in run.cells)
+
+
+@pytest.mark.server
+def test_ctrl_c_keeps_finished_trials_and_stops_the_server(tmp_path, workdir):
+    store = str(tmp_path / "s.db")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "accessbench", "--store", store, "run", "--quick", "--target", "postgresql",
+         "--trials", "20", "--workdir", workdir],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 120
+    trials = 0
+    while trials < 5 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        if os.path.exists(store):
+            try:
+                trials = sqlite3.connect(store).execute("SELECT count(*) FROM trials").fetchone()[0]
+            except sqlite3.OperationalError:  # schema not there yet
+                pass
+    assert trials >= 5, "the run never stored a trial"
+    assert processes_mentioning(workdir), "the managed server should be running mid-run"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted" in out + err
+    db = sqlite3.connect(store)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    status, finished = db.execute("SELECT status, finished_at FROM runs").fetchone()
+    assert status == "interrupted" and finished
+    assert db.execute("SELECT count(*) FROM trials").fetchone()[0] >= trials
+    assert processes_mentioning(workdir) == [], "a process of the run outlived it"
+    assert os.listdir(workdir) == [], "the run's work directory was left behind"

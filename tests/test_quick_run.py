@@ -1,0 +1,101 @@
+"""The quick suite at --quick size, end to end, on a managed PostgreSQL and SQLite with all
+five Python methods: verification, storage, and reports read back from the store."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+
+import pytest
+
+from accessbench.store import Store
+
+from .conftest import accessbench
+
+pytestmark = pytest.mark.server
+
+# What each driver cannot do, as it says itself.
+EXPECTED_UNSUPPORTED = {("py-psycopg2", "sel1-extended"), ("py-asyncpg", "sel1-literal")}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    store = str(tmp_path_factory.mktemp("store") / "results.db")
+    result = accessbench("--store", store, "run", "--quick", "--trials", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    with Store(store) as s:
+        run = s.load(s.resolve("last"))
+    return store, result, run
+
+
+def test_the_run_completes_and_is_stored(quick_run):
+    _, _, run = quick_run
+    assert run.run["status"] == "complete"
+    assert {t["target"] for t in run.targets} == {"postgresql", "sqlite"}
+    assert {m["method"] for m in run.methods} == {"py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000"}
+
+
+def test_every_cell_is_verified_except_the_modes_a_driver_cannot_do(quick_run):
+    _, _, run = quick_run
+    statuses = {(c["method"], c["step"]): c["status"] for c in run.cells}
+    for (method, step), status in statuses.items():
+        expected = "unsupported" if (method, step) in EXPECTED_UNSUPPORTED else "ok"
+        assert status == expected, (method, step, status)
+
+
+def test_every_method_on_a_target_reads_and_writes_the_same_data(quick_run):
+    _, _, run = quick_run
+    seen = defaultdict(set)
+    for c in run.cells:
+        if c["status"] == "ok":
+            seen[(c["target"], c["step"])].add((c["verify_rows"], c["checksum"], c["check_checksum"]))
+    assert seen and all(len(keys) == 1 for keys in seen.values()), {k: v for k, v in seen.items() if len(v) > 1}
+    postgres_methods = {c["method"] for c in run.cells if c["target"] == "postgresql" and c["step"] == "scan-6k"}
+    assert len(postgres_methods) == 4
+
+
+def test_scans_read_every_row_and_every_value(quick_run):
+    _, _, run = quick_run
+    for c in run.cells:
+        if c["step"] == "scan-6k" and c["status"] == "ok":
+            assert c["verify_rows"] == 6071 and c["verify_values"] == 6071 * 7
+
+
+def test_each_measured_cell_has_its_trials_with_latencies_and_cpu(quick_run):
+    _, _, run = quick_run
+    for c in run.cells:
+        if c["status"] == "ok":
+            trials = run.trials[c["id"]]
+            assert len(trials) == 2
+            assert all(t["elapsed_ns"] > 0 and t["user_ns"] is not None for t in trials)
+            assert len(run.latencies(c["id"])) == sum(t["n"] for t in trials)
+
+
+def test_the_printed_report_ranks_methods_and_shows_the_per_1000_table(quick_run):
+    _, result, _ = quick_run
+    assert "sel1-prepared" in result.stdout and "95% CI" in result.stdout
+    assert "Seconds per 1,000 units" in result.stdout
+    assert "psycopg2 has no extended-protocol path" in result.stdout
+
+
+def test_show_prints_the_stored_report_again(quick_run):
+    store, result, run = quick_run
+    shown = accessbench("--store", store, "show", run.run["id"][:15])
+    assert shown.returncode == 0
+    assert shown.stdout == result.stdout[result.stdout.index("accessbench run "):result.stdout.index("stored as run")]
+
+
+def test_runs_lists_the_run(quick_run):
+    store, _, run = quick_run
+    listing = accessbench("--store", store, "runs")
+    assert run.run["id"] in listing.stdout and "complete" in listing.stdout and "quick" in listing.stdout
+
+
+def test_the_store_records_environment_and_server_settings(quick_run):
+    store, _, run = quick_run
+    assert run.run["environment"]["cores"] >= 1
+    postgres = next(t for t in run.targets if t["target"] == "postgresql")
+    assert postgres["server_version"].startswith(("15", "16", "17")) and "fsync" in postgres["settings"]
+    psycopg = next(m for m in run.methods if m["method"] == "py-psycopg")
+    assert psycopg["driver_version"] and "prepare_threshold" in psycopg["settings"]
+    assert sqlite3.connect(store).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
