@@ -19,6 +19,28 @@ def _first(path: str, key: str) -> str | None:
     return None
 
 
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def power() -> dict:
+    """What decides how fast an idle CPU wakes: round-trip-bound steps depend on it more
+    than on anything else (in a VM with the haltpoll idle driver, two runs can differ 3x
+    for one-row queries), so it is kept with every run."""
+    info = {
+        "cpuidle_driver": _read("/sys/devices/system/cpu/cpuidle/current_driver"),
+        "cpufreq_governor": _read("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor"),
+    }
+    folder = "/sys/module/haltpoll/parameters"
+    if os.path.isdir(folder):
+        info["haltpoll"] = {name: _read(os.path.join(folder, name)) for name in sorted(os.listdir(folder))}
+    return {k: v for k, v in info.items() if v is not None}
+
+
 def environment() -> dict:
     mem = _first("/proc/meminfo", "MemTotal")
     return {
@@ -29,6 +51,7 @@ def environment() -> dict:
         "cpu": _first("/proc/cpuinfo", "model name") or platform.processor(),
         "cores": os.cpu_count(),
         "memory_gib": round(int(mem.split()[0]) / 1024 / 1024, 1) if mem else None,
+        "power": power(),
         "python": platform.python_version(),
         "accessbench": __version__,
     }

@@ -200,6 +200,23 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    module = importlib.import_module(DRIVERS[argv[0]])
-    serve(Session(module.Driver()), sys.stdin, out)
+    try:
+        driver = importlib.import_module(DRIVERS[argv[0]]).Driver()
+    except ImportError as e:  # still answer every message, so the runner can say why
+        traceback.print_exc()
+        driver = Missing(argv[0], f"driver module not importable: {e}")
+    serve(Session(driver), sys.stdin, out)
     return 0
+
+
+class Missing(Driver):
+    """Stands in for a driver whose module cannot be imported: every op says why."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name, self.why = name, why
+
+    def version(self) -> str:
+        raise Unsupported(self.why)
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        raise Unsupported(self.why)

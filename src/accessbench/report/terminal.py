@@ -41,8 +41,10 @@ def _header(console: Console, stored: StoredRun) -> None:
     )
     console.print(f"targets: {targets}")
     env = run["environment"]
+    power = env.get("power", {})
+    idle = f" · cpuidle {power['cpuidle_driver']}" if power.get("cpuidle_driver") else ""
     console.print(f"host: {env.get('cpu')} · {env.get('cores')} cores · {env.get('memory_gib')} GiB · "
-                  f"{env.get('os')} · kernel {env.get('kernel')}")
+                  f"{env.get('os')} · kernel {env.get('kernel')}{idle}")
     console.print(
         f"trials: {settings['trials']} per cell after {settings['warmup']} warmup, interleaved across methods"
         f"{' · --quick sizes' if settings.get('quick') else ''} · figure: median [95% bootstrap CI]"

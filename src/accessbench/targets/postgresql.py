@@ -140,7 +140,19 @@ class ManagedPostgres(PostgresTarget):
             detail = (result.stderr or result.stdout).strip().splitlines()
             raise TargetUnavailable(f"{what} failed: {detail[-1] if detail else result.returncode}")
 
+    def _check_reachable(self, workdir: str) -> None:
+        """As root the server runs as 'postgres', which must be able to enter the work dir."""
+        path = os.path.dirname(os.path.abspath(workdir))
+        while path != "/":
+            if not os.stat(path).st_mode & 0o001:
+                raise TargetUnavailable(
+                    f"--workdir: the 'postgres' user cannot enter {path}; choose a directory it can reach, e.g. under /tmp"
+                )
+            path = os.path.dirname(path)
+
     def start(self, workdir: str) -> None:
+        if os.geteuid() == 0:
+            self._check_reachable(workdir)
         base = os.path.join(workdir, "postgresql")
         self.datadir, self.sockdir = os.path.join(base, "data"), os.path.join(base, "run")
         os.makedirs(self.sockdir)
