@@ -110,3 +110,13 @@ def test_bad_options_give_one_line_and_exit_2(argv, fragment, tmp_path, capsys):
     assert main(["--store", str(tmp_path / "s.db"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and fragment in err
+
+
+def test_the_example_in_the_suite_docs_is_a_valid_suite():
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "suites.md").read_text()
+    example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    suite = parse(example, "docs/suites.md")
+    assert [v.label for v in suite.variants] == ["rows=1000", "rows=100000"]
+    assert [s.name for s in suite.variants[0].steps] == ["get-literal", "get-extended", "get-prepared"]
