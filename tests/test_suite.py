@@ -66,29 +66,17 @@ def test_parameters_make_one_variant_per_value_with_typed_substitution():
     assert [v.label for v in suite.variants] == ["n=10", "n=20"]
 
 
-def test_an_unknown_key_names_its_line():
-    message = error_of(BASE.replace("iterations = 5", "iterations = 5\nspeed = 3"))
-    assert message.startswith("my.toml:20:") and "unknown key 'speed'" in message
-
-
-def test_a_wrong_type_names_its_line():
-    message = error_of(BASE.replace("iterations = 5", 'iterations = "many"'))
-    assert message.startswith("my.toml:19:") and "iterations" in message
-
-
-def test_a_marker_count_mismatch_names_the_step():
-    message = error_of(BASE.replace("WHERE id = ?", "WHERE id = ? AND v = ?"))
-    assert message.startswith("my.toml:16:") and "steps.0.sql: 2 '?' markers but 1 params" in message
-
-
-def test_an_unknown_generator_names_the_line_of_the_column():
-    message = error_of(BASE.replace('kind = "text", pattern = "##"', 'kind = "lorem"'))
-    assert message.startswith("my.toml:10:") and "unknown generator 'lorem'" in message
-
-
-def test_invalid_toml_names_its_line():
-    message = error_of(BASE.replace('seed = 7', 'seed = = 7'))
-    assert message.startswith("my.toml:3:") and "not valid TOML" in message
+@pytest.mark.parametrize("change, line, fragment", [
+    (("iterations = 5", "iterations = 5\nspeed = 3"), 20, "unknown key 'speed'"),
+    (("iterations = 5", 'iterations = "many"'), 19, "iterations"),
+    (("WHERE id = ?", "WHERE id = ? AND v = ?"), 16, "steps.0.sql: 2 '?' markers but 1 params"),
+    (('kind = "text", pattern = "##"', 'kind = "lorem"'), 10, "unknown generator 'lorem'"),
+    (("seed = 7", "seed = = 7"), 3, "not valid TOML"),
+    (("hi = 10", "hi = 0"), 17, "hi (0) is below lo (1)"),
+], ids=["unknown key", "wrong type", "marker count", "unknown generator", "invalid TOML", "bad range"])
+def test_a_suite_error_names_the_file_and_line_where_it_was_written(change, line, fragment):
+    message = error_of(BASE.replace(*change))
+    assert message.startswith(f"my.toml:{line}:") and fragment in message
 
 
 def test_the_cli_prints_one_line_and_exits_2_for_a_bad_suite(tmp_path, capsys):
@@ -107,6 +95,9 @@ def test_the_cli_prints_one_line_and_exits_2_for_a_bad_suite(tmp_path, capsys):
     (["show", "no-such-run"], "RUN no-such-run"),
 ])
 def test_bad_options_give_one_line_and_exit_2(argv, fragment, tmp_path, capsys):
+    from accessbench.store import Store
+
+    Store(str(tmp_path / "s.db")).close()
     assert main(["--store", str(tmp_path / "s.db"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and fragment in err
@@ -120,3 +111,18 @@ def test_the_example_in_the_suite_docs_is_a_valid_suite():
     suite = parse(example, "docs/suites.md")
     assert [v.label for v in suite.variants] == ["rows=1000", "rows=100000"]
     assert [s.name for s in suite.variants[0].steps] == ["get-literal", "get-extended", "get-prepared"]
+
+
+def test_reading_commands_do_not_create_a_store(tmp_path, capsys):
+    store = tmp_path / "none.db"
+    assert main(["--store", str(store), "runs"]) == 0
+    assert "no runs" in capsys.readouterr().out
+    assert main(["--store", str(store), "show", "last"]) == 2
+    assert not store.exists()
+
+
+def test_a_path_no_target_offers_is_refused_with_the_paths_there_are(tmp_path, capsys):
+    assert main(["--store", str(tmp_path / "s.db"), "run", "--target", "sqlite", "--path", "carrier-pigeon"]) == 2
+    assert "--target sqlite: offers paths inproc" in capsys.readouterr().err
+    assert main(["--store", str(tmp_path / "s.db"), "run", "--path", "carrier-pigeon"]) == 2
+    assert "the targets offer inproc, tcp, unix" in capsys.readouterr().err

@@ -138,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(f"skipping {method.name}: {why}", style="yellow")
         else:
             usable.append(method)
-    targets = []
+    targets, offered = [], set()
     for spec in args.target or ["postgresql", "sqlite"]:
         try:
             target = targets_mod.make(spec)
@@ -151,14 +151,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.target:
                 raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
             continue
+        offered.update(target.paths)
+        if args.path and not set(args.path) & set(target.paths):
+            if args.target:
+                raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, not {', '.join(args.path)}")
+            continue
         targets.append(target)
+    unknown = [p for p in args.path or [] if p not in offered]
+    if unknown:
+        raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))}")
     if not targets:
         raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
-    if args.path:
-        known = {p for t in targets for p in t.paths}
-        unknown = [p for p in args.path if p not in known]
-        if unknown:
-            raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(known))}")
     options = RunOptions(
         trials=args.trials if args.trials is not None else (3 if args.quick else 5),
         warmup=args.warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
@@ -201,6 +204,9 @@ def cmd_methods(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     from .store import Store
 
+    if not os.path.exists(args.store):
+        _print(f"no runs in {args.store} yet: try `accessbench run --quick`\n")
+        return 0
     store = Store(args.store)
     rows = store.runs(args.limit)
     if not rows:
@@ -220,6 +226,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .report.terminal import render
     from .store import Store
 
+    if not os.path.exists(args.store):
+        raise InputError(f"--store {args.store}: no such results file (runs are stored by `accessbench run`)")
     store = Store(args.store)
     console = _console()
     _print(render(store.load(store.resolve(args.run)), color=console.is_terminal,
