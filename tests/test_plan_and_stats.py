@@ -59,3 +59,12 @@ def test_latency_percentiles_are_exact_and_include_the_maximum():
     lat = np.arange(1, 1001, dtype=np.uint64)
     p = latency_percentiles(lat)
     assert p[50.0] == 500.5 and p[100.0] == 1000.0 and 990 <= p[99.0] <= 991
+
+
+def test_durations_pick_their_unit_after_rounding():
+    from accessbench.report.format import duration
+
+    assert duration(999_700_000) == "1 s"
+    assert duration(20_100) == "20.1 µs"
+    assert duration(512) == "512 ns"
+    assert duration(None) == "—"

@@ -6,8 +6,9 @@ from __future__ import annotations
 def duration(ns: float | None) -> str:
     if ns is None:
         return "—"
+    # 999.7 ms shows as "1 s", not "1e+03 ms": pick the unit after rounding to 3 digits
     for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
-        if ns >= scale:
+        if ns >= scale * 0.9995:
             return f"{ns / scale:.3g} {unit}"
     return f"{ns:.3g} ns"
 

@@ -20,7 +20,8 @@ _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "e
 
 def render(stored: StoredRun, color: bool = False, width: int | None = None) -> str:
     out = io.StringIO()
-    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 160,
+    # Without a terminal there is no width to respect: wide enough for the S2 table.
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 240,
                       highlight=False, soft_wrap=False)
     results = analyse(stored)
     _header(console, stored)
@@ -92,7 +93,7 @@ def _per_1000_table(results: list[CellResult]) -> Table:
     table.add_column("method", no_wrap=True)
     table.add_column("target/path", no_wrap=True)
     for variant, _, step in steps:
-        table.add_column(f"{step}{f' [{variant}]' if variant else ''}", justify="right")
+        table.add_column(f"{step}{f' [{variant}]' if variant else ''}", justify="right", no_wrap=True)
     rows: dict[tuple, dict] = {}
     for r in results:
         key = (r.cell["method"], r.where)
