@@ -1,0 +1,32 @@
+"""The method catalog: what is available here, and when not, why in one line."""
+
+from accessbench.methods import Method, catalog
+from accessbench.methods.probe import probe
+
+from .conftest import accessbench
+
+
+def test_the_catalog_has_the_five_python_methods():
+    assert [m.name for m in catalog()] == ["py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000"]
+
+
+def test_a_method_whose_module_is_missing_says_which_and_how_to_install_it():
+    method = Method(name="py-nothing", language="python", driver="nothing", module="no_such_module_here",
+                    package="no-such-package", dbms=["postgresql"])
+    assert method.missing() == "Python module no_such_module_here is not installed (pip install no-such-package)"
+    assert probe(method).status.startswith("no: Python module no_such_module_here")
+
+
+def test_without_server_binaries_postgresql_methods_are_for_external_targets_only(monkeypatch):
+    monkeypatch.setenv("ACCESSBENCH_PG_BINDIR", "/nonexistent")
+    psycopg = next(m for m in catalog() if m.name == "py-psycopg")
+    status = probe(psycopg).status
+    assert status.startswith("external targets only: no PostgreSQL server binaries")
+
+
+def test_the_methods_command_lists_versions_and_pinned_settings():
+    result = accessbench("methods")
+    assert result.returncode == 0
+    for name in ("py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000"):
+        assert name in result.stdout
+    assert "prepare_threshold: None" in result.stdout and "statement_cache_size: 0" in result.stdout
