@@ -64,7 +64,7 @@ def test_a_sqlite_run_needs_no_server(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     with Store(store) as s:
         run = s.load(s.resolve("last"))
-    assert {c["target"] for c in run.cells} == {"sqlite"} and {c["method"] for c in run.cells} == {"py-sqlite3"}
+    assert {c["target"] for c in run.cells} == {"sqlite"} and "py-sqlite3" in {c["method"] for c in run.cells}
     assert all(c["status"] == "ok" for c in run.cells)
 
 

@@ -6,8 +6,12 @@ from accessbench.methods.probe import probe
 from .conftest import accessbench
 
 
-def test_the_catalog_has_the_five_python_methods():
-    assert [m.name for m in catalog()] == ["py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000"]
+def test_the_catalog_has_the_python_methods_and_variants_are_opt_in():
+    from accessbench.methods import select
+
+    names = [m.name for m in catalog()]
+    assert {"py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000", "py-pyodbc"} <= set(names)
+    assert {m.name for m in select(None)} == {m.name for m in catalog() if m.default}
 
 
 def test_a_method_whose_module_is_missing_says_which_and_how_to_install_it():

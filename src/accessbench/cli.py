@@ -100,6 +100,13 @@ def build_parser() -> Parser:
     show = sub.add_parser("show", help="print a stored run's report again, without rerunning")
     show.add_argument("run", metavar="RUN", help="run id, a unique prefix of one, or 'last'")
     show.set_defaults(func=cmd_show)
+    conformance = sub.add_parser(
+        "conformance", help="check workers against the protocol's vectors and a reference script",
+        description="Run each method's worker through protocol/vectors (PRNG, generators, checksum) and a "
+        "reference script against managed servers (hello, open, every step kind and mode, an error, bye). "
+        "Prints pass or the first difference; exit status 1 when a method fails.")
+    conformance.add_argument("method", nargs="*", metavar="METHOD", help="methods to check (default: every one in the catalog)")
+    conformance.set_defaults(func=cmd_conformance)
     suites = sub.add_parser("suites", help="list the built-in suites")
     suites.set_defaults(func=cmd_suites)
     return parser
@@ -233,6 +240,24 @@ def cmd_show(args: argparse.Namespace) -> int:
     _print(render(store.load(store.resolve(args.run)), color=console.is_terminal,
                   width=console.width if console.is_terminal else None))
     return 0
+
+
+def cmd_conformance(args: argparse.Namespace) -> int:
+    from . import conformance
+    from .methods import catalog, select
+
+    console = _console()
+    methods = select(args.method) if args.method else list(catalog())
+    outcomes = conformance.check(methods, progress=lambda text: console.print(text, style="dim"))
+    table = Table(box=box.SIMPLE_HEAD)
+    for name in ("method", "result", "checks", "notes"):
+        table.add_column(name, overflow="fold")
+    for o in outcomes:
+        result = "[green]pass[/green]" if o.passed else "[bold red]FAIL[/bold red]"
+        notes = o.failure if not o.passed else "; ".join(o.notes)
+        table.add_row(o.method, result, str(o.checks), notes)
+    console.print(table)
+    return 0 if all(o.passed for o in outcomes) else 1
 
 
 def cmd_suites(args: argparse.Namespace) -> int:

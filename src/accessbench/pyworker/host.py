@@ -15,7 +15,7 @@ import traceback
 from array import array
 from typing import Any, TextIO
 
-from ..protocol import PROTOCOL_VERSION, generators, sqltext
+from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.checksum import Checksum
 from .base import Driver, Unsupported
 from .drivers import DRIVERS
@@ -77,6 +77,15 @@ class Session:
 
     def on_bye(self, msg: dict) -> dict:
         return self.on_close(msg)
+
+    # conformance: the worker's own generators and checksum, compared with protocol/vectors
+    def on_generate(self, msg: dict) -> dict:
+        return {"values": [vectors.to_json(v) for v in generators.values(msg["spec"], int(msg["count"]))]}
+
+    def on_checksum(self, msg: dict) -> dict:
+        checksum = Checksum()
+        checksum.add_rows([[vectors.native(v) for v in row] for row in msg["rows"]])
+        return {"checksum": checksum.hexdigest(), "rows": checksum.rows}
 
     def on_step(self, msg: dict) -> dict:
         if self.endpoint is None:
@@ -192,7 +201,7 @@ def serve(session: Session, inp: TextIO, out: TextIO) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0] not in DRIVERS:
+    if len(argv) != 1 or argv[0].split("/", 1)[0] not in DRIVERS:
         print(f"usage: python -m accessbench.pyworker METHOD  (one of {', '.join(DRIVERS)})", file=sys.stderr)
         return 2
     # stdout belongs to the protocol: keep a private copy of it and send everything else
@@ -201,7 +210,7 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
-        driver = importlib.import_module(DRIVERS[argv[0]]).Driver()
+        driver = importlib.import_module(DRIVERS[argv[0].split("/", 1)[0]]).Driver()
     except ImportError as e:  # still answer every message, so the runner can say why
         traceback.print_exc()
         driver = Missing(argv[0], f"driver module not importable: {e}")

@@ -49,8 +49,9 @@ class Target(ABC):
         """Run a statement on the runner's own connection (reset SQL)."""
 
     @abstractmethod
-    def query(self, sql: str) -> list[tuple]:
-        """Rows of a query on the runner's own connection (check SQL)."""
+    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Rows of a query (neutral SQL, ``?`` markers) on the runner's own connection: check
+        SQL, and the reference results conformance compares workers with."""
 
 
 def column_ddl(table: Table, type_of) -> str:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
+from ..protocol import sqltext
 from ..suite.model import Table
 from .base import Target, TargetUnavailable, column_ddl, index_ddl
 
@@ -104,7 +105,9 @@ class PostgresTarget(Target):
     def execute(self, sql: str) -> None:
         self.admin.execute(sql)
 
-    def query(self, sql: str) -> list[tuple]:
+    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        if params:
+            return self.admin.execute(sqltext.convert(sql, "format"), params).fetchall()
         return self.admin.execute(sql).fetchall()
 
 

@@ -17,6 +17,11 @@ def _sqlite_type(neutral: str) -> str:
     return _TYPES.get(neutral, neutral.upper())
 
 
+def _text_timestamps(row) -> tuple:
+    """SQLite has no timestamp type: timestamps are kept as ISO text."""
+    return tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row)
+
+
 class SQLiteTarget(Target):
     name = "sqlite"
     dbms = "sqlite"
@@ -68,16 +73,13 @@ class SQLiteTarget(Target):
     def load(self, table: Table, rows: Iterable[tuple]) -> None:
         marks = ", ".join("?" * len(table.columns))
         names = ", ".join(c.name for c in table.columns)
-        text = (
-            tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in rows
-        )
         self.conn.execute("BEGIN")
-        self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", text)
+        self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", map(_text_timestamps, rows))
         self.conn.execute("COMMIT")
         self.conn.execute(f"ANALYZE {table.name}")
 
     def execute(self, sql: str) -> None:
         self.conn.execute(sql)
 
-    def query(self, sql: str) -> list[tuple]:
-        return self.conn.execute(sql).fetchall()
+    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return self.conn.execute(sql, _text_timestamps(params)).fetchall()

@@ -6,4 +6,5 @@ DRIVERS = {
     "py-psycopg2": "accessbench.pyworker.drivers.py_psycopg2",
     "py-asyncpg": "accessbench.pyworker.drivers.py_asyncpg",
     "py-pg8000": "accessbench.pyworker.drivers.py_pg8000",
+    "py-pyodbc": "accessbench.pyworker.drivers.py_pyodbc",
 }

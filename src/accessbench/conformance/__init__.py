@@ -1,0 +1,308 @@
+"""`accessbench conformance`: does a worker speak protocol v1 and compute what the reference
+computes? Each method's worker goes through the shared vectors (PRNG, generators,
+checksum), then a reference script against managed servers: hello, open, every step kind and
+mode, an error, and bye. The first difference is reported; a worker that passes can be
+measured.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+from ..data.generate import table_rows
+from ..methods import Method
+from ..protocol.checksum import Checksum
+from ..protocol.generators import rows as generated_rows
+from ..protocol.prng import derive_seed
+from ..protocol.vectors import default_dir, native
+from ..runner.worker import WorkerFailed, WorkerProcess
+from ..suite.loader import parse
+from ..suite.model import Step, Suite, Variant
+from ..targets import Target, make
+
+TIMEOUT = 60.0
+
+# A table of every SQL type the suites use, with fixed values (SQLite keeps only the storage
+# classes it has; its timestamps are text).
+TYPES_DDL = {
+    "postgresql": "CREATE TABLE conf_types (i2 smallint, i4 integer, i8 bigint, num numeric(12,3), f8 double precision,"
+                  " ch char(8), vc varchar(40), ts timestamp, d date, b boolean, by bytea)",
+    # BIGINT, not INTEGER, for 64-bit values: the SQLite ODBC driver reads INTEGER columns as
+    # 32-bit SQL_INTEGER and truncates larger values.
+    "sqlite": "CREATE TABLE conf_types (i4 INTEGER, i8 BIGINT, f8 REAL, vc TEXT, ts TEXT, by BLOB)",
+}
+TYPES_ROWS = {
+    "postgresql": [
+        (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, "GET", "héllo wörld ✓ 日本語",
+         dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), True, b"\x00\xff\x10"),
+        (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, "", "", dt.datetime(1969, 12, 31, 23, 59, 59),
+         dt.date(1969, 1, 1), False, b""),
+        (None,) * 11,
+    ],
+    "sqlite": [
+        (2147483647, 9223372036854775807, 0.1, "héllo wörld ✓ 日本語", "2001-02-28 23:59:59.123456", b"\x00\xff\x10"),
+        (-2147483648, -9223372036854775808, -2.5e-300, "", "1969-12-31 23:59:59", b""),
+        (None,) * 6,
+    ],
+}
+
+
+class Difference(Exception):
+    """The first way a worker differs from the reference."""
+
+
+@dataclass
+class Outcome:
+    method: str
+    passed: bool
+    checks: int = 0
+    notes: list[str] = field(default_factory=list)  # modes answered `unsupported`, with why
+    failure: str | None = None
+
+
+def script() -> Suite:
+    text = (resources.files("accessbench") / "conformance" / "script.toml").read_text()
+    return parse(text, "conformance/script.toml")
+
+
+def load_vectors(folder: Path | None = None) -> dict[str, dict]:
+    folder = folder or default_dir()
+    return {name: json.loads((folder / f"{name}.json").read_text()) for name in ("prng", "generators", "checksum")}
+
+
+class Check:
+    """One method's run through the kit; every ``expect`` counts a check."""
+
+    def __init__(self, method: Method, targets: dict[str, Target], workdir: str, seed: int) -> None:
+        self.method, self.targets, self.workdir, self.seed = method, targets, workdir, seed
+        self.outcome = Outcome(method.name, passed=False)
+
+    def expect(self, ok: bool, what: str) -> None:
+        self.outcome.checks += 1
+        if not ok:
+            raise Difference(what)
+
+    def ask(self, worker: WorkerProcess, message: dict) -> dict:
+        try:
+            answer = worker.request(message, TIMEOUT)
+        except WorkerFailed as e:
+            what = message["op"] if message["op"] != "step" else f"step {message['kind']} {message.get('sql', '')[:60]!r}"
+            raise Difference(f"{what}{' (verify)' if message.get('verify') else ''}: {e}") from None
+        self.expect(isinstance(answer.get("ok"), bool), f"{message['op']}: answer without ok: {answer}")
+        return answer
+
+    def ok(self, worker: WorkerProcess, message: dict, what: str) -> dict:
+        answer = self.ask(worker, message)
+        self.expect(answer["ok"], f"{what}: {answer.get('error')}")
+        return answer
+
+    def run(self, vectors: dict, variant: Variant) -> Outcome:
+        try:
+            self._vectors(vectors)
+            for dbms in self.method.dbms:
+                if dbms in self.targets:
+                    self._script(self.targets[dbms], variant)
+            self.outcome.passed = True
+        except Difference as e:
+            self.outcome.failure = str(e)
+        return self.outcome
+
+    def _start(self, tag: str) -> WorkerProcess:
+        return WorkerProcess(self.method.command(), os.path.join(self.workdir, f"{self.method.name.replace('/', '_')}-{tag}.log"))
+
+    def _vectors(self, vectors: dict) -> None:
+        worker = self._start("vectors")
+        try:
+            hello = self.ok(worker, {"op": "hello"}, "hello")
+            for key in ("protocol", "name", "language", "runtime", "driver", "driver_version", "settings", "capabilities"):
+                self.expect(key in hello, f"hello: no '{key}'")
+            self.expect(hello["protocol"] == 1, f"hello: protocol {hello['protocol']}, want 1")
+            self.expect(hello["name"] == self.method.name, f"hello: name {hello['name']!r}, want {self.method.name!r}")
+            self.expect(set(self.method.dbms) <= set(hello["capabilities"].get("dbms", [])),
+                        f"hello: capabilities.dbms {hello['capabilities'].get('dbms')} lacks {self.method.dbms}")
+            for case in vectors["generators"]["cases"]:
+                got = self.ok(worker, {"op": "generate", "spec": case["spec"], "count": case["count"]}, "generate")["values"]
+                for i, (have, want) in enumerate(zip(got, case["values"])):
+                    self.expect(have == want, f"generate {case['spec']}: value {i} is {have!r}, want {want!r}")
+                self.expect(len(got) == len(case["values"]), f"generate {case['spec']}: {len(got)} values")
+            for case in vectors["checksum"]["values"]:
+                got = self.ok(worker, {"op": "checksum", "rows": [[case["value"]]]}, "checksum")
+                self.expect(got["checksum"] == case["row_hash"],
+                            f"checksum of {case['name']} {case['value']}: {got['checksum']}, want {case['row_hash']}")
+            for case in vectors["checksum"]["rows"]:
+                got = self.ok(worker, {"op": "checksum", "rows": case["rows"]}, "checksum")
+                self.expect((got["checksum"], got["rows"]) == (case["checksum"], case["count"]),
+                            f"checksum of rows '{case['name']}': {got['checksum']}/{got['rows']}, "
+                            f"want {case['checksum']}/{case['count']}")
+            self._bye(worker)
+        finally:
+            worker.kill()
+
+    def _bye(self, worker: WorkerProcess) -> None:
+        self.ok(worker, {"op": "bye"}, "bye")
+        try:
+            status = worker.proc.wait(10)
+        except Exception:
+            status = None
+        self.expect(status == 0, f"bye: the worker did not exit with status 0 (status {status})")
+
+    # the reference script on one target
+    def _script(self, target: Target, variant: Variant) -> None:
+        for path in target.paths:
+            worker = self._start(f"{target.dbms}-{path}")
+            try:
+                hello = self.ok(worker, {"op": "hello"}, "hello")
+                opened = self.ok(worker, {"op": "open", "endpoint": target.endpoint(path), "options": {}, "clients": 1},
+                                 f"open {target.name}/{path}")
+                self.expect(isinstance(opened.get("connect_ns"), int), "open: no connect_ns")
+                for step in variant.steps:
+                    self._step(worker, target, path, step, hello)
+                self._error(worker, target, path)
+                self._step(worker, target, path, variant.steps[1], hello)  # still usable after the error
+                self.ok(worker, {"op": "close"}, "close")
+                self._bye(worker)
+            finally:
+                worker.kill()
+
+    def _message(self, target: Target, step: Step) -> dict:
+        params = [
+            {**g.model_dump(), "seed": derive_seed(self.seed, "params", step.sql or "", str(i))}
+            for i, g in enumerate(step.params)
+        ]
+        message = {"op": "step", "kind": step.kind, "iterations": step.iterations, "fetch": step.reads_rows,
+                   "params": params, "commit_every": step.commit_every}
+        for key in ("mode", "batch"):
+            if getattr(step, key):
+                message[key] = getattr(step, key)
+        if step.sql:
+            message["sql"] = step.sql_on(target.dbms)
+        return message
+
+    def _reference(self, target: Target, step: Step, message: dict) -> tuple[int, str, str | None]:
+        """(rows, checksum, check) as the runner's own connection sees the step's effect."""
+        checksum, rows = Checksum(), 0
+        values = generated_rows(message["params"], step.iterations)
+        if step.kind == "scan":
+            for _ in range(step.iterations):
+                checksum.add_rows(target.query(step.sql_on(target.dbms)))
+            rows = checksum.rows
+        elif step.kind == "exec" and step.reads_rows:
+            for v in values:
+                checksum.add_rows(target.query(step.sql_on(target.dbms), v))
+            rows = checksum.rows
+        elif step.kind in ("exec", "batch"):
+            for sql in step.reset:
+                target.execute(sql)
+            for v in values:
+                rows += len(target.query(step.sql_on(target.dbms) + _returning(target, step), v))
+        return rows, checksum.hexdigest(), self._check(target, step)
+
+    def _check(self, target: Target, step: Step) -> str | None:
+        if not step.check:
+            return None
+        checksum = Checksum()
+        checksum.add_rows(target.query(step.check))
+        return f"{checksum.hexdigest()}/{checksum.rows}"
+
+    def _step(self, worker: WorkerProcess, target: Target, path: str, step: Step, hello: dict) -> None:
+        where = f"{target.name}/{path} step {step.name}"
+        message = self._message(target, step)
+        want_rows, want_checksum, want_check = self._reference(target, step, message)
+        for sql in step.reset:
+            target.execute(sql)
+        answer = self.ask(worker, {**message, "verify": True})
+        if not answer["ok"]:
+            error = answer.get("error", {})
+            self.expect(error.get("kind") == "unsupported", f"{where} (verify): {error}")
+            note = f"{step.name} on {target.dbms}: {error.get('message')}"
+            if note not in self.outcome.notes:  # once, not once per path
+                self.outcome.notes.append(note)
+            return
+        self.expect(answer.get("n") == (step.iterations if step.kind != "batch" else -(-step.iterations // step.batch)),
+                    f"{where} (verify): n = {answer.get('n')}")
+        self.expect(answer.get("rows") == want_rows, f"{where} (verify): rows = {answer.get('rows')}, want {want_rows}")
+        if step.reads_rows:
+            self.expect(answer.get("checksum") == want_checksum,
+                        f"{where} (verify): checksum {answer.get('checksum')}, want {want_checksum}")
+        if want_check:
+            got = self._check(target, step)
+            self.expect(got == want_check, f"{where} (verify): the table after it checksums {got}, want {want_check}")
+        for sql in step.reset:
+            target.execute(sql)
+        latency_file = os.path.join(self.workdir, "latencies.bin")
+        answer = self.ok(worker, {**message, "latency_file": latency_file}, f"{where} (timed)")
+        for key in ("n", "elapsed_ns", "rows", "user_ns", "sys_ns", "first_op_ns"):
+            self.expect(isinstance(answer.get(key), int), f"{where} (timed): no integer '{key}' in {answer}")
+        self.expect(answer["rows"] == want_rows, f"{where} (timed): rows = {answer['rows']}, want {want_rows}")
+        size = os.path.getsize(latency_file) if os.path.exists(latency_file) else -1
+        self.expect(size == 8 * answer["n"], f"{where} (timed): latency file has {size} bytes for n = {answer['n']}")
+        latencies = Path(latency_file).read_bytes()
+        total = sum(int.from_bytes(latencies[i:i + 8], "little") for i in range(0, len(latencies), 8))
+        self.expect(abs(total - answer["elapsed_ns"]) <= max(1000, answer["elapsed_ns"] // 100),
+                    f"{where} (timed): latencies add up to {total} ns, elapsed_ns is {answer['elapsed_ns']}")
+        os.remove(latency_file)
+
+    def _error(self, worker: WorkerProcess, target: Target, path: str) -> None:
+        answer = self.ask(worker, {"op": "step", "kind": "scan", "iterations": 1, "fetch": True,
+                                   "sql": "SELECT * FROM conformance_no_such_table", "params": [], "verify": True})
+        error = answer.get("error") or {}
+        self.expect(not answer["ok"] and error.get("kind") == "db",
+                    f"{target.name}/{path}: a query of a missing table answered {answer}, want an error of kind db")
+        if target.dbms == "postgresql":
+            self.expect(error.get("sqlstate") == "42P01", f"{target.name}/{path}: sqlstate {error.get('sqlstate')}, want 42P01")
+
+
+def _returning(target: Target, step: Step) -> str:
+    """The reference counts rows a write changed by having them returned."""
+    return " RETURNING 1" if step.sql and not step.reads_rows else ""
+
+
+def prepare(dbms: str, workdir: str, variant: Variant, seed: int) -> Target:
+    target = make(dbms)
+    target.start(workdir)
+    target.create(variant.tables)
+    for table in variant.tables:
+        target.load(table, table_rows(table, seed))
+    target.execute("DROP TABLE IF EXISTS conf_types")
+    target.execute(TYPES_DDL[dbms])
+    marks = ", ".join("?" * len(TYPES_ROWS[dbms][0]))
+    for row in TYPES_ROWS[dbms]:
+        target.query(f"INSERT INTO conf_types VALUES ({marks})" + " RETURNING 1", row)
+    return target
+
+
+def check(methods: list[Method], progress: Callable[[str], None] = lambda _: None) -> list[Outcome]:
+    """Run every method through the kit, starting the servers their DBMSs need once."""
+    suite = script()
+    variant, seed = suite.variants[0], suite.seed
+    vectors = load_vectors()
+    needed = sorted({d for m in methods for d in m.dbms})
+    workdir = tempfile.mkdtemp(prefix="accessbench-conformance-")
+    os.chmod(workdir, 0o755)
+    targets: dict[str, Target] = {}
+    outcomes = []
+    try:
+        for dbms in needed:
+            progress(f"starting {dbms}")
+            targets[dbms] = prepare(dbms, workdir, variant, seed)
+        for method in methods:
+            progress(f"checking {method.name}")
+            why = method.missing()
+            if why:
+                outcomes.append(Outcome(method.name, passed=False, failure=f"unavailable: {why}"))
+                continue
+            outcomes.append(Check(method, targets, workdir, seed).run(vectors, variant))
+    finally:
+        for target in targets.values():
+            target.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return outcomes

@@ -1,0 +1,169 @@
+"""The shared test vectors in ``protocol/vectors/``, made from this reference implementation.
+
+``python -m accessbench.protocol.vectors DIR`` writes them; a test checks the committed files
+still equal what the reference makes, and ``accessbench conformance`` checks every worker
+against them. Values travel as JSON: u64 as 16 hex digits, timestamps as
+``YYYY-MM-DDTHH:MM:SS.ffffff``, typed checksum inputs as ``{"type", "value"}``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import generators
+from .checksum import Checksum, encode_value, row_hash
+from .prng import SplitMix64, fnv1a64
+
+EPOCH = dt.datetime(1970, 1, 1)
+
+SEEDS = [0, 1, 42, 0x9E3779B97F4A7C15, 0xFFFFFFFFFFFFFFFF]
+
+GENERATOR_SPECS: list[dict[str, Any]] = [
+    {"kind": "seq"},
+    {"kind": "seq", "start": 0, "step": 3},
+    {"kind": "seq", "start": 0, "div": 10, "mod": 10},
+    {"kind": "seq", "start": -5, "step": 7, "div": 2},
+    {"kind": "uniform", "lo": 1, "hi": 6071, "seed": 1},
+    {"kind": "uniform", "lo": -1000, "hi": 1000, "seed": 2},
+    {"kind": "uniform", "lo": 0, "hi": 9_000_000_000_000_000_000, "seed": 3},
+    {"kind": "choice", "values": ["GET", "POST", "HEAD"], "seed": 4},
+    {"kind": "choice", "values": [10, 20, 30, 40], "seed": 5},
+    {"kind": "text", "pattern": "/site/????????/page-####.html", "seed": 6},
+    {"kind": "text", "pattern": "plain", "seed": 7},
+    {"kind": "timestamp", "start": "2001-03-01T00:00:00", "step_us": 868000000, "jitter_us": 600000000, "seed": 8},
+    {"kind": "timestamp", "start": "1999-12-31T23:59:59.5", "step_us": 250000},
+    {"kind": "const", "value": 0},
+    {"kind": "uniform", "lo": 1, "hi": 5000, "null": 0.25, "seed": 9},
+    {"kind": "text", "pattern": "n-##", "null": 0.5, "seed": 10},
+    {"kind": "timestamp", "start": "2024-02-28T12:00:00", "step_us": 3600000000, "jitter_us": 999999, "null": 0.1, "seed": 11},
+]
+
+
+def timestamp_text(value: dt.datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+def to_json(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return timestamp_text(value)
+    return value
+
+
+# Typed values (as the `checksum` op takes them) → the native Python value.
+def native(typed: dict) -> Any:
+    kind, value = typed["type"], typed.get("value")
+    if kind == "null":
+        return None
+    if kind == "float":
+        return struct.unpack("<d", int(value, 16).to_bytes(8, "little"))[0]
+    if kind == "decimal":
+        return decimal.Decimal(value)
+    if kind == "bytes":
+        return bytes.fromhex(value)
+    if kind == "timestamp":
+        return EPOCH + dt.timedelta(microseconds=value)
+    if kind == "date":
+        return dt.date(1970, 1, 1) + dt.timedelta(days=value)
+    if kind == "time":
+        return (dt.datetime.min + dt.timedelta(microseconds=value)).time()
+    return value  # bool, int, text
+
+
+def _float(x: float) -> dict:
+    return {"type": "float", "value": struct.pack("<d", x)[::-1].hex()}
+
+
+VALUE_CASES: list[tuple[str, dict]] = [
+    ("null", {"type": "null"}),
+    ("bool true", {"type": "bool", "value": True}),
+    ("bool false", {"type": "bool", "value": False}),
+    ("smallint max", {"type": "int", "value": 32767}),
+    ("integer min", {"type": "int", "value": -2147483648}),
+    ("bigint max", {"type": "int", "value": 9223372036854775807}),
+    ("bigint min", {"type": "int", "value": -9223372036854775808}),
+    ("zero", {"type": "int", "value": 0}),
+    ("numeric with scale", {"type": "decimal", "value": "12345.670"}),
+    ("numeric negative", {"type": "decimal", "value": "-0.001"}),
+    ("double 0.1", _float(0.1)),
+    ("double -0.0", _float(-0.0)),
+    ("double 1e300", _float(1e300)),
+    ("double -2.5", _float(-2.5)),
+    ("char padded", {"type": "text", "value": "GET       "}),
+    ("empty text", {"type": "text", "value": ""}),
+    ("multibyte UTF-8", {"type": "text", "value": "héllo wörld ✓ 日本語 🚀"}),
+    ("bytes", {"type": "bytes", "value": "00ff10fe"}),
+    ("empty bytes", {"type": "bytes", "value": ""}),
+    ("timestamp with µs", {"type": "timestamp", "value": 983404828628337}),
+    ("timestamp before 1970", {"type": "timestamp", "value": -1}),
+    ("date", {"type": "date", "value": 11323}),
+    ("date before 1970", {"type": "date", "value": -365}),
+    ("time", {"type": "time", "value": 45296000001}),
+]
+
+
+def splitmix64_vectors() -> dict:
+    out = []
+    for seed in SEEDS:
+        rng = SplitMix64(seed)
+        out.append({"seed": f"{seed:016x}", "outputs": [f"{rng.next():016x}" for _ in range(8)]})
+    fnv = [{"text": t, "fnv1a64": f"{fnv1a64(t.encode()):016x}"} for t in ["", "a", "foobar", "héllo ✓"]]
+    return {"splitmix64": out, "fnv1a64_utf8": fnv}
+
+
+def generator_vectors() -> dict:
+    cases = []
+    for spec in GENERATOR_SPECS:
+        count = 40
+        values = [to_json(v) for v in generators.values(spec, count)]
+        cases.append({"spec": spec, "count": count, "values": values})
+    return {"cases": cases}
+
+
+def checksum_vectors() -> dict:
+    values = [
+        {"name": name, "value": typed, "encoding": encode_value(native(typed)).hex(),
+         "row_hash": f"{row_hash([native(typed)]):016x}"}
+        for name, typed in VALUE_CASES
+    ]
+    rows_cases = []
+    typed_rows = [[typed for _, typed in VALUE_CASES[i : i + 4]] for i in range(0, len(VALUE_CASES), 4)]
+    for name, rows in [("every type, four per row", typed_rows), ("same rows reversed", typed_rows[::-1]),
+                       ("no rows", []), ("one empty row", [[]])]:
+        checksum = Checksum()
+        checksum.add_rows([[native(v) for v in row] for row in rows])
+        rows_cases.append({"name": name, "rows": rows, "checksum": checksum.hexdigest(), "count": checksum.rows})
+    return {"values": values, "rows": rows_cases}
+
+
+FILES = {
+    "prng.json": splitmix64_vectors,
+    "generators.json": generator_vectors,
+    "checksum.json": checksum_vectors,
+}
+
+
+def render(name: str) -> str:
+    return json.dumps(FILES[name](), indent=1, ensure_ascii=False) + "\n"
+
+
+def default_dir() -> Path:
+    return Path(__file__).resolve().parents[3] / "protocol" / "vectors"
+
+
+def main(argv: list[str]) -> int:
+    folder = Path(argv[0]) if argv else default_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in FILES:
+        (folder / name).write_text(render(name))
+        print(f"wrote {folder / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,115 @@
+"""py-pyodbc: pyodbc over unixODBC, on the same ODBC drivers as c-odbc, so the difference is
+the cost of the Python layer over the same call-level interface."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyodbc
+
+from ..base import Driver, Op
+from . import odbc
+
+# The driver manager would otherwise keep closed connections for reuse, and a connect step
+# would measure the pool.
+pyodbc.pooling = False
+
+
+class Driver(Driver):
+    name = "py-pyodbc"
+    driver = "pyodbc"
+    dbms = ("postgresql", "sqlite")
+    paramstyle = "qmark"
+    batch_style = ("executemany in one transaction per group: fast_executemany (parameter arrays) on "
+                   "PostgreSQL; one SQLExecute per row on SQLite")
+    # fast_executemany binds timestamps with the precision the driver describes; psqlODBC's
+    # makes them whole seconds, silently. Declared sizes keep the microseconds.
+    TIMESTAMP_SIZE = (pyodbc.SQL_TYPE_TIMESTAMP, 26, 6)
+    db_errors = (pyodbc.Error,)
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "pooling": "False (no driver-manager connection pool)",
+            "literal": "cursor.execute(text): SQLExecDirect",
+            "extended": "a new cursor per execute: SQLPrepare + SQLExecute every time "
+                        "(pyodbc keeps the last prepared statement on a cursor)",
+            "prepared": "one cursor, the same statement: SQLPrepare once, then SQLExecute",
+            "fetch": "fetchall()",
+            "batch on sqlite": "fast_executemany=False: with it the SQLite ODBC driver crashes the process",
+            "batch timestamps": "setinputsizes (SQL_TYPE_TIMESTAMP, 26, 6): without it fast_executemany "
+                                "sends psqlODBC timestamps truncated to whole seconds",
+            **odbc.settings(),
+        }
+
+    def sqlstate(self, error: BaseException) -> str | None:
+        return error.args[0] if error.args and isinstance(error.args[0], str) and len(error.args[0]) == 5 else None
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        self.dbms = endpoint["dbms"]
+        self.input_sizes: list = []
+        self.conn = pyodbc.connect(odbc.connection_string(endpoint), autocommit=True)
+        self.cur = self.conn.cursor()
+        info = {"server_version": self.conn.getinfo(pyodbc.SQL_DBMS_VER)}
+        if self.dbms == "postgresql":
+            info["server_pid"] = self.cur.execute("SELECT pg_backend_pid()").fetchone()[0]
+        return info
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def execute(self, sql: str) -> None:
+        if sql in ("BEGIN", "COMMIT", "ROLLBACK"):  # ODBC owns transactions: no SQL for them
+            if sql == "BEGIN":
+                self.conn.autocommit = False
+            else:
+                (self.conn.commit if sql == "COMMIT" else self.conn.rollback)()
+                self.conn.autocommit = True
+            return
+        self.cur.execute(sql)
+
+    def connect_op(self, endpoint: dict) -> Op:
+        text = odbc.connection_string(endpoint)
+
+        def connect(_):
+            pyodbc.connect(text, autocommit=True).close()
+            return 0
+
+        return connect
+
+    def scan_op(self, sql: str) -> Op:
+        cur = self.cur
+        return lambda _: cur.execute(sql).fetchall()
+
+    def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        if mode == "literal":
+            cur = self.cur
+            if reads:
+                return lambda text: cur.execute(text).fetchall()
+            return lambda text: cur.execute(text).rowcount
+        if mode == "extended":
+            conn = self.conn
+            if reads:
+                return lambda args: conn.cursor().execute(sql, args).fetchall()
+            return lambda args: conn.cursor().execute(sql, args).rowcount
+        cur = self.conn.cursor()
+        if reads:
+            return lambda args: cur.execute(sql, args).fetchall()
+        return lambda args: cur.execute(sql, args).rowcount
+
+    def batch_op(self, sql: str) -> Op:
+        cur = self.conn.cursor()
+        cur.fast_executemany = self.dbms != "sqlite"
+        if any(self.input_sizes):
+            cur.setinputsizes(self.input_sizes)
+        return self.in_transaction(lambda group: cur.executemany(sql, group))
+
+    def adapt(self, args: list[tuple]) -> list:
+        if self.dbms == "sqlite":
+            # SQLite keeps timestamps as ISO text, as the data loader writes them.
+            self.input_sizes = []
+            return [tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in args]
+        width = len(args[0]) if args else 0
+        self.input_sizes = [
+            self.TIMESTAMP_SIZE if any(isinstance(row[i], dt.datetime) for row in args) else None for i in range(width)
+        ]
+        return args

@@ -1,0 +1,68 @@
+"""The conformance kit: the vectors are the reference's, every method passes, and a worker
+that differs is caught with its first difference."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from accessbench import conformance
+from accessbench.methods import Method, catalog
+from accessbench.protocol import vectors
+
+from .conftest import accessbench
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("name", sorted(vectors.FILES))
+def test_the_committed_vectors_are_what_the_reference_makes(name):
+    assert (vectors.default_dir() / name).read_text() == vectors.render(name), (
+        f"protocol/vectors/{name} is stale: python -m accessbench.protocol.vectors"
+    )
+
+
+def toolchain_absent(method: Method) -> str | None:
+    if method.language == "c" and not shutil.which("cc"):
+        return "no C compiler on this machine"
+    return None
+
+
+@pytest.mark.server
+def test_every_method_in_the_catalog_passes_conformance():
+    methods = [m for m in catalog() if not toolchain_absent(m)]
+    skipped = [m.name for m in catalog() if toolchain_absent(m)]
+    if skipped:
+        print(f"SKIPPING conformance of {', '.join(skipped)}: toolchain absent", file=sys.stderr)
+    outcomes = conformance.check(methods)
+    failures = {o.method: o.failure for o in outcomes if not o.passed}
+    assert not failures
+    assert all(o.checks > 100 for o in outcomes)
+
+
+class Corrupt(Method):
+    fault: str
+
+    def command(self) -> list[str]:
+        return [sys.executable, str(FIXTURES / "corrupt_worker.py"), self.fault, self.name]
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("fault, difference", [
+    ("generate", "generate {'kind': 'seq'}: value 39 is 1, want 40"),
+    ("hello", "hello: no 'driver_version'"),
+    ("scan-checksum", "step scan-items (verify): checksum 0000000000000000, want"),
+])
+def test_a_worker_that_differs_is_caught_at_its_first_difference(fault, difference):
+    base = next(m for m in catalog() if m.name == "py-sqlite3")
+    (outcome,) = conformance.check([Corrupt(**base.model_dump(), fault=fault)])
+    assert not outcome.passed and difference in outcome.failure
+
+
+def test_the_conformance_command_reports_pass_per_method():
+    result = accessbench("conformance", "py-sqlite3")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "py-sqlite3" in result.stdout and "pass" in result.stdout
