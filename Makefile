@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= python3
 STORE ?= accessbench.db
 
-.PHONY: setup system-deps quickstart test clean help
+.PHONY: setup system-deps workers quickstart test clean help
 
 help:
 	@echo "make quickstart   install everything, run the quick suite on PostgreSQL and SQLite, print the report"
@@ -21,7 +21,15 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install --quiet -e '.[drivers,test]'
 	@touch $@
 
-setup: system-deps $(VENV)/.installed
+# Native workers build with their own tools; a missing toolchain is said loudly, never silently.
+workers: system-deps
+	@if command -v cc >/dev/null && command -v pkg-config >/dev/null; then \
+		$(MAKE) --no-print-directory -C workers/c; \
+	else \
+		echo "*** SKIPPING the C worker: no C compiler or pkg-config; c-* methods will show as unavailable ***"; \
+	fi
+
+setup: system-deps $(VENV)/.installed workers
 
 quickstart: setup
 	$(VENV)/bin/accessbench --store $(STORE) run
@@ -32,4 +40,4 @@ test: setup
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests"; exit 1; fi; exit $$status
 
 clean:
-	rm -rf $(VENV) .pytest_cache build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache build src/*.egg-info workers/c/build

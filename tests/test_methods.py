@@ -6,12 +6,14 @@ from accessbench.methods.probe import probe
 from .conftest import accessbench
 
 
-def test_the_catalog_has_the_python_methods_and_variants_are_opt_in():
+def test_the_catalog_has_the_python_and_c_methods_and_variants_are_opt_in():
     from accessbench.methods import select
 
     names = [m.name for m in catalog()]
-    assert {"py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000", "py-pyodbc"} <= set(names)
-    assert {m.name for m in select(None)} == {m.name for m in catalog() if m.default}
+    assert {"py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000", "py-pyodbc",
+            "c-libpq", "c-odbc", "c-sqlite"} <= set(names)
+    defaults = {m.name for m in select(None)}
+    assert "c-libpq" in defaults and "c-libpq/format=binary" not in defaults
 
 
 def test_a_method_whose_module_is_missing_says_which_and_how_to_install_it():
@@ -34,3 +36,12 @@ def test_the_methods_command_lists_versions_and_pinned_settings():
     for name in ("py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000"):
         assert name in result.stdout
     assert "prepare_threshold: None" in result.stdout and "statement_cache_size: 0" in result.stdout
+
+
+def test_py_pyodbc_and_c_odbc_pin_the_same_odbc_driver_options():
+    from accessbench.methods.probe import probe
+
+    by_name = {m.name: m for m in catalog()}
+    python, c = probe(by_name["py-pyodbc"]).settings, probe(by_name["c-odbc"]).settings
+    for key in ("postgresql options", "sqlite options"):
+        assert python[key] == c[key], key

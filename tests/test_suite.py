@@ -73,7 +73,8 @@ def test_parameters_make_one_variant_per_value_with_typed_substitution():
     (('kind = "text", pattern = "##"', 'kind = "lorem"'), 10, "unknown generator 'lorem'"),
     (("seed = 7", "seed = = 7"), 3, "not valid TOML"),
     (("hi = 10", "hi = 0"), 17, "hi (0) is below lo (1)"),
-], ids=["unknown key", "wrong type", "marker count", "unknown generator", "invalid TOML", "bad range"])
+    (('pattern = "##"', 'pattern = "##", null = 1.5'), 10, "less than or equal to 1"),
+], ids=["unknown key", "wrong type", "marker count", "unknown generator", "invalid TOML", "bad range", "bad null"])
 def test_a_suite_error_names_the_file_and_line_where_it_was_written(change, line, fragment):
     message = error_of(BASE.replace(*change))
     assert message.startswith(f"my.toml:{line}:") and fragment in message
@@ -126,3 +127,8 @@ def test_a_path_no_target_offers_is_refused_with_the_paths_there_are(tmp_path, c
     assert "--target sqlite: offers paths inproc" in capsys.readouterr().err
     assert main(["--store", str(tmp_path / "s.db"), "run", "--path", "carrier-pigeon"]) == 2
     assert "the targets offer inproc, tcp, unix" in capsys.readouterr().err
+
+
+def test_a_timestamp_generator_with_a_time_zone_is_refused():
+    text = BASE.replace('gen = { kind = "seq" }', 'gen = { kind = "timestamp", start = "2001-01-01T00:00:00+02:00" }')
+    assert "has a time zone" in error_of(text)

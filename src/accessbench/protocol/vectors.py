@@ -46,7 +46,7 @@ GENERATOR_SPECS: list[dict[str, Any]] = [
 
 
 def timestamp_text(value: dt.datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
+    return value.isoformat(timespec="microseconds")  # four-digit years, unlike strftime's %Y
 
 
 def to_json(value: Any) -> Any:

@@ -209,11 +209,14 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    base, _, settings = argv[0].partition("/")
     try:
-        driver = importlib.import_module(DRIVERS[argv[0].split("/", 1)[0]]).Driver()
+        driver = importlib.import_module(DRIVERS[base]).Driver()
     except ImportError as e:  # still answer every message, so the runner can say why
         traceback.print_exc()
         driver = Missing(argv[0], f"driver module not importable: {e}")
+    if settings:  # no Python driver has settings yet: none may be silently ignored
+        driver = Missing(argv[0], f"{base} has no setting {settings!r}")
     serve(Session(driver), sys.stdin, out)
     return 0
 

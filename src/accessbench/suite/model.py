@@ -73,9 +73,11 @@ class TimestampGen(_Gen):
         import datetime as dt
 
         try:
-            dt.datetime.fromisoformat(v)
+            parsed = dt.datetime.fromisoformat(v)
         except ValueError:
             raise ValueError(f"start {v!r} is not an ISO timestamp like 2001-01-01T00:00:00") from None
+        if parsed.tzinfo is not None:
+            raise ValueError(f"start {v!r} has a time zone; timestamps have none")
         return v
 
 

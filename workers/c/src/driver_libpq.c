@@ -1,0 +1,978 @@
+/* c-libpq: PostgreSQL's C client library.
+ *
+ * Settings (part of the method name): format=text|binary (result format of the extended
+ * protocol), scan=buffered|singlerow (how rows are read), batch=pipeline|copy. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <libpq-fe.h>
+
+#include "driver.h"
+
+/* type OIDs (catalog/pg_type_d.h) */
+#define BOOLOID 16
+#define BYTEAOID 17
+#define CHAROID 18
+#define NAMEOID 19
+#define INT8OID 20
+#define INT2OID 21
+#define INT4OID 23
+#define TEXTOID 25
+#define OIDOID 26
+#define XIDOID 28
+#define CIDOID 29
+#define FLOAT4OID 700
+#define FLOAT8OID 701
+#define BPCHAROID 1042
+#define VARCHAROID 1043
+#define DATEOID 1082
+#define TIMEOID 1083
+#define TIMESTAMPOID 1114
+#define TIMESTAMPTZOID 1184
+#define NUMERICOID 1700
+
+#define PG_EPOCH_DAYS 10957             /* 2000-01-01 − 1970-01-01 */
+#define PG_EPOCH_US 946684800000000LL
+
+static int opt_binary, opt_singlerow, opt_copy;
+static PGconn *conn;
+static int stmt_counter;
+
+/* per step */
+static char *sql_dollar;          /* the statement with $n markers */
+static const char **values;       /* n × nparams parameter texts (NULL = SQL NULL) */
+static char prepared_name[32];    /* non-empty once prepared in this step */
+static char *copy_sql;            /* batch=copy: COPY t (cols) FROM STDIN */
+static char *copy_data;           /* every row in COPY text format */
+static size_t *copy_off;          /* row r's data starts at copy_off[r] */
+static ab_buf scratch;            /* decoded bytea / numeric text of one row */
+
+/* ---- connection ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const char *kw[10], *val[10];
+    char port[32], options[600];
+} conninfo;
+
+static void conninfo_from(json_t *ep, conninfo *ci)
+{
+    int k = 0;
+    const char *s;
+    memset(ci, 0, sizeof *ci);
+#define ADD(K, V)                                                                                                      \
+    do {                                                                                                               \
+        ci->kw[k] = (K);                                                                                               \
+        ci->val[k++] = (V);                                                                                            \
+    } while (0)
+    if ((s = ab_ep_str(ep, "host")))
+        ADD("host", s);
+    if (ab_ep_port(ep, ci->port, sizeof ci->port))
+        ADD("port", ci->port);
+    if ((s = ab_ep_str(ep, "database")))
+        ADD("dbname", s);
+    if ((s = ab_ep_str(ep, "user")))
+        ADD("user", s);
+    if ((s = ab_ep_str(ep, "password")) && *s)
+        ADD("password", s);
+    ADD("sslmode", (s = ab_ep_str(ep, "sslmode")) ? s : "prefer");
+    if ((s = ab_ep_str(ep, "schema")) && *s) {
+        snprintf(ci->options, sizeof ci->options, "-c search_path=%s", s);
+        ADD("options", ci->options);
+    }
+#undef ADD
+}
+
+static int fail_conn(PGconn *c)
+{
+    const char *m = c ? PQerrorMessage(c) : "out of memory";
+    return ab_fail("db", NULL, "%s", m && *m ? m : "connection failed");
+}
+
+static int fail_result(PGresult *r)
+{
+    if (!r)
+        return fail_conn(conn);
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    if (primary)
+        ab_fail("db", state, "%s: %s", sev ? sev : "ERROR", primary);
+    else {
+        const char *m = PQresultErrorMessage(r);
+        ab_fail("db", state, "%s", m && *m ? m : PQresStatus(PQresultStatus(r)));
+    }
+    return -1;
+}
+
+static int configure(const char *key, const char *value)
+{
+    if (!strcmp(key, "format") && (!strcmp(value, "text") || !strcmp(value, "binary")))
+        opt_binary = value[0] == 'b';
+    else if (!strcmp(key, "scan") && (!strcmp(value, "buffered") || !strcmp(value, "singlerow")))
+        opt_singlerow = value[0] == 's';
+    else if (!strcmp(key, "batch") && (!strcmp(value, "pipeline") || !strcmp(value, "copy")))
+        opt_copy = value[0] == 'c';
+    else
+        return ab_fail("unsupported", NULL,
+                       "c-libpq has no setting %s=%s (format=text|binary, scan=buffered|singlerow, batch=pipeline|copy)",
+                       key, value);
+    return 0;
+}
+
+static const char *batch_style(void)
+{
+    return opt_copy ? "COPY t (cols) FROM STDIN (text format) inside BEGIN/COMMIT, one COPY per group"
+                    : "pipeline mode: BEGIN, PQsendQueryPrepared per row (prepared once, in the first group), COMMIT, "
+                      "one PQpipelineSync per group, then every result read";
+}
+
+static void hello(json_t *a, json_t *s, json_t *caps)
+{
+    char v[32];
+    int lv = PQlibVersion();
+    snprintf(v, sizeof v, "%d.%d", lv / 10000, lv % 10000);
+    json_object_set_new(a, "driver_version", json_string(v));
+    json_object_set_new(caps, "batch", json_string(batch_style()));
+    json_object_set_new(s, "format", json_string(opt_binary ? "binary" : "text"));
+    json_object_set_new(s, "scan", json_string(opt_singlerow ? "singlerow" : "buffered"));
+    json_object_set_new(s, "batch", json_string(opt_copy ? "copy" : "pipeline"));
+    json_object_set_new(s, "sslmode", json_string("the target's (disable on managed servers)"));
+    json_object_set_new(s, "search_path", json_string("options=-c search_path=<schema> in the startup packet"));
+    json_object_set_new(s, "autocommit", json_string("yes (BEGIN/COMMIT explicit)"));
+    json_object_set_new(s, "literal", json_string("PQexec of the text with values inlined: simple query protocol, so text "
+                                                  "results whatever format says"));
+    json_object_set_new(s, "extended", json_string(opt_binary ? "PQexecParams: unnamed statement parsed every time, parameters as text of unspecified type, binary results"
+                                                              : "PQexecParams: unnamed statement parsed every time, parameters as text of unspecified type, text results"));
+    json_object_set_new(s, "prepared", json_string(opt_binary ? "PQprepare once (inside the first operation), PQexecPrepared with binary results; DEALLOCATE after the step (untimed)"
+                                                              : "PQprepare once (inside the first operation), PQexecPrepared with text results; DEALLOCATE after the step (untimed)"));
+    json_object_set_new(s, "reading",
+                        json_string(opt_singlerow
+                                        ? "every statement that returns rows is sent with PQsendQuery/PQsendQueryParams/PQsendQueryPrepared and read "
+                                          "row by row (PQsetSingleRowMode + PQgetResult)"
+                                        : "whole result buffered by libpq (PQexec, or PQexecParams/PQexecPrepared)"));
+    json_object_set_new(s, "scan step", json_string(opt_binary ? "PQexecParams with 0 parameters and binary results"
+                                                               : "PQexec (simple protocol, text results)"));
+    json_object_set_new(s, "decoding", json_string("every value decoded by type OID: int2/4/8 → int64, float4/8 → double, numeric → "
+                                                   "text (binary numeric converted to PostgreSQL's text form), bool, text types → "
+                                                   "bytes in place, timestamp → µs, date → days, bytea → bytes"));
+}
+
+static int open_(json_t *ep, json_t *a)
+{
+    conninfo ci;
+    conninfo_from(ep, &ci);
+    conn = PQconnectdbParams(ci.kw, ci.val, 0);
+    if (!conn || PQstatus(conn) != CONNECTION_OK) {
+        fail_conn(conn);
+        PQfinish(conn);
+        conn = NULL;
+        return -1;
+    }
+    /* text timestamps are parsed in the ISO form */
+    const char *ds = PQparameterStatus(conn, "DateStyle");
+    if (!ds || strncmp(ds, "ISO", 3)) {
+        PGresult *r = PQexec(conn, "SET DateStyle = ISO");
+        PQclear(r);
+    }
+    json_object_set_new(a, "server_pid", json_integer(PQbackendPID(conn)));
+    const char *sv = PQparameterStatus(conn, "server_version");
+    if (sv)
+        json_object_set_new(a, "server_version", json_string(sv));
+    return 0;
+}
+
+static void close_(void)
+{
+    PQfinish(conn);
+    conn = NULL;
+}
+
+static int64_t server_pid(void)
+{
+    return conn ? PQbackendPID(conn) : 0;
+}
+
+static int exec_simple(const char *sql)
+{
+    PGresult *r = PQexec(conn, sql);
+    int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok)
+        fail_result(r);
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
+static int txn_begin(ab_step *st)
+{
+    (void)st;
+    return exec_simple("BEGIN");
+}
+
+static int txn_commit(ab_step *st)
+{
+    (void)st;
+    return exec_simple("COMMIT");
+}
+
+/* ---- decoding ---------------------------------------------------------------------------------- */
+
+static inline uint16_t be16(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint16_t)(u[0] << 8 | u[1]);
+}
+
+static inline uint32_t be32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+static inline uint64_t be64(const char *p)
+{
+    return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+static inline int64_t parse_int(const char *p)
+{
+    int neg = *p == '-';
+    uint64_t v = 0;
+    if (neg || *p == '+')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    return neg ? (int64_t)(0 - v) : (int64_t)v;
+}
+
+static inline int num(const char **p, int n)
+{
+    int v = 0;
+    for (int k = 0; k < n && **p >= '0' && **p <= '9'; k++)
+        v = v * 10 + (*(*p)++ - '0');
+    return v;
+}
+
+/* µs of 'HH:MM:SS[.ffffff]' */
+static int64_t parse_time(const char **p)
+{
+    int h = num(p, 2);
+    (*p)++;
+    int mi = num(p, 2);
+    (*p)++;
+    int s = num(p, 2);
+    int64_t us = 0;
+    if (**p == '.') {
+        int nd = 0;
+        (*p)++;
+        while (**p >= '0' && **p <= '9') {
+            if (nd < 6) {
+                us = us * 10 + (**p - '0');
+                nd++;
+            }
+            (*p)++;
+        }
+        for (; nd < 6; nd++)
+            us *= 10;
+    }
+    return ((int64_t)h * 3600 + mi * 60 + s) * 1000000LL + us;
+}
+
+/* "YYYY-MM-DD" (any number of year digits) at *p; leaves *p after the day. */
+static void parse_ymd(const char **p, int64_t *y, int *m, int *d)
+{
+    *y = 0;
+    while (**p >= '0' && **p <= '9')
+        *y = *y * 10 + (*(*p)++ - '0');
+    (*p)++;
+    *m = num(p, 2);
+    (*p)++;
+    *d = num(p, 2);
+}
+
+static int64_t parse_timestamp(const char *p, int tz)
+{
+    if (*p == 'i')
+        return INT64_MAX; /* infinity */
+    if (*p == '-' && p[1] == 'i')
+        return INT64_MIN;
+    int64_t y;
+    int m, d;
+    parse_ymd(&p, &y, &m, &d);
+    p++;
+    int64_t us = parse_time(&p);
+    if (tz && (*p == '+' || *p == '-')) {
+        int sign = *p++ == '-' ? -1 : 1;
+        int64_t off = num(&p, 2) * 3600;
+        if (*p == ':') {
+            p++;
+            off += num(&p, 2) * 60;
+            if (*p == ':') {
+                p++;
+                off += num(&p, 2);
+            }
+        }
+        us -= sign * off * 1000000LL;
+    }
+    if (strstr(p, "BC"))
+        y = 1 - y;
+    return ab_days_from_civil(y, (unsigned)m, (unsigned)d) * 86400000000LL + us;
+}
+
+static int64_t parse_date_text(const char *p)
+{
+    if (*p == 'i')
+        return INT32_MAX; /* infinity */
+    if (*p == '-' && p[1] == 'i')
+        return INT32_MIN;
+    int64_t y;
+    int m, d;
+    parse_ymd(&p, &y, &m, &d);
+    if (strstr(p, "BC"))
+        y = 1 - y;
+    return ab_days_from_civil(y, (unsigned)m, (unsigned)d);
+}
+
+static int hexv(int c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* PostgreSQL's binary numeric → the text numeric_out prints (get_str_from_var). */
+static size_t numeric_text(const char *p, int len, char *out)
+{
+    if (len < 8)
+        return 0;
+    int ndigits = (int16_t)be16(p), weight = (int16_t)be16(p + 2), dscale = (int16_t)be16(p + 6);
+    uint16_t sign = be16(p + 4);
+    if (sign == 0xC000)
+        return (size_t)sprintf(out, "NaN");
+    if (sign == 0xD000)
+        return (size_t)sprintf(out, "Infinity");
+    if (sign == 0xF000)
+        return (size_t)sprintf(out, "-Infinity");
+    const char *dg = p + 8;
+    char *o = out;
+    if (sign == 0x4000)
+        *o++ = '-';
+    if (weight < 0) {
+        *o++ = '0';
+    } else {
+        for (int d = 0; d <= weight; d++) {
+            int dig = d < ndigits ? (int16_t)be16(dg + 2 * d) : 0;
+            if (d == 0)
+                o += sprintf(o, "%d", dig);
+            else
+                o += sprintf(o, "%04d", dig);
+        }
+    }
+    if (dscale > 0) {
+        *o++ = '.';
+        char *end = o + dscale;
+        for (int d = weight + 1; o < end; d++) {
+            int dig = d >= 0 && d < ndigits ? (int16_t)be16(dg + 2 * d) : 0;
+            char four[8];
+            sprintf(four, "%04d", dig);
+            for (int k = 0; k < 4 && o < end; k++)
+                *o++ = four[k];
+        }
+    }
+    return (size_t)(o - out);
+}
+
+static size_t numeric_text_need(const char *p, int len)
+{
+    if (len < 8)
+        return 16;
+    int weight = (int16_t)be16(p + 2), dscale = (int16_t)be16(p + 6);
+    return (size_t)((weight >= 0 ? (weight + 1) * 4 : 1) + (dscale > 0 ? dscale : 0) + 16);
+}
+
+/* float4 as psycopg reads it: PostgreSQL prints the shortest text that round-trips as a float4
+ * and Python parses that text as a double. */
+static double float4_as_text(float f)
+{
+    if (isnan(f) || isinf(f))
+        return (double)f;
+    char buf[32];
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, (double)f);
+        if (strtof(buf, NULL) == f)
+            break;
+    }
+    return strtod(buf, NULL);
+}
+
+/* Bytes of scratch that decoding row r of res may need. */
+static size_t scratch_need(const PGresult *res, int r, int nc, const Oid *types, int binary)
+{
+    size_t need = 0;
+    for (int c = 0; c < nc; c++) {
+        if (types[c] == BYTEAOID && !binary)
+            need += (size_t)PQgetlength(res, r, c) / 2 + 1;
+        else if (types[c] == NUMERICOID && binary)
+            need += numeric_text_need(PQgetvalue(res, r, c), PQgetlength(res, r, c));
+    }
+    return need;
+}
+
+/* Decodes row r of res into st's row buffer and hands it on. */
+static void decode_row(ab_step *st, const PGresult *res, int r, int nc, const Oid *types, int binary)
+{
+    ab_value *row = ab_row(st, nc);
+    size_t need = scratch_need(res, r, nc, types, binary);
+    if (need)
+        ab_buf_reserve(&scratch, need);
+    char *sp = scratch.p;
+    for (int c = 0; c < nc; c++) {
+        ab_value *v = &row[c];
+        if (PQgetisnull(res, r, c)) {
+            v->type = AB_NULL;
+            continue;
+        }
+        const char *p = PQgetvalue(res, r, c);
+        int len = PQgetlength(res, r, c);
+        switch (types[c]) {
+        case BOOLOID:
+            v->type = AB_BOOL;
+            v->u.i = binary ? p[0] != 0 : p[0] == 't';
+            break;
+        case INT2OID:
+            v->type = AB_INT;
+            v->u.i = binary ? (int16_t)be16(p) : parse_int(p);
+            break;
+        case INT4OID:
+            v->type = AB_INT;
+            v->u.i = binary ? (int32_t)be32(p) : parse_int(p);
+            break;
+        case INT8OID:
+            v->type = AB_INT;
+            v->u.i = binary ? (int64_t)be64(p) : parse_int(p);
+            break;
+        case OIDOID:
+        case XIDOID:
+        case CIDOID:
+            v->type = AB_INT;
+            v->u.i = binary ? (int64_t)be32(p) : parse_int(p);
+            break;
+        case FLOAT4OID:
+            v->type = AB_FLOAT;
+            if (binary) {
+                uint32_t bits = be32(p);
+                float f;
+                memcpy(&f, &bits, 4);
+                v->u.f = float4_as_text(f);
+            } else {
+                v->u.f = strtod(p, NULL);
+            }
+            break;
+        case FLOAT8OID:
+            v->type = AB_FLOAT;
+            if (binary) {
+                uint64_t bits = be64(p);
+                memcpy(&v->u.f, &bits, 8);
+            } else {
+                v->u.f = strtod(p, NULL);
+            }
+            break;
+        case NUMERICOID:
+            v->type = AB_DECIMAL;
+            if (binary) {
+                v->u.s.n = numeric_text(p, len, sp);
+                v->u.s.p = sp;
+                sp += v->u.s.n;
+            } else {
+                v->u.s.p = p;
+                v->u.s.n = (size_t)len;
+            }
+            break;
+        case TIMESTAMPOID:
+        case TIMESTAMPTZOID:
+            v->type = AB_TIMESTAMP;
+            if (binary) {
+                int64_t t = (int64_t)be64(p);
+                v->u.i = t == INT64_MAX || t == INT64_MIN ? t : t + PG_EPOCH_US;
+            } else {
+                v->u.i = parse_timestamp(p, types[c] == TIMESTAMPTZOID);
+            }
+            break;
+        case DATEOID:
+            v->type = AB_DATE;
+            if (binary) {
+                int32_t d = (int32_t)be32(p);
+                v->u.i = d == INT32_MAX || d == INT32_MIN ? d : (int64_t)d + PG_EPOCH_DAYS;
+            } else {
+                v->u.i = parse_date_text(p);
+            }
+            break;
+        case TIMEOID:
+            v->type = AB_TIME;
+            if (binary) {
+                v->u.i = (int64_t)be64(p);
+            } else {
+                const char *q = p;
+                v->u.i = parse_time(&q);
+            }
+            break;
+        case BYTEAOID:
+            v->type = AB_BYTES;
+            if (binary) {
+                v->u.s.p = p;
+                v->u.s.n = (size_t)len;
+            } else if (len >= 2 && p[0] == '\\' && p[1] == 'x') {
+                size_t n = (size_t)(len - 2) / 2;
+                for (size_t k = 0; k < n; k++)
+                    sp[k] = (char)(hexv(p[2 + 2 * k]) << 4 | hexv(p[3 + 2 * k]));
+                v->u.s.p = sp;
+                v->u.s.n = n;
+                sp += n;
+            } else { /* bytea_output = escape: not decoded */
+                v->u.s.p = p;
+                v->u.s.n = (size_t)len;
+            }
+            break;
+        default: /* char, name, text, bpchar, varchar, and anything else: the text as sent */
+            v->type = AB_TEXT;
+            v->u.s.p = p;
+            v->u.s.n = (size_t)len;
+        }
+    }
+    ab_emit(st, row, nc);
+}
+
+/* Reads a buffered result: rows decoded (reads) or the command's row count. */
+static int take_result(ab_step *st, PGresult *res, int reads, int64_t *count)
+{
+    ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (status == PGRES_TUPLES_OK && reads) {
+        int nr = PQntuples(res), nc = PQnfields(res), binary = nc && PQfformat(res, 0) == 1;
+        Oid types[nc > 0 ? nc : 1];
+        for (int c = 0; c < nc; c++)
+            types[c] = PQftype(res, c);
+        for (int r = 0; r < nr; r++)
+            decode_row(st, res, r, nc, types, binary);
+        st->ncols = nc;
+        *count = nr;
+    } else if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+        *count = reads ? 0 : parse_int(PQcmdTuples(res));
+    } else {
+        fail_result(res);
+        PQclear(res);
+        return -1;
+    }
+    PQclear(res);
+    return 0;
+}
+
+/* After PQsendQuery*: single-row mode, every row decoded as it arrives. */
+static int take_single_rows(ab_step *st, int64_t *count)
+{
+    PGresult *res;
+    int64_t rows = 0;
+    int failed = 0;
+    if (!PQsetSingleRowMode(conn))
+        fprintf(stderr, "abworker-c: PQsetSingleRowMode refused\n");
+    while ((res = PQgetResult(conn))) {
+        ExecStatusType status = PQresultStatus(res);
+        if (status == PGRES_SINGLE_TUPLE) {
+            int nc = PQnfields(res);
+            Oid types[nc > 0 ? nc : 1];
+            for (int c = 0; c < nc; c++)
+                types[c] = PQftype(res, c);
+            decode_row(st, res, 0, nc, types, nc && PQfformat(res, 0) == 1);
+            st->ncols = nc;
+            rows++;
+        } else if (status == PGRES_TUPLES_OK) {
+            st->ncols = PQnfields(res);
+        } else if (status != PGRES_COMMAND_OK && !failed) {
+            failed = 1;
+            fail_result(res);
+        }
+        PQclear(res);
+    }
+    *count = rows;
+    return failed ? -1 : 0;
+}
+
+/* ---- operations -------------------------------------------------------------------------------- */
+
+static int run_read(ab_step *st, int64_t i, int reads, int64_t *count)
+{
+    int fmt = opt_binary;
+    const char *const *pv = st->nparams ? &values[i * st->nparams] : NULL;
+    int single = opt_singlerow && reads;
+    if (st->kind == K_EXEC && st->mode == M_PREPARED && !prepared_name[0]) {
+        /* parsed once, inside the first operation's time */
+        char name[32];
+        snprintf(name, sizeof name, "abw_%d", ++stmt_counter);
+        PGresult *r = PQprepare(conn, name, sql_dollar, st->nparams, NULL);
+        if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
+            fail_result(r);
+            PQclear(r);
+            return -1;
+        }
+        PQclear(r);
+        memcpy(prepared_name, name, sizeof name);
+    }
+    if (single) {
+        int sent;
+        if (st->kind == K_SCAN)
+            sent = fmt ? PQsendQueryParams(conn, sql_dollar, 0, NULL, NULL, NULL, NULL, 1) : PQsendQuery(conn, sql_dollar);
+        else if (st->mode == M_LITERAL)
+            sent = PQsendQuery(conn, st->texts[i]);
+        else if (st->mode == M_EXTENDED)
+            sent = PQsendQueryParams(conn, sql_dollar, st->nparams, NULL, pv, NULL, NULL, fmt);
+        else
+            sent = PQsendQueryPrepared(conn, prepared_name, st->nparams, pv, NULL, NULL, fmt);
+        if (!sent)
+            return fail_conn(conn);
+        return take_single_rows(st, count);
+    }
+    PGresult *res;
+    if (st->kind == K_SCAN)
+        res = fmt ? PQexecParams(conn, sql_dollar, 0, NULL, NULL, NULL, NULL, 1) : PQexec(conn, sql_dollar);
+    else if (st->mode == M_LITERAL)
+        res = PQexec(conn, st->texts[i]);
+    else if (st->mode == M_EXTENDED)
+        res = PQexecParams(conn, sql_dollar, st->nparams, NULL, pv, NULL, NULL, fmt);
+    else
+        res = PQexecPrepared(conn, prepared_name, st->nparams, pv, NULL, NULL, fmt);
+    return take_result(st, res, reads, count);
+}
+
+/* Reads the results of `queries` pipelined queries and the sync; *prep_ok tells whether query
+ * number prep_at (the statement's Parse, or -1) succeeded. */
+static int drain_pipeline_results(int queries, int prep_at, int *prep_ok)
+{
+    int failed = 0;
+    for (int q = 0; q < queries; q++) {
+        PGresult *res = PQgetResult(conn);
+        if (!res) {
+            if (!failed)
+                fail_conn(conn);
+            return -1;
+        }
+        ExecStatusType status = PQresultStatus(res);
+        if (q == prep_at)
+            *prep_ok = status == PGRES_COMMAND_OK;
+        if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failed) {
+            if (status != PGRES_PIPELINE_ABORTED) {
+                failed = 1;
+                fail_result(res);
+            }
+        }
+        PQclear(res);
+        while ((res = PQgetResult(conn))) /* the NULL after each query's results */
+            PQclear(res);
+    }
+    PGresult *sync = PQgetResult(conn);
+    if (!sync || PQresultStatus(sync) != PGRES_PIPELINE_SYNC) {
+        if (!failed)
+            ab_fail("db", NULL, "pipeline: expected the sync result, got %s",
+                    sync ? PQresStatus(PQresultStatus(sync)) : "nothing");
+        failed = 1;
+    }
+    PQclear(sync);
+    return failed ? -1 : 0;
+}
+
+static int batch_pipeline(ab_step *st, int64_t first, int64_t last)
+{
+    int queries = 0, prepare = !prepared_name[0];
+    char name[32];
+    if (prepare)
+        snprintf(name, sizeof name, "abw_%d", ++stmt_counter);
+    else
+        memcpy(name, prepared_name, sizeof name);
+    if (!PQenterPipelineMode(conn))
+        return fail_conn(conn);
+    int ok = PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+    queries++;
+    if (ok && prepare) {
+        ok = PQsendPrepare(conn, name, sql_dollar, st->nparams, NULL);
+        queries++;
+    }
+    for (int64_t r = first; ok && r < last; r++, queries++)
+        ok = PQsendQueryPrepared(conn, name, st->nparams, &values[r * st->nparams], NULL, NULL, 0);
+    if (ok) {
+        ok = PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
+        queries++;
+    }
+    if (!ok || !PQpipelineSync(conn)) {
+        fail_conn(conn);
+        return -1; /* recover() leaves pipeline mode */
+    }
+    int prep_ok = 0, rc = drain_pipeline_results(queries, prepare ? 1 : -1, &prep_ok);
+    if (prepare && prep_ok) /* deallocated after the step */
+        memcpy(prepared_name, name, sizeof name);
+    if (rc)
+        return -1;
+    if (!PQexitPipelineMode(conn))
+        return fail_conn(conn);
+    return 0;
+}
+
+static int batch_copy(ab_step *st, int64_t first, int64_t last)
+{
+    (void)st;
+    if (exec_simple("BEGIN"))
+        return -1;
+    PGresult *res = PQexec(conn, copy_sql);
+    if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
+        fail_result(res);
+        PQclear(res);
+        return -1;
+    }
+    PQclear(res);
+    size_t off = copy_off[first], len = copy_off[last] - off;
+    if (PQputCopyData(conn, copy_data + off, (int)len) != 1 || PQputCopyEnd(conn, NULL) != 1)
+        return fail_conn(conn);
+    int failed = 0;
+    while ((res = PQgetResult(conn))) {
+        if (PQresultStatus(res) != PGRES_COMMAND_OK && !failed) {
+            failed = 1;
+            fail_result(res);
+        }
+        PQclear(res);
+    }
+    if (failed)
+        return -1;
+    return exec_simple("COMMIT");
+}
+
+static int op(ab_step *st, int64_t i, int64_t *count)
+{
+    switch (st->kind) {
+    case K_CONNECT: {
+        conninfo ci;
+        conninfo_from(st->endpoint, &ci);
+        PGconn *c = PQconnectdbParams(ci.kw, ci.val, 0);
+        if (!c || PQstatus(c) != CONNECTION_OK) {
+            fail_conn(c);
+            PQfinish(c);
+            return -1;
+        }
+        PQfinish(c);
+        *count = 0;
+        return 0;
+    }
+    case K_SCAN:
+        return run_read(st, i, 1, count);
+    case K_EXEC:
+        return run_read(st, i, st->fetch, count);
+    case K_BATCH: {
+        int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
+        if (opt_copy ? batch_copy(st, first, last) : batch_pipeline(st, first, last))
+            return -1;
+        *count = last - first;
+        return 0;
+    }
+    }
+    return ab_fail("internal", NULL, "unknown step kind");
+}
+
+/* ---- COPY: INSERT INTO t (cols) VALUES (?, …) → COPY t (cols) FROM STDIN ---------------------------- */
+
+static const char *skip_ws(const char *p)
+{
+    while (isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
+static const char *word(const char *p, const char *w)
+{
+    size_t n = strlen(w);
+    if (strncasecmp(p, w, n) || isalnum((unsigned char)p[n]) || p[n] == '_')
+        return NULL;
+    return p + n;
+}
+
+static int copy_statement(const char *sql, int nparams)
+{
+    const char *why = "it is not INSERT INTO t (cols) VALUES (?, …)";
+    const char *p = skip_ws(sql), *q;
+    if (!(p = word(p, "INSERT")) || !(p = word(skip_ws(p), "INTO")))
+        goto no;
+    p = skip_ws(p);
+    const char *table = p;
+    while (*p && *p != '(' && !isspace((unsigned char)*p)) {
+        if (*p == '"') { /* a quoted identifier */
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p += *p == '"' ? 2 : 1)
+                ;
+            if (!*p)
+                goto no;
+        }
+        p++;
+    }
+    size_t tlen = (size_t)(p - table);
+    p = skip_ws(p);
+    if (!tlen || *p != '(') {
+        why = "it names no column list";
+        goto no;
+    }
+    const char *cols = p;
+    if (!(q = strchr(p, ')')))
+        goto no;
+    size_t clen = (size_t)(q - cols) + 1;
+    p = skip_ws(q + 1);
+    if (!(p = word(p, "VALUES")))
+        goto no;
+    p = skip_ws(p);
+    if (*p++ != '(')
+        goto no;
+    for (int k = 0; k < nparams; k++) {
+        p = skip_ws(p);
+        if (*p++ != '?') {
+            why = "its VALUES are not all '?' markers";
+            goto no;
+        }
+        p = skip_ws(p);
+        if (k + 1 < nparams && *p++ != ',')
+            goto no;
+    }
+    p = skip_ws(p);
+    if (*p++ != ')')
+        goto no;
+    p = skip_ws(p);
+    if (*p == ';')
+        p = skip_ws(p + 1);
+    if (*p)
+        goto no;
+    copy_sql = malloc(tlen + clen + 32);
+    sprintf(copy_sql, "COPY %.*s %.*s FROM STDIN", (int)tlen, table, (int)clen, cols);
+    return 0;
+no:
+    return ab_fail("unsupported", NULL, "batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements: %s", why);
+}
+
+/* The rows in COPY's text format (rendered before the clock, like literal texts). */
+static void copy_render(ab_step *st)
+{
+    size_t total = 0;
+    int k = st->nparams;
+    for (int64_t i = 0; i < st->n * k; i++)
+        total += st->params[i].len * 2 + 3;
+    copy_data = malloc(total + 1);
+    copy_off = malloc((size_t)(st->n + 1) * sizeof *copy_off);
+    char *o = copy_data;
+    for (int64_t r = 0; r < st->n; r++) {
+        copy_off[r] = (size_t)(o - copy_data);
+        for (int c = 0; c < k; c++) {
+            const ab_param *p = &st->params[r * k + c];
+            if (c)
+                *o++ = '\t';
+            if (p->type == AB_NULL) {
+                *o++ = '\\';
+                *o++ = 'N';
+                continue;
+            }
+            for (size_t j = 0; j < p->len; j++) {
+                char ch = p->text[j];
+                switch (ch) {
+                case '\\': *o++ = '\\'; *o++ = '\\'; break;
+                case '\t': *o++ = '\\'; *o++ = 't'; break;
+                case '\n': *o++ = '\\'; *o++ = 'n'; break;
+                case '\r': *o++ = '\\'; *o++ = 'r'; break;
+                default: *o++ = ch;
+                }
+            }
+        }
+        *o++ = '\n';
+    }
+    copy_off[st->n] = (size_t)(o - copy_data);
+}
+
+static int step_begin(ab_step *st)
+{
+    prepared_name[0] = '\0';
+    if (st->sql)
+        sql_dollar = ab_sql_convert(st->sql, AB_MARK_DOLLAR);
+    if (st->params && st->nparams) {
+        values = malloc((size_t)(st->n * st->nparams) * sizeof *values);
+        for (int64_t i = 0; i < st->n * st->nparams; i++)
+            values[i] = st->params[i].type == AB_NULL ? NULL : st->params[i].text;
+    }
+    if (st->kind == K_BATCH && opt_copy) {
+        if (copy_statement(st->sql, st->nparams))
+            return -1;
+        copy_render(st);
+    }
+    ab_buf_reserve(&scratch, 1 << 16);
+    return 0;
+}
+
+static void recover(ab_step *st)
+{
+    (void)st;
+    if (!conn)
+        return;
+    if (PQpipelineStatus(conn) != PQ_PIPELINE_OFF) {
+        PGresult *res;
+        for (int guard = 0; guard < 1000000; guard++) {
+            res = PQgetResult(conn);
+            if (!res) {
+                if (PQexitPipelineMode(conn) || PQstatus(conn) != CONNECTION_OK)
+                    break;
+                continue;
+            }
+            PQclear(res);
+        }
+    }
+    PGresult *res;
+    while ((res = PQgetResult(conn))) {
+        if (PQresultStatus(res) == PGRES_COPY_IN)
+            PQputCopyEnd(conn, "aborted by the worker");
+        PQclear(res);
+    }
+    PGTransactionStatusType ts = PQtransactionStatus(conn);
+    if (ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR) {
+        res = PQexec(conn, "ROLLBACK");
+        PQclear(res);
+    }
+}
+
+static void step_end(ab_step *st)
+{
+    (void)st;
+    if (prepared_name[0] && conn && PQpipelineStatus(conn) == PQ_PIPELINE_OFF) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "DEALLOCATE %s", prepared_name);
+        PGresult *res = PQexec(conn, sql);
+        if (PQresultStatus(res) != PGRES_COMMAND_OK)
+            fprintf(stderr, "abworker-c: %s: %s", sql, PQerrorMessage(conn));
+        PQclear(res);
+    }
+    prepared_name[0] = '\0';
+    free(sql_dollar);
+    sql_dollar = NULL;
+    free(values);
+    values = NULL;
+    free(copy_sql);
+    copy_sql = NULL;
+    free(copy_data);
+    copy_data = NULL;
+    free(copy_off);
+    copy_off = NULL;
+}
+
+const ab_driver ab_driver_libpq = {
+    .base = "c-libpq",
+    .driver = "libpq",
+    .dbms = {"postgresql", NULL},
+    .batch_style_default = "pipeline mode",
+    .configure = configure,
+    .hello = hello,
+    .open = open_,
+    .close = close_,
+    .step_begin = step_begin,
+    .op = op,
+    .txn_begin = txn_begin,
+    .txn_commit = txn_commit,
+    .recover = recover,
+    .step_end = step_end,
+    .server_pid = server_pid,
+};

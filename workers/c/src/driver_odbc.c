@@ -1,0 +1,823 @@
+/* c-odbc: the SQL call-level interface through unixODBC — psqlODBC (PostgreSQL Unicode) for
+ * PostgreSQL, the SQLite3 ODBC driver for SQLite.
+ *
+ * Settings (part of the method name): fetch=N rows per SQLFetch (SQL_ATTR_ROW_ARRAY_SIZE),
+ * batch=array|loop. */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sql.h>
+#include <sqlext.h>
+
+#include "driver.h"
+
+#ifndef AB_UNIXODBC_VERSION
+#define AB_UNIXODBC_VERSION "?"
+#endif
+
+/* psqlODBC options that change behaviour, pinned (the rest are not used by this worker:
+ * catalog functions, updatable cursors, Windows dialogs). */
+static const char PG_OPTIONS[] =
+    "UseServerSidePrepare=1;" /* SQLPrepare/SQLExecute and bound parameters use the extended protocol */
+    "UseDeclareFetch=0;"      /* no cursor: the whole result is read at execution, as libpq does */
+    "BoolsAsChar=0;"          /* boolean → SQL_BIT, not '1'/'0' text */
+    "TextAsLongVarchar=1;"    /* text → SQL_LONGVARCHAR (the default) */
+    "MaxVarcharSize=255;MaxLongVarcharSize=8190;UnknownSizes=0;" /* reported column sizes (defaults) */
+    "LFConversion=0;"         /* no LF ↔ CR/LF rewriting of text */
+    "Parse=0;"                /* no client-side parsing of statements for column info */
+    "UpdatableCursors=0;"     /* no keyset emulation */
+    "Protocol=7.4-1;"         /* an error rolls back the transaction: no SAVEPOINT around each statement */
+    "BatchSize=100;"          /* parameter arrays: up to 100 sets per round trip (the default) */
+    "CommLog=0;Debug=0;";     /* odbcinst.ini may switch the driver's logs on: off */
+
+static const char SQLITE_OPTIONS[] =
+    "StepAPI=1;"   /* rows stepped with sqlite3_step as they are fetched, not read whole at execution */
+    "NoTXN=0;"     /* transactions are real */
+    "SyncPragma=FULL;" /* the driver would set PRAGMA synchronous=NORMAL; FULL is the library default that c-sqlite and py-sqlite3 get */
+    "Timeout=5000;" /* busy timeout (ms), as c-sqlite and Python's sqlite3 */
+    "NoWCHAR=1;"   /* character columns reported as SQL_CHAR/VARCHAR (read as UTF-8 SQL_C_CHAR) */
+    "BigInt=0;JDConv=0;FKSupport=0;LongNames=0;ShortNames=0;"; /* defaults; JournalMode not
+                                                               set: the file's own (WAL) */
+
+static int opt_fetch = 1, opt_loop = 0;
+static SQLHENV env;
+static SQLHDBC dbc;
+static SQLHSTMT stmt;
+static int is_pg;
+static char *connstr;
+static int64_t backend_pid;
+static SQLULEN fetched;
+
+/* ---- result columns ----------------------------------------------------------------------------- */
+
+enum { R_INT, R_FLOAT, R_DEC, R_TEXT, R_BYTES, R_TS, R_DATE, R_TIME, R_BIT, R_DYN };
+
+typedef struct {
+    int kind;
+    SQLSMALLINT ctype;
+    SQLLEN elem; /* bytes per row in buf */
+    char *buf;   /* elem × opt_fetch */
+    SQLLEN *ind; /* opt_fetch */
+    size_t cap;
+} rcol;
+
+static rcol *rcols;
+static int nrcols_cap, nrcols; /* bound columns of the current result */
+
+/* ---- parameters --------------------------------------------------------------------------------- */
+
+typedef struct {
+    SQLSMALLINT ctype, sqltype;
+    SQLULEN colsize;
+    SQLSMALLINT digits;
+    SQLLEN elem;
+    char *all;      /* n × elem: every row's value, column-wise (made before the clock) */
+    SQLLEN *allind; /* n */
+    char *one;      /* the one-row buffer bound for extended / prepared / loop */
+    SQLLEN oneind;
+} pcol;
+
+static pcol *pcols;
+static int prepared; /* SQLPrepare done in this step */
+static int autocommit_off;
+
+/* ---- errors -------------------------------------------------------------------------------------- */
+
+static int fail_odbc(SQLSMALLINT type, SQLHANDLE h, const char *what)
+{
+    SQLCHAR state[8] = "", msg[2048] = "";
+    SQLINTEGER native = 0;
+    SQLSMALLINT len = 0;
+    SQLRETURN rc = h ? SQLGetDiagRec(type, h, 1, state, &native, msg, sizeof msg, &len) : SQL_ERROR;
+    if (SQL_SUCCEEDED(rc))
+        return ab_fail("db", (const char *)state, "%s", (const char *)msg);
+    return ab_fail("db", NULL, "%s failed", what);
+}
+
+#define OK(rc) SQL_SUCCEEDED(rc)
+
+static int configure(const char *key, const char *value)
+{
+    if (!strcmp(key, "fetch")) {
+        char *end;
+        long n = strtol(value, &end, 10);
+        if (*end || n < 1 || n > 1000000)
+            return ab_fail("unsupported", NULL, "c-odbc: fetch must be a row count from 1 to 1000000, not %s", value);
+        opt_fetch = (int)n;
+        return 0;
+    }
+    if (!strcmp(key, "batch") && (!strcmp(value, "array") || !strcmp(value, "loop"))) {
+        opt_loop = value[0] == 'l';
+        return 0;
+    }
+    return ab_fail("unsupported", NULL, "c-odbc has no setting %s=%s (fetch=N, batch=array|loop)", key, value);
+}
+
+static void hello(json_t *a, json_t *s, json_t *caps)
+{
+    char fetch[96];
+    json_object_set_new(a, "driver_version",
+                        json_string("unixODBC " AB_UNIXODBC_VERSION "; the ODBC driver's own name and version are in open's answer"));
+    json_object_set_new(caps, "batch",
+                        json_string(opt_loop ? "autocommit off; SQLExecute once per row; SQLEndTran(COMMIT) per group"
+                                             : "autocommit off; one SQLExecute per group with SQL_ATTR_PARAMSET_SIZE = group "
+                                               "size (column-wise parameter arrays); SQLEndTran(COMMIT) per group"));
+    snprintf(fetch, sizeof fetch, "%d row%s per SQLFetch (SQL_ATTR_ROW_ARRAY_SIZE), columns bound with SQLBindCol", opt_fetch,
+             opt_fetch == 1 ? "" : "s");
+    json_object_set_new(s, "fetch", json_string(fetch));
+    json_object_set_new(s, "batch", json_string(opt_loop ? "loop" : "array"));
+    json_object_set_new(s, "postgresql driver", json_string("psqlODBC, Driver={PostgreSQL Unicode}; search_path by pqopt={options='-c search_path=<schema>'}"));
+    json_object_set_new(s, "postgresql options", json_string(PG_OPTIONS));
+    json_object_set_new(s, "sqlite driver", json_string("SQLite3 ODBC driver, Driver={SQLite3}"));
+    json_object_set_new(s, "sqlite options", json_string(SQLITE_OPTIONS));
+    json_object_set_new(s, "sslmode", json_string("the target's, as SSLmode"));
+    json_object_set_new(s, "autocommit", json_string("on, except in batch steps and commit_every groups (off, SQLEndTran)"));
+    json_object_set_new(s, "literal", json_string("SQLExecDirect of the text with values inlined"));
+    json_object_set_new(s, "extended", json_string("SQLExecDirect with SQLBindParameter-bound parameters (psqlODBC: unnamed statement, parsed every time)"));
+    json_object_set_new(s, "prepared", json_string("SQLPrepare once (inside the first operation), SQLExecute per operation; the statement handle is freed after the step (untimed)"));
+    json_object_set_new(s, "parameters", json_string("bound once per step to one row of buffers, filled per operation: integers SQL_C_SBIGINT/SQL_BIGINT, text SQL_C_CHAR/SQL_VARCHAR, timestamps SQL_C_TYPE_TIMESTAMP (PostgreSQL) or ISO text (SQLite)"));
+    json_object_set_new(s, "reading", json_string("SQLDescribeCol + SQLBindCol per execution (once per step when prepared): integers SQL_C_SBIGINT, floating SQL_C_DOUBLE, numeric SQL_C_CHAR text, character SQL_C_CHAR (UTF-8, LC_CTYPE C.UTF-8), timestamp/date SQL_C_TYPE_TIMESTAMP/DATE, time as text, bit SQL_C_BIT, binary SQL_C_BINARY"));
+    json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid() at open (untimed)"));
+}
+
+/* ---- connection ---------------------------------------------------------------------------------- */
+
+/* value for a connection string: braced when it holds special characters */
+static void put_value(char **o, const char *v)
+{
+    if (!strpbrk(v, ";{}=") && v[0] != ' ') {
+        *o += sprintf(*o, "%s", v);
+        return;
+    }
+    *(*o)++ = '{';
+    for (; *v; v++) {
+        *(*o)++ = *v;
+        if (*v == '}')
+            *(*o)++ = '}';
+    }
+    *(*o)++ = '}';
+    **o = '\0';
+}
+
+static char *make_connstr(json_t *ep)
+{
+    const char *dbms = ab_ep_str(ep, "dbms");
+    size_t cap = 4096 + 2 * json_dumpb(ep, NULL, 0, 0);
+    char *s = malloc(cap), *o = s, port[32];
+    if (!strcmp(dbms, "sqlite")) {
+        const char *file = ab_ep_str(ep, "file");
+        o += sprintf(o, "Driver={SQLite3};Database=");
+        put_value(&o, file ? file : "");
+        sprintf(o, ";%s", SQLITE_OPTIONS);
+        return s;
+    }
+    const char *v;
+    o += sprintf(o, "Driver={PostgreSQL Unicode};Server=");
+    put_value(&o, (v = ab_ep_str(ep, "host")) ? v : "localhost");
+    o += sprintf(o, ";Port=");
+    put_value(&o, ab_ep_port(ep, port, sizeof port) ? port : "5432");
+    o += sprintf(o, ";Database=");
+    put_value(&o, (v = ab_ep_str(ep, "database")) ? v : "");
+    o += sprintf(o, ";Uid=");
+    put_value(&o, (v = ab_ep_str(ep, "user")) ? v : "");
+    if ((v = ab_ep_str(ep, "password")) && *v) {
+        o += sprintf(o, ";Pwd=");
+        /* always braced, so that nothing in it is read as a keyword */
+        *o++ = '{';
+        for (; *v; v++) {
+            *o++ = *v;
+            if (*v == '}')
+                *o++ = '}';
+        }
+        *o++ = '}';
+    }
+    o += sprintf(o, ";SSLmode=%s;%s", (v = ab_ep_str(ep, "sslmode")) ? v : "prefer", PG_OPTIONS);
+    if ((v = ab_ep_str(ep, "schema")) && *v)
+        o += sprintf(o, "pqopt={options='-c search_path=%s'};", v);
+    return s;
+}
+
+static int connect_dbc(SQLHDBC *h)
+{
+    if (!OK(SQLAllocHandle(SQL_HANDLE_DBC, env, h)))
+        return fail_odbc(SQL_HANDLE_ENV, env, "SQLAllocHandle(DBC)");
+    SQLRETURN rc = SQLDriverConnect(*h, NULL, (SQLCHAR *)connstr, SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+    if (!OK(rc)) {
+        fail_odbc(SQL_HANDLE_DBC, *h, "SQLDriverConnect");
+        SQLFreeHandle(SQL_HANDLE_DBC, *h);
+        *h = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int new_stmt(void)
+{
+    if (!OK(SQLAllocHandle(SQL_HANDLE_STMT, dbc, &stmt)))
+        return fail_odbc(SQL_HANDLE_DBC, dbc, "SQLAllocHandle(STMT)");
+    if (!OK(SQLSetStmtAttr(stmt, SQL_ATTR_ROW_ARRAY_SIZE, (SQLPOINTER)(SQLULEN)opt_fetch, 0)) ||
+        !OK(SQLSetStmtAttr(stmt, SQL_ATTR_ROWS_FETCHED_PTR, &fetched, 0)))
+        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLSetStmtAttr(ROW_ARRAY_SIZE)");
+    return 0;
+}
+
+static int open_(json_t *ep, json_t *a)
+{
+    /* character data crosses the API as UTF-8 whatever the caller's locale */
+    if (!setlocale(LC_CTYPE, "C.UTF-8"))
+        fprintf(stderr, "abworker-c: no C.UTF-8 locale; multibyte text may not round-trip\n");
+    if (!env) {
+        if (!OK(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &env)))
+            return ab_fail("db", NULL, "SQLAllocHandle(ENV) failed");
+        SQLSetEnvAttr(env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+    }
+    is_pg = strcmp(ab_ep_str(ep, "dbms"), "sqlite") != 0;
+    free(connstr);
+    connstr = make_connstr(ep);
+    if (connect_dbc(&dbc))
+        return -1;
+    if (new_stmt())
+        return -1;
+    char name[256] = "", ver[256] = "", dbver[256] = "", both[600];
+    SQLSMALLINT len;
+    SQLGetInfo(dbc, SQL_DRIVER_NAME, name, sizeof name, &len);
+    SQLGetInfo(dbc, SQL_DRIVER_VER, ver, sizeof ver, &len);
+    SQLGetInfo(dbc, SQL_DBMS_VER, dbver, sizeof dbver, &len);
+    snprintf(both, sizeof both, "%s %s", name, ver);
+    json_object_set_new(a, "odbc_driver", json_string(both));
+    backend_pid = 0;
+    if (is_pg) {
+        /* untimed: which backend serves us, and the server's own version text */
+        SQLBIGINT pid = 0;
+        char sv[256] = "";
+        SQLLEN i1, i2;
+        if (OK(SQLExecDirect(stmt, (SQLCHAR *)"SELECT pg_backend_pid(), current_setting('server_version')", SQL_NTS)) &&
+            OK(SQLBindCol(stmt, 1, SQL_C_SBIGINT, &pid, 0, &i1)) && OK(SQLBindCol(stmt, 2, SQL_C_CHAR, sv, sizeof sv, &i2)) &&
+            OK(SQLFetch(stmt))) {
+            backend_pid = pid;
+            json_object_set_new(a, "server_pid", json_integer(pid));
+            json_object_set_new(a, "server_version", json_string(sv));
+        }
+        SQLFreeStmt(stmt, SQL_CLOSE);
+        SQLFreeStmt(stmt, SQL_UNBIND);
+    } else {
+        json_object_set_new(a, "server_version", json_string(dbver));
+    }
+    return 0;
+}
+
+static void close_(void)
+{
+    if (stmt)
+        SQLFreeHandle(SQL_HANDLE_STMT, stmt);
+    stmt = NULL;
+    if (dbc) {
+        SQLDisconnect(dbc);
+        SQLFreeHandle(SQL_HANDLE_DBC, dbc);
+    }
+    dbc = NULL;
+}
+
+static int64_t server_pid(void)
+{
+    return backend_pid;
+}
+
+/* ---- transactions ------------------------------------------------------------------------------- */
+
+static int set_autocommit(int on)
+{
+    if (!OK(SQLSetConnectAttr(dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)(SQLULEN)(on ? SQL_AUTOCOMMIT_ON : SQL_AUTOCOMMIT_OFF), 0)))
+        return fail_odbc(SQL_HANDLE_DBC, dbc, "SQLSetConnectAttr(AUTOCOMMIT)");
+    autocommit_off = !on;
+    return 0;
+}
+
+static int txn_begin(ab_step *st)
+{
+    (void)st; /* autocommit is off for the step: the driver begins the transaction itself */
+    return 0;
+}
+
+static int txn_commit(ab_step *st)
+{
+    (void)st;
+    if (!OK(SQLEndTran(SQL_HANDLE_DBC, dbc, SQL_COMMIT)))
+        return fail_odbc(SQL_HANDLE_DBC, dbc, "SQLEndTran(COMMIT)");
+    return 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------------------- */
+
+static void rcol_reserve(rcol *c, SQLLEN elem)
+{
+    size_t need = (size_t)elem * (size_t)opt_fetch;
+    if (need > c->cap) {
+        free(c->buf);
+        c->buf = malloc(need);
+        c->cap = need;
+    }
+    if (!c->ind)
+        c->ind = malloc((size_t)opt_fetch * sizeof *c->ind);
+    c->elem = elem;
+}
+
+/* Describes and binds the result's columns. */
+static int bind_result(int nc)
+{
+    if (nc > nrcols_cap) {
+        rcols = realloc(rcols, (size_t)nc * sizeof *rcols);
+        memset(rcols + nrcols_cap, 0, (size_t)(nc - nrcols_cap) * sizeof *rcols);
+        nrcols_cap = nc;
+    }
+    for (int c = 0; c < nc; c++) {
+        SQLCHAR name[256];
+        SQLSMALLINT nlen, type;
+        SQLULEN size;
+        if (!OK(SQLDescribeCol(stmt, (SQLUSMALLINT)(c + 1), name, sizeof name, &nlen, &type, &size, NULL, NULL)))
+            return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLDescribeCol");
+        rcol *r = &rcols[c];
+        SQLLEN elem;
+        switch (type) {
+        case SQL_TINYINT:
+        case SQL_SMALLINT:
+        case SQL_INTEGER:
+        case SQL_BIGINT:
+            r->kind = R_INT, r->ctype = SQL_C_SBIGINT, elem = sizeof(SQLBIGINT);
+            break;
+        case SQL_REAL:
+        case SQL_FLOAT:
+        case SQL_DOUBLE:
+            r->kind = R_FLOAT, r->ctype = SQL_C_DOUBLE, elem = sizeof(SQLDOUBLE);
+            break;
+        case SQL_NUMERIC:
+        case SQL_DECIMAL:
+            /* SQLite has no decimal type: a NUMERIC column holds integers or reals */
+            r->kind = is_pg ? R_DEC : R_DYN, r->ctype = SQL_C_CHAR;
+            elem = (SQLLEN)(size > 0 && size < 4000 ? size + 3 : 4000);
+            if (elem < 256)
+                elem = 256;
+            break;
+        case SQL_BIT:
+            r->kind = R_BIT, r->ctype = SQL_C_BIT, elem = 1;
+            break;
+        case SQL_TYPE_TIMESTAMP:
+        case SQL_TIMESTAMP:
+            r->kind = R_TS, r->ctype = SQL_C_TYPE_TIMESTAMP, elem = sizeof(SQL_TIMESTAMP_STRUCT);
+            break;
+        case SQL_TYPE_DATE:
+        case SQL_DATE:
+            r->kind = R_DATE, r->ctype = SQL_C_TYPE_DATE, elem = sizeof(SQL_DATE_STRUCT);
+            break;
+        case SQL_TYPE_TIME:
+        case SQL_TIME:
+            r->kind = R_TIME, r->ctype = SQL_C_CHAR, elem = 32;
+            break;
+        case SQL_BINARY:
+        case SQL_VARBINARY:
+        case SQL_LONGVARBINARY:
+            r->kind = R_BYTES, r->ctype = SQL_C_BINARY;
+            elem = (SQLLEN)(size > 0 && size <= (1u << 20) && type == SQL_BINARY ? size : (1u << 20));
+            break;
+        default: /* character data, and whatever else, as UTF-8 text (up to 4 bytes a character) */
+            r->kind = R_TEXT, r->ctype = SQL_C_CHAR;
+            elem = (SQLLEN)(size > 0 && size <= 65536 ? size * 4 + 1 : 262145);
+            if (type == SQL_LONGVARCHAR || type == SQL_WLONGVARCHAR) /* text: its reported size is only MaxLongVarcharSize */
+                elem = 262145;
+        }
+        if (!is_pg) {
+            /* SQLite types values, not columns, and the driver reports declared types: an
+             * expression or untyped column ('varchar', lower case, the driver's default) and a
+             * NUMERIC/DECIMAL column (integers or reals) are read as text and typed by their
+             * form; declared sizes are not enforced, so text and blobs get room to spare. */
+            char tname[64] = "";
+            SQLSMALLINT tlen = 0;
+            SQLColAttribute(stmt, (SQLUSMALLINT)(c + 1), SQL_DESC_TYPE_NAME, tname, sizeof tname, &tlen, NULL);
+            if (!strcmp(tname, "varchar") || !strncasecmp(tname, "NUMERIC", 7) || !strncasecmp(tname, "DECIMAL", 7))
+                r->kind = R_DYN, r->ctype = SQL_C_CHAR, elem = 65537;
+            else if ((r->ctype == SQL_C_CHAR || r->ctype == SQL_C_BINARY) && elem < 65537)
+                elem = 65537;
+        }
+        /* at most 64 MiB of buffer per column, whatever the fetch size (a longer value than the
+         * buffer then holds is reported when it is met) */
+        if ((size_t)elem * (size_t)opt_fetch > (64u << 20) && (r->ctype == SQL_C_CHAR || r->ctype == SQL_C_BINARY)) {
+            size_t fit = (64u << 20) / (size_t)opt_fetch;
+            elem = (SQLLEN)(fit > 65537 ? fit : 65537);
+        }
+        rcol_reserve(r, elem);
+        if (!OK(SQLBindCol(stmt, (SQLUSMALLINT)(c + 1), r->ctype, r->buf, r->elem, r->ind)))
+            return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLBindCol");
+    }
+    nrcols = nc;
+    return 0;
+}
+
+static int64_t ts_us(const SQL_TIMESTAMP_STRUCT *t)
+{
+    return (ab_days_from_civil(t->year, t->month, t->day) * 86400LL + t->hour * 3600LL + t->minute * 60LL + t->second) *
+               1000000LL +
+           (int64_t)(t->fraction / 1000);
+}
+
+static int64_t time_text_us(const char *p)
+{
+    int h = 0, m = 0, s = 0;
+    int64_t us = 0;
+    int n = 0;
+    sscanf(p, "%d:%d:%d%n", &h, &m, &s, &n);
+    p += n;
+    if (*p == '.') {
+        int nd = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (nd < 6)
+                us = us * 10 + (*p - '0'), nd++;
+        for (; nd < 6; nd++)
+            us *= 10;
+    }
+    return ((int64_t)h * 3600 + m * 60 + s) * 1000000LL + us;
+}
+
+static void decode_dyn(ab_value *v, const char *p, size_t n)
+{
+    size_t k = *p == '-' || *p == '+';
+    int integer = n > k;
+    for (; k < n; k++)
+        integer &= p[k] >= '0' && p[k] <= '9';
+    if (integer) {
+        v->type = AB_INT;
+        v->u.i = strtoll(p, NULL, 10);
+    } else {
+        char *end;
+        double d = strtod(p, &end);
+        if (end == p + n) {
+            v->type = AB_FLOAT;
+            v->u.f = d;
+        } else {
+            v->type = AB_TEXT;
+            v->u.s.p = p;
+            v->u.s.n = n;
+        }
+    }
+}
+
+/* Fetches every row of the open result, decoding each value. */
+static int fetch_all(ab_step *st, int64_t *count)
+{
+    int nc = nrcols;
+    int64_t rows = 0;
+    SQLRETURN rc;
+    while ((rc = SQLFetch(stmt)) != SQL_NO_DATA) {
+        if (!OK(rc))
+            return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLFetch");
+        for (SQLULEN r = 0; r < fetched; r++) {
+            ab_value *row = ab_row(st, nc);
+            for (int c = 0; c < nc; c++) {
+                rcol *col = &rcols[c];
+                ab_value *v = &row[c];
+                SQLLEN ind = col->ind[r];
+                const char *p = col->buf + (size_t)r * (size_t)col->elem;
+                if (ind == SQL_NULL_DATA) {
+                    v->type = AB_NULL;
+                    continue;
+                }
+                if ((col->ctype == SQL_C_CHAR && (ind < 0 || ind >= col->elem)) ||
+                    (col->ctype == SQL_C_BINARY && (ind < 0 || ind > col->elem)))
+                    return ab_fail("internal", NULL, "column %d: a value longer than its bound buffer (%ld bytes)", c + 1,
+                                   (long)col->elem);
+                switch (col->kind) {
+                case R_INT:
+                    v->type = AB_INT;
+                    memcpy(&v->u.i, p, 8);
+                    break;
+                case R_FLOAT:
+                    v->type = AB_FLOAT;
+                    memcpy(&v->u.f, p, 8);
+                    break;
+                case R_DEC:
+                    v->type = AB_DECIMAL;
+                    v->u.s.p = p;
+                    v->u.s.n = (size_t)ind;
+                    break;
+                case R_DYN:
+                    decode_dyn(v, p, (size_t)ind);
+                    break;
+                case R_BIT:
+                    v->type = AB_BOOL;
+                    v->u.i = *(const unsigned char *)p != 0;
+                    break;
+                case R_TS:
+                    v->type = AB_TIMESTAMP;
+                    v->u.i = ts_us((const SQL_TIMESTAMP_STRUCT *)(const void *)p);
+                    break;
+                case R_DATE: {
+                    const SQL_DATE_STRUCT *d = (const void *)p;
+                    v->type = AB_DATE;
+                    v->u.i = ab_days_from_civil(d->year, d->month, d->day);
+                    break;
+                }
+                case R_TIME:
+                    v->type = AB_TIME;
+                    v->u.i = time_text_us(p);
+                    break;
+                case R_BYTES:
+                    v->type = AB_BYTES;
+                    v->u.s.p = p;
+                    v->u.s.n = (size_t)ind;
+                    break;
+                default:
+                    v->type = AB_TEXT;
+                    v->u.s.p = p;
+                    v->u.s.n = (size_t)ind;
+                }
+            }
+            ab_emit(st, row, nc);
+            rows++;
+        }
+    }
+    st->ncols = nc;
+    *count = rows;
+    return 0;
+}
+
+/* After an execution: read the rows (reads), or count the rows changed. */
+static int finish(ab_step *st, int reads, int bind_each, int64_t *count)
+{
+    SQLSMALLINT nc = 0;
+    if (!OK(SQLNumResultCols(stmt, &nc)))
+        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLNumResultCols");
+    if (nc == 0 || !reads) {
+        SQLLEN changed = 0;
+        if (!OK(SQLRowCount(stmt, &changed)))
+            changed = 0;
+        if (nc)
+            SQLFreeStmt(stmt, SQL_CLOSE);
+        *count = reads ? 0 : changed < 0 ? 0 : changed;
+        return 0;
+    }
+    if ((bind_each || nrcols != nc) && bind_result(nc))
+        return -1;
+    int rc = fetch_all(st, count);
+    SQLFreeStmt(stmt, SQL_CLOSE);
+    return rc;
+}
+
+/* ---- parameters ---------------------------------------------------------------------------------- */
+
+static int bind_param(int k, char *buf, SQLLEN *ind)
+{
+    pcol *p = &pcols[k];
+    SQLRETURN rc = SQLBindParameter(stmt, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, p->ctype, p->sqltype, p->colsize, p->digits,
+                                    buf, p->elem, ind);
+    return OK(rc) ? 0 : fail_odbc(SQL_HANDLE_STMT, stmt, "SQLBindParameter");
+}
+
+/* Parameter columns: a C type per column from its values, every row's value laid out. */
+static void make_params(ab_step *st)
+{
+    int k = st->nparams;
+    pcols = calloc((size_t)(k ? k : 1), sizeof *pcols);
+    for (int j = 0; j < k; j++) {
+        pcol *p = &pcols[j];
+        int ints = 1, floats = 1, bools = 1, stamps = 1;
+        size_t maxlen = 1;
+        for (int64_t i = 0; i < st->n; i++) {
+            const ab_param *v = &st->params[i * k + j];
+            if (v->type == AB_NULL)
+                continue;
+            ints &= v->type == AB_INT;
+            floats &= v->type == AB_FLOAT;
+            bools &= v->type == AB_BOOL;
+            stamps &= v->type == AB_TIMESTAMP;
+            if (v->len > maxlen)
+                maxlen = v->len;
+        }
+        if (ints || (bools && !is_pg))
+            p->ctype = SQL_C_SBIGINT, p->sqltype = SQL_BIGINT, p->elem = 8, p->colsize = 19;
+        else if (floats)
+            p->ctype = SQL_C_DOUBLE, p->sqltype = SQL_DOUBLE, p->elem = 8, p->colsize = 15;
+        else if (bools)
+            p->ctype = SQL_C_BIT, p->sqltype = SQL_BIT, p->elem = 1, p->colsize = 1;
+        else if (stamps && is_pg)
+            p->ctype = SQL_C_TYPE_TIMESTAMP, p->sqltype = SQL_TYPE_TIMESTAMP, p->elem = sizeof(SQL_TIMESTAMP_STRUCT),
+            p->colsize = 26, p->digits = 6;
+        else
+            p->ctype = SQL_C_CHAR, p->sqltype = SQL_VARCHAR, p->elem = (SQLLEN)maxlen + 1, p->colsize = maxlen;
+        p->all = calloc((size_t)(st->n ? st->n : 1), (size_t)p->elem);
+        p->allind = calloc((size_t)(st->n ? st->n : 1), sizeof *p->allind);
+        p->one = calloc(1, (size_t)p->elem);
+        for (int64_t i = 0; i < st->n; i++) {
+            const ab_param *v = &st->params[i * k + j];
+            char *dst = p->all + (size_t)i * (size_t)p->elem;
+            if (v->type == AB_NULL) {
+                p->allind[i] = SQL_NULL_DATA;
+                continue;
+            }
+            switch (p->ctype) {
+            case SQL_C_SBIGINT: {
+                SQLBIGINT x = v->i;
+                memcpy(dst, &x, 8);
+                p->allind[i] = 8;
+                break;
+            }
+            case SQL_C_DOUBLE:
+                memcpy(dst, &v->f, 8);
+                p->allind[i] = 8;
+                break;
+            case SQL_C_BIT:
+                *dst = (char)(v->i != 0);
+                p->allind[i] = 1;
+                break;
+            case SQL_C_TYPE_TIMESTAMP: {
+                SQL_TIMESTAMP_STRUCT t;
+                int64_t days = ab_floordiv(v->i, 86400000000LL), rem = v->i - days * 86400000000LL, y;
+                unsigned mo, d;
+                ab_civil_from_days(days, &y, &mo, &d);
+                t.year = (SQLSMALLINT)y, t.month = (SQLUSMALLINT)mo, t.day = (SQLUSMALLINT)d;
+                t.hour = (SQLUSMALLINT)(rem / 3600000000LL), t.minute = (SQLUSMALLINT)(rem / 60000000LL % 60);
+                t.second = (SQLUSMALLINT)(rem / 1000000 % 60), t.fraction = (SQLUINTEGER)(rem % 1000000 * 1000);
+                memcpy(dst, &t, sizeof t);
+                p->allind[i] = sizeof t;
+                break;
+            }
+            default:
+                memcpy(dst, v->text, v->len);
+                dst[v->len] = '\0';
+                p->allind[i] = (SQLLEN)v->len;
+            }
+        }
+    }
+}
+
+/* Copies row i's values into the bound one-row buffers. */
+static inline void fill_one(ab_step *st, int64_t i)
+{
+    for (int j = 0; j < st->nparams; j++) {
+        pcol *p = &pcols[j];
+        p->oneind = p->allind[i];
+        if (p->oneind != SQL_NULL_DATA)
+            memcpy(p->one, p->all + (size_t)i * (size_t)p->elem, (size_t)p->elem);
+    }
+}
+
+/* ---- operations ---------------------------------------------------------------------------------- */
+
+static int exec_direct(const char *sql, size_t len)
+{
+    SQLRETURN rc = SQLExecDirect(stmt, (SQLCHAR *)sql, (SQLINTEGER)len);
+    if (!OK(rc) && rc != SQL_NO_DATA)
+        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLExecDirect");
+    return 0;
+}
+
+static int execute(void)
+{
+    SQLRETURN rc = SQLExecute(stmt);
+    if (!OK(rc) && rc != SQL_NO_DATA)
+        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLExecute");
+    return 0;
+}
+
+static int prepare_once(ab_step *st)
+{
+    if (prepared)
+        return 0;
+    if (!OK(SQLPrepare(stmt, (SQLCHAR *)st->sql, SQL_NTS)))
+        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLPrepare");
+    prepared = 1;
+    return 0;
+}
+
+static int op(ab_step *st, int64_t i, int64_t *count)
+{
+    switch (st->kind) {
+    case K_CONNECT: {
+        SQLHDBC h;
+        if (connect_dbc(&h))
+            return -1;
+        SQLDisconnect(h);
+        SQLFreeHandle(SQL_HANDLE_DBC, h);
+        *count = 0;
+        return 0;
+    }
+    case K_SCAN:
+        if (exec_direct(st->sql, strlen(st->sql)))
+            return -1;
+        return finish(st, 1, 1, count);
+    case K_EXEC:
+        if (st->mode == M_LITERAL) {
+            if (exec_direct(st->texts[i], st->text_lens[i]))
+                return -1;
+            return finish(st, st->fetch, 1, count);
+        }
+        fill_one(st, i);
+        if (st->mode == M_EXTENDED) {
+            if (exec_direct(st->sql, strlen(st->sql)))
+                return -1;
+            return finish(st, st->fetch, 1, count);
+        }
+        if (prepare_once(st) || execute())
+            return -1;
+        return finish(st, st->fetch, 0, count);
+    case K_BATCH: {
+        int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
+        if (prepare_once(st))
+            return -1;
+        if (opt_loop) {
+            for (int64_t r = first; r < last; r++) {
+                int64_t changed;
+                fill_one(st, r);
+                if (execute() || finish(st, 0, 0, &changed))
+                    return -1;
+            }
+        } else {
+            for (int j = 0; j < st->nparams; j++)
+                if (bind_param(j, pcols[j].all + (size_t)first * (size_t)pcols[j].elem, &pcols[j].allind[first]))
+                    return -1;
+            if (!OK(SQLSetStmtAttr(stmt, SQL_ATTR_PARAMSET_SIZE, (SQLPOINTER)(SQLULEN)(last - first), 0)))
+                return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLSetStmtAttr(PARAMSET_SIZE)");
+            int64_t changed;
+            if (execute() || finish(st, 0, 0, &changed))
+                return -1;
+        }
+        if (txn_commit(st))
+            return -1;
+        *count = last - first;
+        return 0;
+    }
+    }
+    return ab_fail("internal", NULL, "unknown step kind");
+}
+
+static int step_begin(ab_step *st)
+{
+    prepared = 0;
+    nrcols = 0;
+    if (st->kind == K_EXEC || st->kind == K_BATCH) {
+        make_params(st);
+        if (st->kind == K_EXEC && st->mode != M_LITERAL)
+            for (int j = 0; j < st->nparams; j++)
+                if (bind_param(j, pcols[j].one, &pcols[j].oneind))
+                    return -1;
+        if (st->kind == K_BATCH && opt_loop)
+            for (int j = 0; j < st->nparams; j++)
+                if (bind_param(j, pcols[j].one, &pcols[j].oneind))
+                    return -1;
+    }
+    if (st->kind == K_BATCH || st->commit_every)
+        return set_autocommit(0);
+    return 0;
+}
+
+static void recover(ab_step *st)
+{
+    (void)st;
+    if (stmt)
+        SQLFreeStmt(stmt, SQL_CLOSE);
+    if (dbc && autocommit_off)
+        SQLEndTran(SQL_HANDLE_DBC, dbc, SQL_ROLLBACK);
+}
+
+static void step_end(ab_step *st)
+{
+    if (dbc && autocommit_off)
+        set_autocommit(1);
+    /* a fresh statement handle for the next step: the driver drops what this one prepared */
+    if (stmt) {
+        SQLFreeHandle(SQL_HANDLE_STMT, stmt);
+        stmt = NULL;
+        if (dbc && new_stmt())
+            fprintf(stderr, "abworker-c: %s\n", ab_err.message);
+    }
+    nrcols = 0;
+    prepared = 0;
+    if (pcols) {
+        for (int j = 0; j < st->nparams; j++) {
+            free(pcols[j].all);
+            free(pcols[j].allind);
+            free(pcols[j].one);
+        }
+        free(pcols);
+        pcols = NULL;
+    }
+}
+
+const ab_driver ab_driver_odbc = {
+    .base = "c-odbc",
+    .driver = "unixODBC",
+    .dbms = {"postgresql", "sqlite"},
+    .batch_style_default = "parameter arrays",
+    .configure = configure,
+    .hello = hello,
+    .open = open_,
+    .close = close_,
+    .step_begin = step_begin,
+    .op = op,
+    .txn_begin = txn_begin,
+    .txn_commit = txn_commit,
+    .recover = recover,
+    .step_end = step_end,
+    .server_pid = server_pid,
+};

@@ -1,0 +1,320 @@
+/* c-sqlite: the SQLite C API, in process. sqlite3_prepare_v2 / bind / step / column. */
+#include <stdio.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "driver.h"
+
+#define BUSY_TIMEOUT_MS 5000 /* what Python's sqlite3.connect uses by default */
+
+static sqlite3 *db;
+static sqlite3_stmt *prepared; /* prepared mode / batch: made in the first operation */
+static sqlite3_stmt *txn_stmt[2]; /* BEGIN, COMMIT: prepared once per connection */
+
+static const char *code_name(int code)
+{
+    switch (code) {
+    case SQLITE_CONSTRAINT_PRIMARYKEY: return "SQLITE_CONSTRAINT_PRIMARYKEY";
+    case SQLITE_CONSTRAINT_UNIQUE: return "SQLITE_CONSTRAINT_UNIQUE";
+    case SQLITE_CONSTRAINT_NOTNULL: return "SQLITE_CONSTRAINT_NOTNULL";
+    case SQLITE_CONSTRAINT_CHECK: return "SQLITE_CONSTRAINT_CHECK";
+    case SQLITE_CONSTRAINT_FOREIGNKEY: return "SQLITE_CONSTRAINT_FOREIGNKEY";
+    case SQLITE_BUSY_SNAPSHOT: return "SQLITE_BUSY_SNAPSHOT";
+    default: break;
+    }
+    switch (code & 0xff) {
+    case SQLITE_ERROR: return "SQLITE_ERROR";
+    case SQLITE_INTERNAL: return "SQLITE_INTERNAL";
+    case SQLITE_PERM: return "SQLITE_PERM";
+    case SQLITE_ABORT: return "SQLITE_ABORT";
+    case SQLITE_BUSY: return "SQLITE_BUSY";
+    case SQLITE_LOCKED: return "SQLITE_LOCKED";
+    case SQLITE_NOMEM: return "SQLITE_NOMEM";
+    case SQLITE_READONLY: return "SQLITE_READONLY";
+    case SQLITE_INTERRUPT: return "SQLITE_INTERRUPT";
+    case SQLITE_IOERR: return "SQLITE_IOERR";
+    case SQLITE_CORRUPT: return "SQLITE_CORRUPT";
+    case SQLITE_FULL: return "SQLITE_FULL";
+    case SQLITE_CANTOPEN: return "SQLITE_CANTOPEN";
+    case SQLITE_SCHEMA: return "SQLITE_SCHEMA";
+    case SQLITE_TOOBIG: return "SQLITE_TOOBIG";
+    case SQLITE_CONSTRAINT: return "SQLITE_CONSTRAINT";
+    case SQLITE_MISMATCH: return "SQLITE_MISMATCH";
+    case SQLITE_MISUSE: return "SQLITE_MISUSE";
+    case SQLITE_RANGE: return "SQLITE_RANGE";
+    default: return NULL;
+    }
+}
+
+static int fail_db(sqlite3 *h, int rc)
+{
+    const char *msg = h ? sqlite3_errmsg(h) : sqlite3_errstr(rc);
+    int code = h ? sqlite3_extended_errcode(h) : rc;
+    return ab_fail("db", code_name(code), "%s", msg);
+}
+
+static int configure(const char *key, const char *value)
+{
+    return ab_fail("unsupported", NULL, "c-sqlite has no setting %s=%s", key, value);
+}
+
+static void hello(json_t *a, json_t *settings, json_t *caps)
+{
+    (void)caps;
+    json_object_set_new(a, "driver_version", json_string(sqlite3_libversion()));
+    json_object_set_new(settings, "autocommit", json_string("yes (BEGIN/COMMIT explicit)"));
+    json_object_set_new(settings, "open", json_string("sqlite3_open_v2(file, READWRITE|CREATE), busy_timeout 5000 ms (as Python's sqlite3)"));
+    json_object_set_new(settings, "literal", json_string("sqlite3_prepare_v2 + step + finalize of the text with values inlined, every operation"));
+    json_object_set_new(settings, "extended", json_string("sqlite3_prepare_v2 + bind + step + finalize, every operation"));
+    json_object_set_new(settings, "prepared", json_string("sqlite3_prepare_v2 once (first operation), then reset + clear_bindings + bind + step"));
+    json_object_set_new(settings, "scan", json_string("prepare, step every row, decode each column by sqlite3_column_type, finalize"));
+    json_object_set_new(settings, "timestamps", json_string("bound and read as ISO text"));
+    json_object_set_new(settings, "rows changed", json_string("sqlite3_changes"));
+}
+
+static int open_(json_t *ep, json_t *a)
+{
+    const char *file = ab_ep_str(ep, "file");
+    if (!file)
+        return ab_fail("protocol", NULL, "the sqlite endpoint needs a file");
+    int rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc != SQLITE_OK) {
+        fail_db(db, rc);
+        sqlite3_close(db);
+        db = NULL;
+        return -1;
+    }
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+    const char *txn[2] = {"BEGIN", "COMMIT"};
+    for (int k = 0; k < 2; k++)
+        if (sqlite3_prepare_v2(db, txn[k], -1, &txn_stmt[k], NULL) != SQLITE_OK)
+            return fail_db(db, 0);
+    json_object_set_new(a, "server_version", json_string(sqlite3_libversion()));
+    return 0;
+}
+
+static void close_(void)
+{
+    for (int k = 0; k < 2; k++) {
+        sqlite3_finalize(txn_stmt[k]);
+        txn_stmt[k] = NULL;
+    }
+    sqlite3_finalize(prepared);
+    prepared = NULL;
+    sqlite3_close(db);
+    db = NULL;
+}
+
+static int run_txn(int k)
+{
+    int rc = sqlite3_step(txn_stmt[k]);
+    sqlite3_reset(txn_stmt[k]);
+    return rc == SQLITE_DONE ? 0 : fail_db(db, rc);
+}
+
+static int txn_begin(ab_step *st)
+{
+    (void)st;
+    return run_txn(0);
+}
+
+static int txn_commit(ab_step *st)
+{
+    (void)st;
+    return run_txn(1);
+}
+
+static int bind_row(sqlite3_stmt *s, const ab_param *row, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const ab_param *p = &row[k];
+        int rc;
+        switch (p->type) {
+        case AB_NULL: rc = sqlite3_bind_null(s, k + 1); break;
+        case AB_INT:
+        case AB_BOOL: rc = sqlite3_bind_int64(s, k + 1, p->i); break;
+        case AB_FLOAT: rc = sqlite3_bind_double(s, k + 1, p->f); break;
+        default: /* text; timestamps as ISO text */
+            rc = sqlite3_bind_text(s, k + 1, p->text, (int)p->len, SQLITE_STATIC);
+        }
+        if (rc != SQLITE_OK)
+            return fail_db(db, rc);
+    }
+    return 0;
+}
+
+/* Steps s to the end; reads (and decodes) every row when reads. */
+static int run(ab_step *st, sqlite3_stmt *s, int reads, int64_t *count)
+{
+    int rc;
+    int64_t rows = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (!reads)
+            continue;
+        int nc = sqlite3_column_count(s);
+        ab_value *row = ab_row(st, nc);
+        for (int c = 0; c < nc; c++) {
+            ab_value *v = &row[c];
+            switch (sqlite3_column_type(s, c)) {
+            case SQLITE_INTEGER:
+                v->type = AB_INT;
+                v->u.i = sqlite3_column_int64(s, c);
+                break;
+            case SQLITE_FLOAT:
+                v->type = AB_FLOAT;
+                v->u.f = sqlite3_column_double(s, c);
+                break;
+            case SQLITE_TEXT:
+                v->type = AB_TEXT;
+                v->u.s.p = (const char *)sqlite3_column_text(s, c);
+                v->u.s.n = (size_t)sqlite3_column_bytes(s, c);
+                break;
+            case SQLITE_BLOB:
+                v->type = AB_BYTES;
+                v->u.s.p = sqlite3_column_blob(s, c);
+                v->u.s.n = (size_t)sqlite3_column_bytes(s, c);
+                break;
+            default:
+                v->type = AB_NULL;
+            }
+        }
+        ab_emit(st, row, nc);
+        rows++;
+    }
+    if (rc != SQLITE_DONE)
+        return fail_db(db, rc);
+    if (reads) {
+        st->ncols = sqlite3_column_count(s);
+        *count = rows;
+    } else {
+        *count = sqlite3_stmt_readonly(s) ? 0 : sqlite3_changes(db);
+    }
+    return 0;
+}
+
+static int prepare(const char *sql, size_t len, sqlite3_stmt **s)
+{
+    int rc = sqlite3_prepare_v2(db, sql, (int)len + 1, s, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(*s);
+        *s = NULL;
+        return fail_db(db, rc);
+    }
+    if (!*s)
+        return ab_fail("db", NULL, "empty statement");
+    return 0;
+}
+
+/* prepare + (bind) + step + finalize */
+static int once(ab_step *st, const char *sql, size_t len, const ab_param *row, int reads, int64_t *count)
+{
+    sqlite3_stmt *s;
+    if (prepare(sql, len, &s))
+        return -1;
+    int rc = (row ? bind_row(s, row, st->nparams) : 0) || run(st, s, reads, count) ? -1 : 0;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static int op(ab_step *st, int64_t i, int64_t *count)
+{
+    switch (st->kind) {
+    case K_CONNECT: {
+        sqlite3 *c = NULL;
+        int rc = sqlite3_open_v2(ab_ep_str(st->endpoint, "file"), &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+        if (rc != SQLITE_OK) {
+            fail_db(c, rc);
+            sqlite3_close(c);
+            return -1;
+        }
+        sqlite3_close(c);
+        *count = 0;
+        return 0;
+    }
+    case K_SCAN:
+        return once(st, st->sql, strlen(st->sql), NULL, 1, count);
+    case K_EXEC: {
+        const ab_param *row = &st->params[i * st->nparams];
+        if (st->mode == M_LITERAL)
+            return once(st, st->texts[i], st->text_lens[i], NULL, st->fetch, count);
+        if (st->mode == M_EXTENDED)
+            return once(st, st->sql, strlen(st->sql), row, st->fetch, count);
+        if (!prepared) { /* parsed once, inside the first operation's time */
+            if (prepare(st->sql, strlen(st->sql), &prepared))
+                return -1;
+        } else {
+            sqlite3_reset(prepared);
+            sqlite3_clear_bindings(prepared);
+        }
+        return bind_row(prepared, row, st->nparams) || run(st, prepared, st->fetch, count) ? -1 : 0;
+    }
+    case K_BATCH: {
+        int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
+        if (run_txn(0))
+            return -1;
+        if (!prepared && prepare(st->sql, strlen(st->sql), &prepared))
+            return -1;
+        for (int64_t r = first; r < last; r++) {
+            int64_t changed;
+            sqlite3_reset(prepared);
+            sqlite3_clear_bindings(prepared);
+            if (bind_row(prepared, &st->params[r * st->nparams], st->nparams) || run(st, prepared, 0, &changed))
+                return -1;
+        }
+        if (run_txn(1))
+            return -1;
+        *count = last - first;
+        return 0;
+    }
+    }
+    return ab_fail("internal", NULL, "unknown step kind");
+}
+
+static int step_begin(ab_step *st)
+{
+    (void)st;
+    return 0;
+}
+
+static void recover(ab_step *st)
+{
+    (void)st;
+    if (prepared)
+        sqlite3_reset(prepared);
+    for (int k = 0; k < 2; k++)
+        sqlite3_reset(txn_stmt[k]);
+    if (db && !sqlite3_get_autocommit(db))
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static void step_end(ab_step *st)
+{
+    (void)st;
+    sqlite3_finalize(prepared);
+    prepared = NULL;
+}
+
+static int64_t server_pid(void)
+{
+    return 0;
+}
+
+const ab_driver ab_driver_sqlite = {
+    .base = "c-sqlite",
+    .driver = "SQLite C API",
+    .dbms = {"sqlite", NULL},
+    .batch_style_default = "BEGIN, one prepared statement (prepared in the first group) stepped per row, COMMIT",
+    .configure = configure,
+    .hello = hello,
+    .open = open_,
+    .close = close_,
+    .step_begin = step_begin,
+    .op = op,
+    .txn_begin = txn_begin,
+    .txn_commit = txn_commit,
+    .recover = recover,
+    .step_end = step_end,
+    .server_pid = server_pid,
+};

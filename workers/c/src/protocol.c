@@ -1,0 +1,797 @@
+/* See protocol.h. Reference: src/accessbench/protocol/{prng,generators,checksum,sqltext}.py */
+#include "protocol.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- PRNG -------------------------------------------------------------------------------- */
+
+uint64_t ab_splitmix64_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+double ab_unit(uint64_t *state)
+{
+    return (double)(ab_splitmix64_next(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+uint64_t ab_fnv1a64(const void *data, size_t len, uint64_t h)
+{
+    const unsigned char *p = data;
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ p[k]) * AB_FNV_PRIME;
+    return h;
+}
+
+/* ---- checksum ---------------------------------------------------------------------------- */
+
+static inline uint64_t fnv_byte(uint64_t h, unsigned char b)
+{
+    return (h ^ b) * AB_FNV_PRIME;
+}
+
+static inline uint64_t fnv_le(uint64_t h, uint64_t v, int bytes)
+{
+    for (int k = 0; k < bytes; k++)
+        h = fnv_byte(h, (unsigned char)(v >> (8 * k)));
+    return h;
+}
+
+uint64_t ab_row_hash(const ab_value *row, int ncols)
+{
+    uint64_t h = AB_FNV_OFFSET;
+    for (int c = 0; c < ncols; c++) {
+        const ab_value *v = &row[c];
+        switch (v->type) {
+        case AB_NULL:
+            h = fnv_byte(h, 'N');
+            break;
+        case AB_BOOL:
+            h = fnv_byte(fnv_byte(h, 'B'), v->u.i ? 1 : 0);
+            break;
+        case AB_INT:
+            h = fnv_le(fnv_byte(h, 'I'), (uint64_t)v->u.i, 8);
+            break;
+        case AB_FLOAT: {
+            uint64_t bits;
+            memcpy(&bits, &v->u.f, 8);
+            h = fnv_le(fnv_byte(h, 'F'), bits, 8);
+            break;
+        }
+        case AB_DECIMAL:
+        case AB_TEXT:
+        case AB_BYTES: {
+            char tag = v->type == AB_DECIMAL ? 'D' : v->type == AB_TEXT ? 'S' : 'X';
+            h = fnv_le(fnv_byte(h, (unsigned char)tag), (uint64_t)(uint32_t)v->u.s.n, 4);
+            h = ab_fnv1a64(v->u.s.p, v->u.s.n, h);
+            break;
+        }
+        case AB_TIMESTAMP:
+            h = fnv_le(fnv_byte(h, 'T'), (uint64_t)v->u.i, 8);
+            break;
+        case AB_DATE:
+            h = fnv_le(fnv_byte(h, 'd'), (uint64_t)(uint32_t)(int32_t)v->u.i, 4);
+            break;
+        case AB_TIME:
+            h = fnv_le(fnv_byte(h, 't'), (uint64_t)v->u.i, 8);
+            break;
+        }
+    }
+    return h;
+}
+
+void ab_checksum_hex(const ab_checksum *c, char out[17])
+{
+    snprintf(out, 17, "%016llx", (unsigned long long)c->total);
+}
+
+/* ---- arena ------------------------------------------------------------------------------- */
+
+struct ab_chunk {
+    ab_chunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+void *ab_arena_alloc(ab_arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (!a->head || a->head->used + n > a->head->cap) {
+        size_t cap = n > (1u << 20) ? n : (1u << 20);
+        ab_chunk *c = malloc(sizeof *c + cap);
+        if (!c) {
+            fprintf(stderr, "abworker-c: out of memory\n");
+            abort();
+        }
+        c->next = a->head;
+        c->used = 0;
+        c->cap = cap;
+        a->head = c;
+    }
+    void *p = a->head->data + a->head->used;
+    a->head->used += n;
+    return p;
+}
+
+char *ab_arena_strndup(ab_arena *a, const char *s, size_t n)
+{
+    char *p = ab_arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void ab_arena_free(ab_arena *a)
+{
+    while (a->head) {
+        ab_chunk *next = a->head->next;
+        free(a->head);
+        a->head = next;
+    }
+}
+
+/* ---- time -------------------------------------------------------------------------------- */
+
+int64_t ab_floordiv(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
+    return q;
+}
+
+int64_t ab_floormod(int64_t a, int64_t b)
+{
+    int64_t m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0)))
+        m += b;
+    return m;
+}
+
+/* Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian). */
+int64_t ab_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+void ab_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const unsigned doe = (unsigned)(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const int64_t yy = (int64_t)yoe + era * 400;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = yy + (*m <= 2);
+}
+
+size_t ab_format_timestamp(int64_t us, char *out, int generate_form)
+{
+    int64_t days = ab_floordiv(us, 86400000000LL);
+    int64_t rem = us - days * 86400000000LL;
+    int64_t y;
+    unsigned mo, d;
+    ab_civil_from_days(days, &y, &mo, &d);
+    int64_t secs = rem / 1000000, frac = rem % 1000000;
+    int n;
+    if (generate_form)
+        n = sprintf(out, "%04lld-%02u-%02uT%02d:%02d:%02d.%06d", (long long)y, mo, d, (int)(secs / 3600),
+                    (int)(secs / 60 % 60), (int)(secs % 60), (int)frac);
+    else if (frac)
+        n = sprintf(out, "%04lld-%02u-%02u %02d:%02d:%02d.%06d", (long long)y, mo, d, (int)(secs / 3600),
+                    (int)(secs / 60 % 60), (int)(secs % 60), (int)frac);
+    else
+        n = sprintf(out, "%04lld-%02u-%02u %02d:%02d:%02d", (long long)y, mo, d, (int)(secs / 3600),
+                    (int)(secs / 60 % 60), (int)(secs % 60));
+    return (size_t)n;
+}
+
+static int digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int k = 0; k < n; k++) {
+        if (!isdigit((unsigned char)(*s)[k]))
+            return -1;
+        v = v * 10 + ((*s)[k] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 0;
+}
+
+static int days_in_month(int y, int m)
+{
+    static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+        return 29;
+    return dm[m - 1];
+}
+
+/* datetime.fromisoformat (3.11) for naive values: YYYY-MM-DD or YYYYMMDD, then optionally one
+ * separator character and HH[:MM[:SS[.f…]]] (or the compact HHMMSS forms). */
+int ab_parse_iso_timestamp(const char *s, int64_t *us)
+{
+    int y, mo, d, h = 0, mi = 0, se = 0, frac = 0;
+    const char *p = s;
+    if (digits(&p, 4, &y))
+        return -1;
+    if (*p == '-') {
+        p++;
+        if (digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
+            return -1;
+    } else if (digits(&p, 2, &mo) || digits(&p, 2, &d)) {
+        return -1;
+    }
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+        return -1;
+    if (*p) {
+        p++; /* any one separator character */
+        if (digits(&p, 2, &h))
+            return -1;
+        int colon = *p == ':';
+        if (*p) {
+            if (colon)
+                p++;
+            if (digits(&p, 2, &mi))
+                return -1;
+            if (*p && (!colon || *p == ':')) {
+                if (colon)
+                    p++;
+                if (digits(&p, 2, &se))
+                    return -1;
+                if (*p == '.' || *p == ',') {
+                    p++;
+                    int nd = 0;
+                    while (isdigit((unsigned char)*p)) {
+                        if (nd < 6)
+                            frac = frac * 10 + (*p - '0');
+                        nd++;
+                        p++;
+                    }
+                    if (nd == 0)
+                        return -1;
+                    for (; nd < 6; nd++)
+                        frac *= 10;
+                }
+            }
+        }
+        if (*p) /* a time zone, or junk: only naive timestamps are supported */
+            return -1;
+        if (h > 23 || mi > 59 || se > 59)
+            return -1;
+    }
+    *us = (ab_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400LL + h * 3600LL + mi * 60LL + se) * 1000000LL +
+          frac;
+    return 0;
+}
+
+/* ---- float and decimal text ---------------------------------------------------------------- */
+
+size_t ab_float_repr(double x, char *out)
+{
+    if (isnan(x))
+        return (size_t)sprintf(out, "nan");
+    if (isinf(x))
+        return (size_t)sprintf(out, x < 0 ? "-inf" : "inf");
+    if (x == 0)
+        return (size_t)sprintf(out, signbit(x) ? "-0.0" : "0.0");
+    char buf[40];
+    int p;
+    for (p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    /* buf: [-]d[.ddd]e±XX → digits and decimal exponent */
+    char dig[20];
+    int nd = 0, neg = 0;
+    const char *q = buf;
+    if (*q == '-') {
+        neg = 1;
+        q++;
+    }
+    for (; *q && *q != 'e'; q++)
+        if (isdigit((unsigned char)*q))
+            dig[nd++] = *q;
+    int exp10 = atoi(q + 1);
+    while (nd > 1 && dig[nd - 1] == '0')
+        nd--;
+    char *o = out;
+    if (neg)
+        *o++ = '-';
+    if (exp10 >= -4 && exp10 < 16) {
+        if (exp10 >= 0) {
+            for (int k = 0; k <= exp10; k++)
+                *o++ = k < nd ? dig[k] : '0';
+            *o++ = '.';
+            if (nd > exp10 + 1)
+                for (int k = exp10 + 1; k < nd; k++)
+                    *o++ = dig[k];
+            else
+                *o++ = '0';
+        } else {
+            *o++ = '0';
+            *o++ = '.';
+            for (int k = 0; k < -exp10 - 1; k++)
+                *o++ = '0';
+            for (int k = 0; k < nd; k++)
+                *o++ = dig[k];
+        }
+    } else {
+        *o++ = dig[0];
+        if (nd > 1) {
+            *o++ = '.';
+            for (int k = 1; k < nd; k++)
+                *o++ = dig[k];
+        }
+        o += sprintf(o, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+    }
+    *o = '\0';
+    return (size_t)(o - out);
+}
+
+size_t ab_decimal_plain(const char *in, char *out, size_t outlen)
+{
+    const char *p = in;
+    int neg = 0;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    const char *special = NULL;
+    if (!strncasecmp(p, "nan", 3) && !p[3])
+        special = "NaN";
+    else if (!strncasecmp(p, "snan", 4) && !p[4])
+        special = "sNaN";
+    else if ((!strcasecmp(p, "inf") || !strcasecmp(p, "infinity")))
+        special = "Infinity";
+    if (special) {
+        int n = snprintf(out, outlen, "%s%s", neg ? "-" : "", special);
+        return n > 0 && (size_t)n < outlen ? (size_t)n : 0;
+    }
+    /* coefficient digits and exponent */
+    size_t cap = strlen(p) + 2;
+    char *coef = malloc(cap);
+    size_t nc = 0;
+    long long exp = 0;
+    int seen = 0, dot = 0;
+    for (; *p && *p != 'e' && *p != 'E'; p++) {
+        if (*p == '.') {
+            if (dot) {
+                free(coef);
+                return 0;
+            }
+            dot = 1;
+        } else if (isdigit((unsigned char)*p)) {
+            seen = 1;
+            if (nc || *p != '0')
+                coef[nc++] = *p;
+            if (dot)
+                exp--;
+        } else {
+            free(coef);
+            return 0;
+        }
+    }
+    if (*p) {
+        char *end;
+        long long e = strtoll(p + 1, &end, 10);
+        if (end == p + 1 || *end) {
+            free(coef);
+            return 0;
+        }
+        exp += e;
+    }
+    if (!seen) {
+        free(coef);
+        return 0;
+    }
+    if (!nc) {
+        coef[nc++] = '0';
+        if (exp > 0)
+            exp = 0;
+    }
+    size_t need = nc + (size_t)(exp < 0 ? -exp : exp) + 4;
+    if (need >= outlen) {
+        free(coef);
+        return 0;
+    }
+    char *o = out;
+    if (neg)
+        *o++ = '-';
+    if (exp >= 0) {
+        memcpy(o, coef, nc);
+        o += nc;
+        for (long long k = 0; k < exp; k++)
+            *o++ = '0';
+    } else {
+        long long k = (long long)nc + exp;
+        if (k > 0) {
+            memcpy(o, coef, (size_t)k);
+            o += k;
+            *o++ = '.';
+            memcpy(o, coef + k, nc - (size_t)k);
+            o += nc - (size_t)k;
+        } else {
+            *o++ = '0';
+            *o++ = '.';
+            for (long long z = 0; z < -k; z++)
+                *o++ = '0';
+            memcpy(o, coef, nc);
+            o += nc;
+        }
+    }
+    *o = '\0';
+    free(coef);
+    return (size_t)(o - out);
+}
+
+/* ---- generators ---------------------------------------------------------------------------- */
+
+enum { G_SEQ, G_UNIFORM, G_CHOICE, G_TEXT, G_TIMESTAMP, G_CONST };
+
+static int json_i64(json_t *spec, const char *key, int64_t dflt, int64_t *out, int *present)
+{
+    json_t *v = json_object_get(spec, key);
+    if (present)
+        *present = v != NULL && !json_is_null(v);
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v))) {
+        *out = (int64_t)json_real_value(v);
+        return 0;
+    }
+    return -1;
+}
+
+/* A JSON value (from a choice list or const) as a parameter. */
+static int param_from_json(json_t *v, ab_param *out, ab_arena *arena)
+{
+    char buf[64];
+    size_t n;
+    memset(out, 0, sizeof *out);
+    if (json_is_null(v)) {
+        out->type = AB_NULL;
+        out->text = "";
+        return 0;
+    }
+    if (json_is_boolean(v)) {
+        out->type = AB_BOOL;
+        out->i = json_is_true(v);
+        out->text = out->i ? "true" : "false";
+        out->len = strlen(out->text);
+        return 0;
+    }
+    if (json_is_integer(v)) {
+        out->type = AB_INT;
+        out->i = (int64_t)json_integer_value(v);
+        n = (size_t)sprintf(buf, "%lld", (long long)out->i);
+        out->text = ab_arena_strndup(arena, buf, n);
+        out->len = n;
+        return 0;
+    }
+    if (json_is_real(v)) {
+        out->type = AB_FLOAT;
+        out->f = json_real_value(v);
+        n = ab_float_repr(out->f, buf);
+        out->text = ab_arena_strndup(arena, buf, n);
+        out->len = n;
+        return 0;
+    }
+    if (json_is_string(v)) {
+        out->type = AB_TEXT;
+        out->len = json_string_length(v);
+        out->text = ab_arena_strndup(arena, json_string_value(v), out->len);
+        return 0;
+    }
+    return -1;
+}
+
+int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    if (!json_is_object(spec)) {
+        snprintf(err, errlen, "a generator spec must be an object");
+        return -1;
+    }
+    const char *kind = json_string_value(json_object_get(spec, "kind"));
+    if (!kind) {
+        snprintf(err, errlen, "generator spec without kind");
+        return -1;
+    }
+    int64_t seed;
+    if (json_i64(spec, "seed", 0, &seed, NULL)) {
+        snprintf(err, errlen, "generator seed must be an integer");
+        return -1;
+    }
+    g->state = (uint64_t)seed;
+    json_t *null = json_object_get(spec, "null");
+    g->null = json_is_number(null) ? json_number_value(null) : 0.0;
+    if (!strcmp(kind, "seq")) {
+        int has_mod;
+        g->kind = G_SEQ;
+        if (json_i64(spec, "start", 1, &g->start, NULL) || json_i64(spec, "step", 1, &g->step, NULL) ||
+            json_i64(spec, "div", 1, &g->div, NULL) || json_i64(spec, "mod", 0, &g->mod, &has_mod)) {
+            snprintf(err, errlen, "seq: start, step, div and mod must be integers");
+            return -1;
+        }
+        if (g->div == 0) {
+            snprintf(err, errlen, "seq: div must not be 0");
+            return -1;
+        }
+    } else if (!strcmp(kind, "uniform")) {
+        int64_t hi;
+        int has_lo, has_hi;
+        g->kind = G_UNIFORM;
+        if (json_i64(spec, "lo", 0, &g->lo, &has_lo) || json_i64(spec, "hi", 0, &hi, &has_hi) || !has_lo ||
+            !has_hi) {
+            snprintf(err, errlen, "uniform: lo and hi must be integers");
+            return -1;
+        }
+        g->span = (uint64_t)hi - (uint64_t)g->lo + 1;
+    } else if (!strcmp(kind, "choice") || !strcmp(kind, "const")) {
+        int choice = kind[1] == 'h';
+        g->kind = choice ? G_CHOICE : G_CONST;
+        json_t *vals = json_object_get(spec, choice ? "values" : "value");
+        if (!vals || (choice && (!json_is_array(vals) || json_array_size(vals) == 0))) {
+            snprintf(err, errlen, choice ? "choice: values must be a non-empty list" : "const: value is missing");
+            return -1;
+        }
+        g->json_values = vals;
+        g->nchoices = choice ? json_array_size(vals) : 1;
+        g->choices = ab_arena_alloc(arena, g->nchoices * sizeof *g->choices);
+        for (size_t k = 0; k < g->nchoices; k++) {
+            if (param_from_json(choice ? json_array_get(vals, k) : vals, &g->choices[k], arena)) {
+                snprintf(err, errlen, "%s: a value must be a number, string, boolean or null", kind);
+                return -1;
+            }
+        }
+    } else if (!strcmp(kind, "text")) {
+        json_t *pat = json_object_get(spec, "pattern");
+        g->kind = G_TEXT;
+        if (!json_is_string(pat)) {
+            snprintf(err, errlen, "text: pattern must be a string");
+            return -1;
+        }
+        g->plen = json_string_length(pat);
+        g->pattern = ab_arena_strndup(arena, json_string_value(pat), g->plen);
+    } else if (!strcmp(kind, "timestamp")) {
+        const char *start = json_string_value(json_object_get(spec, "start"));
+        int64_t jitter;
+        g->kind = G_TIMESTAMP;
+        if (!start || ab_parse_iso_timestamp(start, &g->ts_start)) {
+            snprintf(err, errlen, "timestamp: start must be an ISO timestamp without time zone, like 2001-01-01T00:00:00");
+            return -1;
+        }
+        if (json_i64(spec, "step_us", 1000000, &g->step_us, NULL) || json_i64(spec, "jitter_us", 0, &jitter, NULL) ||
+            jitter < 0) {
+            snprintf(err, errlen, "timestamp: step_us and jitter_us must be integers (jitter_us >= 0)");
+            return -1;
+        }
+        g->jitter_us = (uint64_t)jitter;
+    } else {
+        snprintf(err, errlen, "unknown generator kind '%s'", kind);
+        return -1;
+    }
+    return 0;
+}
+
+void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena, json_t **json)
+{
+    char buf[64];
+    size_t n;
+    if (json)
+        *json = NULL;
+    if (g->null > 0 && ab_unit(&g->state) < g->null) {
+        memset(out, 0, sizeof *out);
+        out->type = AB_NULL;
+        out->text = "";
+        return;
+    }
+    switch (g->kind) {
+    case G_SEQ: {
+        int64_t v = ab_floordiv(g->start + i * g->step, g->div);
+        if (g->mod)
+            v = ab_floormod(v, g->mod);
+        out->type = AB_INT;
+        out->i = v;
+        break;
+    }
+    case G_UNIFORM: {
+        uint64_t r = ab_splitmix64_next(&g->state);
+        out->type = AB_INT;
+        out->i = (int64_t)((uint64_t)g->lo + (g->span ? r % g->span : r));
+        break;
+    }
+    case G_CHOICE:
+    case G_CONST: {
+        size_t k = g->kind == G_CHOICE ? (size_t)(ab_splitmix64_next(&g->state) % g->nchoices) : 0;
+        *out = g->choices[k];
+        if (json)
+            *json = g->kind == G_CHOICE ? json_array_get(g->json_values, k) : g->json_values;
+        return;
+    }
+    case G_TEXT: {
+        char *t = ab_arena_alloc(arena, g->plen + 1);
+        for (size_t k = 0; k < g->plen; k++) {
+            char ch = g->pattern[k];
+            if (ch == '#')
+                ch = (char)('0' + ab_splitmix64_next(&g->state) % 10);
+            else if (ch == '?')
+                ch = (char)('a' + ab_splitmix64_next(&g->state) % 26);
+            t[k] = ch;
+        }
+        t[g->plen] = '\0';
+        out->type = AB_TEXT;
+        out->text = t;
+        out->len = g->plen;
+        out->i = 0;
+        out->f = 0;
+        return;
+    }
+    case G_TIMESTAMP: {
+        int64_t off = i * g->step_us;
+        if (g->jitter_us)
+            off += (int64_t)(ab_splitmix64_next(&g->state) % (g->jitter_us + 1));
+        out->type = AB_TIMESTAMP;
+        out->i = g->ts_start + off;
+        n = ab_format_timestamp(out->i, buf, 0);
+        out->text = ab_arena_strndup(arena, buf, n);
+        out->len = n;
+        out->f = 0;
+        return;
+    }
+    }
+    /* integers */
+    n = (size_t)sprintf(buf, "%lld", (long long)out->i);
+    out->text = ab_arena_strndup(arena, buf, n);
+    out->len = n;
+    out->f = 0;
+}
+
+/* ---- SQL text -------------------------------------------------------------------------------- */
+
+int ab_sql_markers(const char *sql, size_t **pos)
+{
+    size_t n = strlen(sql), i = 0, cap = 0;
+    int count = 0;
+    *pos = NULL;
+    while (i < n) {
+        char ch = sql[i];
+        if (ch == '\'' || ch == '"') {
+            size_t end = i + 1;
+            while (end < n) {
+                if (sql[end] == ch) {
+                    if (end + 1 < n && sql[end + 1] == ch) {
+                        end += 2;
+                        continue;
+                    }
+                    break;
+                }
+                end++;
+            }
+            i = end + 1;
+        } else if (ch == '-' && i + 1 < n && sql[i + 1] == '-') {
+            const char *nl = strchr(sql + i, '\n');
+            i = nl ? (size_t)(nl - sql) : n;
+        } else if (ch == '/' && i + 1 < n && sql[i + 1] == '*') {
+            const char *end = strstr(sql + i + 2, "*/");
+            i = end ? (size_t)(end - sql) + 2 : n;
+        } else if (ch == '?') {
+            if ((size_t)count == cap) {
+                cap = cap ? cap * 2 : 8;
+                *pos = realloc(*pos, cap * sizeof **pos);
+            }
+            (*pos)[count++] = i;
+            i++;
+        } else {
+            i++;
+        }
+    }
+    return count;
+}
+
+char *ab_sql_convert(const char *sql, int style)
+{
+    size_t *pos;
+    int m = ab_sql_markers(sql, &pos);
+    size_t n = strlen(sql);
+    char *out = malloc(n + (size_t)m * 12 + 1), *o = out;
+    size_t prev = 0;
+    for (int k = 0; k < m; k++) {
+        memcpy(o, sql + prev, pos[k] - prev);
+        o += pos[k] - prev;
+        if (style == AB_MARK_DOLLAR)
+            o += sprintf(o, "$%d", k + 1);
+        else
+            *o++ = '?';
+        prev = pos[k] + 1;
+    }
+    memcpy(o, sql + prev, n - prev);
+    o[n - prev] = '\0';
+    free(pos);
+    return out;
+}
+
+static size_t put(char *out, size_t at, const char *s, size_t n)
+{
+    if (out)
+        memcpy(out + at, s, n);
+    return at + n;
+}
+
+size_t ab_literal(const ab_param *v, int dialect, char *out)
+{
+    char buf[64];
+    size_t n = 0;
+    (void)dialect; /* bytes are never generated; the dialect only matters for them */
+    switch (v->type) {
+    case AB_NULL:
+        return put(out, 0, "NULL", 4);
+    case AB_BOOL:
+        return v->i ? put(out, 0, "TRUE", 4) : put(out, 0, "FALSE", 5);
+    case AB_INT:
+    case AB_FLOAT:
+    case AB_DECIMAL:
+        return put(out, 0, v->text, v->len);
+    case AB_TIMESTAMP:
+        n = put(out, 0, "'", 1);
+        n = put(out, n, v->text, v->len);
+        return put(out, n, "'", 1);
+    case AB_TEXT:
+        n = put(out, 0, "'", 1);
+        for (size_t k = 0; k < v->len; k++) {
+            if (v->text[k] == '\'')
+                n = put(out, n, "''", 2);
+            else
+                n = put(out, n, v->text + k, 1);
+        }
+        return put(out, n, "'", 1);
+    default:
+        (void)buf;
+        return put(out, 0, "NULL", 4);
+    }
+}
+
+char *ab_sql_inline(const char *sql, const size_t *pos, int nmarkers, const ab_param *values, int dialect,
+                    ab_arena *arena, size_t *len)
+{
+    size_t n = strlen(sql), total = n - (size_t)nmarkers;
+    for (int k = 0; k < nmarkers; k++)
+        total += ab_literal(&values[k], dialect, NULL);
+    char *out = ab_arena_alloc(arena, total + 1), *o = out;
+    size_t prev = 0;
+    for (int k = 0; k < nmarkers; k++) {
+        memcpy(o, sql + prev, pos[k] - prev);
+        o += pos[k] - prev;
+        o += ab_literal(&values[k], dialect, o);
+        prev = pos[k] + 1;
+    }
+    memcpy(o, sql + prev, n - prev);
+    o += n - prev;
+    *o = '\0';
+    *len = (size_t)(o - out);
+    return out;
+}

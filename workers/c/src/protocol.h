@@ -1,0 +1,145 @@
+/* The shared pieces of the worker protocol (protocol/PROTOCOL.md), in C: splitmix64, the
+ * value generators, the FNV-1a checksum over the canonical encoding, SQL literals and the
+ * '?'-marker scanner. They must match src/accessbench/protocol/ bit for bit. */
+#ifndef AB_PROTOCOL_H
+#define AB_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* ---- values ---------------------------------------------------------------------------- */
+
+typedef enum {
+    AB_NULL,
+    AB_BOOL,      /* u.i: 0/1 */
+    AB_INT,       /* u.i */
+    AB_FLOAT,     /* u.f */
+    AB_DECIMAL,   /* u.s: plain decimal text, no exponent */
+    AB_TEXT,      /* u.s: UTF-8 */
+    AB_BYTES,     /* u.s */
+    AB_TIMESTAMP, /* u.i: microseconds since 1970-01-01 00:00:00 */
+    AB_DATE,      /* u.i: days since 1970-01-01 */
+    AB_TIME       /* u.i: microseconds since midnight */
+} ab_type;
+
+typedef struct {
+    ab_type type;
+    union {
+        int64_t i;
+        double f;
+        struct {
+            const char *p;
+            size_t n;
+        } s;
+    } u;
+} ab_value;
+
+/* ---- PRNG and checksum ----------------------------------------------------------------- */
+
+#define AB_FNV_OFFSET 0xcbf29ce484222325ULL
+#define AB_FNV_PRIME 0x100000001b3ULL
+
+uint64_t ab_splitmix64_next(uint64_t *state);
+double ab_unit(uint64_t *state);
+uint64_t ab_fnv1a64(const void *data, size_t len, uint64_t h);
+
+uint64_t ab_row_hash(const ab_value *row, int ncols);
+
+typedef struct {
+    uint64_t total;
+    uint64_t rows;
+} ab_checksum;
+
+static inline void ab_checksum_add(ab_checksum *c, const ab_value *row, int ncols)
+{
+    c->total += ab_row_hash(row, ncols);
+    c->rows++;
+}
+
+void ab_checksum_hex(const ab_checksum *c, char out[17]);
+
+/* ---- a bump allocator for one step's texts ---------------------------------------------- */
+
+typedef struct ab_chunk ab_chunk;
+typedef struct {
+    ab_chunk *head;
+} ab_arena;
+
+void *ab_arena_alloc(ab_arena *a, size_t n);
+char *ab_arena_strndup(ab_arena *a, const char *s, size_t n);
+void ab_arena_free(ab_arena *a);
+
+/* ---- generators ------------------------------------------------------------------------- */
+
+/* One generated parameter value, with its text form ready for drivers that bind text. */
+typedef struct {
+    ab_type type;  /* AB_NULL, AB_INT, AB_TEXT, AB_TIMESTAMP, AB_FLOAT, AB_BOOL */
+    int64_t i;     /* AB_INT, AB_BOOL, AB_TIMESTAMP (µs since 1970) */
+    double f;      /* AB_FLOAT */
+    const char *text; /* NUL-terminated text: digits, the string, 'YYYY-MM-DD HH:MM:SS[.ffffff]' */
+    size_t len;
+} ab_param;
+
+typedef struct {
+    int kind;
+    uint64_t state;
+    double null;
+    /* seq */
+    int64_t start, step, div, mod;
+    /* uniform */
+    int64_t lo;
+    uint64_t span;
+    /* choice / const: values converted once */
+    ab_param *choices;
+    size_t nchoices;
+    /* text */
+    const char *pattern;
+    size_t plen;
+    /* timestamp */
+    int64_t ts_start, step_us;
+    uint64_t jitter_us;
+    json_t *json_values; /* choice/const as given, for the generate op */
+} ab_gen;
+
+/* Sets up a generator from its spec; returns 0, or -1 with a message in err. */
+int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errlen);
+/* Value i (called with i = 0, 1, 2, … in order). For choice/const, *json (if not NULL) is
+ * set to the chosen JSON value (borrowed) so the generate op can echo it. */
+void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena, json_t **json);
+
+/* ---- time -------------------------------------------------------------------------------- */
+
+/* 'YYYY-MM-DD HH:MM:SS[.ffffff]' (sep ' ', as datetime.isoformat(sep=" ")) or with sep 'T' and
+ * always six fraction digits (the generate op's form). Returns the length written. */
+size_t ab_format_timestamp(int64_t us, char *out, int generate_form);
+/* ISO 8601 as datetime.fromisoformat takes it (naive only). */
+int ab_parse_iso_timestamp(const char *s, int64_t *us);
+int64_t ab_days_from_civil(int64_t y, unsigned m, unsigned d);
+void ab_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+int64_t ab_floordiv(int64_t a, int64_t b);
+int64_t ab_floormod(int64_t a, int64_t b);
+
+/* ---- SQL text ---------------------------------------------------------------------------- */
+
+enum { AB_DIALECT_POSTGRESQL, AB_DIALECT_SQLITE };
+enum { AB_MARK_QMARK, AB_MARK_DOLLAR };
+
+/* Marker offsets of sql (byte positions of each '?'), skipping quotes and comments exactly as
+ * sqltext.py does. Returns the number of markers; *pos (malloc'd) may be NULL when none. */
+int ab_sql_markers(const char *sql, size_t **pos);
+/* sql with markers rewritten ('?' or '$n'); malloc'd. */
+char *ab_sql_convert(const char *sql, int style);
+/* Length of v as an SQL literal (rendered into out when out != NULL). */
+size_t ab_literal(const ab_param *v, int dialect, char *out);
+/* The statement with every marker replaced by its literal, in the arena. */
+char *ab_sql_inline(const char *sql, const size_t *pos, int nmarkers, const ab_param *values,
+                    int dialect, ab_arena *arena, size_t *len);
+
+/* Python's repr(float): shortest round-trip text. Returns the length. */
+size_t ab_float_repr(double x, char *out);
+/* Decimal text as Python's format(Decimal(text), "f"); returns length, or 0 if not a number. */
+size_t ab_decimal_plain(const char *in, char *out, size_t outlen);
+
+#endif
