@@ -116,6 +116,12 @@ static int configure(const char *key, const char *value)
         opt_singlerow = value[0] == 's';
     else if (!strcmp(key, "batch") && (!strcmp(value, "pipeline") || !strcmp(value, "copy")))
         opt_copy = value[0] == 'c';
+#ifndef LIBPQ_HAS_CHUNK_MODE
+    else if (!strcmp(key, "scan") && !strncmp(value, "chunked", 7))
+        return ab_fail("unsupported", NULL,
+                       "scan=chunked needs PQsetChunkedRowsMode (libpq 17 or later); this worker was built "
+                       "against an older libpq");
+#endif
     else
         return ab_fail("unsupported", NULL,
                        "c-libpq has no setting %s=%s (format=text|binary, scan=buffered|singlerow, batch=pipeline|copy)",
