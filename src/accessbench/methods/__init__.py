@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 import tomllib
 from functools import cache
@@ -22,9 +23,18 @@ def workers_dir() -> Path:
     return Path(override) if override else Path(__file__).resolve().parents[3] / "workers"
 
 
-# language → (worker program relative to workers_dir(), how to build it)
+# language → (how to start its worker, "{workers}" standing for workers_dir(); the file that
+# must exist; how to build it). The method name is appended as the last argument.
 NATIVE_WORKERS = {
-    "c": ("c/build/abworker-c", "make -C workers/c (needs gcc, pkg-config, libpq-dev, unixodbc-dev, libjansson-dev)"),
+    "c": (["{workers}/c/build/abworker-c"], "c/build/abworker-c",
+          "make workers (needs gcc, pkg-config, libpq-dev, unixodbc-dev, libjansson-dev)"),
+    "java": (["java", "-jar", "{workers}/java/target/abworker-java.jar"], "java/target/abworker-java.jar",
+             "make workers (needs a JDK 17+ and Maven)"),
+    "go": (["{workers}/go/build/abworker-go"], "go/build/abworker-go", "make workers (needs Go)"),
+    "rust": (["{workers}/rust/target/release/abworker-rust"], "rust/target/release/abworker-rust",
+             "make workers (needs cargo)"),
+    "node": (["node", "{workers}/node/src/main.js"], "node/node_modules/.package-lock.json",
+             "make workers (needs Node.js 18+ and npm)"),
 }
 
 
@@ -44,8 +54,8 @@ class Method(BaseModel):
         """How to start this method's worker: its program and the full method name."""
         if self.language == "python":
             return [sys.executable, "-m", "accessbench.pyworker", self.name]
-        program, _ = NATIVE_WORKERS[self.language]
-        return [str(workers_dir() / program), self.name]
+        argv, _, _ = NATIVE_WORKERS[self.language]
+        return [part.replace("{workers}", str(workers_dir())) for part in argv] + [self.name]
 
     def missing(self) -> str | None:
         """Why the method cannot run here (one line), or None."""
@@ -53,16 +63,21 @@ class Method(BaseModel):
             hint = f" (pip install {self.package})" if self.package else ""
             return f"Python module {self.module} is not installed{hint}"
         if self.language in NATIVE_WORKERS:
-            program, build = NATIVE_WORKERS[self.language]
-            if not (workers_dir() / program).exists():
-                return f"the {self.language.upper()} worker is not built: {build}"
+            argv, built, build = NATIVE_WORKERS[self.language]
+            if not (workers_dir() / built).exists():
+                return f"the {self.language} worker is not built: {build}"
+            if "{workers}" not in argv[0] and shutil.which(argv[0]) is None:
+                return f"{argv[0]} is not on PATH"
         return None
 
 
 @cache
 def catalog() -> tuple[Method, ...]:
-    doc = tomllib.loads((resources.files("accessbench") / "methods" / "catalog.toml").read_text())
-    return tuple(Method(**m) for m in doc["methods"])
+    """Every method: catalog.toml first, then one catalog-<language>.toml per worker."""
+    folder = resources.files("accessbench") / "methods"
+    files = sorted((p for p in folder.iterdir() if p.name.startswith("catalog") and p.name.endswith(".toml")),
+                   key=lambda p: (p.name != "catalog.toml", p.name))
+    return tuple(Method(**m) for f in files for m in tomllib.loads(f.read_text())["methods"])
 
 
 def select(names: list[str] | None) -> list[Method]:
