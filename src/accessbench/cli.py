@@ -85,6 +85,8 @@ def build_parser() -> Parser:
     run.add_argument("--trials", type=_positive, default=None, metavar="N",
                      help="timed trials per cell (default 5; 3 with --quick)")
     run.add_argument("--warmup", type=_positive, default=1, metavar="N", help="untimed warmup trials per cell (default 1)")
+    run.add_argument("--max-warmup", type=_positive, default=10, metavar="N",
+                     help="JIT runtimes (Java) warm up until two warmups agree within 5%%, up to N (default 10)")
     run.add_argument("--quick", action="store_true", help="shrink iterations (suite's quick_scale) for a smoke run")
     run.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
                      help="seconds a worker may take to answer before it is killed (default 300)")
@@ -171,7 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
     options = RunOptions(
         trials=args.trials if args.trials is not None else (3 if args.quick else 5),
-        warmup=args.warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
+        warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
     )
     store = Store(args.store)
     runner = Runner(suite, targets, args.path, usable, store, options, LiveProgress(console))

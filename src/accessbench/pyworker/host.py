@@ -126,22 +126,27 @@ class Session:
             d.end_step()
 
     def _verify(self, op, args, reads: bool, sql: str | None) -> dict:
-        checksum, changed, width = Checksum(), 0, 0
+        checksum, changed, width, first = Checksum(), 0, 0, None
+        clock = time.perf_counter_ns
 
         def collect(result: Any) -> None:
-            nonlocal changed, width
+            nonlocal changed, width, first
             if reads:
                 checksum.add_rows(result)
                 if result and not width:
                     width = len(result[0])
             else:
                 changed += result
+            if first is None:  # the cold start: the first operation, its rows checksummed
+                first = clock() - start
 
+        start = clock()
         self.driver.plain_loop(op, args, collect)
         if sql and width:
             self.columns[sql] = width
         rows = checksum.rows if reads else changed
-        return {"n": len(args), "rows": rows, "values": rows * width, "checksum": checksum.hexdigest()}
+        return {"n": len(args), "rows": rows, "values": rows * width, "checksum": checksum.hexdigest(),
+                "first_op_ns": first or 0}
 
     def _timed(self, op, args, reads: bool, sql: str | None, latency_file: str | None) -> dict:
         lat = array("Q", bytes(8 * len(args)))

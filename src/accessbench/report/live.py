@@ -22,9 +22,15 @@ class LiveProgress(RunProgress):
         self.bar.start()
         self.task = self.bar.add_task("starting", total=total)
 
+    def extend(self, extra: int) -> None:
+        if self.task is not None:
+            self.bar.update(self.task, total=self.bar.tasks[0].total + extra)
+
     def advance(self, description: str, amount: int = 1) -> None:
         if self.task is not None:
-            self.bar.update(self.task, description=description[:70], advance=amount)
+            if description:
+                self.bar.update(self.task, description=description[:70])
+            self.bar.update(self.task, advance=amount)
 
     def note(self, message: str) -> None:
         style = "bold red" if message.startswith(("MISMATCH", "ERROR", "TIMEOUT")) else "dim"

@@ -28,6 +28,9 @@ def render(stored: StoredRun, color: bool = False, width: int | None = None) -> 
     for variant, step, rs in by_step(results):
         console.print(_step_table(variant, step, rs))
     console.print(_per_1000_table(results))
+    cold = _cold_start_table(stored, results)
+    if cold is not None:
+        console.print(cold)
     _not_measured(console, results)
     return out.getvalue()
 
@@ -111,6 +114,24 @@ def _per_1000_table(results: list[CellResult]) -> Table:
                 values.append(Text("n/a" if r.cell["status"] == "unsupported" else r.cell["status"], style="dim"))
         table.add_row(method, where, *values)
     table.caption = "! = verification mismatch: shown, not ranked"
+    return table
+
+
+def _cold_start_table(stored: StoredRun, results: list[CellResult]) -> Table | None:
+    """JIT runtimes: the first operation before any warm-up, against the warm median."""
+    jit = {m["method"] for m in stored.methods if m["capabilities"].get("jit")}
+    rows = [r for r in results if r.cell["method"] in jit and r.measured and r.cell.get("cold_first_op_ns")]
+    if not rows:
+        return None
+    table = Table(title="Cold start (JIT runtimes): first operation of each cell vs warm p50",
+                  title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
+    for name, justify in [("method", "left"), ("target/path", "left"), ("step", "left"), ("cold 1st op", "right"),
+                          ("warm p50", "right"), ("cold/warm", "right"), ("warmups", "right")]:
+        table.add_column(name, justify=justify, no_wrap=True)
+    for r in rows:
+        cold, warm = r.cell["cold_first_op_ns"], (r.percentiles or {}).get(50.0)
+        table.add_row(r.cell["method"], r.where, r.cell["step"], fmt.duration(cold), fmt.duration(warm),
+                      f"{cold / warm:.1f}×" if warm else "", str(r.cell.get("warmups") or ""))
     return table
 
 

@@ -37,6 +37,8 @@ from .worker import WorkerFailed, WorkerProcess
 class RunOptions:
     trials: int = 5
     warmup: int = 1
+    max_warmup: int = 10     # JIT runtimes warm until stable, up to this many warmups
+    stable_within: float = 0.05
     timeout: float = 300.0
     quick: bool = False
     workdir: str | None = None
@@ -58,6 +60,20 @@ class CellState:
     status: str = "planned"
     message: str | None = None
     key: tuple | None = None  # what verification found: (rows, checksum, check checksum)
+    warmups: list[float] = field(default_factory=list)  # ns per op of each warmup trial
+    planned: int = 0          # executions still counted in the progress total
+    done: int = 0
+
+    @property
+    def measurable(self) -> bool:
+        return self.status in ("ok", "mismatch")
+
+    def settled(self, within: float) -> bool:
+        """The last two warmups agree within ``within``: a JIT runtime is warm."""
+        if len(self.warmups) < 2:
+            return False
+        a, b = self.warmups[-2:]
+        return abs(a - b) <= within * min(a, b)
 
 
 class CellFailed(Exception):
@@ -94,6 +110,7 @@ class Runner:
         self.workers: dict[tuple, WorkerProcess] = {}
         self.broken: dict[tuple, CellFailed] = {}
         self.hello_stored: set[str] = set()
+        self.capabilities: dict[str, dict] = {}  # method → capabilities from its hello
         self.run_id = new_run_id()
 
     # the recipe
@@ -103,7 +120,8 @@ class Runner:
         self.store.begin_run(
             self.run_id, self.suite,
             settings={
-                "trials": o.trials, "warmup": o.warmup, "timeout_s": o.timeout, "quick": o.quick,
+                "trials": o.trials, "warmup": o.warmup, "max_warmup_jit": o.max_warmup, "timeout_s": o.timeout,
+                "quick": o.quick,
                 "targets": [t.name for t in self.targets], "paths": self.paths,
                 "methods": [m.name for m in self.methods], "seed": self.suite.seed,
             },
@@ -163,27 +181,47 @@ class Runner:
 
     def _measure_step(self, cells: list[Cell]) -> None:
         o = self.options
-        states = {cell: CellState(self.store.add_cell(self.run_id, cell)) for cell in cells}
+        states = {cell: CellState(self.store.add_cell(self.run_id, cell), planned=o.warmup + o.trials)
+                  for cell in cells}
         for cell in cells:
             self.progress.advance(f"{cell.label} · verify")
             self._verify(cell, states[cell])
         self._compare(cells, states)
-        for cell, state in states.items():
-            if state.status not in ("ok", "mismatch"):
-                self.progress.advance(cell.label, o.warmup + o.trials)  # nothing to measure
-        for cell, phase, seq in trial_order(cells, o.warmup, o.trials):
+        for state in states.values():
+            if not state.measurable:
+                self.progress.advance("", state.planned)  # nothing to measure
+        self._rounds(trial_order(cells, o.warmup, 0), states)
+        # JIT runtimes: more warmup rounds, still interleaved, until each cell is stable.
+        for seq in range(o.warmup, max(o.max_warmup, o.warmup)):
+            unsettled = [c for c in cells if states[c].measurable and self._jit(c)
+                         and not states[c].settled(o.stable_within)]
+            if not unsettled:
+                break
+            for cell in unsettled:
+                states[cell].planned += 1
+            self.progress.extend(len(unsettled))
+            self._rounds(((c, "warmup", seq) for c in unsettled), states)
+        self._rounds(trial_order(cells, 0, o.trials), states)
+        for state in states.values():
+            if state.warmups:
+                self.store.update_cell(state.id, warmups=len(state.warmups))
+
+    def _jit(self, cell: Cell) -> bool:
+        return bool(self.capabilities.get(cell.method, {}).get("jit"))
+
+    def _rounds(self, order, states: dict[Cell, "CellState"]) -> None:
+        for cell, phase, seq in order:
             state = states[cell]
-            total = o.warmup if phase == "warmup" else o.trials
-            if state.status not in ("ok", "mismatch"):
+            if not state.measurable:
                 continue
-            self.progress.advance(f"{cell.label} · {phase} {seq + 1}/{total}")
+            total = "" if phase == "warmup" else f"/{self.options.trials}"
+            self.progress.advance(f"{cell.label} · {phase} {seq + 1}{total}")
+            state.done += 1
             try:
                 self._trial(cell, state, phase, seq)
             except CellFailed as e:
                 self._fail(cell, state, e)
-                remaining = sum(1 for c, _, _ in trial_order(cells, o.warmup, o.trials) if c == cell)
-                done = (seq + 1) + (o.warmup if phase == "trial" else 0)
-                self.progress.advance(cell.label, remaining - done)
+                self.progress.advance(cell.label, state.planned - state.done)  # what it will not run
 
     # one cell
     def _message(self, cell: Cell) -> dict:
@@ -239,6 +277,7 @@ class Runner:
         self.store.update_cell(
             state.id, status="ok", checksum=answer.get("checksum"), check_checksum=check,
             verify_rows=answer["rows"], verify_values=answer.get("values"),
+            cold_first_op_ns=answer.get("first_op_ns"),
         )
 
     def _compare(self, cells: list[Cell], states: dict[Cell, CellState]) -> None:
@@ -275,6 +314,8 @@ class Runner:
         if len(latencies) != 8 * answer["n"]:
             raise CellFailed("error", f"latency file has {len(latencies)} bytes for {answer['n']} operations")
         self.store.add_trial(state.id, phase, seq, started_at, answer, latencies)
+        if phase == "warmup" and answer["n"]:
+            state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
     def _fail(self, cell: Cell, state: CellState, error: CellFailed) -> None:
         state.status, state.message = error.status, error.message
@@ -300,6 +341,7 @@ class Runner:
             if method.name not in self.hello_stored:
                 self.store.add_method(self.run_id, hello)
                 self.hello_stored.add(method.name)
+                self.capabilities[method.name] = hello.get("capabilities", {})
             opened = worker.request(
                 {"op": "open", "endpoint": target.endpoint(cell.path), "options": {}, "clients": 1},
                 self.options.timeout,

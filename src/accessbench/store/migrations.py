@@ -75,4 +75,9 @@ MIGRATIONS = [
     );
     CREATE INDEX trials_cell ON trials (cell_id);
     """,
+    # 2: cold start and adaptive warm-up (JIT runtimes)
+    """
+    ALTER TABLE cells ADD COLUMN cold_first_op_ns INTEGER;  -- first operation of the verification pass
+    ALTER TABLE cells ADD COLUMN warmups INTEGER;            -- warmup trials actually run
+    """,
 ]
