@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= python3
 STORE ?= accessbench.db
 
-.PHONY: setup system-deps workers quickstart test clean help
+.PHONY: setup system-deps workers worker-c worker-java worker-go worker-rust worker-node quickstart test clean help
 
 help:
 	@echo "make quickstart   install everything, run the quick suite on PostgreSQL and SQLite, print the report"
@@ -21,13 +21,63 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/pip install --quiet -e '.[drivers,test]'
 	@touch $@
 
-# Native workers build with their own tools; a missing toolchain is said loudly, never silently.
-workers: system-deps
-	@if command -v cc >/dev/null && command -v pkg-config >/dev/null; then \
-		$(MAKE) --no-print-directory -C workers/c; \
-	else \
-		echo "*** SKIPPING the C worker: no C compiler or pkg-config; c-* methods will show as unavailable ***"; \
-	fi
+# Native workers build with their own tools, each only when its sources changed; a missing
+# toolchain is said loudly, never silently (its methods then show as unavailable).
+CACHE := $(CURDIR)/.cache
+have = $(shell for t in $(1); do command -v $$t >/dev/null || { echo no; break; }; done)
+skip = @echo "*** SKIPPING the $(1) worker: $(2) not found; its methods will show as unavailable ***"
+
+C_WORKER := workers/c/build/abworker-c
+JAVA_WORKER := workers/java/target/abworker-java.jar
+GO_WORKER := workers/go/build/abworker-go
+RUST_WORKER := workers/rust/target/release/abworker-rust
+NODE_WORKER := workers/node/node_modules/.package-lock.json
+
+workers: system-deps worker-c worker-java worker-go worker-rust worker-node
+
+worker-c:
+ifeq ($(call have,cc pkg-config),)
+	@$(MAKE) --no-print-directory -C workers/c
+else
+	$(call skip,C,cc or pkg-config)
+endif
+
+worker-java:
+ifeq ($(call have,java mvn),)
+	@[ ! -f workers/java/pom.xml ] || $(MAKE) --no-print-directory $(JAVA_WORKER)
+else
+	$(call skip,Java,java or mvn)
+endif
+
+$(JAVA_WORKER): workers/java/pom.xml $(shell find workers/java/src -name '*.java' 2>/dev/null)
+	mvn -B -q -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests
+
+worker-go:
+ifeq ($(call have,go),)
+	@[ ! -f workers/go/go.mod ] || $(MAKE) --no-print-directory $(GO_WORKER)
+else
+	$(call skip,Go,go)
+endif
+
+$(GO_WORKER): workers/go/go.mod workers/go/go.sum $(shell find workers/go -name '*.go' 2>/dev/null)
+	cd workers/go && GOMODCACHE=$(CACHE)/gomod GOCACHE=$(CACHE)/gobuild go build -mod=readonly -o build/abworker-go .
+
+worker-rust:
+ifeq ($(call have,cargo),)
+	@[ ! -f workers/rust/Cargo.toml ] || cargo build -q --release --locked --manifest-path workers/rust/Cargo.toml
+else
+	$(call skip,Rust,cargo)
+endif
+
+worker-node:
+ifeq ($(call have,node npm),)
+	@[ ! -f workers/node/package.json ] || $(MAKE) --no-print-directory $(NODE_WORKER)
+else
+	$(call skip,Node.js,node or npm)
+endif
+
+$(NODE_WORKER): workers/node/package.json workers/node/package-lock.json
+	npm ci --prefix workers/node --no-audit --no-fund --loglevel=error
 
 setup: system-deps $(VENV)/.installed workers
 
@@ -40,4 +90,5 @@ test: setup
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests"; exit 1; fi; exit $$status
 
 clean:
-	rm -rf $(VENV) .pytest_cache build src/*.egg-info workers/c/build
+	rm -rf $(VENV) .pytest_cache build src/*.egg-info .cache workers/c/build workers/java/target workers/go/build \
+		workers/rust/target workers/node/node_modules
