@@ -3,6 +3,7 @@ five Python methods: verification, storage, and reports read back from the store
 
 from __future__ import annotations
 
+import glob
 import sqlite3
 from collections import defaultdict
 
@@ -19,14 +20,25 @@ pytestmark = pytest.mark.server
 EXPECTED_UNSUPPORTED = {("py-psycopg2", "sel1-extended"), ("py-asyncpg", "sel1-literal")}
 
 
+def odbc_logs() -> set[str]:
+    return set(glob.glob("/tmp/psqlodbc_*"))
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     store = str(tmp_path_factory.mktemp("store") / "results.db")
+    logs_before = odbc_logs()
     result = accessbench("--store", store, "run", "--quick", "--trials", "2")
     assert result.returncode == 0, result.stderr[-3000:]
     with Store(store) as s:
         run = s.load(s.resolve("last"))
+    run.new_odbc_logs = odbc_logs() - logs_before
     return store, result, run
+
+
+def test_a_run_leaves_no_driver_logs_behind(quick_run):
+    _, _, run = quick_run
+    assert not run.new_odbc_logs
 
 
 def available_defaults() -> set[str]:

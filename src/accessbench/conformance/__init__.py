@@ -24,7 +24,7 @@ from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
 from ..protocol.prng import derive_seed
 from ..protocol.vectors import default_dir, native
-from ..runner.worker import WorkerFailed, WorkerProcess
+from ..runner.worker import WorkerFailed, WorkerProcess, worker_environment
 from ..suite.loader import parse
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
@@ -117,7 +117,8 @@ class Check:
         return self.outcome
 
     def _start(self, tag: str) -> WorkerProcess:
-        return WorkerProcess(self.method.command(), os.path.join(self.workdir, f"{self.method.name.replace('/', '_')}-{tag}.log"))
+        log = os.path.join(self.workdir, f"{self.method.name.replace('/', '_')}-{tag}.log")
+        return WorkerProcess(self.method.command(), log, worker_environment(self.workdir))
 
     def _vectors(self, vectors: dict) -> None:
         worker = self._start("vectors")

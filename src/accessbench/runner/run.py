@@ -30,7 +30,7 @@ from ..store import Store
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 from .plan import Cell, cells_by_step, count_executions, trial_order
-from .worker import WorkerFailed, WorkerProcess
+from .worker import WorkerFailed, WorkerProcess, worker_environment
 
 
 @dataclass
@@ -117,6 +117,7 @@ class Runner:
     def run(self) -> str:
         o = self.options
         self.workdir = tempfile.mkdtemp(prefix="accessbench-", dir=o.workdir)
+        self.worker_env = worker_environment(self.workdir)
         self.store.begin_run(
             self.run_id, self.suite,
             settings={
@@ -333,7 +334,7 @@ class Runner:
             return worker
         method, target = self.method_by_name[cell.method], self.by_name[cell.target]
         log = os.path.join(self.workdir, f"worker-{'-'.join(key).replace('/', '_')}.log")
-        worker = WorkerProcess(method.command(), log)
+        worker = WorkerProcess(method.command(), log, self.worker_env)
         try:
             hello = worker.request({"op": "hello"}, self.options.timeout)
             if not hello.get("ok"):

@@ -3,6 +3,7 @@ every request answered within a deadline or the process is killed."""
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
 import queue
@@ -19,13 +20,37 @@ class WorkerFailed(Exception):
         self.kind = kind
 
 
+def worker_environment(workdir: str) -> dict[str, str]:
+    """The environment workers run in: the ODBC driver registry is a private copy of the
+    system's with the drivers' own logging off (Debian's odbcinst.ini switches psqlODBC's
+    CommLog on, and it writes a file per process into /tmp before any connection string can
+    say otherwise). Kept in the run's work directory, so it goes with it."""
+    env = dict(os.environ)
+    system = "/etc/odbcinst.ini"
+    if os.path.exists(system):
+        folder = os.path.join(workdir, "odbc")
+        os.makedirs(folder, exist_ok=True)
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        parser.optionxform = str  # keep the keys' case
+        parser.read(system)
+        for section in parser.sections():
+            if parser.has_option(section, "CommLog") or parser.has_option(section, "Debug"):
+                parser.set(section, "CommLog", "0")
+                parser.set(section, "Debug", "0")
+        with open(os.path.join(folder, "odbcinst.ini"), "w") as f:
+            parser.write(f)
+        open(os.path.join(folder, "odbc.ini"), "a").close()
+        env["ODBCSYSINI"] = folder
+    return env
+
+
 class WorkerProcess:
-    def __init__(self, command: list[str], log_path: str) -> None:
+    def __init__(self, command: list[str], log_path: str, env: dict[str, str] | None = None) -> None:
         self.log = open(log_path, "ab")
         # A session of its own: Ctrl-C reaches the runner only, which then ends the
         # worker in order instead of having it die mid-answer.
         self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
             start_new_session=True, text=True, encoding="utf-8", bufsize=1,
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
