@@ -117,3 +117,14 @@ def test_the_store_records_environment_and_server_settings(quick_run):
     psycopg = next(m for m in run.methods if m["method"] == "py-psycopg")
     assert psycopg["driver_version"] and "prepare_threshold" in psycopg["settings"]
     assert sqlite3.connect(store).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_trials_on_the_managed_server_record_the_backends_cpu(quick_run):
+    _, _, run = quick_run
+    for c in run.cells:
+        if c["status"] == "ok" and c["kind"] != "connect":
+            server = [t["server_ns"] for t in run.trials[c["id"]]]
+            if c["target"] == "postgresql":
+                assert all(ns is not None and ns > 0 for ns in server), c["step"]
+            else:  # in process: the server's work is inside the client's CPU
+                assert all(ns is None for ns in server)

@@ -66,7 +66,8 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
     for name, justify in [("#", "right"), ("method", "left"), ("target/path", "left"),
                           (f"{unit}/s", "right"), ("95% CI", "right"), ("vs best", "right"),
-                          ("p50", "right"), ("p99", "right"), ("CPU/op", "right"), ("verified", "left")]:
+                          ("p50", "right"), ("p99", "right"), ("client CPU/op", "right"),
+                          ("server CPU/op", "right"), ("verified", "left")]:
         table.add_column(name, justify=justify, no_wrap=True)
     best = next((r.rate.median for r in rs if r.ranked), None)
     rank = 0
@@ -79,7 +80,7 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
             f"{fmt.rate(r.rate.ci_low)}–{fmt.rate(r.rate.ci_high)}",
             fmt.ratio(best / r.rate.median) if r.ranked and best else "",
             fmt.duration(p.get(50.0)), fmt.duration(p.get(99.0)), fmt.duration(r.cpu_per_op_ns),
-            Text(status, style=_STATUS_STYLE.get(status, "")),
+            fmt.duration(r.server_cpu_per_op_ns), Text(status, style=_STATUS_STYLE.get(status, "")),
         )
     missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
     if missing:

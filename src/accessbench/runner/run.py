@@ -29,6 +29,7 @@ from ..protocol.prng import derive_seed
 from ..store import Store
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
+from .cputime import total_cpu_ns
 from .plan import Cell, cells_by_step, count_executions, trial_order
 from .worker import WorkerFailed, WorkerProcess, worker_environment
 
@@ -111,6 +112,7 @@ class Runner:
         self.broken: dict[tuple, CellFailed] = {}
         self.hello_stored: set[str] = set()
         self.capabilities: dict[str, dict] = {}  # method → capabilities from its hello
+        self.server_pids: dict[tuple, list[int]] = {}  # worker → the backend(s) serving it
         self.run_id = new_run_id()
 
     # the recipe
@@ -308,13 +310,18 @@ class Runner:
         self._reset(cell)
         latency_file = os.path.join(self.workdir, "latencies.bin")
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        # The serving backend's CPU around the trial: managed servers run on this machine.
+        pids = self.server_pids.get(cell.worker_key, []) if self.by_name[cell.target].local_server else []
+        server_before = total_cpu_ns(pids)
         answer = self._ask(cell, {**self._message(cell), "latency_file": latency_file})
+        server_after = total_cpu_ns(pids)
+        server_ns = server_after - server_before if server_before is not None and server_after is not None else None
         with open(latency_file, "rb") as f:
             latencies = f.read()
         os.remove(latency_file)
         if len(latencies) != 8 * answer["n"]:
             raise CellFailed("error", f"latency file has {len(latencies)} bytes for {answer['n']} operations")
-        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies)
+        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns)
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
@@ -349,6 +356,7 @@ class Runner:
             )
             if not opened.get("ok"):
                 raise CellFailed("error", f"open: {opened.get('error', {}).get('message')}")
+            self.server_pids[key] = [opened["server_pid"]] if opened.get("server_pid") else []
         except WorkerFailed as e:
             worker.kill()
             self.broken[key] = CellFailed("error", f"worker start: {e}")

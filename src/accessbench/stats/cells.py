@@ -26,6 +26,7 @@ class CellResult:
     rate: Summary | None = None          # units per second, one value per trial
     percentiles: dict[float, float] | None = None  # per-op latency, ns
     cpu_per_op_ns: float | None = None   # worker user+sys CPU per op, median over trials
+    server_cpu_per_op_ns: float | None = None  # serving backend's CPU per op, median over trials
     first_op_ns: float | None = None
 
     @property
@@ -59,6 +60,8 @@ def analyse(stored: StoredRun) -> list[CellResult]:
             result.percentiles = latency_percentiles(stored.latencies(cell["id"]))
             cpu = [(t["user_ns"] + t["sys_ns"]) / t["n"] for t in trials if t["user_ns"] is not None and t["n"]]
             result.cpu_per_op_ns = float(np.median(cpu)) if cpu else None
+            server = [t["server_ns"] / t["n"] for t in trials if t.get("server_ns") is not None and t["n"]]
+            result.server_cpu_per_op_ns = float(np.median(server)) if server else None
             result.first_op_ns = float(np.median([t["first_op_ns"] for t in trials]))
         results.append(result)
     return results

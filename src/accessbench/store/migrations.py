@@ -80,4 +80,8 @@ MIGRATIONS = [
     ALTER TABLE cells ADD COLUMN cold_first_op_ns INTEGER;  -- first operation of the verification pass
     ALTER TABLE cells ADD COLUMN warmups INTEGER;            -- warmup trials actually run
     """,
+    # 3: where the time went: the server process's CPU during each trial
+    """
+    ALTER TABLE trials ADD COLUMN server_ns INTEGER;  -- CPU of the backend(s) serving the worker
+    """,
 ]

@@ -17,6 +17,7 @@ class Target(ABC):
     dbms: str
     managed: bool
     paths: tuple[str, ...]  # paths this target can be reached by, default first
+    local_server = False    # a server process on this machine whose CPU the runner can read
 
     @abstractmethod
     def start(self, workdir: str) -> None:

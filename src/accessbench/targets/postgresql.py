@@ -117,6 +117,7 @@ class ManagedPostgres(PostgresTarget):
 
     name = "postgresql"
     managed = True
+    local_server = True
 
     def __init__(self) -> None:
         super().__init__()
