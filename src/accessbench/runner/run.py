@@ -112,7 +112,7 @@ class Runner:
         self.broken: dict[tuple, CellFailed] = {}
         self.hello_stored: set[str] = set()
         self.capabilities: dict[str, dict] = {}  # method → capabilities from its hello
-        self.server_pids: dict[tuple, list[int]] = {}  # worker → the backend(s) serving it
+        self.server_pids: dict[tuple, set[int]] = {}  # worker → every backend it has reported
         self.run_id = new_run_id()
 
     # the recipe
@@ -310,8 +310,9 @@ class Runner:
         self._reset(cell)
         latency_file = os.path.join(self.workdir, "latencies.bin")
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-        # The serving backend's CPU around the trial: managed servers run on this machine.
-        pids = self.server_pids.get(cell.worker_key, []) if self.by_name[cell.target].local_server else []
+        # The serving backends' CPU around the trial: managed servers run on this machine. A
+        # worker may use several connections (one per mode): every backend it has reported.
+        pids = sorted(self.server_pids.get(cell.worker_key, set())) if self.by_name[cell.target].local_server else []
         server_before = total_cpu_ns(pids)
         answer = self._ask(cell, {**self._message(cell), "latency_file": latency_file})
         server_after = total_cpu_ns(pids)
@@ -322,6 +323,7 @@ class Runner:
         if len(latencies) != 8 * answer["n"]:
             raise CellFailed("error", f"latency file has {len(latencies)} bytes for {answer['n']} operations")
         self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns)
+        self.server_pids.setdefault(cell.worker_key, set()).update(answer.get("server_pids") or [])
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
@@ -356,7 +358,7 @@ class Runner:
             )
             if not opened.get("ok"):
                 raise CellFailed("error", f"open: {opened.get('error', {}).get('message')}")
-            self.server_pids[key] = [opened["server_pid"]] if opened.get("server_pid") else []
+            self.server_pids[key] = {opened["server_pid"]} if opened.get("server_pid") else set()
         except WorkerFailed as e:
             worker.kill()
             self.broken[key] = CellFailed("error", f"worker start: {e}")

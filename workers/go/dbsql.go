@@ -1,0 +1,285 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+)
+
+// The database/sql methods (go-pgx-stdlib, go-pq, go-sqlite) share one implementation: a
+// *sql.DB whose pool is pinned to one connection, ops through DB / Tx / Stmt, and rows read
+// with rows.Scan into typed destinations. Each method supplies how to open its DB, how to
+// adapt parameters, how to decode a result and how to classify errors.
+
+type sqlMethod interface {
+	// openDB returns a *sql.DB for the endpoint.
+	openDB(ep endpoint) (*sql.DB, error)
+	// simpleArgs: leading arguments that make a statement without parameters go by the
+	// simple query protocol (literal and scan steps); nil when the driver does so anyway.
+	simpleArgs() []any
+	// info reads server_pid and server_version at open (untimed).
+	info(db *sql.DB) (int64, string, error)
+	adapt(params [][]param) [][]any
+	plan(types []*sql.ColumnType) *sqlPlan
+	dollar() bool
+	classify(err error) *failure
+}
+
+// sqlPlan: typed destinations for one result shape and how to hash each after Scan.
+type sqlPlan struct {
+	dests  []any
+	hashes []func(uint64) uint64
+}
+
+// pinPool: one connection, never closed by age or idleness, so every operation of a step
+// runs on the same server session.
+func pinPool(db *sql.DB) {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+}
+
+type sqlDriver struct {
+	m   sqlMethod
+	ep  endpoint
+	db  *sql.DB
+	pid int64
+
+	// per step
+	tx     *sql.Tx
+	stmt   *sql.Stmt // prepared once in this step
+	txStmt *sql.Stmt // stmt bound to the open transaction
+	sqlArg string    // the statement with the driver's markers
+	args   [][]any
+	plan   *sqlPlan
+}
+
+func (d *sqlDriver) open(ep endpoint) error {
+	db, err := d.m.openDB(ep)
+	if err != nil {
+		return err
+	}
+	if err := db.PingContext(ctx); err != nil { // connects
+		db.Close()
+		return err
+	}
+	d.db, d.ep = db, ep
+	return nil
+}
+
+func (d *sqlDriver) describe() (int64, string, error) {
+	pid, version, err := d.m.info(d.db)
+	d.pid = pid
+	return pid, version, err
+}
+
+func (d *sqlDriver) close() {
+	if d.db != nil {
+		d.db.Close()
+		d.db = nil
+	}
+}
+
+func (d *sqlDriver) serverPID() int64 { return d.pid }
+
+func (d *sqlDriver) begin(st *step) error {
+	d.stmt, d.txStmt, d.tx, d.plan = nil, nil, nil, nil
+	if st.sql != "" {
+		d.sqlArg = convertMarkers(st.sql, d.m.dollar())
+	}
+	if st.params != nil && st.mode != mLiteral {
+		d.args = d.m.adapt(st.params)
+	}
+	return nil
+}
+
+func (d *sqlDriver) prepare() error {
+	s, err := d.db.PrepareContext(ctx, d.sqlArg)
+	if err != nil {
+		return err
+	}
+	d.stmt = s
+	return nil
+}
+
+// exec runs a statement that returns no rows to read, on the transaction when one is open.
+func (d *sqlDriver) exec(query string, args ...any) (int64, error) {
+	var res sql.Result
+	var err error
+	if d.tx != nil {
+		res, err = d.tx.ExecContext(ctx, query, args...)
+	} else {
+		res, err = d.db.ExecContext(ctx, query, args...)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (d *sqlDriver) query(query string, args ...any) (*sql.Rows, error) {
+	if d.tx != nil {
+		return d.tx.QueryContext(ctx, query, args...)
+	}
+	return d.db.QueryContext(ctx, query, args...)
+}
+
+// stmtNow: the prepared statement, bound to the open transaction when there is one.
+func (d *sqlDriver) stmtNow() *sql.Stmt {
+	if d.tx == nil {
+		return d.stmt
+	}
+	if d.txStmt == nil {
+		d.txStmt = d.tx.StmtContext(ctx, d.stmt)
+	}
+	return d.txStmt
+}
+
+func (d *sqlDriver) op(st *step, i int, sk *sink) (int64, error) {
+	switch st.kind {
+	case kConnect:
+		db, err := d.m.openDB(d.ep)
+		if err != nil {
+			return 0, err
+		}
+		err = db.PingContext(ctx)
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		return 0, err
+	case kScan:
+		rows, err := d.query(st.sql, d.m.simpleArgs()...)
+		return d.read(st, rows, err, sk)
+	case kExec:
+		switch st.mode {
+		case mLiteral:
+			if st.fetch {
+				rows, err := d.query(st.texts[i], d.m.simpleArgs()...)
+				return d.read(st, rows, err, sk)
+			}
+			return d.exec(st.texts[i], d.m.simpleArgs()...)
+		case mExtended:
+			if st.fetch {
+				rows, err := d.query(d.sqlArg, d.args[i]...)
+				return d.read(st, rows, err, sk)
+			}
+			return d.exec(d.sqlArg, d.args[i]...)
+		default:
+			if d.stmt == nil { // parsed once, inside the first operation's time
+				if err := d.prepare(); err != nil {
+					return 0, err
+				}
+			}
+			s := d.stmtNow()
+			if st.fetch {
+				rows, err := s.QueryContext(ctx, d.args[i]...)
+				return d.read(st, rows, err, sk)
+			}
+			res, err := s.ExecContext(ctx, d.args[i]...)
+			if err != nil {
+				return 0, err
+			}
+			return res.RowsAffected()
+		}
+	case kBatch:
+		first, last := st.group(i)
+		if d.stmt == nil { // prepared once, in the first group
+			if err := d.prepare(); err != nil {
+				return 0, err
+			}
+		}
+		if err := d.txBegin(st); err != nil {
+			return 0, err
+		}
+		s := d.stmtNow()
+		for r := first; r < last; r++ {
+			if _, err := s.ExecContext(ctx, d.args[r]...); err != nil {
+				return 0, err
+			}
+		}
+		if err := d.txCommit(st); err != nil {
+			return 0, err
+		}
+		return int64(last - first), nil
+	}
+	return 0, fail("internal", "unknown step kind")
+}
+
+func (d *sqlDriver) txBegin(st *step) error {
+	// A prepared statement is made before the transaction: with a pool of one connection,
+	// DB.Prepare would wait for the connection the transaction holds.
+	if st.kind == kExec && st.mode == mPrepared && d.stmt == nil {
+		if err := d.prepare(); err != nil {
+			return err
+		}
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	d.tx = tx
+	return nil
+}
+
+func (d *sqlDriver) txCommit(st *step) error {
+	err := d.tx.Commit()
+	d.tx, d.txStmt = nil, nil
+	return err
+}
+
+func (d *sqlDriver) recover(st *step) {
+	if d.tx != nil {
+		if err := d.tx.Rollback(); err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: rollback:", err)
+		}
+		d.tx, d.txStmt = nil, nil
+	}
+}
+
+func (d *sqlDriver) end(st *step) {
+	if d.stmt != nil {
+		if err := d.stmt.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: closing the prepared statement:", err)
+		}
+	}
+	d.stmt, d.txStmt, d.args, d.plan = nil, nil, nil, nil
+}
+
+func (d *sqlDriver) read(st *step, rows *sql.Rows, err error, sk *sink) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	if d.plan == nil { // the step's statement has one result shape
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			rows.Close()
+			return 0, err
+		}
+		d.plan = d.m.plan(types)
+	}
+	p := d.plan
+	var n int64
+	for rows.Next() {
+		if err := rows.Scan(p.dests...); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if sk != nil {
+			h := fnvOffset
+			for _, hash := range p.hashes {
+				h = hash(h)
+			}
+			sk.add(h, len(p.hashes))
+		}
+		n++
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	st.ncols = len(p.dests)
+	return n, nil
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+type stepKind int
+
+const (
+	kConnect stepKind = iota
+	kScan
+	kExec
+	kBatch
+)
+
+type execMode int
+
+const (
+	mNone execMode = iota
+	mLiteral
+	mExtended
+	mPrepared
+)
+
+// step is one execution of a step: what the message asked, with the parameters generated
+// (and for literal, the texts rendered) before any clock starts.
+type step struct {
+	kind        stepKind
+	mode        execMode
+	sql         string // neutral form, '?' markers; "" for connect
+	nparams     int
+	n           int  // iterations: rows for batch, operations otherwise
+	batch       int  // rows per group
+	nops        int  // operations: n, or groups for batch
+	commitEvery int  // exec: operations per transaction, 0 = autocommit
+	fetch       bool // the statement returns rows that are read to the end
+	verify      bool
+	params      [][]param // n rows × nparams
+	texts       []string  // literal mode: n statements with values inlined
+	endpoint    endpoint
+	ncols       int // set by the driver: columns of the rows it read
+}
+
+// group returns the rows [first, last) of batch group i.
+func (st *step) group(i int) (int, int) {
+	first := i * st.batch
+	last := first + st.batch
+	if last > st.n {
+		last = st.n
+	}
+	return first, last
+}
+
+// endpoint as the runner sends it.
+type endpoint map[string]any
+
+func (e endpoint) str(key string) string {
+	switch v := e[key].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// failure is an error answer.
+type failure struct {
+	kind     string // db, unsupported, protocol, timeout, internal
+	message  string
+	sqlstate string
+}
+
+func (f *failure) Error() string { return f.message }
+
+func fail(kind, format string, args ...any) *failure {
+	return &failure{kind: kind, message: fmt.Sprintf(format, args...)}
+}
+
+func unsupported(format string, args ...any) *failure { return fail("unsupported", format, args...) }
+
+// dbDriver is one access method. The session generates parameters, then calls begin
+// (untimed), op once per operation (timed, or verified with a sink), txBegin/txCommit around
+// groups of operations for commit_every, recover after a failure, and end (untimed).
+type dbDriver interface {
+	base() string
+	driverName() string
+	driverVersion() string
+	dbms() []string
+	batchStyle() string
+	settings() map[string]string
+	// configure takes one key=value setting of the method name.
+	configure(key, value string) error
+	// open connects (timed as connect_ns); describe then reports the backend (untimed).
+	open(ep endpoint) error
+	describe() (serverPID int64, serverVersion string, err error)
+	close()
+	serverPID() int64
+	begin(st *step) error
+	// op runs operation i; it returns the rows read, or rows changed/written. With a sink
+	// (verification) every decoded row is hashed into it.
+	op(st *step, i int, sk *sink) (int64, error)
+	txBegin(st *step) error
+	txCommit(st *step) error
+	recover(st *step)
+	end(st *step)
+	// classify turns a driver error into an answer (kind db, with the sqlstate when known).
+	classify(err error) *failure
+}
+
+// moduleVersion is the version of a dependency as built into this program.
+func moduleVersion(path string) string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, dep := range info.Deps {
+		if dep.Path == path {
+			if dep.Replace != nil {
+				return dep.Replace.Version
+			}
+			return dep.Version
+		}
+	}
+	return "unknown"
+}
+
+// asFailure: a failure as it is, anything else through the driver's classify.
+func asFailure(d dbDriver, err error) *failure {
+	var f *failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return d.classify(err)
+}
+
+// copyStatement parses INSERT INTO t (cols) VALUES (?, …) for a COPY-style batch: the table
+// (split at the dot, quotes removed) and the column names (unquoted names folded to lower
+// case, as PostgreSQL does).
+func copyStatement(sql string, nparams int) (table []string, cols []string, err error) {
+	no := func(why string) ([]string, []string, error) {
+		return nil, nil, unsupported("batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements: %s", why)
+	}
+	s := strings.TrimSpace(sql)
+	s = strings.TrimSuffix(s, ";")
+	s = strings.TrimSpace(s)
+	word := func(w string) bool {
+		if len(s) < len(w) || !strings.EqualFold(s[:len(w)], w) {
+			return false
+		}
+		if len(s) > len(w) {
+			c := s[len(w)]
+			if c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') {
+				return false
+			}
+		}
+		s = strings.TrimSpace(s[len(w):])
+		return true
+	}
+	if !word("INSERT") || !word("INTO") {
+		return no("it is not INSERT INTO t (cols) VALUES (?, …)")
+	}
+	// identifiers up to '(' : a.b or "a"."b"
+	ident := func() (string, bool) {
+		if s == "" {
+			return "", false
+		}
+		if s[0] == '"' {
+			var b strings.Builder
+			k := 1
+			for k < len(s) {
+				if s[k] == '"' {
+					if k+1 < len(s) && s[k+1] == '"' {
+						b.WriteByte('"')
+						k += 2
+						continue
+					}
+					s = s[k+1:]
+					return b.String(), true
+				}
+				b.WriteByte(s[k])
+				k++
+			}
+			return "", false
+		}
+		k := 0
+		for k < len(s) && s[k] != '.' && s[k] != '(' && s[k] != ',' && s[k] != ')' && s[k] != ' ' && s[k] != '\t' && s[k] != '\n' {
+			k++
+		}
+		if k == 0 {
+			return "", false
+		}
+		name := strings.ToLower(s[:k])
+		s = s[k:]
+		return name, true
+	}
+	for {
+		name, ok := ident()
+		if !ok {
+			return no("it names no table")
+		}
+		table = append(table, name)
+		if strings.HasPrefix(s, ".") {
+			s = s[1:]
+			continue
+		}
+		break
+	}
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "(") {
+		return no("it names no column list")
+	}
+	s = strings.TrimSpace(s[1:])
+	for {
+		name, ok := ident()
+		if !ok {
+			return no("its column list cannot be read")
+		}
+		cols = append(cols, name)
+		s = strings.TrimSpace(s)
+		if strings.HasPrefix(s, ",") {
+			s = strings.TrimSpace(s[1:])
+			continue
+		}
+		if strings.HasPrefix(s, ")") {
+			s = strings.TrimSpace(s[1:])
+			break
+		}
+		return no("its column list cannot be read")
+	}
+	if !word("VALUES") || !strings.HasPrefix(s, "(") {
+		return no("it is not INSERT INTO t (cols) VALUES (?, …)")
+	}
+	s = strings.TrimSpace(s[1:])
+	for k := 0; k < nparams; k++ {
+		if !strings.HasPrefix(s, "?") {
+			return no("its VALUES are not all '?' markers")
+		}
+		s = strings.TrimSpace(s[1:])
+		if k+1 < nparams {
+			if !strings.HasPrefix(s, ",") {
+				return no("its VALUES are not all '?' markers")
+			}
+			s = strings.TrimSpace(s[1:])
+		}
+	}
+	if s != ")" {
+		return no("its VALUES are not all '?' markers")
+	}
+	if len(cols) != nparams {
+		return no(strconv.Itoa(len(cols)) + " columns but " + strconv.Itoa(nparams) + " markers")
+	}
+	return table, cols, nil
+}

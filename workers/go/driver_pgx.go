@@ -1,0 +1,512 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// go-pgx: pgx v5's native API on one *pgx.Conn.
+//
+// pgx's default query exec mode (cache_statement) prepares every statement behind the
+// caller's back and keeps it in a per-connection cache; here the default is pinned to
+// QueryExecModeExec and both caches have capacity 0, so each mode does what PROTOCOL.md says.
+
+type pgxDriver struct {
+	batchCopy bool
+
+	cfg  *pgx.ConnConfig
+	conn *pgx.Conn
+	tx   pgx.Tx
+
+	// per step
+	sqlDollar string
+	args      [][]any
+	prepared  string // the statement's name once prepared in this step
+	counter   int
+	copyTable pgx.Identifier
+	copyCols  []string
+	plan      *pgxPlan
+}
+
+func newPgxDriver() dbDriver { return &pgxDriver{} }
+
+var ctx = context.Background()
+
+func (d *pgxDriver) base() string          { return "go-pgx" }
+func (d *pgxDriver) driverName() string    { return "github.com/jackc/pgx/v5" }
+func (d *pgxDriver) driverVersion() string { return moduleVersion("github.com/jackc/pgx/v5") }
+func (d *pgxDriver) dbms() []string        { return []string{"postgresql"} }
+
+func (d *pgxDriver) configure(key, value string) error {
+	if key == "batch" && (value == "pipeline" || value == "copy") {
+		d.batchCopy = value == "copy"
+		return nil
+	}
+	return unsupported("go-pgx has no setting %s=%s (batch=pipeline|copy)", key, value)
+}
+
+func (d *pgxDriver) batchStyle() string {
+	if d.batchCopy {
+		return "per group: Conn.Begin, Tx.CopyFrom (binary COPY FROM STDIN; pgx first describes 'select cols from t', every group), Tx.Commit"
+	}
+	return "one pgx.Batch per group: BEGIN, one Bind/Execute of the prepared INSERT per row (Conn.Prepare once, in the first group), COMMIT, all queued in the batch and sent as one pipeline with one Sync (one round trip per group)"
+}
+
+func (d *pgxDriver) settings() map[string]string {
+	batch := "pipeline"
+	if d.batchCopy {
+		batch = "copy"
+	}
+	return map[string]string{
+		"default_query_exec_mode":    "QueryExecModeExec (pgx's default, cache_statement, would prepare every statement automatically)",
+		"statement_cache_capacity":   "0 (no automatic prepared-statement cache)",
+		"description_cache_capacity": "0 (no cache of statement descriptions)",
+		"sslmode":                    "the target's (disable on managed servers); with prefer, pgconn tries TLS and, if refused, opens a second connection without it",
+		"search_path":                "ConnConfig.RuntimeParams[search_path] in the startup packet",
+		"autocommit":                 "yes; BEGIN/COMMIT explicit (Conn.Begin / Tx.Commit for commit_every)",
+		"literal":                    "statements that return rows: Conn.Query(text, QueryExecModeSimpleProtocol) with no arguments (pgx still scans the text for $n placeholders); others: Conn.Exec(text) with no arguments; simple query protocol, text results",
+		"extended":                   "QueryExecModeExec: Parse/Bind/Describe/Execute/Sync of the unnamed statement in one round trip, parameters as text with type OID 0 (the server infers their types), text results. Chosen over QueryExecModeDescribeExec, which first asks the server for the parameter types (an extra round trip per execution), because it is what PQexecParams does. Conn.Exec for statements without rows (Conn.Query when there are no parameters, since Exec without arguments switches to the simple protocol)",
+		"prepared":                   "Conn.Prepare(name, sql) once, inside the first operation; then Conn.Query/Conn.Exec by name (Bind/Execute/Sync), parameters in binary where pgx knows the type, results in binary for every type pgx decodes natively (numeric included); Conn.Deallocate after the step (untimed)",
+		"scan":                       "Conn.Query(sql, QueryExecModeSimpleProtocol): simple query protocol, text results (as c-libpq's default)",
+		"batch":                      batch,
+		"parameters":                 "int64, string, time.Time (UTC) and nil; under QueryExecModeExec pgx sends a time.Time as text with a 'Z' suffix, which a timestamp without time zone ignores",
+		"decoding":                   "rows.Scan into pgtype values chosen by the field descriptions' type OIDs: int2/int4/int8 → pgtype.Int2/Int4/Int8, float4/float8 → pgtype.Float4/Float8, numeric → pgtype.Numeric (rendered with its scale), bool → pgtype.Bool, text types → pgtype.Text, timestamp(tz) → pgtype.Timestamp(tz) (time.Time), date → pgtype.Date, time → pgtype.Time, bytea → []byte, others → any",
+	}
+}
+
+func (d *pgxDriver) config(ep endpoint) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(pgConnString(ep))
+	if err != nil {
+		return nil, err
+	}
+	if schema := ep.str("schema"); schema != "" {
+		cfg.RuntimeParams["search_path"] = schema
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	cfg.StatementCacheCapacity = 0
+	cfg.DescriptionCacheCapacity = 0
+	return cfg, nil
+}
+
+func (d *pgxDriver) open(ep endpoint) error {
+	cfg, err := d.config(ep)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	// text timestamps are parsed in the ISO form
+	if ds := conn.PgConn().ParameterStatus("DateStyle"); len(ds) < 3 || ds[:3] != "ISO" {
+		if _, err := conn.Exec(ctx, "SET DateStyle = ISO"); err != nil {
+			conn.Close(ctx)
+			return err
+		}
+	}
+	d.cfg, d.conn = cfg, conn
+	return nil
+}
+
+func (d *pgxDriver) describe() (int64, string, error) {
+	return int64(d.conn.PgConn().PID()), d.conn.PgConn().ParameterStatus("server_version"), nil
+}
+
+func (d *pgxDriver) close() {
+	if d.conn != nil {
+		d.conn.Close(ctx)
+		d.conn = nil
+	}
+}
+
+func (d *pgxDriver) serverPID() int64 {
+	if d.conn == nil {
+		return 0
+	}
+	return int64(d.conn.PgConn().PID())
+}
+
+func (d *pgxDriver) classify(err error) *failure {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return &failure{kind: "db", message: pgErr.Severity + ": " + pgErr.Message, sqlstate: pgErr.Code}
+	}
+	return &failure{kind: "db", message: err.Error()}
+}
+
+func (d *pgxDriver) begin(st *step) error {
+	d.prepared = ""
+	d.plan = nil
+	if st.sql != "" {
+		d.sqlDollar = convertMarkers(st.sql, true)
+	}
+	if st.params != nil && st.mode != mLiteral {
+		d.args = pgArgs(st.params)
+	}
+	if st.kind == kBatch && d.batchCopy {
+		table, cols, err := copyStatement(st.sql, st.nparams)
+		if err != nil {
+			return err
+		}
+		d.copyTable, d.copyCols = pgx.Identifier(table), cols
+	}
+	return nil
+}
+
+func (d *pgxDriver) prepare() error {
+	d.counter++
+	name := fmt.Sprintf("abw_%d", d.counter)
+	if _, err := d.conn.Prepare(ctx, name, d.sqlDollar); err != nil {
+		return err
+	}
+	d.prepared = name
+	return nil
+}
+
+func (d *pgxDriver) op(st *step, i int, sk *sink) (int64, error) {
+	switch st.kind {
+	case kConnect:
+		c, err := pgx.ConnectConfig(ctx, d.cfg)
+		if err != nil {
+			return 0, err
+		}
+		return 0, c.Close(ctx)
+	case kScan:
+		rows, err := d.conn.Query(ctx, st.sql, pgx.QueryExecModeSimpleProtocol)
+		return d.read(st, rows, err, sk)
+	case kExec:
+		switch st.mode {
+		case mLiteral:
+			if st.fetch {
+				rows, err := d.conn.Query(ctx, st.texts[i], pgx.QueryExecModeSimpleProtocol)
+				return d.read(st, rows, err, sk)
+			}
+			tag, err := d.conn.Exec(ctx, st.texts[i])
+			return tag.RowsAffected(), err
+		case mExtended:
+			if st.fetch {
+				rows, err := d.conn.Query(ctx, d.sqlDollar, d.args[i]...)
+				return d.read(st, rows, err, sk)
+			}
+			if st.nparams == 0 { // Exec without arguments would use the simple protocol
+				rows, err := d.conn.Query(ctx, d.sqlDollar)
+				if err != nil {
+					return 0, err
+				}
+				rows.Close()
+				return rows.CommandTag().RowsAffected(), rows.Err()
+			}
+			tag, err := d.conn.Exec(ctx, d.sqlDollar, d.args[i]...)
+			return tag.RowsAffected(), err
+		default:
+			if d.prepared == "" { // parsed once, inside the first operation's time
+				if err := d.prepare(); err != nil {
+					return 0, err
+				}
+			}
+			if st.fetch {
+				rows, err := d.conn.Query(ctx, d.prepared, d.args[i]...)
+				return d.read(st, rows, err, sk)
+			}
+			tag, err := d.conn.Exec(ctx, d.prepared, d.args[i]...)
+			return tag.RowsAffected(), err
+		}
+	case kBatch:
+		first, last := st.group(i)
+		if d.batchCopy {
+			return d.batchCopyGroup(first, last)
+		}
+		if d.prepared == "" { // prepared once, in the first group
+			if err := d.prepare(); err != nil {
+				return 0, err
+			}
+		}
+		b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, last-first+2)}
+		b.Queue("BEGIN")
+		for r := first; r < last; r++ {
+			b.Queue(d.prepared, d.args[r]...)
+		}
+		b.Queue("COMMIT")
+		if err := d.conn.SendBatch(ctx, b).Close(); err != nil {
+			return 0, err
+		}
+		return int64(last - first), nil
+	}
+	return 0, fail("internal", "unknown step kind")
+}
+
+func (d *pgxDriver) batchCopyGroup(first, last int) (int64, error) {
+	tx, err := d.conn.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	d.tx = tx
+	if _, err := tx.CopyFrom(ctx, d.copyTable, d.copyCols, pgx.CopyFromRows(d.args[first:last])); err != nil {
+		return 0, err
+	}
+	err = tx.Commit(ctx)
+	d.tx = nil
+	if err != nil {
+		return 0, err
+	}
+	return int64(last - first), nil
+}
+
+func (d *pgxDriver) txBegin(st *step) error {
+	tx, err := d.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	d.tx = tx
+	return nil
+}
+
+func (d *pgxDriver) txCommit(st *step) error {
+	err := d.tx.Commit(ctx)
+	d.tx = nil
+	return err
+}
+
+func (d *pgxDriver) recover(st *step) {
+	if d.conn == nil || d.conn.IsClosed() {
+		return
+	}
+	if d.tx != nil {
+		d.tx.Rollback(ctx)
+		d.tx = nil
+	}
+	if d.conn.PgConn().TxStatus() != 'I' {
+		if _, err := d.conn.Exec(ctx, "ROLLBACK"); err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: ROLLBACK:", err)
+		}
+	}
+}
+
+func (d *pgxDriver) end(st *step) {
+	if d.prepared != "" && d.conn != nil && !d.conn.IsClosed() {
+		if err := d.conn.Deallocate(ctx, d.prepared); err != nil {
+			fmt.Fprintf(os.Stderr, "abworker-go: deallocate %s: %v\n", d.prepared, err)
+		}
+	}
+	d.prepared = ""
+	d.args = nil
+	d.plan = nil
+}
+
+// read decodes every row of a result into Go values (rows.Scan), hashing them when verifying.
+func (d *pgxDriver) read(st *step, rows pgx.Rows, err error, sk *sink) (int64, error) {
+	if err != nil {
+		if rows != nil {
+			rows.Close()
+		}
+		return 0, err
+	}
+	var n int64
+	var plan *pgxPlan
+	ncols := len(rows.FieldDescriptions())
+	for rows.Next() {
+		if plan == nil {
+			plan = d.planFor(rows.FieldDescriptions())
+		}
+		if err := rows.Scan(plan.dests...); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if sk != nil {
+			raw := rows.RawValues()
+			h := fnvOffset
+			for c, hash := range plan.hashes {
+				h = hash(h, raw[c])
+			}
+			sk.add(h, len(plan.hashes))
+		}
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	st.ncols = ncols
+	return n, nil
+}
+
+// pgxPlan: one typed destination per column and how to hash it. Built on the step's first
+// row and reused while the result shape (type OIDs and formats) stays the same.
+type pgxPlan struct {
+	oids    []uint32
+	formats []int16
+	dests   []any
+	hashes  []func(h uint64, raw []byte) uint64
+}
+
+func (d *pgxDriver) planFor(fds []pgconn.FieldDescription) *pgxPlan {
+	if p := d.plan; p != nil && len(p.oids) == len(fds) {
+		same := true
+		for c := range fds {
+			same = same && p.oids[c] == fds[c].DataTypeOID && p.formats[c] == fds[c].Format
+		}
+		if same {
+			return p
+		}
+	}
+	p := &pgxPlan{}
+	for _, fd := range fds {
+		p.oids = append(p.oids, fd.DataTypeOID)
+		p.formats = append(p.formats, fd.Format)
+		dest, hash := pgxColumn(fd.DataTypeOID, fd.Format == pgx.BinaryFormatCode)
+		p.dests = append(p.dests, dest)
+		p.hashes = append(p.hashes, hash)
+	}
+	d.plan = p
+	return p
+}
+
+func pgxColumn(oid uint32, binaryFormat bool) (any, func(uint64, []byte) uint64) {
+	switch oid {
+	case pgtype.Int2OID:
+		v := new(pgtype.Int2)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hInt(h, int64(v.Int16))
+		}
+	case pgtype.Int4OID:
+		v := new(pgtype.Int4)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hInt(h, int64(v.Int32))
+		}
+	case pgtype.Int8OID:
+		v := new(pgtype.Int8)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hInt(h, v.Int64)
+		}
+	case pgtype.OIDOID, pgtype.XIDOID, pgtype.CIDOID:
+		v := new(pgtype.Uint32)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hInt(h, int64(v.Uint32))
+		}
+	case pgtype.Float4OID:
+		v := new(pgtype.Float4)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hFloat(h, float4AsDouble(v.Float32))
+		}
+	case pgtype.Float8OID:
+		v := new(pgtype.Float8)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hFloat(h, v.Float64)
+		}
+	case pgtype.NumericOID:
+		v := new(pgtype.Numeric)
+		return v, func(h uint64, raw []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hDecimal(h, numericText(v, raw, binaryFormat))
+		}
+	case pgtype.BoolOID:
+		v := new(pgtype.Bool)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hBool(h, v.Bool)
+		}
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID:
+		v := new(pgtype.Text)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hText(h, v.String)
+		}
+	case pgtype.TimestampOID:
+		v := new(pgtype.Timestamp)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hTimestamp(h, infMicros(v.Time.UnixMicro(), v.InfinityModifier))
+		}
+	case pgtype.TimestamptzOID:
+		v := new(pgtype.Timestamptz)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hTimestamp(h, infMicros(v.Time.UnixMicro(), v.InfinityModifier))
+		}
+	case pgtype.DateOID:
+		v := new(pgtype.Date)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			switch v.InfinityModifier {
+			case pgtype.Infinity:
+				return hDate(h, math.MaxInt32)
+			case pgtype.NegativeInfinity:
+				return hDate(h, math.MinInt32)
+			}
+			return hDate(h, unixDays(v.Time))
+		}
+	case pgtype.TimeOID:
+		v := new(pgtype.Time)
+		return v, func(h uint64, _ []byte) uint64 {
+			if !v.Valid {
+				return hNull(h)
+			}
+			return hTime(h, v.Microseconds)
+		}
+	case pgtype.ByteaOID:
+		v := new([]byte)
+		return v, func(h uint64, raw []byte) uint64 {
+			if raw == nil {
+				return hNull(h)
+			}
+			return hBytes(h, *v)
+		}
+	}
+	v := new(any)
+	return v, func(h uint64, raw []byte) uint64 {
+		if raw == nil {
+			return hNull(h)
+		}
+		if b, ok := (*v).(byte); ok { // "char"
+			return hText(h, string([]byte{b}))
+		}
+		return hashAny(h, *v)
+	}
+}
+
+func infMicros(us int64, inf pgtype.InfinityModifier) int64 {
+	switch inf {
+	case pgtype.Infinity:
+		return math.MaxInt64
+	case pgtype.NegativeInfinity:
+		return math.MinInt64
+	}
+	return us
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// go-pgx-stdlib: database/sql over pgx's stdlib adapter, to show the cost of the
+// database/sql layer over go-pgx. One *sql.DB pinned to one connection whose pgx config has
+// QueryExecModeExec as its default; literal and scan statements carry
+// pgx.QueryExecModeSimpleProtocol as their first argument, which the adapter hands to pgx
+// unchanged (database/sql itself has no notion of the simple protocol, and pgx's exec mode
+// would send a Query without parameters by the extended protocol).
+
+type pgxStdlibDriver struct {
+	sqlDriver
+	pgx pgxDriver // for its connection config
+}
+
+func newPgxStdlibDriver() dbDriver {
+	d := &pgxStdlibDriver{}
+	d.m = d
+	return d
+}
+
+func (d *pgxStdlibDriver) base() string          { return "go-pgx-stdlib" }
+func (d *pgxStdlibDriver) driverName() string    { return "github.com/jackc/pgx/v5/stdlib (database/sql)" }
+func (d *pgxStdlibDriver) driverVersion() string { return moduleVersion("github.com/jackc/pgx/v5") }
+func (d *pgxStdlibDriver) dbms() []string        { return []string{"postgresql"} }
+func (d *pgxStdlibDriver) dollar() bool          { return true }
+func (d *pgxStdlibDriver) simpleArgs() []any     { return simpleProtocol }
+
+var simpleProtocol = []any{pgx.QueryExecModeSimpleProtocol}
+
+func (d *pgxStdlibDriver) configure(key, value string) error {
+	return unsupported("go-pgx-stdlib has no setting %s=%s", key, value)
+}
+
+func (d *pgxStdlibDriver) batchStyle() string {
+	return "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec (Bind/Execute/Sync, a round trip) per row, Tx.Commit"
+}
+
+func (d *pgxStdlibDriver) settings() map[string]string {
+	return map[string]string{
+		"pool":                       "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"default_query_exec_mode":    "QueryExecModeExec on the ConnConfig (pgx's default, cache_statement, would prepare every statement automatically); literal and scan statements pass pgx.QueryExecModeSimpleProtocol as their first argument (the adapter forwards it to pgx)",
+		"statement_cache_capacity":   "0",
+		"description_cache_capacity": "0",
+		"should_ping":                "OptionShouldPing returns false (the adapter otherwise pings the server before reusing a connection idle for more than 1 s)",
+		"sslmode":                    "the target's (disable on managed servers)",
+		"search_path":                "ConnConfig.RuntimeParams[search_path] in the startup packet",
+		"autocommit":                 "yes; commit_every uses DB.BeginTx / Tx.Commit (BEGIN/COMMIT by the simple protocol)",
+		"literal":                    "DB.Query(text, pgx.QueryExecModeSimpleProtocol) / DB.Exec(text, pgx.QueryExecModeSimpleProtocol), no parameters: simple query protocol, text results (pgx still scans the text for $n placeholders)",
+		"extended":                   "DB.Query(sql, args...) / DB.Exec(sql, args...) (exec mode): unnamed statement, Parse/Bind/Describe/Execute/Sync in one round trip, parameters as text of unspecified type, text results (a DB.Exec without arguments would be sent by the simple protocol: pgx's rule)",
+		"prepared":                   "DB.Prepare once, inside the first operation (pgx Conn.Prepare, named statement), then Stmt.Query/Stmt.Exec (Bind/Execute/Sync); results in binary for bool, bytea, date, float4/8, int2/4/8, oid, timestamp(tz) (the adapter's choice), text for the rest (numeric included); Stmt.Close after the step (Deallocate, untimed)",
+		"scan":                       "DB.Query(sql, pgx.QueryExecModeSimpleProtocol): simple query protocol, text results",
+		"connect step":               "a fresh stdlib.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
+		"parameters":                 "int64, string, time.Time (UTC) and nil, passed through the adapter unchanged",
+		"decoding":                   "rows.Scan into sql.Null* chosen by ColumnType.DatabaseTypeName: integers → NullInt64, float4/8 → NullFloat64, numeric → NullString, bool → NullBool, timestamp(tz)/date → NullTime, bytea → Null[[]byte], time → any, others → NullString",
+	}
+}
+
+func (d *pgxStdlibDriver) openDB(ep endpoint) (*sql.DB, error) {
+	cfg, err := d.pgx.config(ep)
+	if err != nil {
+		return nil, err
+	}
+	db := stdlib.OpenDB(*cfg,
+		stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false }),
+		stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+			if ds := c.PgConn().ParameterStatus("DateStyle"); !strings.HasPrefix(ds, "ISO") {
+				_, err := c.Exec(ctx, "SET DateStyle = ISO")
+				return err
+			}
+			return nil
+		}))
+	pinPool(db)
+	return db, nil
+}
+
+func (d *pgxStdlibDriver) info(db *sql.DB) (int64, string, error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	defer c.Close()
+	var pid int64
+	var version string
+	err = c.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return errors.New("not a pgx stdlib connection")
+		}
+		pid = int64(sc.Conn().PgConn().PID())
+		version = sc.Conn().PgConn().ParameterStatus("server_version")
+		return nil
+	})
+	return pid, version, err
+}
+
+func (d *pgxStdlibDriver) adapt(params [][]param) [][]any { return pgArgs(params) }
+
+func (d *pgxStdlibDriver) plan(types []*sql.ColumnType) *sqlPlan { return pgSQLPlan(types) }
+
+func (d *pgxStdlibDriver) classify(err error) *failure { return d.pgx.classify(err) }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+
+	"github.com/lib/pq"
+)
+
+// go-pq: github.com/lib/pq through database/sql, the pool pinned to one connection.
+
+type pqDriver struct {
+	sqlDriver
+}
+
+func newPqDriver() dbDriver {
+	d := &pqDriver{}
+	d.m = d
+	return d
+}
+
+func (d *pqDriver) base() string          { return "go-pq" }
+func (d *pqDriver) driverName() string    { return "github.com/lib/pq (database/sql)" }
+func (d *pqDriver) driverVersion() string { return moduleVersion("github.com/lib/pq") }
+func (d *pqDriver) dbms() []string        { return []string{"postgresql"} }
+func (d *pqDriver) dollar() bool          { return true }
+func (d *pqDriver) simpleArgs() []any     { return nil }
+
+func (d *pqDriver) configure(key, value string) error {
+	return unsupported("go-pq has no setting %s=%s", key, value)
+}
+
+func (d *pqDriver) batchStyle() string {
+	return "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec (Bind/Execute/Sync, a round trip) per row, Tx.Commit"
+}
+
+func (d *pqDriver) settings() map[string]string {
+	return map[string]string{
+		"pool":                           "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"binary_parameters":              "no (lib/pq's default): parameters are sent as text of unspecified type",
+		"disable_prepared_binary_result": "no (default): results of extended and prepared statements come in binary for int2/int4/int8, bytea and uuid columns, text for the rest",
+		"sslmode":                        "the target's (disable on managed servers; lib/pq forces disable on a unix socket)",
+		"search_path":                    "Config.Runtime[search_path] in the startup packet",
+		"startup":                        "lib/pq always sends client_encoding=UTF8 and datestyle='ISO, MDY' in the startup packet",
+		"autocommit":                     "yes; commit_every uses DB.BeginTx / Tx.Commit (BEGIN/COMMIT by the simple protocol)",
+		"literal":                        "DB.Query(text) / DB.Exec(text) without arguments: simple query protocol, text results",
+		"extended":                       "DB.Query(sql, args...) / DB.Exec(sql, args...): lib/pq parses and describes the unnamed statement (Parse/Describe/Sync, one round trip) then binds and executes it (Bind/Execute/Sync, a second round trip) — two round trips per execution, seen in the server log",
+		"prepared":                       "DB.Prepare once, inside the first operation (named statement: Parse/Describe/Sync), then Stmt.Query/Stmt.Exec (Bind/Execute/Sync); Stmt.Close after the step (untimed)",
+		"scan":                           "DB.Query(sql) without arguments: simple query protocol, text results",
+		"connect step":                   "a fresh sql.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
+		"parameters":                     "int64, string, time.Time (UTC; lib/pq sends it as text with a Z suffix, which a timestamp without time zone ignores) and nil",
+		"decoding":                       "rows.Scan into sql.Null* chosen by ColumnType.DatabaseTypeName: integers → NullInt64, float4/8 → NullFloat64, numeric → NullString, bool → NullBool, timestamp(tz)/date → NullTime, bytea → Null[[]byte], time → any, others → NullString",
+	}
+}
+
+func (d *pqDriver) openDB(ep endpoint) (*sql.DB, error) {
+	cfg, err := pq.NewConfig(pgConnString(ep))
+	if err != nil {
+		return nil, err
+	}
+	if schema := ep.str("schema"); schema != "" {
+		if cfg.Runtime == nil {
+			cfg.Runtime = map[string]string{}
+		}
+		cfg.Runtime["search_path"] = schema
+	}
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	pinPool(db)
+	return db, nil
+}
+
+func (d *pqDriver) info(db *sql.DB) (int64, string, error) {
+	var pid int64
+	var version string
+	err := db.QueryRowContext(ctx, "SELECT pg_backend_pid(), current_setting('server_version')").Scan(&pid, &version)
+	return pid, version, err
+}
+
+func (d *pqDriver) adapt(params [][]param) [][]any { return pgArgs(params) }
+
+func (d *pqDriver) plan(types []*sql.ColumnType) *sqlPlan { return pgSQLPlan(types) }
+
+func (d *pqDriver) classify(err error) *failure {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		return &failure{kind: "db", message: pqErr.Severity + ": " + pqErr.Message, sqlstate: string(pqErr.Code)}
+	}
+	return &failure{kind: "db", message: err.Error()}
+}

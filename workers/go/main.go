@@ -1,0 +1,682 @@
+// abworker-go: the Go worker of accessbench (protocol/PROTOCOL.md, version 1).
+//
+// parse message → dispatch on op / step kind → timed loop → answer. One JSON object per line
+// each way; stdout carries nothing else (the process's fd 1 is pointed at stderr, the log, and
+// the protocol writes to a private duplicate of the original stdout).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const protocolVersion = 1
+
+var keptStdout *os.File
+
+var drivers = map[string]func() dbDriver{
+	"go-pgx":        newPgxDriver,
+	"go-pgx-stdlib": newPgxStdlibDriver,
+	"go-pq":         newPqDriver,
+	"go-sqlite":     newSqliteDriver,
+}
+
+// ---- ordered JSON objects (so that "ok" comes first in the log) --------------------------------
+
+type kv struct {
+	k string
+	v any
+}
+
+type object []kv
+
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(p.k)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := marshal(p.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// ---- the session ---------------------------------------------------------------------------
+
+type session struct {
+	name    string
+	drv     dbDriver
+	why     string   // non-empty: every message is answered unsupported
+	ep      endpoint // the open connection's endpoint, nil when closed
+	dialect string
+}
+
+func (s *session) handle(msg map[string]any) (object, *failure) {
+	op, _ := msg["op"].(string)
+	if s.why != "" {
+		return nil, unsupported("%s", s.why)
+	}
+	switch op {
+	case "hello":
+		return s.hello(), nil
+	case "open":
+		return s.open(msg)
+	case "close", "bye":
+		s.closeConn()
+		return object{}, nil
+	case "step":
+		return s.step(msg)
+	case "generate":
+		return s.generate(msg)
+	case "checksum":
+		return s.checksum(msg)
+	case "":
+		return nil, fail("protocol", "a message needs an op")
+	}
+	return nil, fail("protocol", "unknown op '%s'", op)
+}
+
+func (s *session) hello() object {
+	d := s.drv
+	settings := d.settings()
+	settings["runtime"] = fmt.Sprintf("%s, GOMAXPROCS=%d, GOGC=%s (garbage collector on, default pacing); runtime.GC() is called once before each timed loop so that garbage made while generating parameters is not collected inside it", runtime.Version(), runtime.GOMAXPROCS(0), gogc())
+	settings["cpu"] = "getrusage(RUSAGE_SELF) around the loop: the whole process, including the garbage collector's and the runtime's other threads"
+	settings["clock"] = "time.Now()/time.Since: the monotonic clock, read once before the loop and once after each operation"
+	settings["context"] = "context.Background() (no deadline, so no per-query watcher goroutine)"
+	return object{
+		{"protocol", protocolVersion},
+		{"name", s.name},
+		{"language", "go"},
+		{"runtime", runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH},
+		{"driver", d.driverName()},
+		{"driver_version", d.driverVersion()},
+		{"settings", settings},
+		{"capabilities", object{
+			{"dbms", d.dbms()},
+			{"kinds", []string{"connect", "scan", "exec", "batch"}},
+			{"modes", []string{"literal", "extended", "prepared"}},
+			{"batch", d.batchStyle()},
+			{"concurrency", "goroutines (one connection and one goroutine per worker; the Go runtime schedules its own helper goroutines)"},
+		}},
+	}
+}
+
+func gogc() string {
+	if v := os.Getenv("GOGC"); v != "" {
+		return v
+	}
+	return "100"
+}
+
+func (s *session) open(msg map[string]any) (object, *failure) {
+	raw, ok := msg["endpoint"].(map[string]any)
+	if !ok {
+		return nil, fail("protocol", "open needs an endpoint object")
+	}
+	ep := endpoint(raw)
+	dbms := ep.str("dbms")
+	known := false
+	for _, x := range s.drv.dbms() {
+		known = known || x == dbms
+	}
+	if !known {
+		return nil, unsupported("%s does not reach dbms '%s'", s.name, dbms)
+	}
+	s.closeConn() // a second open replaces the first connection
+	start := time.Now()
+	err := s.drv.open(ep)
+	elapsed := time.Since(start)
+	if err != nil {
+		return nil, asFailure(s.drv, err)
+	}
+	pid, version, err := s.drv.describe()
+	if err != nil {
+		s.drv.close()
+		return nil, asFailure(s.drv, err)
+	}
+	s.ep = ep
+	s.dialect = dbms
+	a := object{{"connect_ns", elapsed.Nanoseconds()}}
+	if pid != 0 {
+		a = append(a, kv{"server_pid", pid})
+	}
+	if version != "" {
+		a = append(a, kv{"server_version", version})
+	}
+	return a, nil
+}
+
+func (s *session) closeConn() {
+	if s.ep != nil {
+		s.drv.close()
+		s.ep = nil
+	}
+}
+
+func (s *session) generate(msg map[string]any) (object, *failure) {
+	count, _, err := jsonInt(msg, "count", 0)
+	if err != nil {
+		return nil, fail("protocol", "%v", err)
+	}
+	g, err := newGenerator(msg["spec"])
+	if err != nil {
+		return nil, fail("protocol", "%v", err)
+	}
+	values := make([]any, 0, count)
+	for i := int64(0); i < count; i++ {
+		p, raw := g.next(i)
+		switch {
+		case raw != nil:
+			values = append(values, raw)
+		case p.t == pNull:
+			values = append(values, nil)
+		case p.t == pInt:
+			values = append(values, p.i)
+		case p.t == pTimestamp:
+			values = append(values, formatTimestamp(p.i, true))
+		case p.t == pText:
+			values = append(values, p.s)
+		case p.t == pFloat:
+			values = append(values, p.f)
+		case p.t == pBool:
+			values = append(values, p.b)
+		}
+	}
+	return object{{"values", values}}, nil
+}
+
+// typedHash hashes one typed conformance value as the drivers' native value would be.
+func typedHash(h uint64, tv any) (uint64, *failure) {
+	t, ok := tv.(map[string]any)
+	if !ok {
+		return 0, fail("protocol", "a typed value is an object")
+	}
+	typ, _ := t["type"].(string)
+	val := t["value"]
+	switch typ {
+	case "null":
+		return hNull(h), nil
+	case "bool":
+		b, _ := val.(bool)
+		return hBool(h, b), nil
+	case "int", "timestamp", "date", "time":
+		n, err := toInt64(val)
+		if err != nil {
+			return 0, fail("protocol", "a %s value must be an integer", typ)
+		}
+		switch typ {
+		case "int":
+			return hInt(h, n), nil
+		case "timestamp":
+			return hTimestamp(h, n), nil
+		case "date":
+			return hDate(h, int32(n)), nil
+		}
+		return hTime(h, n), nil
+	case "float":
+		hex, _ := val.(string)
+		var bits uint64
+		if len(hex) != 16 {
+			return 0, fail("protocol", "a float value is 16 hex digits")
+		}
+		if _, err := fmt.Sscanf(hex, "%016x", &bits); err != nil {
+			return 0, fail("protocol", "a float value is 16 hex digits")
+		}
+		return hLE(hByte(h, 'F'), bits, 8), nil
+	case "decimal":
+		text, _ := val.(string)
+		plain, ok := decimalPlain(text)
+		if !ok {
+			return 0, fail("protocol", "not a decimal: %s", text)
+		}
+		return hDecimal(h, plain), nil
+	case "text":
+		text, ok := val.(string)
+		if !ok {
+			return 0, fail("protocol", "a text value is a string")
+		}
+		return hText(h, text), nil
+	case "bytes":
+		hex, _ := val.(string)
+		b, err := decodeHex(hex)
+		if err != nil {
+			return 0, fail("protocol", "a bytes value is an even number of hex digits")
+		}
+		return hBytes(h, b), nil
+	}
+	return 0, fail("protocol", "unknown value type '%s'", typ)
+}
+
+func decodeHex(s string) ([]byte, error) {
+	if len(s)%2 != 0 {
+		return nil, fmt.Errorf("odd length")
+	}
+	out := make([]byte, len(s)/2)
+	for k := range out {
+		var b byte
+		if _, err := fmt.Sscanf(s[2*k:2*k+2], "%02x", &b); err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+func (s *session) checksum(msg map[string]any) (object, *failure) {
+	rows, ok := msg["rows"].([]any)
+	if !ok {
+		return nil, fail("protocol", "checksum needs rows")
+	}
+	var sk sink
+	for _, r := range rows {
+		row, ok := r.([]any)
+		if !ok {
+			return nil, fail("protocol", "a row is a list")
+		}
+		h := fnvOffset
+		for _, v := range row {
+			var f *failure
+			if h, f = typedHash(h, v); f != nil {
+				return nil, f
+			}
+		}
+		sk.add(h, len(row))
+	}
+	return object{{"checksum", sk.hex()}, {"rows", sk.rows}}, nil
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case json.Number:
+		f, _ := x.Float64()
+		return f != 0
+	case string:
+		return x != ""
+	case []any:
+		return len(x) != 0
+	case map[string]any:
+		return len(x) != 0
+	}
+	return true
+}
+
+func (s *session) step(msg map[string]any) (object, *failure) {
+	if s.ep == nil {
+		return nil, fail("protocol", "step before open")
+	}
+	st := &step{endpoint: s.ep}
+	switch kind, _ := msg["kind"].(string); kind {
+	case "connect":
+		st.kind = kConnect
+	case "scan":
+		st.kind = kScan
+	case "exec":
+		st.kind = kExec
+	case "batch":
+		st.kind = kBatch
+	case "":
+		return nil, fail("protocol", "a step needs a kind")
+	default:
+		return nil, fail("protocol", "unknown step kind '%s'", kind)
+	}
+	n, _, err1 := jsonInt(msg, "iterations", -1)
+	every, _, err2 := jsonInt(msg, "commit_every", 0)
+	batch, _, err3 := jsonInt(msg, "batch", 0)
+	for _, err := range []error{err1, err2, err3} {
+		if err != nil {
+			return nil, fail("protocol", "%v", err)
+		}
+	}
+	if n < 0 {
+		return nil, fail("protocol", "a step needs iterations >= 0")
+	}
+	st.n, st.batch = int(n), int(batch)
+	if st.kind == kExec && every > 0 {
+		st.commitEvery = int(every)
+	}
+	st.verify = truthy(msg["verify"])
+	st.fetch = st.kind == kScan || (st.kind == kExec && truthy(msg["fetch"]))
+	latencyFile, _ := msg["latency_file"].(string)
+	if st.kind != kConnect {
+		sql, ok := msg["sql"].(string)
+		if !ok {
+			return nil, fail("protocol", "a %s step needs sql", msg["kind"])
+		}
+		st.sql = sql
+	}
+	if st.kind == kExec {
+		switch mode, _ := msg["mode"].(string); mode {
+		case "literal":
+			st.mode = mLiteral
+		case "extended":
+			st.mode = mExtended
+		case "prepared":
+			st.mode = mPrepared
+		case "":
+			return nil, fail("protocol", "an exec step needs a mode")
+		default:
+			return nil, fail("protocol", "unknown mode '%s'", mode)
+		}
+	}
+	if st.kind == kBatch && st.batch < 1 {
+		return nil, fail("protocol", "a batch step needs batch >= 1")
+	}
+	st.nops = st.n
+	if st.kind == kBatch {
+		st.nops = (st.n + st.batch - 1) / st.batch
+	}
+
+	// parameters, generated (and for literal, inlined) before the clock
+	var segs []string
+	if st.sql != "" {
+		segs = sqlSegments(st.sql)
+		st.nparams = len(segs) - 1
+	}
+	specs, _ := msg["params"].([]any)
+	if st.kind == kExec || st.kind == kBatch {
+		if len(specs) != st.nparams {
+			return nil, fail("protocol", "%d markers but %d params", st.nparams, len(specs))
+		}
+		gens := make([]*generator, len(specs))
+		for k, spec := range specs {
+			g, err := newGenerator(spec)
+			if err != nil {
+				return nil, fail("protocol", "%v", err)
+			}
+			gens[k] = g
+		}
+		flat := make([]param, st.n*st.nparams)
+		st.params = make([][]param, st.n)
+		for i := 0; i < st.n; i++ {
+			row := flat[i*st.nparams : (i+1)*st.nparams : (i+1)*st.nparams]
+			for k, g := range gens {
+				row[k], _ = g.next(int64(i))
+			}
+			st.params[i] = row
+		}
+		if st.kind == kExec && st.mode == mLiteral {
+			st.texts = make([]string, st.n)
+			for i := range st.texts {
+				st.texts[i] = inlineSQL(segs, st.params[i])
+			}
+		}
+	} else if st.kind == kScan && st.nparams > 0 {
+		return nil, fail("protocol", "a scan runs one query without params, but the sql has %d markers", st.nparams)
+	}
+
+	d := s.drv
+	var answer object
+	var f *failure
+	if err := d.begin(st); err != nil {
+		f = asFailure(d, err)
+	} else if st.verify {
+		answer, f = s.verifyPass(st)
+	} else {
+		answer, f = s.timedPass(st, latencyFile)
+	}
+	if f != nil {
+		fmt.Fprintf(os.Stderr, "abworker-go: step failed (%s): %s\n", f.kind, f.message)
+		d.recover(st) // leave the connection usable; the first error is the one answered
+	}
+	d.end(st)
+	return answer, f
+}
+
+// runOp is one operation, with the BEGIN/COMMIT of commit_every around it.
+func (s *session) runOp(st *step, i int, sk *sink) (int64, error) {
+	d := s.drv
+	k := st.commitEvery
+	if k > 0 && i%k == 0 {
+		if err := d.txBegin(st); err != nil {
+			return 0, err
+		}
+	}
+	count, err := d.op(st, i, sk)
+	if err != nil {
+		return 0, err
+	}
+	if k > 0 && ((i+1)%k == 0 || i+1 == st.nops) {
+		if err := d.txCommit(st); err != nil {
+			return 0, err
+		}
+	}
+	return count, nil
+}
+
+func (s *session) verifyPass(st *step) (object, *failure) {
+	var sk sink
+	var rows, first int64
+	start := time.Now()
+	for i := 0; i < st.nops; i++ {
+		count, err := s.runOp(st, i, &sk)
+		if err != nil {
+			return nil, asFailure(s.drv, err)
+		}
+		if i == 0 { // the cold start: the first operation, its rows checksummed
+			first = time.Since(start).Nanoseconds()
+		}
+		rows += count
+	}
+	var values int64
+	if st.fetch {
+		values = rows * int64(sk.width)
+	}
+	return object{
+		{"n", st.nops},
+		{"rows", rows},
+		{"values", values},
+		{"checksum", sk.hex()},
+		{"first_op_ns", first},
+	}, nil
+}
+
+func (s *session) timedPass(st *step, latencyFile string) (object, *failure) {
+	lat := make([]uint64, st.nops) // allocated before the clock
+	var rows int64
+	runtime.GC()
+	var before, after syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	start := time.Now()
+	var prev time.Duration
+	for i := 0; i < st.nops; i++ {
+		count, err := s.runOp(st, i, nil)
+		if err != nil {
+			return nil, asFailure(s.drv, err)
+		}
+		now := time.Since(start)
+		lat[i] = uint64(now - prev)
+		prev = now
+		rows += count
+	}
+	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	if latencyFile != "" {
+		buf := make([]byte, 8*len(lat))
+		for i, v := range lat {
+			binary.LittleEndian.PutUint64(buf[8*i:], v)
+		}
+		if err := os.WriteFile(latencyFile, buf, 0o644); err != nil {
+			return nil, fail("internal", "latency_file %s: %v", latencyFile, err)
+		}
+	}
+	a := object{
+		{"n", st.nops},
+		{"elapsed_ns", prev.Nanoseconds()},
+		{"rows", rows},
+	}
+	if st.fetch && st.ncols > 0 {
+		a = append(a, kv{"values", rows * int64(st.ncols)})
+	}
+	var first uint64
+	if len(lat) > 0 {
+		first = lat[0]
+	}
+	a = append(a,
+		kv{"user_ns", tvNs(after.Utime) - tvNs(before.Utime)},
+		kv{"sys_ns", tvNs(after.Stime) - tvNs(before.Stime)},
+		kv{"first_op_ns", first},
+	)
+	if pid := s.drv.serverPID(); pid != 0 {
+		a = append(a, kv{"server_pids", []int64{pid}})
+	}
+	return a, nil
+}
+
+func tvNs(tv syscall.Timeval) int64 { return tv.Sec*1e9 + int64(tv.Usec)*1e3 }
+
+// ---- the loop ---------------------------------------------------------------------------------
+
+func writeAnswer(out *bufio.Writer, a object, f *failure) {
+	var line []byte
+	var err error
+	if f == nil {
+		line, err = object(append(object{{"ok", true}}, a...)).MarshalJSON()
+	} else {
+		msg := strings.TrimSpace(f.message)
+		if k := strings.IndexByte(msg, '\n'); k >= 0 { // one line, as the Python worker does
+			msg = strings.TrimSpace(msg[:k])
+		}
+		if msg == "" {
+			msg = f.kind
+		}
+		e := object{{"kind", f.kind}, {"message", msg}}
+		if f.sqlstate != "" {
+			e = append(e, kv{"sqlstate", f.sqlstate})
+		}
+		line, err = object{{"ok", false}, {"error", e}}.MarshalJSON()
+	}
+	if err != nil {
+		line = []byte(`{"ok": false, "error": {"kind": "internal", "message": "unencodable answer"}}`)
+	}
+	out.Write(line)
+	out.WriteByte('\n')
+	out.Flush()
+}
+
+func (s *session) safeHandle(msg map[string]any) (a object, f *failure) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "abworker-go: panic: %v\n%s", r, debug.Stack())
+			a, f = nil, fail("internal", "panic: %v", r)
+		}
+	}()
+	return s.handle(msg)
+}
+
+func chooseMethod(name string) *session {
+	s := &session{name: name}
+	base, settings, _ := strings.Cut(name, "/")
+	mk, ok := drivers[base]
+	if !ok {
+		s.why = fmt.Sprintf("unknown method '%s' (abworker-go knows go-pgx, go-pgx-stdlib, go-pq, go-sqlite)", base)
+		s.drv = newPgxDriver() // answers nothing but unsupported
+		return s
+	}
+	s.drv = mk()
+	if settings != "" {
+		for _, kvs := range strings.Split(settings, ",") {
+			k, v, ok := strings.Cut(kvs, "=")
+			if !ok {
+				s.why = fmt.Sprintf("%s: setting '%s' is not key=value", name, kvs)
+				break
+			}
+			if err := s.drv.configure(k, v); err != nil {
+				s.why = fmt.Sprintf("%s: %v", name, err)
+				break
+			}
+		}
+	}
+	return s
+}
+
+func main() {
+	// stdout belongs to the protocol: keep a private copy of it and point fd 1 (anything a
+	// library prints) at stderr, the worker's log.
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "abworker-go: stdout:", err)
+		os.Exit(2)
+	}
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "abworker-go: stdout:", err)
+		os.Exit(2)
+	}
+	protoOut := os.NewFile(uintptr(fd), "protocol-stdout")
+	// Keep the *os.File of fd 1 reachable: its finalizer would otherwise close fd 1 (now the
+	// log) at the next garbage collection, and a file opened later would take its number.
+	keptStdout = os.Stdout
+	os.Stdout = os.Stderr
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: abworker-go METHOD[/key=value,...]  (go-pgx, go-pgx-stdlib, go-pq, go-sqlite)")
+		os.Exit(2)
+	}
+	s := chooseMethod(os.Args[1])
+	if s.why != "" {
+		fmt.Fprintln(os.Stderr, "abworker-go:", s.why)
+	}
+	out := bufio.NewWriter(protoOut)
+	in := bufio.NewReaderSize(os.Stdin, 1<<16)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(line))
+			dec.UseNumber()
+			var msg map[string]any
+			var a object
+			var f *failure
+			if derr := dec.Decode(&msg); derr != nil || msg == nil {
+				if derr == nil {
+					derr = fmt.Errorf("wrong type")
+				}
+				f = fail("protocol", "not a JSON object: %v", derr)
+			} else {
+				a, f = s.safeHandle(msg)
+			}
+			writeAnswer(out, a, f)
+			if op, _ := msg["op"].(string); op == "bye" {
+				break
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: stdin:", err)
+			break
+		}
+	}
+	s.closeConn()
+	os.Exit(0)
+}

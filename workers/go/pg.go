@@ -1,0 +1,307 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Connection settings and value decoding shared by the PostgreSQL methods.
+
+// pgConnString is a libpq-style keyword/value string: host (a directory = unix socket
+// directory), port, dbname, user, password when given, and the endpoint's sslmode.
+func pgConnString(ep endpoint) string {
+	var parts []string
+	add := func(k, v string) {
+		v = strings.ReplaceAll(v, `\`, `\\`)
+		v = strings.ReplaceAll(v, `'`, `\'`)
+		parts = append(parts, k+"='"+v+"'")
+	}
+	if v := ep.str("host"); v != "" {
+		add("host", v)
+	}
+	if v := ep.str("port"); v != "" {
+		add("port", v)
+	}
+	if v := ep.str("database"); v != "" {
+		add("dbname", v)
+	}
+	if v := ep.str("user"); v != "" {
+		add("user", v)
+	}
+	if v := ep.str("password"); v != "" {
+		add("password", v)
+	}
+	sslmode := ep.str("sslmode")
+	if sslmode == "" {
+		sslmode = "prefer"
+	}
+	add("sslmode", sslmode)
+	return strings.Join(parts, " ")
+}
+
+// pgArgs adapts generated parameters to what the Go PostgreSQL drivers take: int64, float64,
+// string, bool, time.Time (UTC wall clock) and nil.
+func pgArgs(params [][]param) [][]any {
+	flat := make([]any, 0, len(params)*8)
+	out := make([][]any, len(params))
+	for i, row := range params {
+		start := len(flat)
+		for _, p := range row {
+			flat = append(flat, pgArg(p))
+		}
+		out[i] = flat[start:len(flat):len(flat)]
+	}
+	return out
+}
+
+func pgArg(p param) any {
+	switch p.t {
+	case pInt:
+		return p.i
+	case pFloat:
+		return p.f
+	case pText:
+		return p.s
+	case pBool:
+		return p.b
+	case pTimestamp:
+		return time.UnixMicro(p.i).UTC()
+	}
+	return nil
+}
+
+// float4 values are hashed as a text-format driver sees them: the shortest text of the
+// float32, read as a double (what c-libpq does).
+func float4AsDouble(f float32) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64)
+	return v
+}
+
+func unixDays(t time.Time) int32 { return int32(floorDiv(t.Unix(), 86400)) }
+
+func clockMicros(t time.Time) int64 {
+	return ((int64(t.Hour())*60+int64(t.Minute()))*60+int64(t.Second()))*1000000 + int64(t.Nanosecond()/1000)
+}
+
+// parseClock reads 'HH:MM:SS[.ffffff]' as µs since midnight.
+func parseClock(s string) int64 {
+	var h, m, sec, us int64
+	fields := strings.SplitN(s, ":", 3)
+	if len(fields) == 3 {
+		h, _ = strconv.ParseInt(fields[0], 10, 64)
+		m, _ = strconv.ParseInt(fields[1], 10, 64)
+		whole, frac, _ := strings.Cut(fields[2], ".")
+		sec, _ = strconv.ParseInt(whole, 10, 64)
+		frac = (frac + "000000")[:6]
+		us, _ = strconv.ParseInt(frac, 10, 64)
+	}
+	return (h*3600+m*60+sec)*1000000 + us
+}
+
+// numericText renders a pgtype.Numeric as PostgreSQL prints it. pgx keeps the scale of
+// text-format values in Exp, and of binary ones too except for zero, whose dscale is read
+// from the raw value.
+func numericText(n *pgtype.Numeric, raw []byte, binaryFormat bool) string {
+	switch {
+	case n.NaN:
+		return "NaN"
+	case n.InfinityModifier == pgtype.Infinity:
+		return "Infinity"
+	case n.InfinityModifier == pgtype.NegativeInfinity:
+		return "-Infinity"
+	}
+	if n.Int == nil || n.Int.Sign() == 0 {
+		scale := 0
+		if binaryFormat && len(raw) >= 8 {
+			scale = int(int16(binary.BigEndian.Uint16(raw[6:8])))
+		} else if !binaryFormat && n.Exp < 0 {
+			scale = int(-n.Exp)
+		}
+		if scale > 0 {
+			return "0." + strings.Repeat("0", scale)
+		}
+		return "0"
+	}
+	return bigDecimal(n.Int, int(n.Exp))
+}
+
+func bigDecimal(i *big.Int, exp int) string {
+	s := i.String()
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	switch {
+	case exp > 0:
+		b.WriteString(s)
+		b.WriteString(strings.Repeat("0", exp))
+	case exp < 0:
+		if len(s) <= -exp {
+			b.WriteString("0.")
+			b.WriteString(strings.Repeat("0", -exp-len(s)))
+			b.WriteString(s)
+		} else {
+			b.WriteString(s[:len(s)+exp])
+			b.WriteByte('.')
+			b.WriteString(s[len(s)+exp:])
+		}
+	default:
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// hashAny hashes a value of whatever Go type a driver produced.
+func hashAny(h uint64, v any) uint64 {
+	switch x := v.(type) {
+	case nil:
+		return hNull(h)
+	case bool:
+		return hBool(h, x)
+	case int64:
+		return hInt(h, x)
+	case int32:
+		return hInt(h, int64(x))
+	case int16:
+		return hInt(h, int64(x))
+	case int8:
+		return hInt(h, int64(x))
+	case int:
+		return hInt(h, int64(x))
+	case uint32:
+		return hInt(h, int64(x))
+	case uint16:
+		return hInt(h, int64(x))
+	case uint64:
+		return hInt(h, int64(x))
+	case float64:
+		return hFloat(h, x)
+	case float32:
+		return hFloat(h, float4AsDouble(x))
+	case string:
+		return hText(h, x)
+	case []byte:
+		return hBytes(h, x)
+	case time.Time:
+		return hTimestamp(h, x.UnixMicro())
+	case pgtype.Numeric:
+		return hDecimal(h, numericText(&x, nil, false))
+	case [16]byte:
+		return hBytes(h, x[:])
+	}
+	return hText(h, fmt.Sprint(v))
+}
+
+// ---- database/sql decoding for PostgreSQL (go-pgx-stdlib, go-pq) --------------------------------
+
+// pgSQLPlan decodes database/sql rows by the columns' database type names into typed
+// destinations (sql.Null*), the idiomatic database/sql way.
+func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
+	p := &sqlPlan{dests: make([]any, len(types)), hashes: make([]func(uint64) uint64, len(types))}
+	for c, t := range types {
+		switch t.DatabaseTypeName() {
+		case "INT2", "INT4", "INT8", "OID":
+			v := new(sql.NullInt64)
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				return hInt(h, v.Int64)
+			}
+		case "FLOAT4", "FLOAT8":
+			v := new(sql.NullFloat64)
+			p.dests[c] = v
+			single := t.DatabaseTypeName() == "FLOAT4"
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				if single {
+					return hFloat(h, float4AsDouble(float32(v.Float64)))
+				}
+				return hFloat(h, v.Float64)
+			}
+		case "NUMERIC":
+			v := new(sql.NullString)
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				return hDecimal(h, v.String)
+			}
+		case "BOOL":
+			v := new(sql.NullBool)
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				return hBool(h, v.Bool)
+			}
+		case "TIMESTAMP", "TIMESTAMPTZ":
+			v := new(sql.NullTime)
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				return hTimestamp(h, v.Time.UnixMicro())
+			}
+		case "DATE":
+			v := new(sql.NullTime)
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				return hDate(h, unixDays(v.Time))
+			}
+		case "TIME":
+			v := new(any) // lib/pq: time.Time on 0000-01-01; pgx stdlib: text
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				switch x := (*v).(type) {
+				case nil:
+					return hNull(h)
+				case time.Time:
+					return hTime(h, clockMicros(x))
+				case string:
+					return hTime(h, parseClock(x))
+				case []byte:
+					return hTime(h, parseClock(string(x)))
+				}
+				return hashAny(h, *v)
+			}
+		case "BYTEA":
+			v := new(sql.Null[[]byte])
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				return hBytes(h, v.V)
+			}
+		default: // text, varchar, bpchar, name and anything else: text
+			v := new(sql.NullString)
+			p.dests[c] = v
+			p.hashes[c] = func(h uint64) uint64 {
+				if !v.Valid {
+					return hNull(h)
+				}
+				return hText(h, v.String)
+			}
+		}
+	}
+	return p
+}

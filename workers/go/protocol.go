@@ -1,0 +1,833 @@
+// The shared pieces of protocol v1 (protocol/PROTOCOL.md), in Go: splitmix64, the value
+// generators, the FNV-1a row hash over the canonical encoding, timestamps, the '?'-marker
+// scanner and SQL literals. They must match src/accessbench/protocol/ bit for bit.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// ---- PRNG ---------------------------------------------------------------------------------
+
+type splitMix64 struct{ state uint64 }
+
+func (r *splitMix64) next() uint64 {
+	r.state += 0x9E3779B97F4A7C15
+	z := r.state
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// unit is a double in [0, 1) from the top 53 bits.
+func (r *splitMix64) unit() float64 {
+	return float64(r.next()>>11) * (1.0 / 9007199254740992.0)
+}
+
+// ---- checksum -----------------------------------------------------------------------------
+
+const (
+	fnvOffset uint64 = 0xcbf29ce484222325
+	fnvPrime  uint64 = 0x100000001b3
+)
+
+func hByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
+
+func hLE(h uint64, v uint64, n int) uint64 {
+	for k := 0; k < n; k++ {
+		h = (h ^ (v & 0xff)) * fnvPrime
+		v >>= 8
+	}
+	return h
+}
+
+func hStr(h uint64, s string) uint64 {
+	for k := 0; k < len(s); k++ {
+		h = (h ^ uint64(s[k])) * fnvPrime
+	}
+	return h
+}
+
+func hBuf(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
+}
+
+func hNull(h uint64) uint64 { return hByte(h, 'N') }
+
+func hBool(h uint64, v bool) uint64 {
+	if v {
+		return hByte(hByte(h, 'B'), 1)
+	}
+	return hByte(hByte(h, 'B'), 0)
+}
+
+func hInt(h uint64, v int64) uint64        { return hLE(hByte(h, 'I'), uint64(v), 8) }
+func hFloat(h uint64, v float64) uint64    { return hLE(hByte(h, 'F'), math.Float64bits(v), 8) }
+func hTimestamp(h uint64, us int64) uint64 { return hLE(hByte(h, 'T'), uint64(us), 8) }
+func hDate(h uint64, days int32) uint64    { return hLE(hByte(h, 'd'), uint64(uint32(days)), 4) }
+func hTime(h uint64, us int64) uint64      { return hLE(hByte(h, 't'), uint64(us), 8) }
+
+func hDecimal(h uint64, s string) uint64 {
+	return hStr(hLE(hByte(h, 'D'), uint64(uint32(len(s))), 4), s)
+}
+
+func hText(h uint64, s string) uint64 {
+	return hStr(hLE(hByte(h, 'S'), uint64(uint32(len(s))), 4), s)
+}
+
+func hBytes(h uint64, b []byte) uint64 {
+	return hBuf(hLE(hByte(h, 'X'), uint64(uint32(len(b))), 4), b)
+}
+
+// sink receives the rows of a verification pass: the sum of their hashes, and the width of
+// the first row.
+type sink struct {
+	sum   uint64
+	rows  int64
+	width int
+}
+
+func (s *sink) add(h uint64, ncols int) {
+	if s.rows == 0 {
+		s.width = ncols
+	}
+	s.sum += h
+	s.rows++
+}
+
+func (s *sink) hex() string { return fmt.Sprintf("%016x", s.sum) }
+
+// ---- time ---------------------------------------------------------------------------------
+
+const usPerDay = 86400000000
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func floorMod(a, b int64) int64 {
+	m := a % b
+	if m != 0 && (m < 0) != (b < 0) {
+		m += b
+	}
+	return m
+}
+
+// Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian).
+func daysFromCivil(y int64, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	var era int64
+	if y >= 0 {
+		era = y / 400
+	} else {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mm := int64(m)
+	if m > 2 {
+		mm -= 3
+	} else {
+		mm += 9
+	}
+	doy := (153*mm+2)/5 + int64(d) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+func civilFromDays(z int64) (y int64, m, d int) {
+	z += 719468
+	var era int64
+	if z >= 0 {
+		era = z / 146097
+	} else {
+		era = (z - 146096) / 146097
+	}
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y = yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = int(doy - (153*mp+2)/5 + 1)
+	if mp < 10 {
+		m = int(mp + 3)
+	} else {
+		m = int(mp - 9)
+	}
+	if m <= 2 {
+		y++
+	}
+	return
+}
+
+// formatTimestamp: 'YYYY-MM-DD HH:MM:SS[.ffffff]' (datetime.isoformat(sep=" ")), or with
+// generateForm 'YYYY-MM-DDTHH:MM:SS.ffffff' (always six fraction digits).
+func formatTimestamp(us int64, generateForm bool) string {
+	days := floorDiv(us, usPerDay)
+	rem := us - days*usPerDay
+	y, mo, d := civilFromDays(days)
+	secs, frac := rem/1000000, rem%1000000
+	b := make([]byte, 0, 32)
+	b = appendPadded(b, y, 4)
+	b = append(b, '-')
+	b = appendPadded(b, int64(mo), 2)
+	b = append(b, '-')
+	b = appendPadded(b, int64(d), 2)
+	if generateForm {
+		b = append(b, 'T')
+	} else {
+		b = append(b, ' ')
+	}
+	b = appendPadded(b, secs/3600, 2)
+	b = append(b, ':')
+	b = appendPadded(b, secs/60%60, 2)
+	b = append(b, ':')
+	b = appendPadded(b, secs%60, 2)
+	if generateForm || frac != 0 {
+		b = append(b, '.')
+		b = appendPadded(b, frac, 6)
+	}
+	return string(b)
+}
+
+func appendPadded(b []byte, v int64, width int) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	s := strconv.FormatInt(v, 10)
+	for k := len(s); k < width; k++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
+
+func daysInMonth(y, m int) int {
+	dm := [12]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+	if m == 2 && ((y%4 == 0 && y%100 != 0) || y%400 == 0) {
+		return 29
+	}
+	return dm[m-1]
+}
+
+// parseISOTimestamp takes what datetime.fromisoformat (3.11) takes for naive values:
+// YYYY-MM-DD or YYYYMMDD, then optionally one separator character and HH[:MM[:SS[.f…]]]
+// (or the compact HHMMSS forms). A time zone is an error.
+func parseISOTimestamp(s string) (int64, error) {
+	bad := fmt.Errorf("not an ISO timestamp without time zone: %q", s)
+	p := 0
+	digits := func(n int) (int, bool) {
+		if p+n > len(s) {
+			return 0, false
+		}
+		v := 0
+		for k := 0; k < n; k++ {
+			c := s[p+k]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		p += n
+		return v, true
+	}
+	var y, mo, d, h, mi, se, frac int
+	var ok bool
+	if y, ok = digits(4); !ok {
+		return 0, bad
+	}
+	if p < len(s) && s[p] == '-' {
+		p++
+		if mo, ok = digits(2); !ok {
+			return 0, bad
+		}
+		if p >= len(s) || s[p] != '-' {
+			return 0, bad
+		}
+		p++
+		if d, ok = digits(2); !ok {
+			return 0, bad
+		}
+	} else {
+		if mo, ok = digits(2); !ok {
+			return 0, bad
+		}
+		if d, ok = digits(2); !ok {
+			return 0, bad
+		}
+	}
+	if y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) {
+		return 0, bad
+	}
+	if p < len(s) {
+		p++ // any one separator character
+		if h, ok = digits(2); !ok {
+			return 0, bad
+		}
+		colon := p < len(s) && s[p] == ':'
+		if p < len(s) {
+			if colon {
+				p++
+			}
+			if mi, ok = digits(2); !ok {
+				return 0, bad
+			}
+			if p < len(s) && (!colon || s[p] == ':') {
+				if colon {
+					p++
+				}
+				if se, ok = digits(2); !ok {
+					return 0, bad
+				}
+				if p < len(s) && (s[p] == '.' || s[p] == ',') {
+					p++
+					nd := 0
+					for p < len(s) && s[p] >= '0' && s[p] <= '9' {
+						if nd < 6 {
+							frac = frac*10 + int(s[p]-'0')
+						}
+						nd++
+						p++
+					}
+					if nd == 0 {
+						return 0, bad
+					}
+					for k := nd; k < 6; k++ {
+						frac *= 10
+					}
+				}
+			}
+		}
+		if p < len(s) {
+			return 0, bad
+		}
+		if h > 23 || mi > 59 || se > 59 {
+			return 0, bad
+		}
+	}
+	return (daysFromCivil(int64(y), mo, d)*86400+int64(h)*3600+int64(mi)*60+int64(se))*1000000 + int64(frac), nil
+}
+
+// ---- parameters and generators --------------------------------------------------------------
+
+type ptype uint8
+
+const (
+	pNull ptype = iota
+	pInt
+	pFloat
+	pText
+	pBool
+	pTimestamp // I = µs since 1970-01-01
+)
+
+// param is one generated value, before a driver adapts it to its own types.
+type param struct {
+	t ptype
+	i int64
+	f float64
+	s string
+	b bool
+}
+
+const (
+	gSeq = iota
+	gUniform
+	gChoice
+	gText
+	gTimestamp
+	gConst
+)
+
+type generator struct {
+	kind    int
+	rng     splitMix64
+	null    float64
+	start   int64
+	step    int64
+	div     int64
+	mod     int64
+	lo      int64
+	span    uint64
+	choices []param
+	raw     []any // choice/const values as given, echoed by the generate op
+	pattern string
+	tsStart int64
+	stepUS  int64
+	jitter  uint64
+}
+
+// jsonInt reads an integer field (a json.Number); absent or null gives dflt.
+func jsonInt(spec map[string]any, key string, dflt int64) (int64, bool, error) {
+	v, ok := spec[key]
+	if !ok || v == nil {
+		return dflt, false, nil
+	}
+	n, err := toInt64(v)
+	if err != nil {
+		return 0, true, fmt.Errorf("%s must be an integer", key)
+	}
+	return n, true, nil
+}
+
+// toInt64 accepts a JSON integer, including u64 values above 2^63-1 (kept as the same 64 bits).
+func toInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n, nil
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return int64(u), nil
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 9.3e18 {
+			return int64(f), nil
+		}
+		return 0, fmt.Errorf("not an integer: %s", s)
+	case string: // as the C worker, an integer written as a string is accepted
+		if n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+			return n, nil
+		}
+	case float64:
+		if x == math.Trunc(x) {
+			return int64(x), nil
+		}
+	case int64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	}
+	return 0, fmt.Errorf("not an integer: %v", v)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		return f, err == nil
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// paramFromJSON: a choice / const value as a parameter.
+func paramFromJSON(v any) (param, error) {
+	switch x := v.(type) {
+	case nil:
+		return param{t: pNull}, nil
+	case bool:
+		return param{t: pBool, b: x}, nil
+	case string:
+		return param{t: pText, s: x}, nil
+	case json.Number:
+		s := string(x)
+		if !strings.ContainsAny(s, ".eE") {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return param{t: pInt, i: n}, nil
+			}
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return param{}, fmt.Errorf("not a number: %s", s)
+		}
+		return param{t: pFloat, f: f}, nil
+	}
+	return param{}, fmt.Errorf("a value must be a number, string, boolean or null")
+}
+
+func newGenerator(specAny any) (*generator, error) {
+	spec, ok := specAny.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("a generator spec must be an object")
+	}
+	kind, _ := spec["kind"].(string)
+	if kind == "" {
+		return nil, fmt.Errorf("generator spec without kind")
+	}
+	g := &generator{}
+	seed, _, err := jsonInt(spec, "seed", 0)
+	if err != nil {
+		return nil, fmt.Errorf("generator seed must be an integer")
+	}
+	g.rng.state = uint64(seed)
+	if v, ok := spec["null"]; ok && v != nil {
+		f, ok := toFloat(v)
+		if !ok {
+			return nil, fmt.Errorf("null must be a number")
+		}
+		g.null = f
+	}
+	switch kind {
+	case "seq":
+		g.kind = gSeq
+		var e1, e2, e3, e4 error
+		g.start, _, e1 = jsonInt(spec, "start", 1)
+		g.step, _, e2 = jsonInt(spec, "step", 1)
+		g.div, _, e3 = jsonInt(spec, "div", 1)
+		g.mod, _, e4 = jsonInt(spec, "mod", 0)
+		if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+			return nil, fmt.Errorf("seq: start, step, div and mod must be integers")
+		}
+		if g.div == 0 {
+			return nil, fmt.Errorf("seq: div must not be 0")
+		}
+	case "uniform":
+		g.kind = gUniform
+		lo, hasLo, e1 := jsonInt(spec, "lo", 0)
+		hi, hasHi, e2 := jsonInt(spec, "hi", 0)
+		if e1 != nil || e2 != nil || !hasLo || !hasHi {
+			return nil, fmt.Errorf("uniform: lo and hi must be integers")
+		}
+		g.lo = lo
+		g.span = uint64(hi) - uint64(lo) + 1
+	case "choice", "const":
+		var vals []any
+		if kind == "choice" {
+			g.kind = gChoice
+			list, ok := spec["values"].([]any)
+			if !ok || len(list) == 0 {
+				return nil, fmt.Errorf("choice: values must be a non-empty list")
+			}
+			vals = list
+		} else {
+			g.kind = gConst
+			v, ok := spec["value"]
+			if !ok {
+				return nil, fmt.Errorf("const: value is missing")
+			}
+			vals = []any{v}
+		}
+		g.raw = vals
+		for _, v := range vals {
+			p, err := paramFromJSON(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", kind, err)
+			}
+			g.choices = append(g.choices, p)
+		}
+	case "text":
+		g.kind = gText
+		pat, ok := spec["pattern"].(string)
+		if !ok {
+			return nil, fmt.Errorf("text: pattern must be a string")
+		}
+		g.pattern = pat
+	case "timestamp":
+		g.kind = gTimestamp
+		start, _ := spec["start"].(string)
+		ts, err := parseISOTimestamp(start)
+		if start == "" || err != nil {
+			return nil, fmt.Errorf("timestamp: start must be an ISO timestamp without time zone, like 2001-01-01T00:00:00")
+		}
+		g.tsStart = ts
+		var e1, e2 error
+		var jitter int64
+		g.stepUS, _, e1 = jsonInt(spec, "step_us", 1000000)
+		jitter, _, e2 = jsonInt(spec, "jitter_us", 0)
+		if e1 != nil || e2 != nil || jitter < 0 {
+			return nil, fmt.Errorf("timestamp: step_us and jitter_us must be integers (jitter_us >= 0)")
+		}
+		g.jitter = uint64(jitter)
+	default:
+		return nil, fmt.Errorf("unknown generator kind '%s'", kind)
+	}
+	return g, nil
+}
+
+// next makes value i (called with i = 0, 1, 2, … in order); for choice/const, raw is the
+// JSON value as given (for the generate op), otherwise nil.
+func (g *generator) next(i int64) (p param, raw any) {
+	if g.null > 0 && g.rng.unit() < g.null {
+		return param{t: pNull}, nil
+	}
+	switch g.kind {
+	case gSeq:
+		v := floorDiv(g.start+i*g.step, g.div)
+		if g.mod != 0 {
+			v = floorMod(v, g.mod)
+		}
+		return param{t: pInt, i: v}, nil
+	case gUniform:
+		r := g.rng.next()
+		if g.span != 0 {
+			r %= g.span
+		}
+		return param{t: pInt, i: int64(uint64(g.lo) + r)}, nil
+	case gChoice:
+		k := g.rng.next() % uint64(len(g.choices))
+		return g.choices[k], g.raw[k]
+	case gConst:
+		return g.choices[0], g.raw[0]
+	case gText:
+		b := []byte(g.pattern)
+		for k, c := range b {
+			if c == '#' {
+				b[k] = byte('0' + g.rng.next()%10)
+			} else if c == '?' {
+				b[k] = byte('a' + g.rng.next()%26)
+			}
+		}
+		return param{t: pText, s: string(b)}, nil
+	case gTimestamp:
+		off := i * g.stepUS
+		if g.jitter != 0 {
+			off += int64(g.rng.next() % (g.jitter + 1))
+		}
+		return param{t: pTimestamp, i: g.tsStart + off}, nil
+	}
+	return param{t: pNull}, nil
+}
+
+// ---- SQL text -------------------------------------------------------------------------------
+
+// sqlSegments splits sql at its '?' markers (n markers → n+1 segments), skipping quoted
+// strings, quoted identifiers and comments exactly as sqltext.py does.
+func sqlSegments(sql string) []string {
+	var segs []string
+	var cur strings.Builder
+	n := len(sql)
+	for i := 0; i < n; {
+		ch := sql[i]
+		switch {
+		case ch == '\'' || ch == '"':
+			end := i + 1
+			for end < n {
+				if sql[end] == ch {
+					if end+1 < n && sql[end+1] == ch {
+						end += 2
+						continue
+					}
+					break
+				}
+				end++
+			}
+			if end+1 > n {
+				cur.WriteString(sql[i:])
+				i = n
+			} else {
+				cur.WriteString(sql[i : end+1])
+				i = end + 1
+			}
+		case strings.HasPrefix(sql[i:], "--"):
+			end := strings.IndexByte(sql[i:], '\n')
+			if end < 0 {
+				end = n
+			} else {
+				end += i
+			}
+			cur.WriteString(sql[i:end])
+			i = end
+		case strings.HasPrefix(sql[i:], "/*"):
+			end := strings.Index(sql[i+2:], "*/")
+			if end < 0 {
+				end = n
+			} else {
+				end += i + 2 + 2
+			}
+			cur.WriteString(sql[i:end])
+			i = end
+		case ch == '?':
+			segs = append(segs, cur.String())
+			cur.Reset()
+			i++
+		default:
+			cur.WriteByte(ch)
+			i++
+		}
+	}
+	return append(segs, cur.String())
+}
+
+// convertMarkers rewrites the markers as $1, $2, … (dollar) or leaves them as '?'.
+func convertMarkers(sql string, dollar bool) string {
+	segs := sqlSegments(sql)
+	if !dollar {
+		return sql
+	}
+	var b strings.Builder
+	b.WriteString(segs[0])
+	for k, s := range segs[1:] {
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(k + 1))
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// literal renders a value as an SQL literal (the literal mode).
+func literal(p param) string {
+	switch p.t {
+	case pNull:
+		return "NULL"
+	case pBool:
+		if p.b {
+			return "TRUE"
+		}
+		return "FALSE"
+	case pInt:
+		return strconv.FormatInt(p.i, 10)
+	case pFloat:
+		return floatRepr(p.f)
+	case pTimestamp:
+		return "'" + formatTimestamp(p.i, false) + "'"
+	case pText:
+		return "'" + strings.ReplaceAll(p.s, "'", "''") + "'"
+	}
+	return "NULL"
+}
+
+func inlineSQL(segs []string, row []param) string {
+	var b strings.Builder
+	b.WriteString(segs[0])
+	for k, s := range segs[1:] {
+		b.WriteString(literal(row[k]))
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// floatRepr is Python's repr(float): shortest round-trip digits, exponent form when the
+// decimal exponent is < -4 or >= 16.
+func floatRepr(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "nan"
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	case x == 0:
+		if math.Signbit(x) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	e := strconv.FormatFloat(x, 'e', -1, 64) // [-]d[.ddd]e±XX
+	neg := e[0] == '-'
+	if neg {
+		e = e[1:]
+	}
+	mant, expS, _ := strings.Cut(e, "e")
+	exp10, _ := strconv.Atoi(expS)
+	dig := strings.Replace(mant, ".", "", 1)
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	if exp10 >= -4 && exp10 < 16 {
+		if exp10 >= 0 {
+			for k := 0; k <= exp10; k++ {
+				if k < len(dig) {
+					b.WriteByte(dig[k])
+				} else {
+					b.WriteByte('0')
+				}
+			}
+			b.WriteByte('.')
+			if len(dig) > exp10+1 {
+				b.WriteString(dig[exp10+1:])
+			} else {
+				b.WriteByte('0')
+			}
+		} else {
+			b.WriteString("0.")
+			b.WriteString(strings.Repeat("0", -exp10-1))
+			b.WriteString(dig)
+		}
+	} else {
+		b.WriteByte(dig[0])
+		if len(dig) > 1 {
+			b.WriteByte('.')
+			b.WriteString(dig[1:])
+		}
+		sign := byte('+')
+		if exp10 < 0 {
+			sign = '-'
+			exp10 = -exp10
+		}
+		b.WriteByte('e')
+		b.WriteByte(sign)
+		if exp10 < 10 {
+			b.WriteByte('0')
+		}
+		b.WriteString(strconv.Itoa(exp10))
+	}
+	return b.String()
+}
+
+// decimalPlain is Python's format(Decimal(text), "f"): plain digits, no exponent, the scale
+// kept. ok is false when text is not a number.
+func decimalPlain(text string) (string, bool) {
+	s := strings.TrimSpace(text)
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	switch strings.ToLower(s) {
+	case "nan":
+		return sign + "NaN", true
+	case "snan":
+		return sign + "sNaN", true
+	case "inf", "infinity":
+		return sign + "Infinity", true
+	}
+	mant, expS, hasExp := strings.Cut(strings.ToLower(s), "e")
+	var exp int64
+	if hasExp {
+		e, err := strconv.ParseInt(expS, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		exp = e
+	}
+	intPart, fracPart, _ := strings.Cut(mant, ".")
+	digits := intPart + fracPart
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return "", false
+	}
+	exp -= int64(len(fracPart))
+	coef := new(big.Int)
+	coef.SetString(digits, 10)
+	c := coef.String()
+	if c == "0" && exp > 0 {
+		exp = 0
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	if exp >= 0 {
+		b.WriteString(c)
+		b.WriteString(strings.Repeat("0", int(exp)))
+	} else {
+		k := int64(len(c)) + exp
+		if k > 0 {
+			b.WriteString(c[:k])
+			b.WriteByte('.')
+			b.WriteString(c[k:])
+		} else {
+			b.WriteString("0.")
+			b.WriteString(strings.Repeat("0", int(-k)))
+			b.WriteString(c)
+		}
+	}
+	return b.String(), true
+}
