@@ -35,18 +35,21 @@ TIMEOUT = 60.0
 # classes it has; its timestamps are text).
 TYPES_DDL = {
     "postgresql": "CREATE TABLE conf_types (i2 smallint, i4 integer, i8 bigint, num numeric(12,3), f8 double precision,"
-                  " ch char(8), vc varchar(40), ts timestamp, d date, b boolean, by bytea)",
+                  " r4 real, ch char(8), vc varchar(40), ts timestamp, d date, b boolean, by bytea)",
     # BIGINT, not INTEGER, for 64-bit values: the SQLite ODBC driver reads INTEGER columns as
     # 32-bit SQL_INTEGER and truncates larger values.
     "sqlite": "CREATE TABLE conf_types (i4 INTEGER, i8 BIGINT, f8 REAL, vc TEXT, ts TEXT, by BLOB)",
 }
 TYPES_ROWS = {
     "postgresql": [
-        (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, "GET", "héllo wörld ✓ 日本語",
-         dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), True, b"\x00\xff\x10"),
-        (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, "", "", dt.datetime(1969, 12, 31, 23, 59, 59),
-         dt.date(1969, 1, 1), False, b""),
-        (None,) * 11,
+        # real: 2^-96 prints as 1.2621775e-29, not the nearest 8-digit rounding 1.2621774e-29, so a
+        # binary-format reader must find PostgreSQL's shortest text, not just any short one.
+        (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, 2.0 ** -96, "GET",
+         "héllo wörld ✓ 日本語", dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), True, b"\x00\xff\x10"),
+        (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, 3.4028235e38, "", "",
+         dt.datetime(1969, 12, 31, 23, 59, 59), dt.date(1969, 1, 1), False, b""),
+        (1, 1, 1, decimal.Decimal("0.000"), 1e-7, 0.1, "x", "x", dt.datetime(2000, 1, 1), dt.date(2000, 1, 1), True, b"x"),
+        (None,) * 12,
     ],
     "sqlite": [
         (2147483647, 9223372036854775807, 0.1, "héllo wörld ✓ 日本語", "2001-02-28 23:59:59.123456", b"\x00\xff\x10"),

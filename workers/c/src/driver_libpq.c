@@ -401,15 +401,40 @@ static size_t numeric_text_need(const char *p, int len)
  * and Python parses that text as a double. */
 static double float4_as_text(float f)
 {
-    if (isnan(f) || isinf(f))
+    /* PostgreSQL prints a real as the shortest decimal that reads back as the same float
+     * (and of those, the closest to the exact value); the canonical value is that text read
+     * as a double. The nearest p-digit rounding is not always it (2^-96 prints as
+     * 1.2621775e-29, not 1.2621774e-29), so its two decimal neighbours are tried too. */
+    if (isnan(f) || isinf(f) || f == 0)
         return (double)f;
-    char buf[32];
+    char buf[48], cand[48];
     for (int prec = 1; prec <= 9; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, (double)f);
-        if (strtof(buf, NULL) == f)
-            break;
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, (double)f);
+        char *e = strchr(buf, 'e');
+        int neg = buf[0] == '-', exp10 = atoi(e + 1);
+        long long mant = 0;
+        for (const char *q = buf + neg; q < e; q++)
+            if (*q >= '0' && *q <= '9')
+                mant = mant * 10 + (*q - '0');
+        int found = 0;
+        double best = 0, best_dist = INFINITY;
+        for (int d = -1; d <= 1; d++) {
+            if (mant + d <= 0)
+                continue;
+            snprintf(cand, sizeof cand, "%s%llde%d", neg ? "-" : "", mant + d, exp10 - (prec - 1));
+            if (strtof(cand, NULL) != f)
+                continue;
+            double v = strtod(cand, NULL), dist = fabs(v - (double)f);
+            if (dist < best_dist) {
+                best_dist = dist;
+                best = v;
+                found = 1;
+            }
+        }
+        if (found)
+            return best;
     }
-    return strtod(buf, NULL);
+    return (double)f;
 }
 
 /* Bytes of scratch that decoding row r of res may need. */

@@ -31,6 +31,8 @@ class Driver(AsyncDriver):
             "extended": "fetch/execute(sql, *args): unnamed statement parsed and described every time",
             "prepared": "prepare(sql) once per step, then PreparedStatement.fetch(*args)",
             "scan": "fetch(sql): extended protocol, binary result format",
+            "real (float4)": "read as text: its binary decoding widens the float32 exactly, while the value "
+                             "PostgreSQL and text-format drivers give is its shortest decimal text",
         }
 
     def _kwargs(self, endpoint: dict) -> dict:
@@ -47,6 +49,7 @@ class Driver(AsyncDriver):
 
     def open(self, endpoint: dict, options: dict) -> dict:
         self.conn = self.run(asyncpg.connect(**self._kwargs(endpoint)))
+        self.run(self.conn.set_type_codec("float4", schema="pg_catalog", encoder=repr, decoder=float, format="text"))
         return {"server_pid": self.conn.get_server_pid(), "server_version": self.conn.get_settings().server_version}
 
     def close(self) -> None:

@@ -42,6 +42,7 @@ class Driver(Driver):
         self.file = endpoint["file"]
         self.conn = self._connect(0)
         self.cached = self._connect(_CACHE)
+        self.active = self.conn  # the connection the current step's statements use
         return {"server_version": sqlite3.sqlite_version}
 
     def close(self) -> None:
@@ -49,7 +50,11 @@ class Driver(Driver):
         self.cached.close()
 
     def execute(self, sql: str) -> None:
-        self.conn.execute(sql)
+        # BEGIN/COMMIT (commit_every) and ROLLBACK must reach the connection the step runs on.
+        self.active.execute(sql)
+
+    def end_step(self) -> None:
+        self.active = self.conn
 
     def connect_op(self, endpoint: dict) -> Op:
         file = endpoint["file"]
@@ -70,7 +75,7 @@ class Driver(Driver):
             if reads:
                 return lambda text: conn.execute(text).fetchall()
             return lambda text: conn.execute(text).rowcount
-        conn = self.cached if mode == "prepared" else self.conn
+        conn = self.active = self.cached if mode == "prepared" else self.conn
         sql = self.markers(sql)
         if reads:
             return lambda args: conn.execute(sql, args).fetchall()

@@ -1,0 +1,69 @@
+package accessbench.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.sql.SQLException;
+import java.util.List;
+
+/** One driver: Main parses a step and generates its parameters, then calls stepBegin
+ * (untimed), op once per operation (timed or verified), and stepEnd (untimed). */
+abstract class Driver {
+    /** the method name as given (base and settings) */
+    String name;
+
+    abstract String base();
+
+    abstract String driverName();
+
+    abstract String driverVersion();
+
+    abstract List<String> dbms();
+
+    abstract String batchStyle();
+
+    /** a key=value setting from the method name; throws unsupported for an unknown one */
+    abstract void configure(String key, String value) throws WorkerError;
+
+    /** every setting that changes behaviour, pinned, in words a reader can check */
+    abstract void settings(ObjectNode s);
+
+    /** connects; puts connect_ns and, when known, server_pid and server_version in the answer */
+    abstract void open(JsonNode endpoint, ObjectNode answer) throws SQLException, WorkerError;
+
+    abstract void close();
+
+    /** parameters as the driver binds them (before the clock): e.g. timestamps */
+    Object adapt(Object v) {
+        return v;
+    }
+
+    /** untimed preparation of a step (no statement is prepared here: that is the first op's) */
+    void stepBegin(Step st) throws SQLException, WorkerError {
+    }
+
+    /** operation i: returns rows read (reads), or rows changed/written */
+    abstract long op(Step st, int i) throws SQLException, WorkerError;
+
+    abstract void txnBegin(Step st) throws SQLException;
+
+    abstract void txnCommit(Step st) throws SQLException;
+
+    /** after a failed step: leave no transaction open, so the connection stays usable */
+    abstract void recover(Step st);
+
+    /** release what the step made (statements), untimed */
+    abstract void stepEnd(Step st);
+
+    /** the backend(s) that served the step, or none */
+    long[] serverPids(Step st) {
+        return new long[0];
+    }
+
+    static String firstLine(String s) {
+        if (s == null)
+            return "";
+        s = s.strip();
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl).strip();
+    }
+}

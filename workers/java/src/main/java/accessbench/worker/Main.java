@@ -1,0 +1,523 @@
+package accessbench.worker;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.BatchUpdateException;
+import java.sql.SQLException;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.TimeZone;
+
+/** abworker-java: the accessbench worker for Java. Protocol v1 (protocol/PROTOCOL.md): one
+ * JSON object per line on stdin, one answer per line on stdout, stdout for nothing else. */
+public final class Main {
+    static final int PROTOCOL_VERSION = 1;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonNodeFactory F = JsonNodeFactory.instance;
+
+    private final String methodName;
+    private Driver drv;
+    private String unsupportedWhy;
+    private JsonNode endpoint;
+    private final PrintStream out;
+
+    private Main(String methodName, PrintStream out) {
+        this.methodName = methodName;
+        this.out = out;
+        chooseMethod();
+    }
+
+    public static void main(String[] args) throws IOException {
+        // stdout belongs to the protocol: keep it private and send whatever any library prints
+        // with System.out to stderr, the worker's log.
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        if (args.length != 1) {
+            System.err.println("usage: java -jar abworker-java.jar METHOD[/key=value,...]  (java-pgjdbc, java-sqlite-jdbc)");
+            System.exit(2);
+        }
+        // Deterministic session time zone: pgjdbc sends the JVM's default zone as TimeZone at
+        // connect. Timestamps are read as LocalDateTime and never go through a zone.
+        TimeZone.setDefault(TimeZone.getTimeZone("UTC"));
+        if (System.getenv("ABWORKER_JAVA_TRACE") != null)
+            traceDriver();
+        Main m = new Main(args[0], out);
+        if (m.unsupportedWhy != null)
+            System.err.println("abworker-java: " + m.unsupportedWhy);
+        m.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
+        m.closeQuietly();
+        out.flush();
+        System.exit(0);
+    }
+
+    /** ABWORKER_JAVA_TRACE=1: pgjdbc's own log at FINEST on stderr, every protocol message it sends
+     * and receives (FE=> / <=BE): how the pinned behaviour was checked. Never on in measurements. */
+    private static void traceDriver() {
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger("org.postgresql");
+        java.util.logging.ConsoleHandler h = new java.util.logging.ConsoleHandler();
+        h.setLevel(java.util.logging.Level.FINEST);
+        log.setLevel(java.util.logging.Level.FINEST);
+        log.addHandler(h);
+        log.setUseParentHandlers(false);
+        TRACE_LOGGER = log;
+    }
+
+    @SuppressWarnings("unused")
+    private static java.util.logging.Logger TRACE_LOGGER; // keeps the configured logger alive
+
+    /** Splits "java-pgjdbc/fetchSize=1000,reWriteBatchedInserts=true" and configures the driver. */
+    private void chooseMethod() {
+        int slash = methodName.indexOf('/');
+        String base = slash < 0 ? methodName : methodName.substring(0, slash);
+        switch (base) {
+            case "java-pgjdbc" -> drv = new PgjdbcDriver();
+            case "java-sqlite-jdbc" -> drv = new SqliteJdbcDriver();
+            default -> {
+                unsupportedWhy = "unknown method '" + base + "' (abworker-java knows java-pgjdbc, java-sqlite-jdbc)";
+                return;
+            }
+        }
+        drv.name = methodName;
+        if (slash < 0)
+            return;
+        for (String kv : methodName.substring(slash + 1).split(",", -1)) {
+            int eq = kv.indexOf('=');
+            if (eq < 0) {
+                unsupportedWhy = methodName + ": setting '" + kv + "' is not key=value";
+                return;
+            }
+            try {
+                drv.configure(kv.substring(0, eq), kv.substring(eq + 1));
+            } catch (WorkerError e) {
+                unsupportedWhy = methodName + ": " + e.getMessage();
+                return;
+            }
+        }
+    }
+
+    private void serve(BufferedReader in) throws IOException {
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isBlank())
+                continue;
+            String op = null;
+            ObjectNode answer;
+            try {
+                JsonNode msg;
+                try {
+                    msg = JSON.readTree(line);
+                } catch (JsonProcessingException e) {
+                    throw WorkerError.protocol("not JSON: " + e.getOriginalMessage());
+                }
+                if (msg == null || !msg.isObject())
+                    throw WorkerError.protocol("not a JSON object");
+                op = msg.path("op").isTextual() ? msg.get("op").textValue() : null;
+                if (unsupportedWhy != null)
+                    throw WorkerError.unsupported(unsupportedWhy);
+                answer = handle(op, msg);
+            } catch (WorkerError e) {
+                answer = error(e.kind, e.getMessage(), e.sqlstate);
+            } catch (BatchUpdateException e) {
+                SQLException cause = e.getNextException() != null ? e.getNextException() : e;
+                answer = error("db", cause.getMessage(), sqlstate(cause));
+            } catch (SQLException e) {
+                answer = error("db", e.getMessage(), sqlstate(e));
+            } catch (Throwable e) { // the worker answers, never crashes without a word
+                e.printStackTrace();
+                answer = error("internal", e.toString(), null);
+            }
+            out.println(JSON.writeValueAsString(answer));
+            out.flush();
+            if ("bye".equals(op))
+                return;
+        }
+    }
+
+    private String sqlstate(SQLException e) {
+        return drv instanceof SqliteJdbcDriver s ? s.sqlstate(e) : e.getSQLState();
+    }
+
+    private static ObjectNode error(String kind, String message, String sqlstate) {
+        ObjectNode a = F.objectNode(), e = F.objectNode();
+        String m = Driver.firstLine(message);
+        a.put("ok", false);
+        e.put("kind", kind);
+        e.put("message", m.isEmpty() ? kind : m);
+        if (sqlstate != null && !sqlstate.isEmpty())
+            e.put("sqlstate", sqlstate);
+        a.set("error", e);
+        return a;
+    }
+
+    private ObjectNode handle(String op, JsonNode msg) throws Exception {
+        if (op == null)
+            throw WorkerError.protocol("a message needs an op");
+        ObjectNode a = F.objectNode();
+        a.put("ok", true);
+        switch (op) {
+            case "hello" -> hello(a);
+            case "open" -> open(msg, a);
+            case "step" -> step(msg, a);
+            case "close", "bye" -> closeQuietly();
+            case "generate" -> generate(msg, a);
+            case "checksum" -> checksum(msg, a);
+            default -> throw WorkerError.protocol("unknown op '" + op + "'");
+        }
+        return a;
+    }
+
+    // ---- hello, open, close ------------------------------------------------------------------
+
+    private void hello(ObjectNode a) {
+        a.put("protocol", PROTOCOL_VERSION);
+        a.put("name", methodName);
+        a.put("language", "java");
+        a.put("runtime", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version"));
+        a.put("driver", drv.driverName());
+        a.put("driver_version", drv.driverVersion());
+        ObjectNode s = a.putObject("settings");
+        s.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version")
+                + " (java.version " + System.getProperty("java.version") + ", " + System.getProperty("java.vm.vendor") + ")");
+        List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+        s.put("jvm flags", flags.isEmpty() ? "none (java -jar with the JVM's defaults)" : String.join(" ", flags));
+        List<String> gcs = new ArrayList<>();
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans())
+            gcs.add(gc.getName());
+        s.put("gc", String.join(", ", gcs) + " (ergonomic choice for " + Runtime.getRuntime().availableProcessors()
+                + " CPUs, max heap " + (Runtime.getRuntime().maxMemory() >> 20) + " MiB)");
+        s.put("jit", "HotSpot tiered compilation (runs as it warms: capabilities.jit, the runner warms cells until stable)");
+        s.put("clock", "System.nanoTime (CLOCK_MONOTONIC), one read per operation");
+        s.put("cpu", "user_ns/sys_ns from /proc/self/stat utime/stime around the loop: the whole JVM process "
+                + "(GC and JIT compiler threads included), 10 ms resolution (clock ticks)");
+        s.put("time zone", "JVM default set to UTC at start");
+        s.put("decoding", "every value of every row read into a Java value (long, double, BigDecimal, String, byte[], "
+                + "LocalDateTime, LocalDate, boolean); checksums only in verification passes");
+        drv.settings(s);
+        ObjectNode caps = a.putObject("capabilities");
+        ArrayNode dbms = caps.putArray("dbms");
+        drv.dbms().forEach(dbms::add);
+        ArrayNode kinds = caps.putArray("kinds");
+        for (String k : new String[] {"connect", "scan", "exec", "batch"})
+            kinds.add(k);
+        ArrayNode modes = caps.putArray("modes");
+        for (String m : new String[] {"literal", "extended", "prepared"})
+            modes.add(m);
+        caps.put("batch", drv.batchStyle());
+        caps.put("concurrency", "threads (one connection and one thread per worker here)");
+        caps.put("jit", true);
+    }
+
+    private void open(JsonNode msg, ObjectNode a) throws Exception {
+        JsonNode ep = msg.get("endpoint");
+        if (ep == null || !ep.isObject())
+            throw WorkerError.protocol("open needs an endpoint object");
+        String dbms = ep.path("dbms").asText("");
+        if (!drv.dbms().contains(dbms))
+            throw WorkerError.unsupported(methodName + " does not reach dbms '" + dbms + "'");
+        closeQuietly(); // a second open replaces the first connection
+        drv.open(ep, a);
+        endpoint = ep;
+    }
+
+    private void closeQuietly() {
+        if (endpoint != null && drv != null) {
+            try {
+                drv.close();
+            } catch (RuntimeException e) {
+                e.printStackTrace();
+            }
+        }
+        endpoint = null;
+    }
+
+    // ---- conformance: generate and checksum ------------------------------------------------------
+
+    private void generate(JsonNode msg, ObjectNode a) throws WorkerError {
+        long count = integer(msg, "count", 0);
+        Gen g = new Gen(msg.get("spec"));
+        ArrayNode values = a.putArray("values");
+        for (long i = 0; i < count; i++) {
+            Object v = g.next(i);
+            if (g.lastNode != null)
+                values.add(g.lastNode);
+            else if (v instanceof Long x)
+                values.add(x);
+            else if (v instanceof GenTimestamp t)
+                values.add(Times.format(t.micros(), true));
+            else
+                values.add((String) v);
+        }
+    }
+
+    private void checksum(JsonNode msg, ObjectNode a) throws WorkerError {
+        JsonNode rows = msg.get("rows");
+        if (rows == null || !rows.isArray())
+            throw WorkerError.protocol("checksum needs rows");
+        Checksum sum = new Checksum();
+        Row row = new Row();
+        for (JsonNode r : rows) {
+            if (!r.isArray())
+                throw WorkerError.protocol("a row is a list");
+            row.reset(r.size());
+            for (int c = 0; c < r.size(); c++)
+                typedValue(r.get(c), row, c);
+            sum.add(row);
+        }
+        a.put("checksum", sum.hex());
+        a.put("rows", sum.rows);
+    }
+
+    /** A typed conformance value → the native value the drivers produce. */
+    private static void typedValue(JsonNode t, Row row, int c) throws WorkerError {
+        String type = t.path("type").asText("");
+        JsonNode v = t.get("value");
+        try {
+            switch (type) {
+                case "null" -> row.setNull(c);
+                case "bool" -> row.setBool(c, v.asBoolean());
+                case "int" -> row.setLong(c, Gen.u64(v, "an int value"));
+                case "float" -> row.setDouble(c, Double.longBitsToDouble(Long.parseUnsignedLong(v.textValue(), 16)));
+                case "decimal" -> { // Python's format(Decimal(text), "f"); BigDecimal has no -0
+                    BigDecimal x = new BigDecimal(v.textValue().strip());
+                    boolean negZero = x.signum() == 0 && v.textValue().strip().startsWith("-");
+                    row.set(c, Row.DECIMAL, negZero ? "-" + x.toPlainString() : x);
+                }
+                case "text" -> row.set(c, Row.TEXT, v.textValue());
+                case "bytes" -> row.set(c, Row.BYTES, HexFormat.of().parseHex(v.textValue()));
+                case "timestamp" -> row.set(c, Row.TIMESTAMP, Times.toLocal(v.longValue()));
+                case "date" -> row.set(c, Row.DATE, LocalDate.ofEpochDay(v.longValue()));
+                case "time" -> row.set(c, Row.TIME, LocalTime.ofNanoOfDay(v.longValue() * 1000));
+                default -> throw WorkerError.protocol("unknown value type '" + type + "'");
+            }
+        } catch (RuntimeException e) {
+            throw WorkerError.protocol("bad " + type + " value " + v + ": " + e.getMessage());
+        }
+    }
+
+    // ---- steps --------------------------------------------------------------------------------
+
+    /** Integer field; a protocol error when present but not an integer. */
+    private static long integer(JsonNode msg, String key, long dflt) throws WorkerError {
+        JsonNode v = msg.get(key);
+        if (v == null || v.isNull())
+            return dflt;
+        if (v.isIntegralNumber() && v.canConvertToLong())
+            return v.longValue();
+        if (v.isNumber() && v.doubleValue() == Math.rint(v.doubleValue()))
+            return (long) v.doubleValue();
+        if (v.isTextual()) {
+            try {
+                return Long.parseLong(v.textValue().strip());
+            } catch (NumberFormatException e) {
+                // fall through
+            }
+        }
+        throw WorkerError.protocol("field '" + key + "' must be an integer");
+    }
+
+    private static boolean truthy(JsonNode v) {
+        if (v == null || v.isNull() || v.isMissingNode())
+            return false;
+        if (v.isBoolean())
+            return v.booleanValue();
+        if (v.isNumber())
+            return v.doubleValue() != 0;
+        if (v.isTextual())
+            return !v.textValue().isEmpty();
+        return v.size() != 0;
+    }
+
+    private void step(JsonNode msg, ObjectNode a) throws Exception {
+        if (endpoint == null)
+            throw WorkerError.protocol("step before open");
+        Step st = new Step();
+        String kind = msg.path("kind").asText(null);
+        if (kind == null)
+            throw WorkerError.protocol("a step needs a kind");
+        st.kind = switch (kind) {
+            case "connect" -> Step.CONNECT;
+            case "scan" -> Step.SCAN;
+            case "exec" -> Step.EXEC;
+            case "batch" -> Step.BATCH;
+            default -> throw WorkerError.protocol("unknown step kind '" + kind + "'");
+        };
+        long n = integer(msg, "iterations", -1);
+        if (n < 0 || n > Integer.MAX_VALUE - 8)
+            throw WorkerError.protocol("a step needs iterations >= 0");
+        st.n = (int) n;
+        long every = integer(msg, "commit_every", 0);
+        st.commitEvery = st.kind == Step.EXEC && every > 0 ? (int) Math.min(every, Integer.MAX_VALUE) : 0;
+        long batch = integer(msg, "batch", 0);
+        st.verify = truthy(msg.get("verify"));
+        st.fetch = st.kind == Step.SCAN || (st.kind == Step.EXEC && truthy(msg.get("fetch")));
+        st.endpoint = endpoint;
+        JsonNode lf = msg.get("latency_file");
+        String latencyFile = lf != null && lf.isTextual() ? lf.textValue() : null;
+        List<String> segments = null;
+        if (st.kind != Step.CONNECT) {
+            JsonNode sql = msg.get("sql");
+            if (sql == null || !sql.isTextual())
+                throw WorkerError.protocol("a " + kind + " step needs sql");
+            st.sql = sql.textValue();
+            segments = SqlText.segments(st.sql);
+            st.nparams = segments.size() - 1;
+        }
+        if (st.kind == Step.EXEC) {
+            String mode = msg.path("mode").asText(null);
+            if (mode == null)
+                throw WorkerError.protocol("an exec step needs a mode");
+            st.mode = switch (mode) {
+                case "literal" -> Step.LITERAL;
+                case "extended" -> Step.EXTENDED;
+                case "prepared" -> Step.PREPARED;
+                default -> throw WorkerError.protocol("unknown mode '" + mode + "'");
+            };
+        }
+        if (st.kind == Step.BATCH) {
+            if (batch < 1)
+                throw WorkerError.protocol("a batch step needs batch >= 1");
+            st.batch = (int) Math.min(batch, Integer.MAX_VALUE);
+            st.nops = (int) ((n + st.batch - 1) / st.batch);
+        } else {
+            st.nops = st.n;
+        }
+
+        // parameters, generated (and for literal, inlined) before the clock
+        JsonNode specs = msg.get("params");
+        int nspecs = specs != null && specs.isArray() ? specs.size() : 0;
+        if (st.kind == Step.EXEC || st.kind == Step.BATCH) {
+            if (nspecs != st.nparams)
+                throw WorkerError.protocol(st.nparams + " markers but " + nspecs + " params");
+            Gen[] gens = new Gen[nspecs];
+            for (int k = 0; k < nspecs; k++)
+                gens[k] = new Gen(specs.get(k));
+            st.params = new Object[st.n][nspecs];
+            for (int i = 0; i < st.n; i++)
+                for (int k = 0; k < nspecs; k++)
+                    st.params[i][k] = gens[k].next(i);
+            if (st.kind == Step.EXEC && st.mode == Step.LITERAL) {
+                boolean postgres = !"sqlite".equals(endpoint.path("dbms").asText());
+                st.texts = new String[st.n];
+                for (int i = 0; i < st.n; i++)
+                    st.texts[i] = SqlText.inline(segments, st.params[i], postgres);
+            }
+            for (Object[] row : st.params)
+                for (int k = 0; k < nspecs; k++)
+                    row[k] = drv.adapt(row[k]);
+        } else if (st.kind == Step.SCAN && st.nparams != 0) {
+            throw WorkerError.protocol("a scan runs one query without params, but the sql has " + st.nparams + " markers");
+        }
+
+        boolean done = false;
+        try {
+            drv.stepBegin(st);
+            if (st.verify)
+                verify(st, a);
+            else
+                timed(st, latencyFile, a);
+            done = true;
+        } finally {
+            if (!done) { // leave the connection usable; the first error is the one answered
+                try {
+                    drv.recover(st);
+                } catch (RuntimeException e) {
+                    e.printStackTrace();
+                }
+            }
+            try {
+                drv.stepEnd(st);
+            } catch (RuntimeException e) {
+                e.printStackTrace();
+            }
+        }
+    }
+
+    /** One operation, with the BEGIN/COMMIT of commit_every around it. */
+    private long runOp(Step st, int i) throws Exception {
+        int k = st.commitEvery;
+        if (k != 0 && i % k == 0)
+            drv.txnBegin(st);
+        long count = drv.op(st, i);
+        if (k != 0 && ((i + 1) % k == 0 || i + 1 == st.nops))
+            drv.txnCommit(st);
+        return count;
+    }
+
+    private void verify(Step st, ObjectNode a) throws Exception {
+        Checksum sink = new Checksum();
+        st.sink = sink;
+        long rows = 0, first = 0;
+        long start = System.nanoTime();
+        for (int i = 0; i < st.nops; i++) {
+            rows += runOp(st, i);
+            if (i == 0) // the cold start: the first operation, its rows checksummed
+                first = System.nanoTime() - start;
+        }
+        a.put("n", st.nops);
+        a.put("rows", rows);
+        a.put("values", st.reads() ? rows * Math.max(sink.width, 0) : 0);
+        a.put("checksum", sink.hex());
+        a.put("first_op_ns", first);
+    }
+
+    private void timed(Step st, String latencyFile, ObjectNode a) throws Exception {
+        final int nops = st.nops;
+        final long[] lat = new long[nops]; // allocated before the clock
+        long rows = 0;
+        Cpu before = Cpu.read();
+        final long start = System.nanoTime();
+        long prev = start;
+        for (int i = 0; i < nops; i++) {
+            rows += runOp(st, i);
+            long now = System.nanoTime();
+            lat[i] = now - prev;
+            prev = now;
+        }
+        Cpu after = Cpu.read();
+        if (latencyFile != null) {
+            ByteBuffer b = ByteBuffer.allocate(8 * nops).order(ByteOrder.LITTLE_ENDIAN);
+            for (long x : lat)
+                b.putLong(x);
+            try {
+                Files.write(Path.of(latencyFile), b.array());
+            } catch (IOException e) {
+                throw new WorkerError("internal", "latency_file " + latencyFile + ": " + e, null);
+            }
+        }
+        a.put("n", nops);
+        a.put("elapsed_ns", prev - start);
+        a.put("rows", rows);
+        if (st.reads() && st.ncols > 0)
+            a.put("values", rows * st.ncols);
+        a.put("user_ns", after.userNs - before.userNs);
+        a.put("sys_ns", after.sysNs - before.sysNs);
+        a.put("first_op_ns", nops > 0 ? lat[0] : 0);
+        long[] pids = drv.serverPids(st);
+        if (pids.length > 0) {
+            ArrayNode p = a.putArray("server_pids");
+            for (long pid : pids)
+                p.add(pid);
+        }
+    }
+}

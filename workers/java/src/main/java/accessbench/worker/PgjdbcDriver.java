@@ -1,0 +1,579 @@
+package accessbench.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.math.MathContext;
+import java.math.RoundingMode;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Properties;
+import org.postgresql.PGConnection;
+import org.postgresql.PGResultSetMetaData;
+import org.postgresql.PGStatement;
+import org.postgresql.jdbc.PgResultSet;
+import org.postgresql.util.DriverInfo;
+
+/** java-pgjdbc: the PostgreSQL JDBC driver (pgjdbc), with every behaviour that would change a
+ * mode's meaning pinned (see settings()).
+ *
+ * Two connections are opened at open time: "main" (preferQueryMode=extended,
+ * prepareThreshold=0) for extended, prepared, scans and batches, and "simple"
+ * (preferQueryMode=simple) for the literal mode. */
+final class PgjdbcDriver extends Driver {
+    // type OIDs (catalog/pg_type_d.h)
+    private static final int BOOLOID = 16, BYTEAOID = 17, INT8OID = 20, INT2OID = 21, INT4OID = 23, OIDOID = 26,
+            XIDOID = 28, CIDOID = 29, FLOAT4OID = 700, FLOAT8OID = 701, DATEOID = 1082, TIMEOID = 1083,
+            TIMESTAMPOID = 1114, TIMESTAMPTZOID = 1184, NUMERICOID = 1700;
+    // decoders
+    private static final byte D_TEXT = 0, D_INT = 1, D_FLOAT8 = 2, D_FLOAT4 = 3, D_NUMERIC = 4, D_BOOL = 5,
+            D_TIMESTAMP = 6, D_TIMESTAMPTZ = 7, D_DATE = 8, D_TIME = 9, D_BYTEA = 10;
+
+    private static final String APPLICATION_NAME = "abworker-java";
+    private static final String UNIX_FACTORY = "org.newsclub.net.unix.AFUNIXSocketFactory$FactoryArg";
+
+    // settings from the method name
+    private int fetchSize = 0;
+    private boolean rewriteBatchedInserts = false;
+
+    private org.postgresql.Driver jdbc;
+    private String url;
+    private Properties mainProps, simpleProps;
+    private Connection main, simple;
+    private long mainPid, simplePid;
+    private boolean unixSocket;
+
+    // per step
+    private Statement stmt;        // literal (simple connection) or scan (main)
+    private PreparedStatement ps;  // extended / prepared / batch
+    private byte[] decoders;       // per column, from the step's first result
+    private boolean hasFloat4;
+    private int[] nullTypes;       // per parameter: the SQL type setNull binds
+
+    @Override
+    String base() {
+        return "java-pgjdbc";
+    }
+
+    @Override
+    String driverName() {
+        return "pgjdbc (org.postgresql:postgresql)";
+    }
+
+    @Override
+    String driverVersion() {
+        return DriverInfo.DRIVER_VERSION;
+    }
+
+    @Override
+    List<String> dbms() {
+        return List.of("postgresql");
+    }
+
+    @Override
+    String batchStyle() {
+        return rewriteBatchedInserts
+                ? "addBatch per row + executeBatch on one PreparedStatement, one transaction per group; "
+                        + "reWriteBatchedInserts=true: pgjdbc rewrites the INSERT into multi-row VALUES"
+                : "addBatch per row + executeBatch on one PreparedStatement (server-prepared in the first group), "
+                        + "one transaction per group";
+    }
+
+    @Override
+    void configure(String key, String value) throws WorkerError {
+        switch (key) {
+            case "fetchSize" -> {
+                try {
+                    fetchSize = Integer.parseInt(value);
+                } catch (NumberFormatException e) {
+                    fetchSize = -1;
+                }
+                if (fetchSize < 0)
+                    throw WorkerError.unsupported("fetchSize must be an integer >= 0, not '" + value + "'");
+            }
+            case "reWriteBatchedInserts" -> {
+                if (!value.equals("true") && !value.equals("false"))
+                    throw WorkerError.unsupported("reWriteBatchedInserts is true or false, not '" + value + "'");
+                rewriteBatchedInserts = value.equals("true");
+            }
+            default -> throw WorkerError.unsupported("java-pgjdbc has no setting " + key + "=" + value
+                    + " (fetchSize=N, reWriteBatchedInserts=true|false)");
+        }
+    }
+
+    @Override
+    void settings(ObjectNode s) {
+        s.put("connections", "two, both opened at open (untimed): 'main' (preferQueryMode=extended) for extended, "
+                + "prepared, scans and batches; 'simple' (preferQueryMode=simple) for literal");
+        s.put("sslmode", "the endpoint's, passed as pgjdbc's sslmode (disable on managed servers); gssEncMode=disable");
+        s.put("search_path", "options=-c search_path=<schema> (startup packet)");
+        s.put("unix sockets", "junixsocket AFUNIXSocketFactory$FactoryArg with socketFactoryArg=<dir>/.s.PGSQL.<port> "
+                + "when the endpoint's host is a directory (pgjdbc has no unix sockets of its own)");
+        s.put("connection properties", "ApplicationName=" + APPLICATION_NAME + ", prepareThreshold=0 (main), "
+                + "preparedStatementCacheQueries=0, preparedStatementCacheSizeMiB=0, defaultRowFetchSize=0, "
+                + "binaryTransfer=true (default), tcpKeepAlive=false, tcpNoDelay=true, autosave=never, "
+                + "adaptiveFetch=false, loginTimeout=0 (connect in the calling thread), "
+                + "reWriteBatchedInserts=" + rewriteBatchedInserts + "; assumeMinServerVersion unset (default), so "
+                + "pgjdbc sends SET application_name in a round trip of its own after the startup (every connect); "
+                + "without a password (unix path) pgjdbc looks for a pgpass file at each connect (there is none)");
+        s.put("session", "pgjdbc's startup packet sets DateStyle=ISO, client_encoding=UTF8, TimeZone=UTC (the JVM's, set at start)");
+        s.put("statement cache", "off (preparedStatementCacheQueries=0): closing a statement releases its "
+                + "server-side statement, so every step prepares afresh");
+        s.put("autocommit", "on, except inside a commit_every group, a batch group and (fetchSize>0) a cursor read: "
+                + "setAutoCommit(false) (pgjdbc sends BEGIN with the group's first statement, no round trip of its own), "
+                + "commit() (COMMIT), setAutoCommit(true)");
+        s.put("literal", "Statement.executeQuery/executeUpdate of the text with values inlined, on the simple "
+                + "connection: simple query protocol ('Q'), text results; one Statement per step");
+        s.put("extended", "one PreparedStatement per step (made in the first operation) with prepareThreshold=0: "
+                + "unnamed statement, Parse/Bind/Describe/Execute/Sync every execution, text results");
+        s.put("prepared", "one PreparedStatement per step (made in the first operation) with setPrepareThreshold(1): "
+                + "named server statement parsed in the first execution, then Bind/Execute; pgjdbc asks for binary "
+                + "results (its default binaryTransfer: int, float, numeric, date/time, bytea columns) from the second "
+                + "execution on; closed after the step, and the Close flushed at once with isValid (an empty query), untimed");
+        s.put("parameters", "setLong (int8), setString (varchar: stringtype default), setObject(LocalDateTime) "
+                + "(timestamp), setDouble, setBoolean; NULL via setNull with the SQL type of the parameter's other "
+                + "values (Types.NULL when all are NULL), so a named statement is never re-prepared for a NULL");
+        s.put("scan", fetchSize > 0
+                ? "Statement.executeQuery on the main connection with setFetchSize(" + fetchSize + "): a portal read "
+                        + fetchSize + " rows per Execute, inside a transaction (pgjdbc fetches with a cursor only with "
+                        + "autocommit off)"
+                : "Statement.executeQuery on the main connection (extended protocol, unnamed statement, text results), "
+                        + "fetch size 0: the whole result buffered by pgjdbc");
+        s.put("fetchSize", fetchSize > 0
+                ? fetchSize + " rows per round trip for every statement that returns rows (scans, extended and "
+                        + "prepared reads), each read in its own transaction unless commit_every opened one; literal reads "
+                        + "are unsupported (the simple protocol has no row-limited Execute)"
+                : "0 (whole result buffered)");
+        s.put("batch", batchStyle() + "; the PreparedStatement uses setPrepareThreshold(1); per group pgjdbc sends "
+                + "BEGIN, then Bind/Describe/Execute per row (Parse in the first group) and one Sync: one round trip, "
+                + "then COMMIT" + (rewriteBatchedInserts ? "; the rewritten statements carry 2^k rows each (a group of 7 "
+                + "is sent as 4 + 2 + 1), each a named statement; pgjdbc closes only the last one used when the "
+                + "PreparedStatement closes, the others when they are garbage-collected" : ""));
+        s.put("decoding", "by type OID of each column (PgResultSet.getColumnOID; ResultSetMetaData.getColumnTypeName "
+                + "would query the catalog): int2/4/8/oid → getLong; float8 → getDouble; float4 → getDouble of the "
+                + "text (text results) or the shortest decimal of getFloat (binary results), as a text-format driver "
+                + "reads it; numeric → getBigDecimal (plain text with its scale); bool → getBoolean; timestamp → "
+                + "getObject(LocalDateTime); timestamptz → getObject(OffsetDateTime); date → LocalDate; time → "
+                + "LocalTime; bytea → getBytes; text types and anything else → getString");
+    }
+
+    // ---- connections --------------------------------------------------------------------------------
+
+    private Properties props(JsonNode ep, boolean simpleMode) {
+        Properties p = new Properties();
+        p.setProperty("user", ep.path("user").asText(""));
+        String pw = ep.path("password").asText("");
+        if (!pw.isEmpty())
+            p.setProperty("password", pw);
+        String ssl = ep.path("sslmode").asText("");
+        p.setProperty("sslmode", ssl.isEmpty() ? "prefer" : ssl);
+        p.setProperty("gssEncMode", "disable");
+        String schema = ep.path("schema").asText("");
+        if (!schema.isEmpty())
+            p.setProperty("options", "-c search_path=" + schema);
+        p.setProperty("ApplicationName", APPLICATION_NAME);
+        p.setProperty("preferQueryMode", simpleMode ? "simple" : "extended");
+        p.setProperty("prepareThreshold", "0");
+        p.setProperty("preparedStatementCacheQueries", "0");
+        p.setProperty("preparedStatementCacheSizeMiB", "0");
+        p.setProperty("defaultRowFetchSize", "0");
+        p.setProperty("binaryTransfer", "true");
+        p.setProperty("tcpKeepAlive", "false");
+        p.setProperty("tcpNoDelay", "true");
+        p.setProperty("autosave", "never");
+        p.setProperty("adaptiveFetch", "false");
+        p.setProperty("loginTimeout", "0");
+        p.setProperty("reWriteBatchedInserts", Boolean.toString(rewriteBatchedInserts));
+        if (unixSocket) {
+            p.setProperty("socketFactory", UNIX_FACTORY);
+            p.setProperty("socketFactoryArg", ep.path("host").asText() + "/.s.PGSQL." + ep.path("port").asText());
+        }
+        return p;
+    }
+
+    @Override
+    void open(JsonNode ep, ObjectNode answer) throws SQLException, WorkerError {
+        String host = ep.path("host").asText("");
+        String port = ep.path("port").asText("5432");
+        unixSocket = host.startsWith("/");
+        if (unixSocket) {
+            try {
+                if (!org.newsclub.net.unix.AFUNIXSocket.isSupported())
+                    throw WorkerError.unsupported("unix sockets: junixsocket is not supported on this platform");
+            } catch (LinkageError e) {
+                throw WorkerError.unsupported("unix sockets: junixsocket cannot load its native library: " + e);
+            }
+        }
+        String urlHost = unixSocket ? "localhost" : host.contains(":") ? "[" + host + "]" : host;
+        url = "jdbc:postgresql://" + urlHost + ":" + port + "/"
+                + URLEncoder.encode(ep.path("database").asText(""), StandardCharsets.UTF_8).replace("+", "%20");
+        mainProps = props(ep, false);
+        simpleProps = props(ep, true);
+        jdbc = new org.postgresql.Driver(); // classes loaded before the clock
+        long start = System.nanoTime();
+        main = jdbc.connect(url, mainProps);
+        long connectNs = System.nanoTime() - start;
+        simple = jdbc.connect(url, simpleProps);
+        PGConnection pg = main.unwrap(PGConnection.class);
+        mainPid = pg.getBackendPID();
+        simplePid = simple.unwrap(PGConnection.class).getBackendPID();
+        answer.put("connect_ns", connectNs);
+        answer.put("server_pid", mainPid);
+        String version = pg.getParameterStatus("server_version");
+        if (version != null)
+            answer.put("server_version", version);
+    }
+
+    @Override
+    void close() {
+        for (Connection c : new Connection[] {main, simple}) {
+            try {
+                if (c != null)
+                    c.close();
+            } catch (SQLException e) {
+                System.err.println("abworker-java: close: " + e);
+            }
+        }
+        main = simple = null;
+    }
+
+    private Connection conn(Step st) {
+        return st.kind == Step.EXEC && st.mode == Step.LITERAL ? simple : main;
+    }
+
+    @Override
+    long[] serverPids(Step st) {
+        return new long[] {conn(st) == simple ? simplePid : mainPid};
+    }
+
+    // ---- steps --------------------------------------------------------------------------------
+
+    @Override
+    Object adapt(Object v) {
+        return v instanceof GenTimestamp t ? Times.toLocal(t.micros()) : v;
+    }
+
+    private static int sqlType(Object v) {
+        if (v instanceof Long || v instanceof Integer)
+            return Types.BIGINT;
+        if (v instanceof String)
+            return Types.VARCHAR;
+        if (v instanceof LocalDateTime)
+            return Types.TIMESTAMP;
+        if (v instanceof Double)
+            return Types.DOUBLE;
+        if (v instanceof Boolean)
+            return Types.BOOLEAN;
+        if (v instanceof BigInteger || v instanceof BigDecimal)
+            return Types.NUMERIC;
+        return Types.NULL;
+    }
+
+    @Override
+    void stepBegin(Step st) throws WorkerError {
+        stmt = null;
+        ps = null;
+        decoders = null;
+        if (fetchSize > 0 && st.kind == Step.EXEC && st.mode == Step.LITERAL && st.fetch)
+            throw WorkerError.unsupported("fetchSize=" + fetchSize + " with literal reads: the simple query protocol "
+                    + "has no row-limited Execute, so pgjdbc would read the whole result anyway");
+        nullTypes = new int[st.nparams];
+        if (st.params != null) {
+            for (int k = 0; k < st.nparams; k++) {
+                nullTypes[k] = Types.NULL;
+                for (Object[] row : st.params) {
+                    if (row[k] != null) {
+                        nullTypes[k] = sqlType(row[k]);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    private void bind(PreparedStatement p, Object[] values) throws SQLException {
+        for (int k = 0; k < values.length; k++) {
+            Object v = values[k];
+            int j = k + 1;
+            if (v == null)
+                p.setNull(j, nullTypes[k]);
+            else if (v instanceof Long x)
+                p.setLong(j, x);
+            else if (v instanceof String x)
+                p.setString(j, x);
+            else if (v instanceof LocalDateTime x)
+                p.setObject(j, x);
+            else if (v instanceof Double x)
+                p.setDouble(j, x);
+            else if (v instanceof Boolean x)
+                p.setBoolean(j, x);
+            else if (v instanceof BigInteger x)
+                p.setBigDecimal(j, new BigDecimal(x));
+            else if (v instanceof BigDecimal x)
+                p.setBigDecimal(j, x);
+            else
+                p.setString(j, v.toString());
+        }
+    }
+
+    private PreparedStatement prepared(Step st, int threshold) throws SQLException {
+        if (ps == null) { // made in the first operation, inside its time
+            ps = main.prepareStatement(st.sql);
+            ps.unwrap(PGStatement.class).setPrepareThreshold(threshold);
+            if (fetchSize > 0)
+                ps.setFetchSize(fetchSize);
+        }
+        return ps;
+    }
+
+    @Override
+    long op(Step st, int i) throws SQLException {
+        switch (st.kind) {
+            case Step.CONNECT: {
+                Connection c = jdbc.connect(url, mainProps);
+                c.close();
+                return 0;
+            }
+            case Step.SCAN: {
+                if (stmt == null) {
+                    stmt = main.createStatement();
+                    if (fetchSize > 0)
+                        stmt.setFetchSize(fetchSize);
+                }
+                if (fetchSize > 0)
+                    return cursorRead(st, () -> stmt.executeQuery(st.sql));
+                return read(st, stmt.executeQuery(st.sql));
+            }
+            case Step.EXEC: {
+                if (st.mode == Step.LITERAL) {
+                    if (stmt == null)
+                        stmt = simple.createStatement();
+                    return st.fetch ? read(st, stmt.executeQuery(st.texts[i])) : stmt.executeUpdate(st.texts[i]);
+                }
+                PreparedStatement p = prepared(st, st.mode == Step.PREPARED ? 1 : 0);
+                bind(p, st.params[i]);
+                if (!st.fetch)
+                    return p.executeUpdate();
+                if (fetchSize > 0)
+                    return cursorRead(st, p::executeQuery);
+                return read(st, p.executeQuery());
+            }
+            case Step.BATCH:
+            default: {
+                int first = i * st.batch, last = Math.min(first + st.batch, st.n);
+                PreparedStatement p = prepared(st, 1);
+                main.setAutoCommit(false);
+                for (int r = first; r < last; r++) {
+                    bind(p, st.params[r]);
+                    p.addBatch();
+                }
+                p.executeBatch();
+                main.commit();
+                main.setAutoCommit(true);
+                return last - first;
+            }
+        }
+    }
+
+    private interface Query {
+        ResultSet run() throws SQLException;
+    }
+
+    /** pgjdbc reads with a cursor (fetchSize rows per Execute) only with autocommit off: one
+     * transaction per read, unless commit_every has one open. */
+    private long cursorRead(Step st, Query q) throws SQLException {
+        boolean own = main.getAutoCommit();
+        if (own)
+            main.setAutoCommit(false);
+        long rows = read(st, q.run());
+        if (own) {
+            main.commit();
+            main.setAutoCommit(true);
+        }
+        return rows;
+    }
+
+    private void decoders(ResultSet rs) throws SQLException {
+        PgResultSet pg = rs.unwrap(PgResultSet.class);
+        int nc = rs.getMetaData().getColumnCount();
+        decoders = new byte[nc];
+        hasFloat4 = false;
+        for (int c = 0; c < nc; c++) {
+            decoders[c] = switch (pg.getColumnOID(c + 1)) {
+                case INT2OID, INT4OID, INT8OID, OIDOID, XIDOID, CIDOID -> D_INT;
+                case FLOAT8OID -> D_FLOAT8;
+                case FLOAT4OID -> D_FLOAT4;
+                case NUMERICOID -> D_NUMERIC;
+                case BOOLOID -> D_BOOL;
+                case TIMESTAMPOID -> D_TIMESTAMP;
+                case TIMESTAMPTZOID -> D_TIMESTAMPTZ;
+                case DATEOID -> D_DATE;
+                case TIMEOID -> D_TIME;
+                case BYTEAOID -> D_BYTEA;
+                default -> D_TEXT; // char, name, text, bpchar, varchar, and anything else
+            };
+            hasFloat4 |= decoders[c] == D_FLOAT4;
+        }
+    }
+
+    /** Reads every row of rs, decoding every value; returns the number of rows. */
+    private long read(Step st, ResultSet rs) throws SQLException {
+        try (rs) {
+            if (decoders == null)
+                decoders(rs);
+            final byte[] dec = decoders;
+            final int nc = dec.length;
+            boolean[] binary = null;
+            if (hasFloat4) { // pgjdbc switches a named statement to binary results after its first execution
+                PGResultSetMetaData md = rs.getMetaData().unwrap(PGResultSetMetaData.class);
+                binary = new boolean[nc];
+                for (int c = 0; c < nc; c++)
+                    binary[c] = md.getFormat(c + 1) == 1;
+            }
+            final Row row = st.row;
+            long count = 0;
+            while (rs.next()) {
+                row.reset(nc);
+                for (int c = 0; c < nc; c++) {
+                    int j = c + 1;
+                    switch (dec[c]) {
+                        case D_INT -> {
+                            long v = rs.getLong(j);
+                            if (v == 0 && rs.wasNull())
+                                row.setNull(c);
+                            else
+                                row.setLong(c, v);
+                        }
+                        case D_FLOAT8 -> {
+                            double v = rs.getDouble(j);
+                            if (v == 0 && rs.wasNull())
+                                row.setNull(c);
+                            else
+                                row.setDouble(c, v);
+                        }
+                        case D_FLOAT4 -> {
+                            double v = binary[c] ? float4AsText(rs.getFloat(j)) : rs.getDouble(j);
+                            if (v == 0 && rs.wasNull())
+                                row.setNull(c);
+                            else
+                                row.setDouble(c, v);
+                        }
+                        case D_NUMERIC -> {
+                            Object v;
+                            try {
+                                v = rs.getBigDecimal(j);
+                            } catch (SQLException e) { // NaN, ±Infinity: no BigDecimal; their text
+                                v = rs.getString(j);
+                            }
+                            row.set(c, Row.DECIMAL, v);
+                        }
+                        case D_BOOL -> {
+                            boolean v = rs.getBoolean(j);
+                            if (!v && rs.wasNull())
+                                row.setNull(c);
+                            else
+                                row.setBool(c, v);
+                        }
+                        case D_TIMESTAMP -> row.set(c, Row.TIMESTAMP, rs.getObject(j, LocalDateTime.class));
+                        case D_TIMESTAMPTZ -> row.set(c, Row.TIMESTAMP, rs.getObject(j, OffsetDateTime.class));
+                        case D_DATE -> row.set(c, Row.DATE, rs.getObject(j, LocalDate.class));
+                        case D_TIME -> row.set(c, Row.TIME, rs.getObject(j, LocalTime.class));
+                        case D_BYTEA -> row.set(c, Row.BYTES, rs.getBytes(j));
+                        default -> row.set(c, Row.TEXT, rs.getString(j));
+                    }
+                }
+                st.emit(row);
+                count++;
+            }
+            st.ncols = nc;
+            return count;
+        }
+    }
+
+    /** A binary float4 as a text-format driver reads it: PostgreSQL prints the shortest text
+     * that reads back as the same float4 (the closest such text when several have that length),
+     * and that text is parsed as a double. */
+    static double float4AsText(float f) {
+        if (Float.isNaN(f) || Float.isInfinite(f) || f == 0)
+            return f;
+        BigDecimal exact = new BigDecimal((double) f);
+        for (int p = 1; p <= 9; p++) {
+            BigDecimal c = exact.round(new MathContext(p, RoundingMode.HALF_EVEN)), best = null;
+            BigDecimal ulp = c.ulp();
+            // the nearest p-digit decimal may miss where the float's neighbours are unevenly
+            // spaced (powers of two) while the next one still reads back
+            for (BigDecimal cand : new BigDecimal[] {c, c.subtract(ulp), c.add(ulp)}) {
+                if (cand.signum() == 0 || cand.precision() > p || Float.parseFloat(cand.toString()) != f)
+                    continue;
+                if (best == null || cand.subtract(exact).abs().compareTo(best.subtract(exact).abs()) < 0)
+                    best = cand;
+            }
+            if (best != null)
+                return Double.parseDouble(best.toString());
+        }
+        return (double) f; // not reached: 9 digits always read back
+    }
+
+    @Override
+    void txnBegin(Step st) throws SQLException {
+        conn(st).setAutoCommit(false);
+    }
+
+    @Override
+    void txnCommit(Step st) throws SQLException {
+        Connection c = conn(st);
+        c.commit();
+        c.setAutoCommit(true);
+    }
+
+    @Override
+    void recover(Step st) {
+        for (Connection c : new Connection[] {main, simple}) {
+            try {
+                if (c != null && !c.getAutoCommit()) {
+                    c.rollback();
+                    c.setAutoCommit(true);
+                }
+            } catch (SQLException e) {
+                System.err.println("abworker-java: rollback: " + e);
+            }
+        }
+    }
+
+    @Override
+    void stepEnd(Step st) {
+        for (Statement s : new Statement[] {stmt, ps}) {
+            try {
+                if (s != null)
+                    s.close();
+            } catch (SQLException e) {
+                System.err.println("abworker-java: closing a statement: " + e);
+            }
+        }
+        boolean serverPrepared = ps != null && (st.kind == Step.BATCH || st.mode == Step.PREPARED);
+        stmt = null;
+        ps = null;
+        decoders = null;
+        if (serverPrepared && main != null) {
+            // pgjdbc sends the Close of the released named statement with the connection's next
+            // query; isValid sends that now (an empty query), so no step carries it.
+            try {
+                main.isValid(10);
+            } catch (SQLException e) {
+                System.err.println("abworker-java: isValid: " + e);
+            }
+        }
+    }
+}

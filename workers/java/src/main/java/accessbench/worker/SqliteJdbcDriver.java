@@ -1,0 +1,292 @@
+package accessbench.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.util.List;
+import java.util.Properties;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteException;
+import org.sqlite.SQLiteJDBCLoader;
+
+/** java-sqlite-jdbc: xerial's sqlite-jdbc (the SQLite C library bundled with a JNI binding),
+ * in process. */
+final class SqliteJdbcDriver extends Driver {
+    static final int BUSY_TIMEOUT_MS = 5000; // what Python's sqlite3 and c-sqlite use
+
+    private org.sqlite.JDBC jdbc;
+    private String url;
+    private Properties props;
+    private Connection conn;
+    private String sqliteVersion;
+
+    // per step
+    private PreparedStatement ps; // prepared mode / batch: made in the first operation
+
+    @Override
+    String base() {
+        return "java-sqlite-jdbc";
+    }
+
+    @Override
+    String driverName() {
+        return "sqlite-jdbc (org.xerial:sqlite-jdbc)";
+    }
+
+    private String sqliteVersion() {
+        if (sqliteVersion == null) {
+            try (Connection c = new org.sqlite.JDBC().connect("jdbc:sqlite::memory:", new Properties());
+                    Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT sqlite_version()")) {
+                r.next();
+                sqliteVersion = r.getString(1);
+            } catch (SQLException e) {
+                sqliteVersion = "unknown (" + e.getMessage() + ")";
+            }
+        }
+        return sqliteVersion;
+    }
+
+    @Override
+    String driverVersion() {
+        return SQLiteJDBCLoader.getVersion() + " (bundled SQLite " + sqliteVersion() + ")";
+    }
+
+    @Override
+    List<String> dbms() {
+        return List.of("sqlite");
+    }
+
+    @Override
+    String batchStyle() {
+        return "addBatch per row + executeBatch on one PreparedStatement (prepared in the first group), "
+                + "inside setAutoCommit(false) … setAutoCommit(true): BEGIN … COMMIT per group";
+    }
+
+    @Override
+    void configure(String key, String value) throws WorkerError {
+        throw WorkerError.unsupported("java-sqlite-jdbc has no setting " + key + "=" + value);
+    }
+
+    @Override
+    void settings(ObjectNode s) {
+        s.put("library", "SQLite " + sqliteVersion() + " bundled in the jar (extracted to java.io.tmpdir and loaded "
+                + "once per process), not the system's libsqlite3 that c-sqlite and py-sqlite3 use");
+        s.put("open", "SQLiteConfig with busy_timeout=" + BUSY_TIMEOUT_MS + " ms (xerial's default is 3000; pinned to "
+                + "c-sqlite's and Python's) and jdbc.get_generated_keys=false (xerial's default true runs "
+                + "'SELECT last_insert_rowid()' after every INSERT); open mode READWRITE|CREATE|URI (xerial's default); "
+                + "no pragma set: synchronous stays the library default FULL, journal_mode the file's WAL");
+        s.put("autocommit", "on; a commit_every group and a batch group run inside setAutoCommit(false) ('begin;', "
+                + "DEFERRED) … setAutoCommit(true) ('commit;')");
+        s.put("literal", "a new Statement per operation: executeQuery/executeUpdate of the text with values inlined "
+                + "(sqlite3_prepare_v2 + step + finalize)");
+        s.put("extended", "a new PreparedStatement per operation: prepare + bind + step + finalize (close)");
+        s.put("prepared", "one PreparedStatement per step, prepared in the first operation, then bind + step "
+                + "(xerial resets it before each execution); closed (finalized) after the step");
+        s.put("scan", "a new Statement per scan: executeQuery, every row stepped, closed");
+        s.put("parameters", "setLong, setString, setDouble, setBoolean, setNull; timestamps bound as ISO text "
+                + "'YYYY-MM-DD HH:MM:SS[.ffffff]' (as stored by the target); setDate/setTimestamp are never used, so "
+                + "xerial's date_class/date_string_format do not apply");
+        s.put("decoding", "ResultSet.getObject per value, by the value's storage class (sqlite3_column_type): "
+                + "Integer/Long → long, Double → double, String → text, byte[] → bytes, null");
+        s.put("rows changed", "executeUpdate (sqlite3_changes)");
+    }
+
+    String sqlstate(SQLException e) {
+        if (e instanceof SQLiteException s && s.getResultCode() != null)
+            return s.getResultCode().name();
+        return e.getSQLState();
+    }
+
+    @Override
+    void open(JsonNode ep, ObjectNode answer) throws SQLException, WorkerError {
+        String file = ep.path("file").asText("");
+        if (file.isEmpty())
+            throw WorkerError.protocol("the sqlite endpoint needs a file");
+        try {
+            SQLiteJDBCLoader.initialize(); // the native library is loaded before the clock
+        } catch (Exception e) {
+            throw WorkerError.unsupported("sqlite-jdbc cannot load its native library: " + e);
+        }
+        SQLiteConfig cfg = new SQLiteConfig();
+        cfg.setBusyTimeout(BUSY_TIMEOUT_MS);
+        cfg.setGetGeneratedKeys(false);
+        props = cfg.toProperties();
+        url = "jdbc:sqlite:" + file;
+        jdbc = new org.sqlite.JDBC();
+        long start = System.nanoTime();
+        conn = jdbc.connect(url, props);
+        answer.put("connect_ns", System.nanoTime() - start);
+        answer.put("server_version", conn.getMetaData().getDatabaseProductVersion());
+    }
+
+    @Override
+    void close() {
+        try {
+            if (conn != null)
+                conn.close();
+        } catch (SQLException e) {
+            System.err.println("abworker-java: close: " + e);
+        }
+        conn = null;
+    }
+
+    @Override
+    Object adapt(Object v) {
+        // SQLite has no timestamp type: timestamps are ISO text, as the target stores them.
+        return v instanceof GenTimestamp t ? Times.format(t.micros(), false) : v;
+    }
+
+    @Override
+    void stepBegin(Step st) {
+        ps = null;
+    }
+
+    private static void bind(PreparedStatement p, Object[] values) throws SQLException {
+        for (int k = 0; k < values.length; k++) {
+            Object v = values[k];
+            int j = k + 1;
+            if (v == null)
+                p.setNull(j, Types.NULL);
+            else if (v instanceof Long x)
+                p.setLong(j, x);
+            else if (v instanceof String x)
+                p.setString(j, x);
+            else if (v instanceof Double x)
+                p.setDouble(j, x);
+            else if (v instanceof Boolean x)
+                p.setBoolean(j, x);
+            else if (v instanceof BigInteger x)
+                p.setBigDecimal(j, new BigDecimal(x));
+            else
+                p.setString(j, v.toString());
+        }
+    }
+
+    @Override
+    long op(Step st, int i) throws SQLException {
+        switch (st.kind) {
+            case Step.CONNECT: {
+                Connection c = jdbc.connect(url, props);
+                c.close();
+                return 0;
+            }
+            case Step.SCAN: {
+                try (Statement s = conn.createStatement()) {
+                    return read(st, s.executeQuery(st.sql));
+                }
+            }
+            case Step.EXEC: {
+                if (st.mode == Step.LITERAL) {
+                    try (Statement s = conn.createStatement()) {
+                        return st.fetch ? read(st, s.executeQuery(st.texts[i])) : s.executeUpdate(st.texts[i]);
+                    }
+                }
+                if (st.mode == Step.EXTENDED) {
+                    try (PreparedStatement p = conn.prepareStatement(st.sql)) {
+                        bind(p, st.params[i]);
+                        return st.fetch ? read(st, p.executeQuery()) : p.executeUpdate();
+                    }
+                }
+                if (ps == null) // parsed once, inside the first operation's time
+                    ps = conn.prepareStatement(st.sql);
+                bind(ps, st.params[i]);
+                return st.fetch ? read(st, ps.executeQuery()) : ps.executeUpdate();
+            }
+            case Step.BATCH:
+            default: {
+                int first = i * st.batch, last = Math.min(first + st.batch, st.n);
+                conn.setAutoCommit(false);
+                if (ps == null)
+                    ps = conn.prepareStatement(st.sql);
+                for (int r = first; r < last; r++) {
+                    bind(ps, st.params[r]);
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+                conn.setAutoCommit(true);
+                return last - first;
+            }
+        }
+    }
+
+    /** Reads every row of rs, each value decoded by its storage class; returns the rows. */
+    private static long read(Step st, ResultSet rs) throws SQLException {
+        try (rs) {
+            final int nc = rs.getMetaData().getColumnCount();
+            final Row row = st.row;
+            long count = 0;
+            while (rs.next()) {
+                row.reset(nc);
+                for (int c = 0; c < nc; c++) {
+                    Object v = rs.getObject(c + 1);
+                    if (v == null)
+                        row.setNull(c);
+                    else if (v instanceof Integer x)
+                        row.setLong(c, x);
+                    else if (v instanceof Long x)
+                        row.setLong(c, x);
+                    else if (v instanceof Double x)
+                        row.setDouble(c, x);
+                    else if (v instanceof String)
+                        row.set(c, Row.TEXT, v);
+                    else if (v instanceof byte[])
+                        row.set(c, Row.BYTES, v);
+                    else
+                        row.set(c, Row.TEXT, v.toString());
+                }
+                st.emit(row);
+                count++;
+            }
+            st.ncols = nc;
+            return count;
+        }
+    }
+
+    @Override
+    void txnBegin(Step st) throws SQLException {
+        conn.setAutoCommit(false);
+    }
+
+    @Override
+    void txnCommit(Step st) throws SQLException {
+        conn.setAutoCommit(true);
+    }
+
+    @Override
+    void recover(Step st) {
+        if (conn == null)
+            return;
+        try {
+            if (!conn.getAutoCommit()) {
+                conn.rollback();
+                conn.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            System.err.println("abworker-java: rollback: " + e);
+        }
+        // a failed 'commit;' leaves xerial in autocommit with SQLite's transaction still open
+        try (Statement s = conn.createStatement()) {
+            s.execute("ROLLBACK");
+        } catch (SQLException e) {
+            // no transaction was open: the usual case
+        }
+    }
+
+    @Override
+    void stepEnd(Step st) {
+        try {
+            if (ps != null)
+                ps.close();
+        } catch (SQLException e) {
+            System.err.println("abworker-java: closing a statement: " + e);
+        }
+        ps = null;
+    }
+}
