@@ -50,7 +50,7 @@ else
 endif
 
 $(JAVA_WORKER): workers/java/pom.xml $(shell find workers/java/src -name '*.java' 2>/dev/null)
-	mvn -B -q -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests
+	mvn -B -q -Dstyle.color=never -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests
 
 worker-go:
 ifeq ($(call have,go),)
