@@ -50,7 +50,9 @@ else
 endif
 
 $(JAVA_WORKER): workers/java/pom.xml $(shell find workers/java/src -name '*.java' 2>/dev/null)
-	mvn -B -q -Dstyle.color=never -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests
+	@# Maven 3.8 prints stray colour codes even in batch mode: strip them, keep its status.
+	set -o pipefail; mvn -B -q -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests 2>&1 \
+		| sed 's/\x1b\[[0-9;]*m//g'
 
 worker-go:
 ifeq ($(call have,go),)
