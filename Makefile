@@ -78,8 +78,11 @@ else
 	$(call skip,Node.js,node or npm)
 endif
 
+# better-sqlite3 compiles from source against the headers the nodejs package installs (no
+# download of headers or prebuilt binaries: this machine reaches only package registries).
 $(NODE_WORKER): workers/node/package.json workers/node/package-lock.json
-	npm ci --prefix workers/node --no-audit --no-fund --loglevel=error
+	npm_config_build_from_source=true $(if $(wildcard /usr/include/node/node_api.h),npm_config_nodedir=/usr) \
+		npm ci --prefix workers/node --no-audit --no-fund --loglevel=error
 
 setup: system-deps $(VENV)/.installed workers
 

@@ -36,6 +36,15 @@ NATIVE_WORKERS = {
     "node": (["node", "{workers}/node/src/main.js"], "node/node_modules/.package-lock.json",
              "make workers (needs Node.js 18+ and npm)"),
 }
+# The tools a language's worker is built with (the Makefile's `workers` target skips, loudly,
+# a language whose tools are absent).
+TOOLCHAINS = {"python": [], "c": ["cc", "pkg-config"], "java": ["java", "mvn"], "go": ["go"],
+              "rust": ["cargo"], "node": ["node", "npm"]}
+
+
+def toolchain_absent(language: str) -> str | None:
+    missing = [tool for tool in TOOLCHAINS.get(language, []) if shutil.which(tool) is None]
+    return f"{', '.join(missing)} not found" if missing else None
 
 
 class Method(BaseModel):

@@ -1,0 +1,266 @@
+// node-postgres-js: postgres.js (`postgres`), a pure-JavaScript client with its own pool,
+// statement cache and pipelining; pinned here to one connection and no automatic preparation.
+
+import postgres from 'postgres';
+
+import { Driver, isDriverError, packageVersion } from '../driver.js';
+import { ProtocolError, convertMarkers } from '../protocol.js';
+import { OID, PARSERS, adaptParam, identity, kindOf, messageOf, sqlstateOf } from './pgtext.js';
+
+const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
+
+// postgres.js custom types: this worker's text parser for every OID it decodes, and parameters
+// (already text, or null) sent as they are. Without this the driver parses timestamps and dates
+// into JS Dates (milliseconds, local time zone) and serializes parameters the server typed as
+// timestamp through new Date(x).toISOString(), and leaves int8 as a string.
+const TYPES = {};
+for (const [oid, parse] of PARSERS) TYPES[`oid${oid}`] = { to: oid, from: [oid], parse, serialize: identity };
+for (const oid of [114, 3802]) TYPES[`oid${oid}`] = { to: oid, from: [oid], parse: identity, serialize: identity };
+TYPES.text = { to: OID.TEXT, from: [OID.TEXT], serialize: identity };
+
+function sslFor(mode) {
+  switch (mode || 'prefer') {
+    case 'disable': case 'allow': return false;
+    case 'prefer': return 'prefer';
+    case 'require': return 'require';
+    case 'verify-ca': case 'verify-full': return 'verify-full';
+    default: throw new ProtocolError(`unknown sslmode '${mode}'`);
+  }
+}
+
+let statementCounter = 0;
+const EMPTY = { simple: true };
+
+export default class PostgresJsDriver extends Driver {
+  constructor(method) {
+    super(method);
+    this.driverName = 'postgres (postgres.js)';
+    this.dbms = ['postgresql'];
+    this.sql = null;
+    this.pid = 0;
+    this.last = null; // columns of the last result read
+    this.usedPrepared = false;
+  }
+
+  version() {
+    return packageVersion('postgres');
+  }
+
+  batchStyle() {
+    return "sql.begin(tx => rows.map(row => tx.unsafe(text, row, {prepare: true}))): one transaction per group; " +
+      'BEGIN awaited, the rows written without waiting (postgres.js pipelines them, up to max_pipeline 100), ' +
+      'COMMIT after all answered; in the first group the statement is parsed by the first row and the ' +
+      "group's other rows follow one per round trip (the driver's queue drains one query per ReadyForQuery)";
+  }
+
+  settings() {
+    return {
+      implementation: 'pure JavaScript client',
+      pool: 'max: 1 (one connection, so raw BEGIN/COMMIT are allowed), idle_timeout: null and max_lifetime: null ' +
+        '(no idle close, no periodic reconnect), connect_timeout: 30 s, keep_alive: 60 s (TCP), max_pipeline: 100',
+      connection: 'host (a directory = unix socket path <dir>/.s.PGSQL.<port>), port, database, user, password ' +
+        "when given; startup packet carries search_path=<schema> and application_name=postgres.js (the driver's " +
+        'default) besides client_encoding=UTF8; the connection is opened lazily, so open runs SELECT 1 to make it ' +
+        'and learn the backend pid; DateStyle checked to be ISO',
+      'connect step': 'postgres(options), one empty simple query, sql.end(): postgres.js connects lazily and has no ' +
+        'connect call (sql.reserve() never resolves on a fresh instance with fetch_types: false); it opens the ' +
+        'socket from setTimeout(connect, 0), which Node runs no sooner than 1 ms later, inside the step\'s time',
+      fetch_types: 'false: no pg_type query for array types at connect (arrays are read as text)',
+      prepare: "true for the instance (the driver's default, needed: a query's own {prepare: true} cannot turn " +
+        'preparation on when the instance has it off), and set per query: false for literal, extended, scan, ' +
+        'BEGIN/COMMIT/ROLLBACK (unsafe without parameters is a simple query); true only in the prepared mode and in ' +
+        "batches. sql.begin's own COMMIT/ROLLBACK are tagged templates, so postgres.js prepares them as named " +
+        'statements on first use and keeps them for the connection',
+      sslmode: "the target's (disable on managed servers), as postgres.js's own ssl: false / 'prefer' / 'require' / " +
+        "'verify-full'",
+      literal: "sql.unsafe(text, [], {simple: true}): simple query protocol (one Query message), text results",
+      extended: 'sql.unsafe(text, params, {prepare: false, simple: false}): unnamed statement parsed every time; ' +
+        "postgres.js first sends Parse+Describe+Flush to learn the parameter types, then Bind+Execute+Sync: two " +
+        'round trips per operation (one when there are no parameters); parameters as text of unspecified type',
+      prepared: 'sql.unsafe(text, params, {prepare: true, simple: false}): named statement; the first operation ' +
+        'sends Parse+Describe+Flush, then Bind+Execute+Sync, later ones Bind+Execute+Sync. postgres.js caches ' +
+        'prepared statements per connection by text and cannot be told to forget one, so the statement text ' +
+        "gets a comment /* abw:N */ unique to the step (a step never reuses another step's statement) and its " +
+        'statements are DEALLOCATEd after the step (untimed)',
+      scan: "sql.unsafe(text, [], {simple: true}): simple query protocol, text results",
+      writes: "postgres.js buffers each query's messages and writes them on the next setImmediate (or at once " +
+        'past 1024 bytes): one event-loop turn inside every operation',
+      results: ".values() (rows as arrays), whole result buffered, text format; each value decoded as it arrives " +
+        "by the driver's per-OID parser, replaced by this worker's: int2/int4 → Number, int8 → BigInt, " +
+        "float4/float8 → Number, numeric → string (PostgreSQL's text), bool, bytea → Buffer, timestamp(tz) → " +
+        'BigInt µs since 1970 (microseconds kept, no time-zone shift), date → days, time → µs, json → text, ' +
+        'others → string; transform: none',
+      transactions: "commit_every: sql.unsafe('BEGIN'/'COMMIT') (simple); batches: sql.begin (BEGIN simple, " +
+        'COMMIT a named statement prepared once per connection)',
+      'rows changed': 'result.count (from the command tag)',
+      notices: 'logged to stderr (onnotice)',
+    };
+  }
+
+  options(ep) {
+    const host = String(ep.host || 'localhost');
+    const port = Number(ep.port || 5432);
+    const o = {
+      host,
+      port,
+      database: ep.database,
+      user: ep.user,
+      ssl: sslFor(ep.sslmode),
+      max: 1,
+      idle_timeout: null,
+      max_lifetime: null,
+      connect_timeout: 30,
+      keep_alive: 60,
+      max_pipeline: 100,
+      prepare: true, // the driver's default; every query below says per query whether it is prepared
+      fetch_types: false,
+      debug: false,
+      target_session_attrs: null,
+      types: TYPES,
+      onnotice: (n) => log(`abworker-node: ${n.severity}: ${n.message}`),
+      connection: { application_name: 'postgres.js' },
+    };
+    if (host.startsWith('/')) o.path = `${host}/.s.PGSQL.${port}`;
+    if (ep.password) o.password = ep.password;
+    if (ep.schema) o.connection.search_path = ep.schema;
+    return o;
+  }
+
+  async open(ep) {
+    this.sql = postgres(this.options(ep));
+    try {
+      const r = await this.sql.unsafe('SELECT 1', [], { simple: true });
+      this.pid = r.state ? r.state.pid : 0;
+      if (!String(this.sql.parameters.DateStyle || '').startsWith('ISO')) {
+        await this.sql.unsafe('SET DateStyle = ISO', [], { simple: true });
+      }
+    } catch (e) {
+      const s = this.sql;
+      this.sql = null;
+      s.end({ timeout: 0 }).catch(() => {});
+      throw e;
+    }
+    return { server_pid: this.pid, server_version: this.sql.parameters.server_version };
+  }
+
+  async close() {
+    const s = this.sql;
+    this.sql = null;
+    if (s) await s.end();
+  }
+
+  serverPid() {
+    return this.pid;
+  }
+
+  txnBegin() {
+    return this.sql.unsafe('BEGIN', [], { simple: true });
+  }
+
+  txnCommit() {
+    return this.sql.unsafe('COMMIT', [], { simple: true });
+  }
+
+  adapt(rows) {
+    return rows.map((row) => row.map(adaptParam));
+  }
+
+  kinds() {
+    return this.last ? this.last.map((c) => kindOf(c.type)) : null;
+  }
+
+  width() {
+    return this.last ? this.last.length : undefined;
+  }
+
+  connectOp(ep) {
+    const options = this.options(ep);
+    return async () => {
+      // postgres.js connects lazily and has no connect call (sql.reserve() never resolves on a
+      // fresh instance with fetch_types: false): an empty simple query makes the connection.
+      const s = postgres(options);
+      await s.unsafe('', [], EMPTY);
+      await s.end();
+      return 0;
+    };
+  }
+
+  scanOp(text) {
+    const sql = this.sql;
+    const simple = { simple: true };
+    return async () => {
+      let r = await sql.unsafe(text, [], simple).values();
+      if (!('count' in r)) r = r[r.length - 1]; // several statements: the last one's rows, as PQexec
+      this.last = r.columns;
+      return r;
+    };
+  }
+
+  uniqueText(sql) {
+    this.usedPrepared = true;
+    return `/* abw:${++statementCounter} */ ${convertMarkers(sql, 'numeric')}`;
+  }
+
+  execOp(sql, mode, reads) {
+    const s = this.sql;
+    const done = reads
+      ? (r) => {
+        this.last = r.columns;
+        return r;
+      }
+      : (r) => r.count || 0;
+    if (mode === 'literal') {
+      const simple = { simple: true };
+      return async (text) => {
+        const r = await s.unsafe(text, [], simple).values();
+        return done('count' in r ? r : r[r.length - 1]);
+      };
+    }
+    if (mode === 'extended') {
+      const text = convertMarkers(sql, 'numeric');
+      const opts = { prepare: false, simple: false };
+      return async (params) => done(await s.unsafe(text, params, opts).values());
+    }
+    const text = this.uniqueText(sql);
+    const opts = { prepare: true, simple: false };
+    return async (params) => done(await s.unsafe(text, params, opts).values());
+  }
+
+  batchOp(sql) {
+    const s = this.sql;
+    const text = this.uniqueText(sql);
+    const opts = { prepare: true, simple: false };
+    return async (group) => {
+      await s.begin((tx) => group.map((params) => tx.unsafe(text, params, opts)));
+      return group.length;
+    };
+  }
+
+  async recover() {
+    // postgres.js does not expose the transaction status: ROLLBACK (a warning when none is open)
+    if (this.sql) await this.sql.unsafe('ROLLBACK', [], { simple: true });
+  }
+
+  async endStep() {
+    this.last = null;
+    if (this.usedPrepared && this.sql) {
+      this.usedPrepared = false;
+      const made = await this.sql.unsafe(
+        "SELECT name FROM pg_prepared_statements WHERE statement LIKE '/* abw:%'", [], { simple: true });
+      for (const { name } of made) await this.sql.unsafe(`DEALLOCATE "${name.replaceAll('"', '""')}"`, [], { simple: true });
+    }
+  }
+
+  isDbError(e) {
+    return e instanceof postgres.PostgresError || isDriverError(e);
+  }
+
+  errorMessage(e) {
+    return messageOf(e);
+  }
+
+  sqlstate(e) {
+    return sqlstateOf(e);
+  }
+}
+
