@@ -66,7 +66,7 @@ $(GO_WORKER): workers/go/go.mod workers/go/go.sum $(shell find workers/go -name 
 
 worker-rust:
 ifeq ($(call have,cargo),)
-	@[ ! -f workers/rust/Cargo.toml ] || cargo build -q --release --locked --manifest-path workers/rust/Cargo.toml
+	@[ ! -f workers/rust/Cargo.toml ] || CARGO_HOME=$(CACHE)/cargo cargo build -q --release --locked --manifest-path workers/rust/Cargo.toml
 else
 	$(call skip,Rust,cargo)
 endif

@@ -1,0 +1,393 @@
+//! What the two drivers built on tokio-postgres share (rust-tokio-postgres and the sync
+//! rust-postgres, which wraps it): the connection settings, parameters that adapt to the
+//! types the server infers, decoding by column type (binary results and simple-query text),
+//! and errors.
+
+use crate::protocol::{Gv, Sink, Val};
+use crate::step::{Endpoint, Fail, Res, Step};
+use bytes::BytesMut;
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Utc};
+use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+use rust_decimal::Decimal;
+use std::error::Error as StdError;
+use std::str::FromStr;
+use tokio_postgres::config::SslMode;
+use tokio_postgres::{Row, SimpleQueryRow};
+
+pub const EPOCH_DAYS_CE: i32 = 719_163; // NaiveDate(1970-01-01).num_days_from_ce()
+
+/// libpq-style settings from the endpoint: `host` (a directory is a unix socket directory),
+/// port, dbname, user, password when given, `options=-c search_path=<schema>` in the
+/// startup packet, and the endpoint's sslmode. No TLS connector is built in, so `require`
+/// cannot be honoured.
+pub fn config(ep: &Endpoint) -> Res<tokio_postgres::Config> {
+    let mut c = tokio_postgres::Config::new();
+    if let Some(h) = &ep.host {
+        c.host(h.as_str());
+    }
+    if let Some(p) = ep.port {
+        c.port(p);
+    }
+    if let Some(d) = &ep.database {
+        c.dbname(d);
+    }
+    if let Some(u) = &ep.user {
+        c.user(u);
+    }
+    if let Some(p) = &ep.password {
+        c.password(p);
+    }
+    if let Some(s) = &ep.schema {
+        c.options(format!("-c search_path={s}"));
+    }
+    c.ssl_mode(ssl_mode(ep)?);
+    Ok(c)
+}
+
+/// Whether the endpoint's host is a unix socket directory.
+pub fn unix_socket(ep: &Endpoint) -> bool {
+    ep.host.as_deref().is_some_and(|h| h.starts_with('/'))
+}
+
+/// The endpoint's sslmode. As in libpq, TLS is never used on a unix socket, so any mode
+/// connects there without it.
+pub fn ssl_mode(ep: &Endpoint) -> Res<SslMode> {
+    if unix_socket(ep) {
+        return Ok(SslMode::Disable);
+    }
+    match ep.sslmode.as_str() {
+        "disable" => Ok(SslMode::Disable),
+        "prefer" | "allow" => Ok(SslMode::Prefer),
+        other => Err(Fail::unsupported(format!(
+            "sslmode={other} needs TLS, and this worker is built without a TLS connector (NoTls)"
+        ))),
+    }
+}
+
+pub fn fail(e: tokio_postgres::Error) -> Fail {
+    if let Some(db) = e.as_db_error() {
+        return Fail::db(format!("{}: {}", db.severity(), db.message()), Some(db.code().code().to_string()));
+    }
+    Fail::db(e.to_string(), e.code().map(|c| c.code().to_string()))
+}
+
+// ---- parameters -----------------------------------------------------------------------------
+
+/// A generated parameter, with timestamps already made chrono values. It is encoded in the
+/// binary format of whatever type the server inferred for its marker (the server infers
+/// parameter types at Parse; tokio-postgres then asks each value to encode itself as that
+/// type), so an integer can go into a smallint, integer or bigint column as the driver
+/// would send a Rust integer of that width.
+#[derive(Debug)]
+pub enum PgParam {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Ts(NaiveDateTime),
+}
+
+pub fn adapt(values: &[Gv]) -> Vec<PgParam> {
+    values
+        .iter()
+        .map(|v| match v {
+            Gv::Null => PgParam::Null,
+            Gv::Bool(b) => PgParam::Bool(*b),
+            Gv::Int(i) => PgParam::Int(*i),
+            Gv::Float(f) => PgParam::Float(*f),
+            Gv::Text(s) => PgParam::Text(s.clone()),
+            Gv::Ts(us) => PgParam::Ts(DateTime::from_timestamp_micros(*us).map(|d| d.naive_utc()).unwrap_or_default()),
+        })
+        .collect()
+}
+
+type BoxErr = Box<dyn StdError + Sync + Send>;
+
+fn is_text(ty: &Type) -> bool {
+    matches!(ty.oid(), 25 | 1043 | 1042 | 19 | 705) || ty.name() == "citext"
+}
+
+impl ToSql for PgParam {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxErr> {
+        match self {
+            PgParam::Null => Ok(IsNull::Yes),
+            PgParam::Int(v) => match ty.oid() {
+                21 => i16::try_from(*v)?.to_sql(ty, out),
+                23 => i32::try_from(*v)?.to_sql(ty, out),
+                20 => v.to_sql(ty, out),
+                26 => u32::try_from(*v)?.to_sql(ty, out),
+                700 => (*v as f32).to_sql(ty, out),
+                701 => (*v as f64).to_sql(ty, out),
+                1700 => Decimal::from(*v).to_sql(ty, out),
+                16 => (*v != 0).to_sql(ty, out),
+                _ if is_text(ty) => v.to_string().as_str().to_sql(ty, out),
+                _ => Err(format!("cannot send an integer as {ty}").into()),
+            },
+            PgParam::Float(v) => match ty.oid() {
+                700 => (*v as f32).to_sql(ty, out),
+                701 => v.to_sql(ty, out),
+                1700 => Decimal::try_from(*v)?.to_sql(ty, out),
+                _ if is_text(ty) => crate::protocol::py_float_repr(*v).as_str().to_sql(ty, out),
+                _ => Err(format!("cannot send a float as {ty}").into()),
+            },
+            PgParam::Bool(b) => match ty.oid() {
+                16 => b.to_sql(ty, out),
+                _ if is_text(ty) => (if *b { "true" } else { "false" }).to_sql(ty, out),
+                _ => Err(format!("cannot send a boolean as {ty}").into()),
+            },
+            PgParam::Text(s) => {
+                if is_text(ty) {
+                    s.as_str().to_sql(ty, out)
+                } else {
+                    Err(format!("cannot send text as {ty}").into())
+                }
+            }
+            PgParam::Ts(t) => match ty.oid() {
+                1114 => t.to_sql(ty, out),
+                // a naive timestamp for a timestamptz marker is taken as UTC
+                1184 => t.and_utc().to_sql(ty, out),
+                1082 => t.date().to_sql(ty, out),
+                _ if is_text(ty) => crate::protocol::format_ts(t.and_utc().timestamp_micros(), false).as_str().to_sql(ty, out),
+                _ => Err(format!("cannot send a timestamp as {ty}").into()),
+            },
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+// ---- decoding -----------------------------------------------------------------------------------
+
+/// How a column is decoded, from its type OID.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Col {
+    Bool,
+    I16,
+    I32,
+    I64,
+    Oid,
+    F32,
+    F64,
+    Numeric,
+    Text,
+    Char,
+    Ts,
+    TsTz,
+    Date,
+    Time,
+    Bytea,
+    Other,
+}
+
+pub fn col_of(ty: &Type) -> Col {
+    match ty.oid() {
+        16 => Col::Bool,
+        21 => Col::I16,
+        23 => Col::I32,
+        20 => Col::I64,
+        26 | 28 | 29 => Col::Oid,
+        700 => Col::F32,
+        701 => Col::F64,
+        1700 => Col::Numeric,
+        25 | 1043 | 1042 | 19 | 705 => Col::Text,
+        18 => Col::Char,
+        1114 => Col::Ts,
+        1184 => Col::TsTz,
+        1082 => Col::Date,
+        1083 => Col::Time,
+        17 => Col::Bytea,
+        _ if ty.name() == "citext" => Col::Text,
+        _ => Col::Other,
+    }
+}
+
+/// float4 as a text-format driver sees it: PostgreSQL prints the shortest text that
+/// round-trips as a float4, and the driver parses that text as a double.
+pub fn f32_as_text(f: f32) -> f64 {
+    if !f.is_finite() {
+        return f as f64;
+    }
+    struct Buf {
+        b: [u8; 96],
+        n: usize,
+    }
+    impl std::fmt::Write for Buf {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let end = self.n + s.len();
+            if end > self.b.len() {
+                return Err(std::fmt::Error);
+            }
+            self.b[self.n..end].copy_from_slice(s.as_bytes());
+            self.n = end;
+            Ok(())
+        }
+    }
+    let mut buf = Buf { b: [0; 96], n: 0 };
+    use std::fmt::Write as _;
+    if write!(buf, "{f:e}").is_err() {
+        return f as f64;
+    }
+    std::str::from_utf8(&buf.b[..buf.n]).ok().and_then(|s| s.parse().ok()).unwrap_or(f as f64)
+}
+
+pub fn ts_micros(t: NaiveDateTime) -> i64 {
+    t.and_utc().timestamp_micros()
+}
+
+pub fn date_days(d: NaiveDate) -> i32 {
+    use chrono::Datelike;
+    d.num_days_from_ce() - EPOCH_DAYS_CE
+}
+
+pub fn time_micros(t: NaiveTime) -> i64 {
+    t.num_seconds_from_midnight() as i64 * 1_000_000 + (t.nanosecond() / 1000) as i64
+}
+
+/// Any value as its raw bytes (types the worker does not know).
+struct Raw<'a>(&'a [u8]);
+
+impl<'a> FromSql<'a> for Raw<'a> {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, BoxErr> {
+        Ok(Raw(raw))
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// The decoders of a result's columns.
+pub fn cols_of(row: &Row) -> Vec<Col> {
+    row.columns().iter().map(|c| col_of(c.type_())).collect()
+}
+
+/// One binary-format row: every value decoded into a Rust value by its column's type.
+pub fn decode_row(row: &Row, cols: &[Col], sink: &mut Sink) -> Result<(), tokio_postgres::Error> {
+    sink.begin_row();
+    for (i, c) in cols.iter().enumerate() {
+        match c {
+            Col::Bool => sink.val(row.try_get::<_, Option<bool>>(i)?.map_or(Val::Null, Val::Bool)),
+            Col::I16 => sink.val(row.try_get::<_, Option<i16>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
+            Col::I32 => sink.val(row.try_get::<_, Option<i32>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
+            Col::I64 => sink.val(row.try_get::<_, Option<i64>>(i)?.map_or(Val::Null, Val::Int)),
+            Col::Oid => sink.val(row.try_get::<_, Option<u32>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
+            Col::F32 => sink.val(row.try_get::<_, Option<f32>>(i)?.map_or(Val::Null, |x| Val::Float(f32_as_text(x)))),
+            Col::F64 => sink.val(row.try_get::<_, Option<f64>>(i)?.map_or(Val::Null, Val::Float)),
+            Col::Numeric => sink.val(row.try_get::<_, Option<Decimal>>(i)?.map_or(Val::Null, Val::Dec)),
+            Col::Text => sink.val(row.try_get::<_, Option<&str>>(i)?.map_or(Val::Null, Val::Text)),
+            Col::Char => match row.try_get::<_, Option<i8>>(i)? {
+                Some(x) => {
+                    let b = [x as u8];
+                    sink.val(Val::Text(std::str::from_utf8(&b).unwrap_or("")))
+                }
+                None => sink.val(Val::Null),
+            },
+            Col::Ts => sink.val(row.try_get::<_, Option<NaiveDateTime>>(i)?.map_or(Val::Null, |t| Val::Ts(ts_micros(t)))),
+            Col::TsTz => {
+                sink.val(row.try_get::<_, Option<DateTime<Utc>>>(i)?.map_or(Val::Null, |t| Val::Ts(t.timestamp_micros())))
+            }
+            Col::Date => sink.val(row.try_get::<_, Option<NaiveDate>>(i)?.map_or(Val::Null, |d| Val::Date(date_days(d)))),
+            Col::Time => sink.val(row.try_get::<_, Option<NaiveTime>>(i)?.map_or(Val::Null, |t| Val::Time(time_micros(t)))),
+            Col::Bytea => sink.val(row.try_get::<_, Option<&[u8]>>(i)?.map_or(Val::Null, Val::Bytes)),
+            Col::Other => sink.val(row.try_get::<_, Option<Raw>>(i)?.map_or(Val::Null, |r| Val::Bytes(r.0))),
+        }
+    }
+    sink.end_row(cols.len());
+    Ok(())
+}
+
+/// Every row of a buffered result; returns the row count.
+pub fn decode_rows(rows: &[Row], sink: &mut Sink) -> Res<i64> {
+    let Some(first) = rows.first() else { return Ok(0) };
+    let cols = cols_of(first);
+    for row in rows {
+        decode_row(row, &cols, sink).map_err(fail)?;
+    }
+    Ok(rows.len() as i64)
+}
+
+fn text_err(col: Col, text: &str, e: impl std::fmt::Display) -> Fail {
+    Fail::db(format!("cannot decode {text:?} as {col:?}: {e}"), None)
+}
+
+fn hex_nibble(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// One simple-query row (every value is text): each value parsed by its column's type.
+pub fn decode_text_row(row: &SimpleQueryRow, cols: &[Col], sink: &mut Sink) -> Res<()> {
+    if row.len() != cols.len() {
+        return Err(Fail::internal(format!("a row of {} values for {} known columns", row.len(), cols.len())));
+    }
+    sink.begin_row();
+    for (i, &c) in cols.iter().enumerate() {
+        let Some(t) = row.try_get(i).map_err(fail)? else {
+            sink.val(Val::Null);
+            continue;
+        };
+        match c {
+            Col::Bool => sink.val(Val::Bool(t == "t")),
+            Col::I16 | Col::I32 | Col::I64 | Col::Oid => {
+                sink.val(Val::Int(t.parse::<i64>().map_err(|e| text_err(c, t, e))?))
+            }
+            Col::F32 | Col::F64 => sink.val(Val::Float(t.parse::<f64>().map_err(|e| text_err(c, t, e))?)),
+            Col::Numeric => sink.val(Val::Dec(Decimal::from_str(t).map_err(|e| text_err(c, t, e))?)),
+            Col::Text | Col::Char | Col::Other => sink.val(Val::Text(t)),
+            Col::Ts => {
+                let v = NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.f").map_err(|e| text_err(c, t, e))?;
+                sink.val(Val::Ts(ts_micros(v)))
+            }
+            Col::TsTz => {
+                let v = DateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.f%#z").map_err(|e| text_err(c, t, e))?;
+                sink.val(Val::Ts(v.timestamp_micros()))
+            }
+            Col::Date => {
+                let v = NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|e| text_err(c, t, e))?;
+                sink.val(Val::Date(date_days(v)))
+            }
+            Col::Time => {
+                let v = NaiveTime::parse_from_str(t, "%H:%M:%S%.f").map_err(|e| text_err(c, t, e))?;
+                sink.val(Val::Time(time_micros(v)))
+            }
+            Col::Bytea => {
+                let hex = t.strip_prefix("\\x").ok_or_else(|| text_err(c, t, "not in bytea hex format"))?.as_bytes();
+                let mut b = Vec::with_capacity(hex.len() / 2);
+                for pair in hex.chunks(2) {
+                    match (hex_nibble(pair[0]), pair.get(1).and_then(|&x| hex_nibble(x))) {
+                        (Some(hi), Some(lo)) => b.push(hi << 4 | lo),
+                        _ => return Err(text_err(c, t, "bad hex")),
+                    }
+                }
+                sink.val(Val::Bytes(&b))
+            }
+        }
+    }
+    sink.end_row(cols.len());
+    Ok(())
+}
+
+/// The parameters of every row, adapted before the clock.
+pub fn params(st: &Step) -> Vec<PgParam> {
+    adapt(&st.values)
+}
+
+/// The answer of the untimed query at open: the backend's pid, the server version and the
+/// DateStyle (text timestamps are parsed in the ISO form).
+pub const OPEN_INFO_SQL: &str =
+    "SELECT pg_backend_pid(), current_setting('server_version'), current_setting('DateStyle')";
+
+pub fn open_info(msgs: &[tokio_postgres::SimpleQueryMessage]) -> (Option<i64>, Option<String>, bool) {
+    for m in msgs {
+        if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
+            let pid = r.get(0).and_then(|p| p.parse().ok());
+            let version = r.get(1).map(str::to_string);
+            let iso = r.get(2).is_some_and(|d| d.starts_with("ISO"));
+            return (pid, version, iso);
+        }
+    }
+    (None, None, true)
+}

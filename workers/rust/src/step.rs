@@ -1,0 +1,359 @@
+//! A step as the drivers see it (parsed, parameters generated before any clock), the
+//! endpoint, errors, and the one loop every driver runs its operations in (`run_ops!`).
+
+use crate::protocol::{self, Dialect, Gen, Gv, Hint, Sink};
+use serde_json::Value;
+
+/// An error answer: kind (`db`, `unsupported`, `protocol`, `internal`), message, sqlstate.
+#[derive(Debug)]
+pub struct Fail {
+    pub kind: &'static str,
+    pub message: String,
+    pub sqlstate: Option<String>,
+}
+
+impl Fail {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Fail {
+        Fail { kind, message: message.into(), sqlstate: None }
+    }
+    pub fn db(message: impl Into<String>, sqlstate: Option<String>) -> Fail {
+        Fail { kind: "db", message: message.into(), sqlstate }
+    }
+    pub fn protocol(message: impl Into<String>) -> Fail {
+        Fail::new("protocol", message)
+    }
+    pub fn unsupported(message: impl Into<String>) -> Fail {
+        Fail::new("unsupported", message)
+    }
+    pub fn internal(message: impl Into<String>) -> Fail {
+        Fail::new("internal", message)
+    }
+}
+
+pub type Res<T> = Result<T, Fail>;
+
+/// What `open` was given.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    pub dbms: String,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub database: Option<String>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub schema: Option<String>,
+    pub sslmode: String,
+    pub file: Option<String>,
+}
+
+fn s(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+impl Endpoint {
+    pub fn parse(v: &Value) -> Res<Endpoint> {
+        if !v.is_object() {
+            return Err(Fail::protocol("open needs an endpoint object"));
+        }
+        let port = match v.get("port") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(p)) => Some(p.parse().map_err(|_| Fail::protocol("endpoint port is not a number"))?),
+            Some(p) => Some(
+                protocol::json_int(p)
+                    .and_then(|p| u16::try_from(p).ok())
+                    .ok_or_else(|| Fail::protocol("endpoint port is not a port number"))?,
+            ),
+        };
+        Ok(Endpoint {
+            dbms: s(v, "dbms").unwrap_or_default(),
+            host: s(v, "host"),
+            port,
+            database: s(v, "database"),
+            user: s(v, "user"),
+            password: s(v, "password").filter(|p| !p.is_empty()),
+            schema: s(v, "schema").filter(|p| !p.is_empty()),
+            sslmode: s(v, "sslmode").unwrap_or_else(|| "prefer".into()),
+            file: s(v, "file"),
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Kind {
+    Connect,
+    Scan,
+    Exec,
+    Batch,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Mode {
+    Literal,
+    Extended,
+    Prepared,
+}
+
+/// One step, with everything made before the clock: `values` holds n rows × nparams
+/// generated values; `texts` the inlined statements of a literal step.
+pub struct Step {
+    pub kind: Kind,
+    pub mode: Mode,
+    pub sql: String,
+    pub marks: Vec<usize>,
+    pub n: usize,
+    pub batch: usize,
+    pub nops: usize,
+    pub commit_every: usize,
+    pub fetch: bool,
+    pub verify: bool,
+    pub latency_file: Option<String>,
+    pub nparams: usize,
+    pub values: Vec<Gv>,
+    pub hints: Vec<Hint>,
+    pub texts: Vec<String>,
+    pub dialect: Dialect,
+}
+
+fn int_field(msg: &Value, key: &str, dflt: i64) -> Res<i64> {
+    match msg.get(key) {
+        None | Some(Value::Null) => Ok(dflt),
+        Some(Value::String(t)) => t.parse().map_err(|_| Fail::protocol(format!("field '{key}' must be an integer"))),
+        Some(v) => protocol::json_int(v).ok_or_else(|| Fail::protocol(format!("field '{key}' must be an integer"))),
+    }
+}
+
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
+}
+
+impl Step {
+    /// Parses a `step` message and generates its parameters (and literal texts).
+    pub fn parse(msg: &Value, dialect: Dialect) -> Res<Step> {
+        let kind = match msg.get("kind").and_then(Value::as_str) {
+            Some("connect") => Kind::Connect,
+            Some("scan") => Kind::Scan,
+            Some("exec") => Kind::Exec,
+            Some("batch") => Kind::Batch,
+            Some(k) => return Err(Fail::protocol(format!("unknown step kind '{k}'"))),
+            None => return Err(Fail::protocol("a step needs a kind")),
+        };
+        let n = int_field(msg, "iterations", -1)?;
+        if n < 0 {
+            return Err(Fail::protocol("a step needs iterations >= 0"));
+        }
+        let n = n as usize;
+        let mut commit_every = int_field(msg, "commit_every", 0)?;
+        if kind != Kind::Exec || commit_every < 0 {
+            commit_every = 0;
+        }
+        let batch = int_field(msg, "batch", 0)?;
+        if kind == Kind::Batch && batch < 1 {
+            return Err(Fail::protocol("a batch step needs batch >= 1"));
+        }
+        let batch = batch.max(0) as usize;
+        let fetch = kind == Kind::Scan || (kind == Kind::Exec && truthy(msg.get("fetch")));
+        let sql = match kind {
+            Kind::Connect => String::new(),
+            _ => msg
+                .get("sql")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Fail::protocol("a step needs sql"))?
+                .to_string(),
+        };
+        let mode = if kind == Kind::Exec {
+            match msg.get("mode").and_then(Value::as_str) {
+                Some("literal") => Mode::Literal,
+                Some("extended") => Mode::Extended,
+                Some("prepared") => Mode::Prepared,
+                Some(m) => return Err(Fail::protocol(format!("unknown mode '{m}'"))),
+                None => return Err(Fail::protocol("an exec step needs a mode")),
+            }
+        } else {
+            Mode::Extended
+        };
+        let marks = if kind == Kind::Connect { Vec::new() } else { protocol::markers(&sql) };
+        let empty = Vec::new();
+        let specs = msg.get("params").and_then(Value::as_array).unwrap_or(&empty);
+        let mut values = Vec::new();
+        let mut hints = Vec::new();
+        let mut texts = Vec::new();
+        let nparams = marks.len();
+        match kind {
+            Kind::Exec | Kind::Batch => {
+                if specs.len() != nparams {
+                    return Err(Fail::protocol(format!("{} markers but {} params", nparams, specs.len())));
+                }
+                let mut gens = specs.iter().map(Gen::new).collect::<Result<Vec<_>, _>>().map_err(Fail::protocol)?;
+                hints = gens.iter().map(Gen::hint).collect();
+                values.reserve(n * nparams);
+                for i in 0..n {
+                    for g in gens.iter_mut() {
+                        values.push(g.next(i as i64));
+                    }
+                }
+                if kind == Kind::Exec && mode == Mode::Literal {
+                    texts = (0..n).map(|i| protocol::inline(&sql, &marks, &values[i * nparams..(i + 1) * nparams])).collect();
+                }
+            }
+            Kind::Scan if nparams > 0 => {
+                return Err(Fail::protocol(format!(
+                    "a scan runs one query without params, but the sql has {nparams} markers"
+                )))
+            }
+            _ => {}
+        }
+        let nops = if kind == Kind::Batch { n.div_ceil(batch) } else { n };
+        Ok(Step {
+            kind,
+            mode,
+            sql,
+            marks,
+            n,
+            batch,
+            nops,
+            commit_every: commit_every as usize,
+            fetch,
+            verify: truthy(msg.get("verify")),
+            latency_file: msg.get("latency_file").and_then(Value::as_str).map(str::to_string),
+            nparams,
+            values,
+            hints,
+            texts,
+            dialect,
+        })
+    }
+
+    /// Operation i reads rows (a scan, or an exec with `fetch`).
+    pub fn reads(&self) -> bool {
+        self.fetch && matches!(self.kind, Kind::Scan | Kind::Exec)
+    }
+
+    /// The parameters of row i.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[Gv] {
+        &self.values[i * self.nparams..(i + 1) * self.nparams]
+    }
+
+    /// The rows of batch group g.
+    #[inline]
+    pub fn group(&self, g: usize) -> std::ops::Range<usize> {
+        let first = g * self.batch;
+        first..(first + self.batch).min(self.n)
+    }
+
+    /// `commit_every`: BEGIN before operation i.
+    #[inline]
+    pub fn begins(&self, i: usize) -> bool {
+        self.commit_every > 0 && i.is_multiple_of(self.commit_every)
+    }
+
+    /// `commit_every`: COMMIT after operation i.
+    #[inline]
+    pub fn commits(&self, i: usize) -> bool {
+        self.commit_every > 0 && ((i + 1).is_multiple_of(self.commit_every) || i + 1 == self.nops)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (the clock every worker uses).
+#[inline]
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// (user, sys) CPU of the whole process in nanoseconds, from getrusage(RUSAGE_SELF).
+pub fn rusage() -> (u64, u64) {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime), ns(ru.ru_stime))
+}
+
+/// What a step's loop produced.
+pub struct Outcome {
+    pub n: usize,
+    pub rows: i64,
+    pub first_ns: u64,
+    pub reads: bool,
+    pub sink: Sink,
+    pub timed: Option<Timed>,
+}
+
+pub struct Timed {
+    pub elapsed_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub lat: Vec<u64>,
+}
+
+/// The latency buffer of a timed pass, allocated and touched before the clock.
+pub fn latency_buffer(n: usize) -> Vec<u64> {
+    let mut lat = vec![0u64; n];
+    for x in lat.iter_mut() {
+        *x = std::hint::black_box(u64::MAX);
+    }
+    lat
+}
+
+/// Runs a step's operations: `$op` (an expression of `$i`, the operation's index, and
+/// `$sink`, where rows go) yields `Res<i64>`, the rows it read or changed. A verification
+/// pass is untimed except for its first operation; a timed pass reads the monotonic clock
+/// once before the loop and once after each operation, and getrusage around the loop.
+/// The `?` leaves the enclosing function (or async block) at the first error.
+#[macro_export]
+macro_rules! run_ops {
+    ($st:expr, $sink:ident, $i:ident, $op:expr) => {{
+        let st_: &$crate::step::Step = $st;
+        let nops_ = st_.nops;
+        #[allow(unused_mut)]
+        let mut $sink = $crate::protocol::Sink::new(st_.verify);
+        let mut rows_: i64 = 0;
+        if st_.verify {
+            let start_ = $crate::step::now_ns();
+            let mut first_ = 0u64;
+            for $i in 0..nops_ {
+                let count_: i64 = $op?;
+                if $i == 0 {
+                    // the cold start: the first operation, its rows checksummed
+                    first_ = $crate::step::now_ns() - start_;
+                }
+                rows_ += count_;
+            }
+            $crate::step::Outcome { n: nops_, rows: rows_, first_ns: first_, reads: st_.reads(), sink: $sink, timed: None }
+        } else {
+            let mut lat_ = $crate::step::latency_buffer(nops_);
+            let before_ = $crate::step::rusage();
+            let start_ = $crate::step::now_ns();
+            let mut prev_ = start_;
+            for $i in 0..nops_ {
+                let count_: i64 = $op?;
+                let now_ = $crate::step::now_ns();
+                lat_[$i] = now_ - prev_;
+                prev_ = now_;
+                rows_ += count_;
+            }
+            let after_ = $crate::step::rusage();
+            $crate::step::Outcome {
+                n: nops_,
+                rows: rows_,
+                first_ns: lat_.first().copied().unwrap_or(0),
+                reads: st_.reads(),
+                sink: $sink,
+                timed: Some($crate::step::Timed {
+                    elapsed_ns: prev_ - start_,
+                    user_ns: after_.0 - before_.0,
+                    sys_ns: after_.1 - before_.1,
+                    lat: lat_,
+                }),
+            }
+        }
+    }};
+}
