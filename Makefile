@@ -38,8 +38,9 @@ workers: system-deps worker-c worker-java worker-go worker-rust worker-node
 worker-c:
 ifeq ($(call have,cc pkg-config),)
 	@$(MAKE) --no-print-directory -C workers/c
+	@$(MAKE) --no-print-directory -C proxy
 else
-	$(call skip,C,cc or pkg-config)
+	$(call skip,C (and the latency proxy),cc or pkg-config)
 endif
 
 worker-java:
