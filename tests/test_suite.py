@@ -123,10 +123,10 @@ def test_reading_commands_do_not_create_a_store(tmp_path, capsys):
 
 
 def test_a_path_no_target_offers_is_refused_with_the_paths_there_are(tmp_path, capsys):
-    assert main(["--store", str(tmp_path / "s.db"), "run", "--target", "sqlite", "--path", "carrier-pigeon"]) == 2
-    assert "--target sqlite: offers paths inproc" in capsys.readouterr().err
+    assert main(["--store", str(tmp_path / "s.db"), "run", "--target", "sqlite", "--path", "unix"]) == 2
+    assert "--target sqlite: offers paths inproc, not unix" in capsys.readouterr().err
     assert main(["--store", str(tmp_path / "s.db"), "run", "--path", "carrier-pigeon"]) == 2
-    assert "the targets offer inproc, tcp, unix" in capsys.readouterr().err
+    assert "--path carrier-pigeon: expected inproc, unix, tcp, tcp+DELAY" in capsys.readouterr().err
 
 
 def test_a_timestamp_generator_with_a_time_zone_is_refused():

@@ -79,7 +79,8 @@ def build_parser() -> Parser:
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
                      help="postgresql (managed), sqlite, or a postgresql:// URL (default postgresql,sqlite)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
-                     help="inproc, unix, tcp (default: every path each target has)")
+                     help="inproc, unix, tcp, or tcp+DELAY[~JITTER][@BANDWIDTH] through accessbench's latency "
+                     "proxy, e.g. tcp+250us, tcp+1ms~50us@100mbit (default: every path each target has)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one; see `accessbench methods`)")
     run.add_argument("--trials", type=_positive, default=None, metavar="N",
@@ -129,6 +130,9 @@ def _print(text: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from . import methods as catalog
     from . import targets as targets_mod
+    from .paths import netem_missing
+    from .paths import parse as parse_path
+    from .paths.proxy import missing as proxy_missing
     from .report.live import LiveProgress
     from .report.terminal import render
     from .runner.run import RunOptions, Runner
@@ -147,6 +151,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(f"skipping {method.name}: {why}", style="yellow")
         else:
             usable.append(method)
+    paths = [parse_path(p) for p in args.path] if args.path else None
+    for path in paths or []:
+        why = netem_missing() if path.base == "netem" else proxy_missing() if path.proxied else None
+        if why:
+            raise InputError(f"--path {path.name}: unavailable here: {why}")
     targets, offered = [], set()
     for spec in args.target or ["postgresql", "sqlite"]:
         try:
@@ -161,14 +170,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
             continue
         offered.update(target.paths)
-        if args.path and not set(args.path) & set(target.paths):
+        if paths and not any(p.base in target.paths for p in paths):
             if args.target:
                 raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, not {', '.join(args.path)}")
             continue
         targets.append(target)
-    unknown = [p for p in args.path or [] if p not in offered]
+    unknown = [p.name for p in paths or [] if p.base not in offered]
     if unknown:
-        raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))}")
+        raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))} "
+                         "(and tcp+DELAY where they offer tcp)")
     if not targets:
         raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
     options = RunOptions(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..methods import Method
+from ..paths import parse as parse_path
 from ..suite.model import Step, Variant
 from ..targets import Target
 
@@ -34,6 +35,14 @@ class Cell:
         return f"{self.step.name} · {self.method} @ {self.target}/{self.path}"
 
 
+def paths_of(target: Target, paths: list[str] | None) -> list[str]:
+    """The paths a target is measured on: those asked for that it offers (a proxied
+    ``tcp+…`` path rides on its ``tcp``), or all its own when none are asked for."""
+    if paths is None:
+        return list(target.paths)
+    return [p for p in paths if parse_path(p).base in target.paths]
+
+
 def cells_by_step(
     variant: Variant, targets: list[Target], paths: list[str] | None, methods: list[Method]
 ) -> list[list[Cell]]:
@@ -43,8 +52,7 @@ def cells_by_step(
         group = [
             Cell(variant.label, target.name, path, method.name, step, index)
             for target in targets
-            for path in target.paths
-            if paths is None or path in paths
+            for path in paths_of(target, paths)
             for method in methods
             if target.dbms in method.dbms
         ]

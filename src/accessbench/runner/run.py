@@ -24,13 +24,16 @@ from ..data.generate import table_rows
 from ..env import environment
 from ..errors import InputError
 from ..methods import Method
+from ..paths import parse as parse_path
+from ..paths.calibrate import proxy_cost_us
+from ..paths.proxy import LatencyProxy
 from ..protocol.checksum import Checksum
 from ..protocol.prng import derive_seed
 from ..store import Store
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 from .cputime import total_cpu_ns
-from .plan import Cell, cells_by_step, count_executions, trial_order
+from .plan import Cell, cells_by_step, count_executions, paths_of, trial_order
 from .worker import WorkerFailed, WorkerProcess, worker_environment
 
 
@@ -113,6 +116,7 @@ class Runner:
         self.hello_stored: set[str] = set()
         self.capabilities: dict[str, dict] = {}  # method → capabilities from its hello
         self.server_pids: dict[tuple, set[int]] = {}  # worker → every backend it has reported
+        self.proxies: dict[tuple[str, str], LatencyProxy] = {}  # (target, path) → its proxy
         self.run_id = new_run_id()
 
     # the recipe
@@ -141,7 +145,11 @@ class Runner:
                     target.stop()
                     raise
                 started.append(target)
-                self.store.add_target(self.run_id, target, target.describe())
+                description = target.describe()
+                proxied = [p for p in paths_of(target, self.paths) if parse_path(p).proxied]
+                if proxied:
+                    description["settings"].update(self._start_proxies(target, proxied))
+                self.store.add_target(self.run_id, target, description)
             groups_per_variant = [cells_by_step(v, self.targets, self.paths, self.methods) for v in self.suite.variants]
             self.progress.begin(sum(
                 count_executions(g, o.warmup, o.trials) + len(v.tables) * len(self.targets)
@@ -166,6 +174,8 @@ class Runner:
             with _no_interrupts():
                 self.progress.end()
                 self._close_workers()
+                for proxy in self.proxies.values():
+                    proxy.stop()
                 for target in reversed(started):
                     try:
                         target.stop()
@@ -313,16 +323,22 @@ class Runner:
         # The serving backends' CPU around the trial: managed servers run on this machine. A
         # worker may use several connections (one per mode): every backend it has reported.
         pids = sorted(self.server_pids.get(cell.worker_key, set())) if self.by_name[cell.target].local_server else []
+        proxy = self.proxies.get((cell.target, cell.path))
+        wire_before = proxy.totals() if proxy else None
         server_before = total_cpu_ns(pids)
         answer = self._ask(cell, {**self._message(cell), "latency_file": latency_file})
         server_after = total_cpu_ns(pids)
         server_ns = server_after - server_before if server_before is not None and server_after is not None else None
+        wire = None
+        if proxy:  # what crossed the proxy: this worker was the only one talking
+            after = proxy.totals()
+            wire = {k: after[k] - wire_before[k] for k in ("round_trips", "c2s_bytes", "s2c_bytes")}
         with open(latency_file, "rb") as f:
             latencies = f.read()
         os.remove(latency_file)
         if len(latencies) != 8 * answer["n"]:
             raise CellFailed("error", f"latency file has {len(latencies)} bytes for {answer['n']} operations")
-        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns)
+        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire)
         self.server_pids.setdefault(cell.worker_key, set()).update(answer.get("server_pids") or [])
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
@@ -353,7 +369,7 @@ class Runner:
                 self.hello_stored.add(method.name)
                 self.capabilities[method.name] = hello.get("capabilities", {})
             opened = worker.request(
-                {"op": "open", "endpoint": target.endpoint(cell.path), "options": {}, "clients": 1},
+                {"op": "open", "endpoint": self._endpoint(target, cell.path), "options": {}, "clients": 1},
                 self.options.timeout,
             )
             if not opened.get("ok"):
@@ -369,6 +385,28 @@ class Runner:
             raise
         self.workers[key] = worker
         return worker
+
+    # paths
+    def _endpoint(self, target: Target, path: str) -> dict:
+        proxy = self.proxies.get((target.name, path))
+        if proxy is None:
+            return target.endpoint(path)
+        return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": proxy.port}
+
+    def _start_proxies(self, target: Target, paths: list[str]) -> dict:
+        """A latency proxy in front of the target's TCP port for each proxied path, and the
+        proxy's own cost at 0 µs, measured now: it is part of every proxied figure."""
+        tcp = target.endpoint("tcp")
+        for name in paths:
+            log = os.path.join(self.workdir, f"proxy-{name.replace('/', '_')}.log")
+            self.proxies[(target.name, name)] = LatencyProxy(parse_path(name), tcp["host"], tcp["port"], log)
+        self.progress.note(f"measuring the latency proxy's own cost on {target.name}")
+        log = os.path.join(self.workdir, "proxy-calibration.log")
+        costs = {name: proxy_cost_us(tcp, log, name, queries=max(50, int(300_000 / (300 + parse_path(name).delay_us))))
+                 for name in dict.fromkeys(["tcp+0us", *paths])}
+        text = "; ".join(f"{name}: +{cost:.1f} µs" for name, cost in costs.items())
+        return {"latency proxy": f"abproxy; its own cost per round trip beyond the delay (measured this run): {text}",
+                "proxy_cost_us": {name: round(cost, 2) for name, cost in costs.items()}}
 
     def _close_workers(self) -> None:
         for worker in self.workers.values():

@@ -84,4 +84,10 @@ MIGRATIONS = [
     """
     ALTER TABLE trials ADD COLUMN server_ns INTEGER;  -- CPU of the backend(s) serving the worker
     """,
+    # 4: what crossed the latency proxy during each trial (proxied paths only)
+    """
+    ALTER TABLE trials ADD COLUMN round_trips INTEGER;
+    ALTER TABLE trials ADD COLUMN bytes_to_server INTEGER;
+    ALTER TABLE trials ADD COLUMN bytes_to_client INTEGER;
+    """,
 ]

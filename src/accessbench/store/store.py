@@ -121,16 +121,18 @@ class Store:
             self.db.execute(f"UPDATE cells SET {names} WHERE id = ?", (*fields.values(), cell_id))
 
     def add_trial(self, cell_id: int, phase: str, seq: int, started_at: str, answer: dict,
-                  latencies: bytes | None, server_ns: int | None = None) -> None:
+                  latencies: bytes | None, server_ns: int | None = None, wire: dict | None = None) -> None:
+        wire = wire or {}
         with self.db:
             self.db.execute(
                 "INSERT INTO trials (cell_id, phase, seq, started_at, n, elapsed_ns, rows, values_read,"
-                " user_ns, sys_ns, first_op_ns, server_pids, latencies, server_ns)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " user_ns, sys_ns, first_op_ns, server_pids, latencies, server_ns, round_trips,"
+                " bytes_to_server, bytes_to_client) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (cell_id, phase, seq, started_at, answer["n"], answer["elapsed_ns"], answer["rows"],
                  answer.get("values"), answer.get("user_ns"), answer.get("sys_ns"), answer.get("first_op_ns"),
                  json.dumps(answer.get("server_pids")) if answer.get("server_pids") else None,
-                 zlib.compress(latencies) if latencies else None, server_ns),
+                 zlib.compress(latencies) if latencies else None, server_ns, wire.get("round_trips"),
+                 wire.get("c2s_bytes"), wire.get("s2c_bytes")),
             )
 
     # reading
