@@ -34,6 +34,15 @@ class Parser(argparse.ArgumentParser):
         raise InputError(f"{self.prog}: {message} (see --help)")
 
 
+def _latency(text: str) -> float:
+    from .paths import parse as parse_path
+
+    try:
+        return parse_path(f"tcp+{text}").delay_us
+    except InputError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a delay like 250us or 1ms") from None
+
+
 def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -110,6 +119,15 @@ def build_parser() -> Parser:
         "Prints pass or the first difference; exit status 1 when a method fails.")
     conformance.add_argument("method", nargs="*", metavar="METHOD", help="methods to check (default: every one in the catalog)")
     conformance.set_defaults(func=cmd_conformance)
+    predict = sub.add_parser(
+        "predict", help="predict a stored run's per-op times at another network latency",
+        description="Per-op time at one-way delay L' = per-op time on the base path + round trips per op × "
+        "2 × (L' − L). Round trips come from the run's tcp+DELAY cells (the latency proxy counts them).")
+    predict.add_argument("run", metavar="RUN", help="run id, a unique prefix of one, or 'last'")
+    predict.add_argument("--latency", required=True, type=_latency, metavar="DELAY",
+                         help="one-way delay to predict for, e.g. 250us or 1ms")
+    predict.add_argument("--from", dest="base", default="tcp", metavar="PATH", help="base path (default tcp)")
+    predict.set_defaults(func=cmd_predict)
     suites = sub.add_parser("suites", help="list the built-in suites")
     suites.set_defaults(func=cmd_suites)
     return parser
@@ -270,6 +288,19 @@ def cmd_conformance(args: argparse.Namespace) -> int:
         table.add_row(o.method, result, str(o.checks), notes)
     console.print(table)
     return 0 if all(o.passed for o in outcomes) else 1
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from .report.terminal import render_predictions
+    from .store import Store
+
+    if not os.path.exists(args.store):
+        raise InputError(f"--store {args.store}: no such results file (runs are stored by `accessbench run`)")
+    store = Store(args.store)
+    console = _console()
+    _print(render_predictions(store.load(store.resolve(args.run)), args.latency, args.base, color=console.is_terminal,
+                              width=console.width if console.is_terminal else None))
+    return 0
 
 
 def cmd_suites(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..stats import model
 from ..stats.cells import CellResult, analyse, by_step
 from ..store import StoredRun
 from . import format as fmt
@@ -28,6 +29,9 @@ def render(stored: StoredRun, color: bool = False, width: int | None = None) -> 
     for variant, step, rs in by_step(results):
         console.print(_step_table(variant, step, rs))
     console.print(_per_1000_table(results))
+    predictions = _predictions_table(results)
+    if predictions is not None:
+        console.print(predictions)
     cold = _cold_start_table(stored, results)
     if cold is not None:
         console.print(cold)
@@ -67,7 +71,8 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
     for name, justify in [("#", "right"), ("method", "left"), ("target/path", "left"),
                           (f"{unit}/s", "right"), ("95% CI", "right"), ("vs best", "right"),
                           ("p50", "right"), ("p99", "right"), ("client CPU/op", "right"),
-                          ("server CPU/op", "right"), ("verified", "left")]:
+                          ("server CPU/op", "right"), ("time: client▕server▕wait", "left"),
+                          ("RT/op", "right"), ("verified", "left")]:
         table.add_column(name, justify=justify, no_wrap=True)
     best = next((r.rate.median for r in rs if r.ranked), None)
     rank = 0
@@ -80,13 +85,75 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
             f"{fmt.rate(r.rate.ci_low)}–{fmt.rate(r.rate.ci_high)}",
             fmt.ratio(best / r.rate.median) if r.ranked and best else "",
             fmt.duration(p.get(50.0)), fmt.duration(p.get(99.0)), fmt.duration(r.cpu_per_op_ns),
-            fmt.duration(r.server_cpu_per_op_ns), Text(status, style=_STATUS_STYLE.get(status, "")),
+            fmt.duration(r.server_cpu_per_op_ns), _breakdown(r),
+            f"{r.round_trips_per_op:.3g}" if r.round_trips_per_op is not None else "—",
+            Text(status, style=_STATUS_STYLE.get(status, "")),
         )
     missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
     if missing:
         table.caption = "not measured: " + ", ".join(missing)
         table.caption_justify = "left"
     return table
+
+
+_BAR = 16
+
+
+def _breakdown(r: CellResult) -> Text:
+    """Each operation's time as shares: the client's CPU, the server's CPU, and the wait
+    neither accounts for (network, scheduling). Unknown parts are left out."""
+    if not r.per_op_ns or r.cpu_per_op_ns is None:
+        return Text("")
+    client = min(1.0, r.cpu_per_op_ns / r.per_op_ns)
+    server = min(1.0 - client, (r.server_cpu_per_op_ns or 0.0) / r.per_op_ns)
+    c, s = round(client * _BAR), round(server * _BAR)
+    bar = Text("█" * c, style="cyan") + Text("▓" * s, style="magenta")
+    if r.server_cpu_per_op_ns is not None:
+        bar += Text("░" * max(0, _BAR - c - s), style="dim")
+    return bar
+
+
+def _predictions_table(results: list[CellResult]) -> Table | None:
+    rows = model.checks(results)
+    if not rows:
+        return None
+    table = Table(title="Round-trip model: per-op time predicted from tcp vs measured through the latency proxy",
+                  title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
+                  caption="predicted = per-op on tcp + round trips/op × 2 × delay; error = (predicted − measured) / measured",
+                  caption_justify="left")
+    for name, justify in [("method", "left"), ("step", "left"), ("path", "left"), ("tcp /op", "right"),
+                          ("RT/op", "right"), ("predicted /op", "right"), ("measured /op", "right"), ("error", "right")]:
+        table.add_column(name, justify=justify, no_wrap=True)
+    for p in rows:
+        table.add_row(p.base.cell["method"], p.base.cell["step"], p.measured.cell["path"], fmt.duration(p.base.per_op_ns),
+                      f"{p.round_trips_per_op:.3g}", fmt.duration(p.predicted_ns), fmt.duration(p.measured.per_op_ns),
+                      f"{p.error:+.1%}")
+    return table
+
+
+def render_predictions(stored: StoredRun, latency_us: float, base_path: str = "tcp", color: bool = False,
+                       width: int | None = None) -> str:
+    """`accessbench predict`: every cell measured on the base path, at another latency."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200, highlight=False)
+    rows = model.predict(analyse(stored), latency_us, base_path)
+    if not rows:
+        console.print(f"run {stored.run['id']} has no cell on {base_path} whose round trips were counted: "
+                      "run a tcp+DELAY path too (e.g. --path tcp,tcp+100us) so the proxy counts them")
+        return out.getvalue()
+    table = Table(title=f"run {stored.run['id']}: per-op time predicted at {latency_us:g} µs one way "
+                        f"({2 * latency_us:g} µs round trip) from {base_path}",
+                  title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
+    for name, justify in [("method", "left"), ("target", "left"), ("step", "left"), (f"{base_path} /op", "right"),
+                          ("RT/op", "right"), ("predicted /op", "right"), ("predicted ops/s", "right"),
+                          ("measured there", "right"), ("error", "right")]:
+        table.add_column(name, justify=justify, no_wrap=True)
+    for p in sorted(rows, key=lambda p: (p.base.cell["step_index"], p.predicted_ns)):
+        table.add_row(p.base.cell["method"], p.base.cell["target"], p.base.cell["step"], fmt.duration(p.base.per_op_ns),
+                      f"{p.round_trips_per_op:.3g}", fmt.duration(p.predicted_ns), fmt.rate(1e9 / p.predicted_ns),
+                      fmt.duration(p.measured.per_op_ns) if p.measured else "", f"{p.error:+.1%}" if p.error is not None else "")
+    console.print(table)
+    return out.getvalue()
 
 
 def _per_1000_table(results: list[CellResult]) -> Table:

@@ -28,6 +28,16 @@ class CellResult:
     cpu_per_op_ns: float | None = None   # worker user+sys CPU per op, median over trials
     server_cpu_per_op_ns: float | None = None  # serving backend's CPU per op, median over trials
     first_op_ns: float | None = None
+    per_op_ns: float | None = None            # elapsed / n, median over trials
+    round_trips_per_op: float | None = None   # through the latency proxy, median over trials
+    bytes_per_op: float | None = None         # both directions
+
+    @property
+    def wait_per_op_ns(self) -> float | None:
+        """What neither side's CPU accounts for: the network and scheduling."""
+        if self.per_op_ns is None or self.cpu_per_op_ns is None:
+            return None
+        return max(0.0, self.per_op_ns - self.cpu_per_op_ns - (self.server_cpu_per_op_ns or 0.0))
 
     @property
     def measured(self) -> bool:
@@ -62,6 +72,12 @@ def analyse(stored: StoredRun) -> list[CellResult]:
             result.cpu_per_op_ns = float(np.median(cpu)) if cpu else None
             server = [t["server_ns"] / t["n"] for t in trials if t.get("server_ns") is not None and t["n"]]
             result.server_cpu_per_op_ns = float(np.median(server)) if server else None
+            result.per_op_ns = float(np.median([t["elapsed_ns"] / t["n"] for t in trials if t["n"]]))
+            wire = [t for t in trials if t.get("round_trips") is not None and t["n"]]
+            if wire:
+                result.round_trips_per_op = float(np.median([t["round_trips"] / t["n"] for t in wire]))
+                result.bytes_per_op = float(np.median(
+                    [(t["bytes_to_server"] + t["bytes_to_client"]) / t["n"] for t in wire]))
             result.first_op_ns = float(np.median([t["first_op_ns"] for t in trials]))
         results.append(result)
     return results
