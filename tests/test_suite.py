@@ -132,3 +132,16 @@ def test_a_path_no_target_offers_is_refused_with_the_paths_there_are(tmp_path, c
 def test_a_timestamp_generator_with_a_time_zone_is_refused():
     text = BASE.replace('gen = { kind = "seq" }', 'gen = { kind = "timestamp", start = "2001-01-01T00:00:00+02:00" }')
     assert "has a time zone" in error_of(text)
+
+
+def test_the_s4_suite_names_its_paths_setup_and_the_study_figures():
+    suite = load("s4-roundtrip", quick=True)
+    assert suite.paths == ["unix", "tcp", "tcp+250us", "inproc"] and "ab_loop" in suite.setup["postgresql"][0]
+    procedure = next(s for s in suite.variants[0].steps if s.name == "procedure")
+    assert procedure.params[0].value == 2000  # the loop in the server scales with --quick too
+    assert {f.published for f in suite.study.figures} >= {"147 µs", "615 µs", "49 s", "4.2×", "12.5×"}
+
+
+def test_a_study_figure_must_name_a_step_of_the_suite():
+    text = BASE + '\n[study]\ntitle = "t"\n[[study.figures]]\nlabel = "x"\npublished = "1 s"\nstep = "nope"\npath = "unix"\n'
+    assert "no step 'nope' in the suite" in error_of(text)

@@ -169,7 +169,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(f"skipping {method.name}: {why}", style="yellow")
         else:
             usable.append(method)
-    paths = [parse_path(p) for p in args.path] if args.path else None
+    wanted = args.path or suite.paths  # the suite may name its paths; --path overrides
+    paths = [parse_path(p) for p in wanted] if wanted else None
     for path in paths or []:
         why = netem_missing() if path.base == "netem" else proxy_missing() if path.proxied else None
         if why:
@@ -190,10 +191,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         offered.update(target.paths)
         if paths and not any(p.base in target.paths for p in paths):
             if args.target:
-                raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, not {', '.join(args.path)}")
+                raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, not {', '.join(wanted)}")
             continue
         targets.append(target)
-    unknown = [p.name for p in paths or [] if p.base not in offered]
+    # A path the user named must exist somewhere; a suite's own paths apply where they can.
+    unknown = [p.name for p in paths or [] if p.base not in offered] if args.path else []
     if unknown:
         raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))} "
                          "(and tcp+DELAY where they offer tcp)")
@@ -204,7 +206,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
     )
     store = Store(args.store)
-    runner = Runner(suite, targets, args.path, usable, store, options, LiveProgress(console))
+    runner = Runner(suite, targets, wanted, usable, store, options, LiveProgress(console))
     console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
                   f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell → {args.store}")
     try:

@@ -32,6 +32,9 @@ def render(stored: StoredRun, color: bool = False, width: int | None = None) -> 
     predictions = _predictions_table(results)
     if predictions is not None:
         console.print(predictions)
+    study = _study_table(stored, results)
+    if study is not None:
+        console.print(study)
     cold = _cold_start_table(stored, results)
     if cold is not None:
         console.print(cold)
@@ -182,6 +185,44 @@ def _per_1000_table(results: list[CellResult]) -> Table:
                 values.append(Text("n/a" if r.cell["status"] == "unsupported" else r.cell["status"], style="dim"))
         table.add_row(method, where, *values)
     table.caption = "! = verification mismatch: shown, not ranked"
+    return table
+
+
+def _study_table(stored: StoredRun, results: list[CellResult]) -> Table | None:
+    """A built-in study's published figures, and the same figures from this run per method."""
+    from ..suite.loader import parse
+
+    run = stored.run
+    suite = parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
+    if suite.study is None:
+        return None
+    steps = {s.name: s for v in suite.variants for s in v.steps}
+    cells = {(r.cell["method"], r.cell["step"], r.cell["path"]): r for r in results if r.ranked}
+    methods = list(dict.fromkeys(r.cell["method"] for r in results))
+    figures = suite.study.figures
+    sources = "; ".join(
+        f"{f.label}: {f.step} on {f.path}" + (" ÷ its loop count" if f.per_param is not None else "")
+        + (f" × {f.times:,.0f}" if f.times != 1 else "")
+        for f in figures if f.step)
+    table = Table(title=suite.study.title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
+                  caption=f"today's figures: {sources}", caption_justify="left")
+    table.add_column("", no_wrap=True)
+    for f in figures:
+        table.add_column(f.label, justify="right")
+    table.add_row("published", *[f.published for f in figures], style="bold")
+    for method in methods:
+        values: dict[str, float] = {}
+        for f in figures:
+            r = cells.get((method, f.step, f.path)) if f.step else None
+            if r is not None and r.per_op_ns:
+                per = steps[f.step].params[f.per_param].value if f.per_param is not None else 1
+                values[f.label] = r.per_op_ns / per * f.times
+            elif f.ratio and all(label in values for label in f.ratio):
+                values[f.label] = values[f.ratio[0]] / values[f.ratio[1]]
+        if values:
+            table.add_row(method, *[
+                "" if f.label not in values else f"{values[f.label]:.1f}×" if f.ratio else fmt.duration(values[f.label])
+                for f in figures])
     return table
 
 

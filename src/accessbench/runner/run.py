@@ -191,6 +191,8 @@ class Runner:
             for table in variant.tables:
                 self.progress.advance(f"loading {table.name} ({table.rows:,} rows) into {target.name}")
                 target.load(table, table_rows(table, self.suite.seed))
+            for sql in self.suite.setup.get(target.dbms, []):  # e.g. a server-side loop to call
+                target.execute(sql)
 
     def _measure_step(self, cells: list[Cell]) -> None:
         o = self.options

@@ -22,10 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, SuiteError
 from .locate import line_of
-from .model import Step, Suite, Table, Variant
+from ..paths import parse as parse_path
+from .model import Step, Study, Suite, Table, Variant
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_TOP_KEYS = {"suite", "parameters", "tables", "steps"}
+_TOP_KEYS = {"suite", "parameters", "tables", "steps", "setup", "study"}
 _GEN_TAGS = {"seq", "uniform", "choice", "text", "timestamp", "const"}
 
 
@@ -35,6 +36,7 @@ class _Header(BaseModel):
     description: str = ""
     seed: int = 1
     quick_scale: float = Field(0.1, gt=0, le=1, description="iterations factor for --quick")
+    paths: list[str] | None = None
 
 
 def builtin_names() -> list[str]:
@@ -101,9 +103,25 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
                 raise fail(("steps",), f"step name {step.name!r} is used twice")
             seen.add(step.name)
         variants.append(Variant(values=values, tables=tables, steps=steps))
+    for i, name in enumerate(header.paths or []):
+        try:
+            parse_path(name)
+        except InputError as e:
+            raise fail(("suite", "paths"), str(e).replace("--path ", "path ", 1)) from None
+    setup = doc.get("setup", {})
+    if not isinstance(setup, dict) or any(k not in ("postgresql", "sqlite") or not isinstance(v, list) for k, v in setup.items()):
+        raise fail(("setup",), "setup takes lists of SQL per DBMS: [setup] postgresql = [\"...\"]")
+    study = _validate(Study, doc["study"], ("study",), fail) if "study" in doc else None
+    if study:
+        labels = {f.label for f in study.figures}
+        for i, figure in enumerate(study.figures):
+            if any(label not in labels for label in figure.ratio):
+                raise fail(("study", "figures", i), f"ratio names a figure that is not there: {figure.ratio}")
+            if figure.step and figure.step not in {s.name for v in variants for s in v.steps}:
+                raise fail(("study", "figures", i), f"no step {figure.step!r} in the suite")
     return Suite(
         name=header.name, description=header.description, seed=header.seed, source=source,
-        text=text, parameters=parameters, variants=variants,
+        text=text, parameters=parameters, paths=header.paths, setup=setup, study=study, variants=variants,
     )
 
 
@@ -184,4 +202,11 @@ def _scaled(model, scale: float, field: str):
     if scale == 1.0:
         return model
     value = getattr(model, field)
-    return model.model_copy(update={field: max(1, math.ceil(value * scale)) if value else 0})
+    update = {field: max(1, math.ceil(value * scale)) if value else 0}
+    if field == "iterations":  # constants marked `scaled` (a loop count inside the server) follow
+        update["params"] = [
+            g.model_copy(update={"value": max(1, math.ceil(g.value * scale))})
+            if g.kind == "const" and getattr(g, "scaled", False) and isinstance(g.value, int) else g
+            for g in model.params
+        ]
+    return model.model_copy(update=update)

@@ -84,6 +84,7 @@ class TimestampGen(_Gen):
 class ConstGen(_Gen):
     kind: Literal["const"]
     value: Union[int, str]
+    scaled: bool = Field(False, description="an integer multiplied by --quick's scale, like iterations")
 
 
 Generator = Annotated[
@@ -198,6 +199,38 @@ def _check_markers(sql: str | None, params: list) -> None:
         raise ValueError(f"{count_markers(sql)} '?' markers but {len(params)} params")
 
 
+class StudyFigure(Strict):
+    """One published figure, and where the run's own measurement of it comes from.
+
+    A value figure reads a cell's median time per operation (``step`` on ``path``),
+    divided by the value of the step's parameter ``per_param`` (an index) when the operation
+    repeats work inside the server, and multiplied by ``times``. A ratio figure divides two
+    other figures by label."""
+
+    label: str
+    published: str
+    step: str | None = None
+    path: str | None = None
+    per_param: int | None = None
+    times: float = 1.0
+    ratio: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _value_or_ratio(self) -> "StudyFigure":
+        if bool(self.ratio) == bool(self.step):
+            raise ValueError("a figure needs either step (and path) or ratio = [label, label]")
+        if self.ratio and len(self.ratio) != 2:
+            raise ValueError("ratio takes two figure labels")
+        return self
+
+
+class Study(Strict):
+    """A published study's figures, printed beside today's."""
+
+    title: str
+    figures: list[StudyFigure] = Field(min_length=1)
+
+
 class Variant(Strict):
     """One combination of the suite's [parameters]; data is loaded once per variant."""
 
@@ -217,6 +250,9 @@ class Suite(Strict):
     source: str = Field(description="where the suite came from: a file path or builtin:NAME")
     text: str = Field(description="the suite's full TOML text, stored with every run")
     parameters: dict[str, list[Any]] = {}
+    paths: list[str] | None = Field(None, description="default paths, where --path is not given")
+    setup: dict[Literal["postgresql", "sqlite"], list[str]] = {}
+    study: Study | None = None
     variants: list[Variant]
 
     @property
