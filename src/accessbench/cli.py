@@ -172,7 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     wanted = args.path or suite.paths  # the suite may name its paths; --path overrides
     paths = [parse_path(p) for p in wanted] if wanted else None
     for path in paths or []:
-        why = netem_missing() if path.base == "netem" else proxy_missing() if path.proxied else None
+        why = netem_missing(path.delay_us) if path.base == "netem" else proxy_missing() if path.proxied else None
         if why:
             raise InputError(f"--path {path.name}: unavailable here: {why}")
     targets, offered = [], set()
@@ -189,13 +189,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
             continue
         offered.update(target.paths)
-        if paths and not any(p.base in target.paths for p in paths):
+        if paths and not any(p.rides_on in target.paths for p in paths):
             if args.target:
                 raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, not {', '.join(wanted)}")
             continue
         targets.append(target)
     # A path the user named must exist somewhere; a suite's own paths apply where they can.
-    unknown = [p.name for p in paths or [] if p.base not in offered] if args.path else []
+    unknown = [p.name for p in paths or [] if p.rides_on not in offered] if args.path else []
     if unknown:
         raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))} "
                          "(and tcp+DELAY where they offer tcp)")

@@ -41,6 +41,11 @@ class Path:
     def proxied(self) -> bool:
         return self.name.lower().startswith("tcp+")
 
+    @property
+    def rides_on(self) -> str:
+        """The path a target must offer for this one: proxied and netem paths are TCP."""
+        return "tcp" if self.base == "netem" else self.base
+
 
 def parse(name: str) -> Path:
     """A path by its name; an unknown form is an input error naming it."""
@@ -60,10 +65,17 @@ def parse(name: str) -> Path:
     )
 
 
-def netem_missing() -> str | None:
-    """Why the kernel netem path cannot run here, or None."""
+def netem_missing(delay_us: float = 1.0) -> str | None:
+    """Why a kernel netem path cannot run here, or None. Without a delay (netem:0us) only the
+    network namespace is needed."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return "netem paths need root (network namespaces and qdiscs)"
+    if not shutil.which("ip") or not shutil.which("tc"):
+        return "netem paths need iproute2 (ip, tc)"
     release = platform.release()
-    if os.path.isdir("/sys/module/sch_netem"):
+    if not delay_us or os.path.isdir("/sys/module/sch_netem"):
         return None
     modules = f"/lib/modules/{release}"
     for index in ("modules.builtin", "modules.dep"):

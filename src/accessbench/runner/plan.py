@@ -40,7 +40,7 @@ def paths_of(target: Target, paths: list[str] | None) -> list[str]:
     ``tcp+…`` path rides on its ``tcp``), or all its own when none are asked for."""
     if paths is None:
         return list(target.paths)
-    return [p for p in paths if parse_path(p).base in target.paths]
+    return [p for p in paths if parse_path(p).rides_on in target.paths]
 
 
 def cells_by_step(

@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..methods import Method
 from ..paths import parse as parse_path
 from ..paths.calibrate import proxy_cost_us
+from ..paths.netem import NetemLink
 from ..paths.proxy import LatencyProxy
 from ..protocol.checksum import Checksum
 from ..protocol.prng import derive_seed
@@ -117,6 +118,7 @@ class Runner:
         self.capabilities: dict[str, dict] = {}  # method → capabilities from its hello
         self.server_pids: dict[tuple, set[int]] = {}  # worker → every backend it has reported
         self.proxies: dict[tuple[str, str], LatencyProxy] = {}  # (target, path) → its proxy
+        self.links: dict[tuple[str, str], NetemLink] = {}  # (target, path) → its namespace link
         self.run_id = new_run_id()
 
     # the recipe
@@ -149,6 +151,9 @@ class Runner:
                 proxied = [p for p in paths_of(target, self.paths) if parse_path(p).proxied]
                 if proxied:
                     description["settings"].update(self._start_proxies(target, proxied))
+                netem = [p for p in paths_of(target, self.paths) if parse_path(p).base == "netem"]
+                if netem:
+                    description["settings"].update(self._start_links(target, netem))
                 self.store.add_target(self.run_id, target, description)
             groups_per_variant = [cells_by_step(v, self.targets, self.paths, self.methods) for v in self.suite.variants]
             self.progress.begin(sum(
@@ -176,6 +181,8 @@ class Runner:
                 self._close_workers()
                 for proxy in self.proxies.values():
                     proxy.stop()
+                for link in self.links.values():
+                    link.stop()
                 for target in reversed(started):
                     try:
                         target.stop()
@@ -361,7 +368,9 @@ class Runner:
             return worker
         method, target = self.method_by_name[cell.method], self.by_name[cell.target]
         log = os.path.join(self.workdir, f"worker-{'-'.join(key).replace('/', '_')}.log")
-        worker = WorkerProcess(method.command(), log, self.worker_env)
+        link = self.links.get((cell.target, cell.path))
+        command = link.wrap(method.command()) if link else method.command()
+        worker = WorkerProcess(command, log, self.worker_env)
         try:
             hello = worker.request({"op": "hello"}, self.options.timeout)
             if not hello.get("ok"):
@@ -390,10 +399,25 @@ class Runner:
 
     # paths
     def _endpoint(self, target: Target, path: str) -> dict:
-        proxy = self.proxies.get((target.name, path))
-        if proxy is None:
-            return target.endpoint(path)
-        return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": proxy.port}
+        proxy, link = self.proxies.get((target.name, path)), self.links.get((target.name, path))
+        if proxy is not None:
+            return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": proxy.port}
+        if link is not None:
+            return {**target.endpoint("tcp"), "host": link.host_address}
+        return target.endpoint(path)
+
+    def _start_links(self, target: Target, paths: list[str]) -> dict:
+        """A network namespace and veth pair with netem per path; the managed server also
+        listens on each link's host end."""
+        if not hasattr(target, "listen_on"):
+            raise TargetUnavailable(f"{target.name}: netem paths need a managed server (it must listen on the link)")
+        for name in paths:
+            link = NetemLink(parse_path(name), len(self.links))
+            self.links[(target.name, name)] = link
+            link.start()
+            target.listen_on(link.host_address, str(link.network))
+        return {"netem": "; ".join(f"{n}: namespace {l.namespace}, {l.ns_address} → {l.host_address}"
+                                   for (t, n), l in self.links.items() if t == target.name)}
 
     def _start_proxies(self, target: Target, paths: list[str]) -> dict:
         """A latency proxy in front of the target's TCP port for each proxied path, and the

@@ -193,6 +193,19 @@ class ManagedPostgres(PostgresTarget):
             c.execute(f"CREATE DATABASE {DATABASE}")
         self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
 
+    def listen_on(self, address: str, network: str) -> None:
+        """Also accept connections on ``address`` (a netem link's host end) from ``network``,
+        with SCRAM as on loopback; restarts the server, so it is done before any worker."""
+        self.addresses = [*getattr(self, "addresses", ["127.0.0.1"]), address]
+        self.admin.execute(f"ALTER SYSTEM SET listen_addresses = '{','.join(self.addresses)}'")
+        with open(os.path.join(self.datadir, "pg_hba.conf"), "a") as hba:
+            hba.write(f"host all all {network} scram-sha-256\n")
+        self._close_admin(drop_schema=False)
+        # -l as at start: the new postmaster must not inherit (and hold open) our pipes
+        self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", os.path.join(os.path.dirname(self.datadir), "server.log"),
+                   "-m", "fast", "-w", "restart"], "restarting PostgreSQL")
+        self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
+
     def stop(self) -> None:
         try:
             self._close_admin(drop_schema=False)  # the whole cluster goes
