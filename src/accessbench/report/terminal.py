@@ -51,6 +51,10 @@ def _header(console: Console, stored: StoredRun) -> None:
         for t in stored.targets
     )
     console.print(f"targets: {targets}")
+    for t in stored.targets:
+        for key in ("latency proxy", "netem"):
+            if key in t["settings"]:
+                console.print(f"{key} ({t['target']}): {t['settings'][key]}")
     env = run["environment"]
     power = env.get("power", {})
     idle = f" · cpuidle {power['cpuidle_driver']}" if power.get("cpuidle_driver") else ""
