@@ -4,7 +4,6 @@ no qdisc); with a delay the same plumbing adds `tc qdisc … netem` on both ends
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest

@@ -23,7 +23,7 @@ from ..methods import Method
 from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
 from ..protocol.prng import derive_seed
-from ..protocol.vectors import default_dir, native
+from ..protocol.vectors import default_dir
 from ..runner.worker import WorkerFailed, WorkerProcess, worker_environment
 from ..suite.loader import parse
 from ..suite.model import Step, Suite, Variant

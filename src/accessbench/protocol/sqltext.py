@@ -107,3 +107,9 @@ def inline(sql: str, params: Sequence[Any], dialect: str) -> str:
         out.append(literal(value, dialect))
         out.append(seg)
     return "".join(out)
+
+
+def timestamps_as_text(row: Sequence[Any]) -> tuple:
+    """A row with its timestamps as ISO text (``YYYY-MM-DD HH:MM:SS[.ffffff]``): how SQLite,
+    which has no timestamp type, stores and binds them everywhere in accessbench."""
+    return tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row)

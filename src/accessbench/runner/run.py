@@ -14,7 +14,6 @@ import shutil
 import signal
 import tempfile
 import threading
-import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import sqlite3
 from typing import Any, Iterable
 
+from ..protocol.sqltext import timestamps_as_text
 from ..suite.model import Table
 from .base import Target, column_ddl, index_ddl
 
@@ -15,11 +15,6 @@ _TYPES = {"timestamp": "TEXT", "date": "TEXT", "boolean": "INTEGER", "bytes": "B
 
 def _sqlite_type(neutral: str) -> str:
     return _TYPES.get(neutral, neutral.upper())
-
-
-def _text_timestamps(row) -> tuple:
-    """SQLite has no timestamp type: timestamps are kept as ISO text."""
-    return tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row)
 
 
 class SQLiteTarget(Target):
@@ -74,7 +69,7 @@ class SQLiteTarget(Target):
         marks = ", ".join("?" * len(table.columns))
         names = ", ".join(c.name for c in table.columns)
         self.conn.execute("BEGIN")
-        self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", map(_text_timestamps, rows))
+        self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", map(timestamps_as_text, rows))
         self.conn.execute("COMMIT")
         self.conn.execute(f"ANALYZE {table.name}")
 
@@ -82,4 +77,4 @@ class SQLiteTarget(Target):
         self.conn.execute(sql)
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return self.conn.execute(sql, _text_timestamps(params)).fetchall()
+        return self.conn.execute(sql, timestamps_as_text(params)).fetchall()

@@ -7,7 +7,7 @@ use crate::protocol::{self, Sink};
 use crate::step::{now_ns, Endpoint, Fail, Kind, Mode, Outcome, Res, Step};
 use crate::{run_ops, Driver, Hello, Opened};
 use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
+use postgres::{Client, Config, NoTls, Statement};
 
 pub struct Postgres {
     client: Option<Client>,
@@ -66,18 +66,7 @@ fn exec_once(c: &mut Client, st: &Step, e: &mut Exec<'_>, i: usize, sink: &mut S
     let count = match st.mode {
         Mode::Literal => {
             let msgs = c.simple_query(&st.texts[i]).map_err(pg::fail)?;
-            let mut count = 0i64;
-            for m in &msgs {
-                match m {
-                    SimpleQueryMessage::Row(r) if reads => {
-                        pg::decode_text_row(r, &e.cols, sink)?;
-                        count += 1;
-                    }
-                    SimpleQueryMessage::CommandComplete(n) if !reads => count += *n as i64,
-                    _ => {}
-                }
-            }
-            count
+            pg::simple_rows(&msgs, reads, &e.cols, sink)?
         }
         Mode::Extended => {
             if reads {

@@ -14,7 +14,7 @@ use std::pin::pin;
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
 pub struct TokioPostgres {
     copy: bool,
@@ -95,18 +95,7 @@ async fn exec_once(c: &Client, st: &Step, e: &mut Exec<'_>, i: usize, sink: &mut
     let count = match st.mode {
         Mode::Literal => {
             let msgs = c.simple_query(&st.texts[i]).await.map_err(pg::fail)?;
-            let mut count = 0i64;
-            for m in &msgs {
-                match m {
-                    SimpleQueryMessage::Row(r) if reads => {
-                        pg::decode_text_row(r, &e.cols, sink)?;
-                        count += 1;
-                    }
-                    SimpleQueryMessage::CommandComplete(n) if !reads => count += *n as i64,
-                    _ => {}
-                }
-            }
-            count
+            pg::simple_rows(&msgs, reads, &e.cols, sink)?
         }
         Mode::Extended => {
             if reads {

@@ -12,7 +12,7 @@ use rust_decimal::Decimal;
 use std::error::Error as StdError;
 use std::str::FromStr;
 use tokio_postgres::config::SslMode;
-use tokio_postgres::{Row, SimpleQueryRow};
+use tokio_postgres::{Row, SimpleQueryMessage, SimpleQueryRow};
 
 pub const EPOCH_DAYS_CE: i32 = 719_163; // NaiveDate(1970-01-01).num_days_from_ce()
 
@@ -371,6 +371,23 @@ pub fn decode_text_row(row: &SimpleQueryRow, cols: &[Col], sink: &mut Sink) -> R
 }
 
 /// The parameters of every row, adapted before the clock.
+/// A simple query's answer: its rows decoded from text (when the statement reads rows), or
+/// the rows its commands changed. Returns that count.
+pub fn simple_rows(msgs: &[SimpleQueryMessage], reads: bool, cols: &[Col], sink: &mut Sink) -> Res<i64> {
+    let mut count = 0i64;
+    for m in msgs {
+        match m {
+            SimpleQueryMessage::Row(r) if reads => {
+                decode_text_row(r, cols, sink)?;
+                count += 1;
+            }
+            SimpleQueryMessage::CommandComplete(n) if !reads => count += *n as i64,
+            _ => {}
+        }
+    }
+    Ok(count)
+}
+
 pub fn params(st: &Step) -> Vec<PgParam> {
     adapt(&st.values)
 }

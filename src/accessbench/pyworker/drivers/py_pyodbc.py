@@ -7,6 +7,7 @@ import datetime as dt
 
 import pyodbc
 
+from ...protocol.sqltext import timestamps_as_text
 from ..base import Driver, Op
 from . import odbc
 
@@ -107,7 +108,7 @@ class Driver(Driver):
         if self.dbms == "sqlite":
             # SQLite keeps timestamps as ISO text, as the data loader writes them.
             self.input_sizes = []
-            return [tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in args]
+            return [timestamps_as_text(row) for row in args]
         width = len(args[0]) if args else 0
         self.input_sizes = [
             self.TIMESTAMP_SIZE if any(isinstance(row[i], dt.datetime) for row in args) else None for i in range(width)

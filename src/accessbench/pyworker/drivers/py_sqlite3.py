@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 
+from ...protocol.sqltext import timestamps_as_text
 from ..base import Driver, Op
 
 # The module keeps a per-connection cache of prepared statements keyed by SQL text. With it
@@ -87,6 +87,4 @@ class Driver(Driver):
 
     def adapt(self, args: list[tuple]) -> list:
         # Timestamps are stored as ISO text, as the data loader writes them.
-        return [
-            tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in args
-        ]
+        return [timestamps_as_text(row) for row in args]

@@ -2,6 +2,7 @@ package accessbench.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 
@@ -57,6 +58,30 @@ abstract class Driver {
     /** the backend(s) that served the step, or none */
     long[] serverPids(Step st) {
         return new long[0];
+    }
+
+    /** Closes what is there, logging (not throwing) a failure: clean-up must go on. */
+    static void closeQuietly(AutoCloseable... things) {
+        for (AutoCloseable thing : things) {
+            try {
+                if (thing != null)
+                    thing.close();
+            } catch (Exception e) {
+                System.err.println("abworker-java: closing " + thing.getClass().getSimpleName() + ": " + e);
+            }
+        }
+    }
+
+    /** Rolls back the connection's open transaction, if it has one, back to autocommit. */
+    static void rollbackIfOpen(Connection c) {
+        try {
+            if (c != null && !c.getAutoCommit()) {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            System.err.println("abworker-java: rollback: " + e);
+        }
     }
 
     static String firstLine(String s) {

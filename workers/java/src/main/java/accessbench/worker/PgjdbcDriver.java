@@ -238,14 +238,7 @@ final class PgjdbcDriver extends Driver {
 
     @Override
     void close() {
-        for (Connection c : new Connection[] {main, simple}) {
-            try {
-                if (c != null)
-                    c.close();
-            } catch (SQLException e) {
-                System.err.println("abworker-java: close: " + e);
-            }
-        }
+        closeQuietly(main, simple);
         main = simple = null;
     }
 
@@ -540,28 +533,13 @@ final class PgjdbcDriver extends Driver {
 
     @Override
     void recover(Step st) {
-        for (Connection c : new Connection[] {main, simple}) {
-            try {
-                if (c != null && !c.getAutoCommit()) {
-                    c.rollback();
-                    c.setAutoCommit(true);
-                }
-            } catch (SQLException e) {
-                System.err.println("abworker-java: rollback: " + e);
-            }
-        }
+        rollbackIfOpen(main);
+        rollbackIfOpen(simple);
     }
 
     @Override
     void stepEnd(Step st) {
-        for (Statement s : new Statement[] {stmt, ps}) {
-            try {
-                if (s != null)
-                    s.close();
-            } catch (SQLException e) {
-                System.err.println("abworker-java: closing a statement: " + e);
-            }
-        }
+        closeQuietly(stmt, ps);
         boolean serverPrepared = ps != null && (st.kind == Step.BATCH || st.mode == Step.PREPARED);
         stmt = null;
         ps = null;

@@ -128,12 +128,7 @@ final class SqliteJdbcDriver extends Driver {
 
     @Override
     void close() {
-        try {
-            if (conn != null)
-                conn.close();
-        } catch (SQLException e) {
-            System.err.println("abworker-java: close: " + e);
-        }
+        closeQuietly(conn);
         conn = null;
     }
 
@@ -263,14 +258,7 @@ final class SqliteJdbcDriver extends Driver {
     void recover(Step st) {
         if (conn == null)
             return;
-        try {
-            if (!conn.getAutoCommit()) {
-                conn.rollback();
-                conn.setAutoCommit(true);
-            }
-        } catch (SQLException e) {
-            System.err.println("abworker-java: rollback: " + e);
-        }
+        rollbackIfOpen(conn);
         // a failed 'commit;' leaves xerial in autocommit with SQLite's transaction still open
         try (Statement s = conn.createStatement()) {
             s.execute("ROLLBACK");
@@ -281,12 +269,7 @@ final class SqliteJdbcDriver extends Driver {
 
     @Override
     void stepEnd(Step st) {
-        try {
-            if (ps != null)
-                ps.close();
-        } catch (SQLException e) {
-            System.err.println("abworker-java: closing a statement: " + e);
-        }
+        closeQuietly(ps);
         ps = null;
     }
 }
