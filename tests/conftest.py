@@ -3,6 +3,7 @@ managed server's OS user can reach."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -12,8 +13,15 @@ import tempfile
 import pytest
 
 
+# Runs write their HTML report to ./reports: keep the tests' out of the source tree.
+SCRATCH = tempfile.mkdtemp(prefix="accessbench-cwd-")
+atexit.register(shutil.rmtree, SCRATCH, True)
+
+
 def accessbench(*args: str, timeout: float = 900, **kwargs) -> subprocess.CompletedProcess:
-    """Run the CLI in its own process, as a user would, capturing its output."""
+    """Run the CLI in its own process, as a user would, capturing its output (in a scratch
+    working directory unless ``cwd`` says otherwise)."""
+    kwargs.setdefault("cwd", SCRATCH)
     return subprocess.run(
         [sys.executable, "-m", "accessbench", *args], capture_output=True, text=True, timeout=timeout, **kwargs
     )

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from . import __version__
 from .errors import InputError
+from .stats.views import VIEWS
 
 DEFAULT_STORE = "accessbench.db"
 EXAMPLES = """\
@@ -24,7 +25,18 @@ examples:
   accessbench run --suite my-suite.toml            your own suite (see docs/suites.md)
   accessbench methods                              what can be measured here, and why not
   accessbench runs ; accessbench show last         stored runs, and one run's report again
+  accessbench show last --view best                the same trials by study S1's rule (also: mean, per1000)
+  accessbench compare last --base c-libpq          every method against one, step by step (S3's table)
+  accessbench compare RUN_A RUN_B                  two runs of a suite: what changed, and is it significant
+  accessbench report last                          the HTML report again (reports/accessbench-RUN.html)
+  accessbench export last --format csv             one row per cell; --format json for the whole run
 """
+
+VIEW_HELP = ("how each step's figure is taken from the trials: median (default: median with a 95%% bootstrap CI), "
+             "best (best of N, study S1), mean (mean, min and max time per unit, study S3), per1000 (seconds per "
+             "1,000 units, study S2)")
+DEFAULT_REPORTS = "reports"
+RUN_HELP = "run id, a unique prefix of one, 'last', or FILE.db:RUN for a run in another results file"
 
 
 class Parser(argparse.ArgumentParser):
@@ -54,6 +66,26 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number like 0.05") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
+    return value
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share like 3% or 0.03") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0% and 100%")
     return value
 
 
@@ -93,7 +125,7 @@ def build_parser() -> Parser:
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one; see `accessbench methods`)")
     run.add_argument("--trials", type=_positive, default=None, metavar="N",
-                     help="timed trials per cell (default 5; 3 with --quick)")
+                     help="timed trials per cell (default 5, also with --quick: a significance test needs at least 4)")
     run.add_argument("--warmup", type=_positive, default=1, metavar="N", help="untimed warmup trials per cell (default 1)")
     run.add_argument("--max-warmup", type=_positive, default=10, metavar="N",
                      help="JIT runtimes (Java) warm up until two warmups agree within 5%%, up to N (default 10)")
@@ -102,6 +134,9 @@ def build_parser() -> Parser:
                      help="seconds a worker may take to answer before it is killed (default 300)")
     run.add_argument("--workdir", default=None, metavar="DIR",
                      help="where managed servers and files live during the run (default: a new temp dir)")
+    run.add_argument("--report-dir", default=DEFAULT_REPORTS, metavar="DIR",
+                     help=f"where the run's HTML report is written at the end (default ./{DEFAULT_REPORTS})")
+    run.add_argument("--no-report", action="store_true", help="do not write the HTML report")
     run.set_defaults(func=cmd_run)
 
     methods = sub.add_parser("methods", help="list every method, its driver version and settings, and whether it runs here")
@@ -110,8 +145,53 @@ def build_parser() -> Parser:
     runs.add_argument("--limit", type=_positive, default=30, metavar="N", help="show the newest N (default 30)")
     runs.set_defaults(func=cmd_runs)
     show = sub.add_parser("show", help="print a stored run's report again, without rerunning")
-    show.add_argument("run", metavar="RUN", help="run id, a unique prefix of one, or 'last'")
+    show.add_argument("run", metavar="RUN", help=RUN_HELP)
+    show.add_argument("--view", choices=VIEWS, default="median", help=VIEW_HELP)
     show.set_defaults(func=cmd_show)
+
+    compare = sub.add_parser(
+        "compare", help="compare two runs, or every method in a run against one, with significance verdicts",
+        description="Study S3's table per step: the mean time per unit of both sides, Diff, R%% and Diff%%, and a "
+        "verdict such as '1.84× faster [1.79–1.90]' or 'no significant difference'. A difference is significant "
+        "only when a Mann-Whitney U test on the trials rejects equality at --alpha and the 95%% bootstrap CI of the "
+        "ratio of medians lies outside ±--noise. What differs between two runs (host, server and driver versions, "
+        "settings) is listed above the tables.",
+        epilog="examples:\n  accessbench compare last --base py-psycopg\n"
+        "  accessbench compare 20261121-0551 20261122-0930\n"
+        "  accessbench compare last other-machine.db:last     a run from another results file\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    compare.add_argument("run", metavar="RUN_A", help="the reference run: id, unique prefix, 'last', or FILE.db:RUN")
+    compare.add_argument("other", nargs="?", metavar="RUN_B", help="the run compared with RUN_A (same forms)")
+    compare.add_argument("--base", type=_csv, metavar="METHOD[,METHOD…]",
+                         help="inside RUN_A: every method against this one; name one per target to cover "
+                         "several, e.g. c-libpq,c-sqlite (the first with a verified cell is used)")
+    compare.add_argument("--alpha", type=_fraction, default=0.05, metavar="P",
+                         help="significance level of the Mann-Whitney U test (default 0.05)")
+    compare.add_argument("--noise", type=_percent, default=0.03, metavar="PCT",
+                         help="differences whose CI reaches within this are not called significant (default 3%%)")
+    compare.set_defaults(func=cmd_compare)
+
+    report = sub.add_parser(
+        "report", help="write a stored run's self-contained HTML report",
+        description="One HTML file that works offline (styles, scripts and SVG charts inline): the verdict per "
+        "step, bar charts with CI whiskers, latency percentiles, the time breakdown, every method's settings, "
+        "verification per cell, the environment and the suite. Filter and sort in the page.")
+    report.add_argument("run", metavar="RUN", help=RUN_HELP)
+    report.add_argument("--out", default=DEFAULT_REPORTS, metavar="DIR",
+                        help=f"directory for accessbench-RUN.html (default ./{DEFAULT_REPORTS})")
+    report.add_argument("--view", choices=VIEWS, default="median", help=VIEW_HELP)
+    report.set_defaults(func=cmd_report)
+
+    export = sub.add_parser(
+        "export", help="export a stored run as JSON or CSV (schema: docs/export.md)",
+        description="JSON: the whole run (settings, environment, methods, targets, every cell's summary and "
+        "trials), schema 'accessbench-export' version 1. CSV: one row per cell with its summary, or one row per "
+        "trial with --trials.")
+    export.add_argument("run", metavar="RUN", help=RUN_HELP)
+    export.add_argument("--format", choices=("json", "csv"), default="json", help="json (default) or csv")
+    export.add_argument("--trials", action="store_true", help="CSV: one row per timed trial instead of per cell")
+    export.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    export.set_defaults(func=cmd_export)
     conformance = sub.add_parser(
         "conformance", help="check workers against the protocol's vectors and a reference script",
         description="Run each method's worker through protocol/vectors (PRNG, generators, checksum) and a "
@@ -123,7 +203,7 @@ def build_parser() -> Parser:
         "predict", help="predict a stored run's per-op times at another network latency",
         description="Per-op time at one-way delay L' = per-op time on the base path + round trips per op × "
         "2 × (L' − L). Round trips come from the run's tcp+DELAY cells (the latency proxy counts them).")
-    predict.add_argument("run", metavar="RUN", help="run id, a unique prefix of one, or 'last'")
+    predict.add_argument("run", metavar="RUN", help=RUN_HELP)
     predict.add_argument("--latency", required=True, type=_latency, metavar="DELAY",
                          help="one-way delay to predict for, e.g. 250us or 1ms")
     predict.add_argument("--from", dest="base", default="tcp", metavar="PATH", help="base path (default tcp)")
@@ -202,7 +282,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not targets:
         raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
     options = RunOptions(
-        trials=args.trials if args.trials is not None else (3 if args.quick else 5),
+        trials=args.trials if args.trials is not None else 5,
         warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
     )
     store = Store(args.store)
@@ -215,8 +295,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"interrupted: run {runner.run_id} is stored with the trials that finished "
                       f"(accessbench show {runner.run_id})", style="yellow")
         return 130
-    _print(render(store.load(run_id), color=console.is_terminal, width=console.width if console.is_terminal else None))
+    stored = store.load(run_id)
+    _print(render(stored, color=console.is_terminal, width=console.width if console.is_terminal else None))
     console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
+    if not args.no_report:
+        console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
     return 0
 
 
@@ -261,16 +344,99 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace) -> int:
-    from .report.terminal import render
+def _load(store_path: str, ref: str, option: str = "--store"):
+    """A stored run from a reference: an id, a unique prefix, 'last', or FILE:RUN for a run
+    kept in another results file (another machine's, say)."""
     from .store import Store
 
-    if not os.path.exists(args.store):
-        raise InputError(f"--store {args.store}: no such results file (runs are stored by `accessbench run`)")
-    store = Store(args.store)
+    if ":" in ref and os.path.exists(ref.rsplit(":", 1)[0]):
+        store_path, ref = ref.rsplit(":", 1)
+        option = "RUN"
+    if not os.path.exists(store_path):
+        raise InputError(f"{option} {store_path}: no such results file (runs are stored by `accessbench run`)")
+    store = Store(store_path)
+    return store.load(store.resolve(ref))
+
+
+def _write_report(stored, directory: str, view: str = "median", option: str = "--out") -> str:
+    from .report.html import render_html
+
+    html = render_html(stored, view=view)
+    path = os.path.join(directory, f"accessbench-{stored.run['id']}.html")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(html)
+    except OSError as e:
+        raise InputError(f"{option} {directory}: cannot write the report ({e.strerror or e})") from None
+    return path
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .report.terminal import render
+
     console = _console()
-    _print(render(store.load(store.resolve(args.run)), color=console.is_terminal,
-                  width=console.width if console.is_terminal else None))
+    _print(render(_load(args.store, args.run), color=console.is_terminal,
+                  width=console.width if console.is_terminal else None, view=args.view))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .report.compare import render_comparison
+    from .stats.cells import analyse
+    from .stats.compare import pair_runs, pair_with_base
+    from .store.differences import differences
+
+    if (args.other is None) == (args.base is None):
+        raise InputError("compare: give either RUN_B (run against run) or --base METHOD (methods inside RUN_A)")
+    console = _console()
+    width = console.width if console.is_terminal else None
+    reference = _load(args.store, args.run)
+    if args.base:
+        results = analyse(reference)
+        known = sorted({r.cell["method"] for r in results})
+        for base in args.base:
+            if base not in known:
+                raise InputError(f"--base {base}: not in run {reference.run['id']} (it has {', '.join(known)})")
+        pairs, without = pair_with_base(results, args.base, args.alpha, args.noise)
+        unmatched = [f"{target}/{path} (no verified {' or '.join(args.base)} cell; add one to --base)"
+                     for target, path in without]
+        _print(render_comparison(pairs, "base", "method", [], unmatched, color=console.is_terminal,
+                                 width=width, by_method=True))
+        return 0
+    candidate = _load(args.store, args.other)
+    pairs, alone = pair_runs(analyse(reference), analyse(candidate), args.alpha, args.noise)
+    if not pairs:
+        raise InputError(f"RUN_B {args.other}: no verified cell matches run {reference.run['id']} "
+                         f"(suites {reference.run['suite']} and {candidate.run['suite']})")
+    unmatched = [f"{r.label} · {r.cell['step']}" for r in alone]
+    legend = [f"{side}: run {r['id']} · suite {r['suite']} · {r['started_at'][:16].replace('T', ' ')} · "
+              f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"
+              for side, r in (("A", reference.run), ("B", candidate.run))]
+    _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
+                             color=console.is_terminal, width=width, legend=legend))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    path = _write_report(_load(args.store, args.run), args.out, args.view)
+    _print(f"wrote {path} (self-contained: open it in any browser, offline)\n")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import build, write
+
+    text = write(build(_load(args.store, args.run)), args.format, trials=args.trials)
+    if args.out is None:
+        _print(text)
+        return 0
+    try:
+        with open(args.out, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    except OSError as e:
+        raise InputError(f"--out {args.out}: cannot write ({e.strerror})") from None
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
@@ -294,13 +460,9 @@ def cmd_conformance(args: argparse.Namespace) -> int:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     from .report.terminal import render_predictions
-    from .store import Store
 
-    if not os.path.exists(args.store):
-        raise InputError(f"--store {args.store}: no such results file (runs are stored by `accessbench run`)")
-    store = Store(args.store)
     console = _console()
-    _print(render_predictions(store.load(store.resolve(args.run)), args.latency, args.base, color=console.is_terminal,
+    _print(render_predictions(_load(args.store, args.run), args.latency, args.base, color=console.is_terminal,
                               width=console.width if console.is_terminal else None))
     return 0
 

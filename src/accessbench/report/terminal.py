@@ -13,22 +13,32 @@ from rich.text import Text
 
 from ..stats import model
 from ..stats.cells import CellResult, analyse, by_step
+from ..stats.compare import compare
+from ..stats.stability import Flag, flags
+from ..stats.views import VIEWS, View
 from ..store import StoredRun
 from . import format as fmt
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
 
-def render(stored: StoredRun, color: bool = False, width: int | None = None) -> str:
+def render(stored: StoredRun, color: bool = False, width: int | None = None, view: str = "median") -> str:
+    """The whole report. ``view`` picks the rule for each step's figure: median (default),
+    best (S1), mean (S3) or per1000 (S2's table alone)."""
     out = io.StringIO()
     # Without a terminal there is no width to respect: wide enough for the S2 table.
     console = Console(file=out, force_terminal=color, no_color=not color, width=width or 240,
                       highlight=False, soft_wrap=False)
     results = analyse(stored)
-    _header(console, stored)
+    _header(console, stored, VIEWS[view])
     for variant, step, rs in by_step(results):
-        console.print(_step_table(variant, step, rs))
+        if view == "median":
+            console.print(_step_table(variant, step, rs))
+        elif view != "per1000":
+            console.print(_view_table(VIEWS[view], variant, step, rs))
     console.print(_per_1000_table(results))
+    if view == "per1000":
+        return out.getvalue()
     predictions = _predictions_table(results)
     if predictions is not None:
         console.print(predictions)
@@ -39,10 +49,11 @@ def render(stored: StoredRun, color: bool = False, width: int | None = None) -> 
     if cold is not None:
         console.print(cold)
     _not_measured(console, results)
+    console.print(render_flags(results))
     return out.getvalue()
 
 
-def _header(console: Console, stored: StoredRun) -> None:
+def _header(console: Console, stored: StoredRun, view: View) -> None:
     run, settings = stored.run, stored.run["settings"]
     console.print(Text(f"accessbench run {run['id']}", style="bold"),
                   f"· suite {run['suite']} ({run['suite_source']}) · {run['started_at']} · {run['status']}")
@@ -62,7 +73,7 @@ def _header(console: Console, stored: StoredRun) -> None:
                   f"{env.get('os')} · kernel {env.get('kernel')}{idle}")
     console.print(
         f"trials: {settings['trials']} per cell after {settings['warmup']} warmup, interleaved across methods"
-        f"{' · --quick sizes' if settings.get('quick') else ''} · figure: median [95% bootstrap CI]"
+        f"{' · --quick sizes' if settings.get('quick') else ''} · figure: {view.rule}"
     )
     if run.get("message"):
         console.print(Text(f"note: {run['message']}", style="yellow"))
@@ -76,12 +87,13 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
     unit = rs[0].unit
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
     for name, justify in [("#", "right"), ("method", "left"), ("target/path", "left"),
-                          (f"{unit}/s", "right"), ("95% CI", "right"), ("vs best", "right"),
+                          (f"{unit}/s", "right"), ("95% CI", "right"), ("CV", "right"), ("vs best", "right"),
                           ("p50", "right"), ("p99", "right"), ("client CPU/op", "right"),
                           ("server CPU/op", "right"), ("time: client▕server▕wait", "left"),
                           ("RT/op", "right"), ("verified", "left")]:
         table.add_column(name, justify=justify, no_wrap=True)
-    best = next((r.rate.median for r in rs if r.ranked), None)
+    best_cell = next((r for r in rs if r.ranked), None)
+    best = best_cell.rate.median if best_cell else None
     rank = 0
     for r in (r for r in rs if r.measured):
         status = r.cell["status"]
@@ -89,17 +101,50 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
         p = r.percentiles or {}
         table.add_row(
             str(rank) if r.ranked else "-", r.cell["method"], r.where, fmt.rate(r.rate.median),
-            f"{fmt.rate(r.rate.ci_low)}–{fmt.rate(r.rate.ci_high)}",
-            fmt.ratio(best / r.rate.median) if r.ranked and best else "",
+            f"{fmt.rate(r.rate.ci_low)}–{fmt.rate(r.rate.ci_high)}", f"{r.rate.cv:.1%}",
+            _vs_best(r, best_cell) if r.ranked and best else "",
             fmt.duration(p.get(50.0)), fmt.duration(p.get(99.0)), fmt.duration(r.cpu_per_op_ns),
             fmt.duration(r.server_cpu_per_op_ns), _breakdown(r),
             f"{r.round_trips_per_op:.3g}" if r.round_trips_per_op is not None else "—",
             Text(status, style=_STATUS_STYLE.get(status, "")),
         )
     missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
+    notes = []
+    if any(r.ranked and r is not best_cell and not compare(best_cell, r).significant for r in rs):
+        notes.append("≈ no significant difference from the best (Mann-Whitney p ≥ 0.05 or within 3%)")
     if missing:
-        table.caption = "not measured: " + ", ".join(missing)
-        table.caption_justify = "left"
+        notes.append("not measured: " + ", ".join(missing))
+    table.caption, table.caption_justify = " · ".join(notes) or None, "left"
+    return table
+
+
+def _vs_best(r: CellResult, best: CellResult) -> str:
+    """The ratio to the best cell, marked ≈ when the difference is not significant."""
+    if r is best:
+        return fmt.ratio(1.0)
+    return ("≈" if not compare(best, r).significant else "") + fmt.ratio(best.rate.median / r.rate.median)
+
+
+def _view_table(view: View, variant: str, step: str, rs: list[CellResult]) -> Table:
+    """A step's cells ranked by one of the studies' rules."""
+    first = rs[0].cell
+    title = f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}: {view.unit(rs[0])}, {view.rule}"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
+    columns = [("#", "right"), ("method", "left"), ("target/path", "left"), (view.name, "right")]
+    columns += [(view.spread_name, "right")] if view.spread_name else []
+    columns += [("vs best", "right"), ("trials", "right"), ("verified", "left")]
+    for name, justify in columns:
+        table.add_column(name, justify=justify, no_wrap=True)
+    show = fmt.rate if view.kind == "rate" else (fmt.seconds if view.name == "per1000" else fmt.duration)
+    ranked = [r for r in view.rank(rs) if r.measured]
+    best = ranked[0] if ranked and ranked[0].ranked else None
+    for rank, r in enumerate(ranked, 1):
+        spread = view.spread(r)
+        row = [str(rank) if r.ranked else "-", r.cell["method"], r.where, show(view.value(r))]
+        row += [f"{show(spread[0])}–{show(spread[1])}" if spread else ""] if view.spread_name else []
+        row += [fmt.ratio(view.times_behind(r, best)) if best and r.ranked else "", str(r.rate.n),
+                Text(r.cell["status"], style=_STATUS_STYLE.get(r.cell["status"], ""))]
+        table.add_row(*row)
     return table
 
 
@@ -258,3 +303,40 @@ def _not_measured(console: Console, results: list[CellResult]) -> None:
     console.print(Text("Not measured", style="bold"))
     for (method, status, message), steps in seen.items():
         console.print(f"  {method} · {status} · {', '.join(dict.fromkeys(steps))}: {message}")
+
+
+_FLAG_TITLES = {
+    "unstable": "unstable (standard deviation above 10% of the mean)",
+    "short": "too short (a trial under 3 ms is at the mercy of one preemption)",
+    "few": "too few trials for their spread (to resolve 3% differences)",
+    "outlier": "outliers (modified z-score above 14; kept, never removed)",
+}
+_FLAGS_SHOWN = 8
+
+
+def render_flags(results: list[CellResult]) -> Text:
+    """pyperf-style warnings, grouped by kind: a few cells each, the count of the rest."""
+    by_kind: dict[str, list[tuple[CellResult, Flag]]] = {}
+    for r in results:
+        for f in flags(r):
+            by_kind.setdefault(f.kind, []).append((r, f))
+    text = Text()
+    if not by_kind:
+        return text
+    text.append("Warnings", style="bold yellow")
+    text.append(" — the figures stand, but read these cells with care\n")
+    for kind, title in _FLAG_TITLES.items():
+        found = by_kind.get(kind, [])
+        if not found:
+            continue
+        text.append(f"  {title}: {len(found)} cell{'s' if len(found) > 1 else ''}\n", style="yellow")
+        if kind == "few":
+            needs = sorted(f.trials_needed for _, f in found)
+            text.append(f"    half of them need {needs[len(needs) // 2]}+ trials, the worst {needs[-1]}; "
+                        f"rerun with --trials N, or accept a coarser resolution\n")
+            continue
+        for r, f in found[:_FLAGS_SHOWN]:
+            text.append(f"    {r.label} · {r.cell['step']}: {f.text}\n")
+        if len(found) > _FLAGS_SHOWN:
+            text.append(f"    … and {len(found) - _FLAGS_SHOWN} more (the HTML report lists every cell's flags)\n")
+    return text

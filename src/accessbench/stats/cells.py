@@ -24,6 +24,9 @@ class CellResult:
     cell: dict
     unit: str
     rate: Summary | None = None          # units per second, one value per trial
+    rates: np.ndarray | None = None      # the trials' units per second, in trial order
+    unit_ns: Summary | None = None       # time per unit (ns), one value per trial: S3's figure
+    shortest_trial_ns: float | None = None
     percentiles: dict[float, float] | None = None  # per-op latency, ns
     cpu_per_op_ns: float | None = None   # worker user+sys CPU per op, median over trials
     server_cpu_per_op_ns: float | None = None  # serving backend's CPU per op, median over trials
@@ -56,6 +59,15 @@ class CellResult:
     def where(self) -> str:
         return f"{self.cell['target']}/{self.cell['path']}"
 
+    @property
+    def label(self) -> str:
+        return f"{self.cell['method']} @ {self.where}"
+
+    @property
+    def step_key(self) -> tuple:
+        """What makes cells comparable: the same variant and step."""
+        return (self.cell["variant"], self.cell["step_index"], self.cell["step"])
+
 
 def analyse(stored: StoredRun) -> list[CellResult]:
     results = []
@@ -64,9 +76,12 @@ def analyse(stored: StoredRun) -> list[CellResult]:
         result = CellResult(cell, unit)
         trials = stored.trials.get(cell["id"], [])
         if trials:
-            rates = [units(t) / (t["elapsed_ns"] / 1e9) for t in trials if t["elapsed_ns"] > 0]
-            if rates:
-                result.rate = summarize(rates)
+            timed = [t for t in trials if t["elapsed_ns"] > 0 and units(t)]
+            if timed:
+                result.rates = np.array([units(t) / (t["elapsed_ns"] / 1e9) for t in timed])
+                result.rate = summarize(result.rates)
+                result.unit_ns = summarize([t["elapsed_ns"] / units(t) for t in timed])
+                result.shortest_trial_ns = float(min(t["elapsed_ns"] for t in timed))
             result.percentiles = latency_percentiles(stored.latencies(cell["id"]))
             cpu = [(t["user_ns"] + t["sys_ns"]) / t["n"] for t in trials if t["user_ns"] is not None and t["n"]]
             result.cpu_per_op_ns = float(np.median(cpu)) if cpu else None

@@ -1,0 +1,7 @@
+"""Exports of a stored run for other tools: JSON (the whole run, schema in docs/export.md)
+and CSV (one row per cell, or per trial). Same numbers as the reports."""
+
+from .model import SCHEMA_VERSION, build
+from .writers import FORMATS, write
+
+__all__ = ["FORMATS", "SCHEMA_VERSION", "build", "write"]

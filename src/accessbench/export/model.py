@@ -1,0 +1,176 @@
+"""The export's schema, as pydantic models: version 1. A field is never renamed or given a new
+meaning within a version; additions bump the minor number in docs only if a reader could
+trip over them. `schema_json()` is the published JSON Schema (docs/export-schema-v1.json)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..stats.cells import CellResult, analyse
+from ..stats.stability import flags
+from ..store import StoredRun
+
+SCHEMA_VERSION = 1
+
+
+class FigureSummary(BaseModel):
+    """The main figure (units per second), one value per trial."""
+
+    n: int = Field(description="timed trials")
+    median: float
+    ci_low: float = Field(description="95% percentile-bootstrap CI of the median, low end")
+    ci_high: float
+    min: float
+    max: float = Field(description="best of N (study S1's rule)")
+    mean: float
+    sd: float
+    cv: float = Field(description="sd / mean")
+
+
+class TimePerUnit(BaseModel):
+    """Elapsed time per unit (ns), one value per trial: study S3's mean, min and max."""
+
+    mean: float
+    min: float
+    max: float
+
+
+class Latency(BaseModel):
+    """Per-operation latency over every recorded operation of every trial, ns (exact)."""
+
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    p99_9: float | None = None
+    max: float | None = None
+
+
+class CellFlag(BaseModel):
+    kind: Literal["unstable", "short", "few", "outlier"]
+    text: str
+
+
+class Trial(BaseModel):
+    seq: int
+    started_at: str
+    n: int = Field(description="operations (or connections) timed")
+    rows: int
+    elapsed_ns: int
+    user_ns: int | None = Field(None, description="worker CPU in user mode during the trial")
+    sys_ns: int | None = None
+    server_ns: int | None = Field(None, description="serving backend's CPU during the trial")
+    first_op_ns: int | None = None
+    round_trips: int | None = Field(None, description="counted by the latency proxy on tcp+DELAY paths")
+    bytes_to_server: int | None = None
+    bytes_to_client: int | None = None
+
+
+class Cell(BaseModel):
+    variant: str
+    step: str
+    step_index: int
+    kind: str
+    mode: str | None
+    description: str | None
+    target: str
+    path: str
+    method: str
+    status: Literal["planned", "ok", "mismatch", "unsupported", "error", "timeout"]
+    message: str | None
+    unit: str = Field(description="what the figure counts per second: connections, rows or ops")
+    figure: FigureSummary | None
+    time_per_unit_ns: TimePerUnit | None
+    seconds_per_1000: float | None = Field(description="study S2's figure: 1,000 / median figure")
+    latency_ns: Latency
+    client_cpu_per_op_ns: float | None
+    server_cpu_per_op_ns: float | None
+    wait_per_op_ns: float | None
+    round_trips_per_op: float | None
+    bytes_per_op: float | None
+    flags: list[CellFlag]
+    trials: list[Trial]
+
+
+class Method(BaseModel):
+    method: str
+    language: str | None
+    runtime: str | None
+    driver: str | None
+    driver_version: str | None
+    settings: dict[str, Any]
+    capabilities: dict[str, Any]
+
+
+class Target(BaseModel):
+    target: str
+    dbms: str
+    managed: bool
+    server_version: str | None
+    settings: dict[str, Any]
+
+
+class Run(BaseModel):
+    id: str
+    status: str
+    started_at: str
+    finished_at: str | None
+    message: str | None
+    suite: str
+    suite_source: str
+    suite_text: str
+    settings: dict[str, Any]
+    environment: dict[str, Any]
+    accessbench_version: str
+
+
+class Export(BaseModel):
+    """One run, whole."""
+
+    schema_: Literal["accessbench-export"] = Field("accessbench-export", alias="schema")
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run: Run
+    targets: list[Target]
+    methods: list[Method]
+    cells: list[Cell]
+
+    model_config = {"populate_by_name": True}
+
+
+def _cell(r: CellResult, trials: list[dict]) -> Cell:
+    c, p = r.cell, r.percentiles or {}
+    return Cell(
+        variant=c["variant"], step=c["step"], step_index=c["step_index"], kind=c["kind"], mode=c["mode"],
+        description=c["description"], target=c["target"], path=c["path"], method=c["method"], status=c["status"],
+        message=c["message"], unit=r.unit,
+        figure=FigureSummary(**{k: getattr(r.rate, k) for k in FigureSummary.model_fields}) if r.rate else None,
+        time_per_unit_ns=TimePerUnit(mean=r.unit_ns.mean, min=r.unit_ns.min, max=r.unit_ns.max) if r.unit_ns else None,
+        seconds_per_1000=r.seconds_per_1000,
+        latency_ns=Latency(p50=p.get(50.0), p90=p.get(90.0), p99=p.get(99.0), p99_9=p.get(99.9), max=p.get(100.0)),
+        client_cpu_per_op_ns=r.cpu_per_op_ns, server_cpu_per_op_ns=r.server_cpu_per_op_ns,
+        wait_per_op_ns=r.wait_per_op_ns, round_trips_per_op=r.round_trips_per_op, bytes_per_op=r.bytes_per_op,
+        flags=[CellFlag(kind=f.kind, text=f.text) for f in flags(r)],
+        trials=[Trial(**{k: t.get(k) for k in Trial.model_fields}) for t in trials],
+    )
+
+
+def build(stored: StoredRun) -> Export:
+    run = stored.run
+    return Export(
+        run=Run(id=run["id"], status=run["status"], started_at=run["started_at"], finished_at=run["finished_at"],
+                message=run["message"], suite=run["suite"], suite_source=run["suite_source"],
+                suite_text=run["suite_text"], settings=run["settings"], environment=run["environment"],
+                accessbench_version=run["version"]),
+        targets=[Target(target=t["target"], dbms=t["dbms"], managed=bool(t["managed"]),
+                        server_version=t["server_version"], settings=t["settings"]) for t in stored.targets],
+        methods=[Method(**{k: m[k] for k in Method.model_fields}) for m in stored.methods],
+        cells=[_cell(r, stored.trials.get(r.cell["id"], [])) for r in analyse(stored)],
+    )
+
+
+def schema_json() -> str:
+    """The JSON Schema of version 1, as published in docs/export-schema-v1.json."""
+    return json.dumps(Export.model_json_schema(by_alias=True), indent=2, ensure_ascii=False) + "\n"
+

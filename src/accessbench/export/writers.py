@@ -1,0 +1,56 @@
+"""The export formats. JSON is the whole run; CSV is flat: one row per cell (the summary) or,
+with ``trials=True``, one row per timed trial with its cell's identity."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from .model import SCHEMA_VERSION, Cell, Export
+
+CELL_COLUMNS = ["variant", "step", "step_index", "kind", "mode", "target", "path", "method", "status", "unit"]
+SUMMARY_COLUMNS = [
+    "trials", "median", "ci_low", "ci_high", "min", "max", "mean", "sd", "cv",
+    "time_per_unit_mean_ns", "time_per_unit_min_ns", "time_per_unit_max_ns", "seconds_per_1000",
+    "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "max_ns", "client_cpu_per_op_ns", "server_cpu_per_op_ns",
+    "wait_per_op_ns", "round_trips_per_op", "bytes_per_op", "flags",
+]
+TRIAL_COLUMNS = ["seq", "started_at", "n", "rows", "elapsed_ns", "user_ns", "sys_ns", "server_ns", "first_op_ns",
+                 "round_trips", "bytes_to_server", "bytes_to_client"]
+
+
+def _summary(cell: Cell) -> list:
+    f, t, lat = cell.figure, cell.time_per_unit_ns, cell.latency_ns
+    figure = [f.n, f.median, f.ci_low, f.ci_high, f.min, f.max, f.mean, f.sd, f.cv] if f else [None] * 9
+    times = [t.mean, t.min, t.max] if t else [None] * 3
+    return [*figure, *times, cell.seconds_per_1000, lat.p50, lat.p90, lat.p99, lat.p99_9, lat.max,
+            cell.client_cpu_per_op_ns, cell.server_cpu_per_op_ns, cell.wait_per_op_ns, cell.round_trips_per_op,
+            cell.bytes_per_op, ";".join(sorted({flag.kind for flag in cell.flags}))]
+
+
+def to_json(export: Export) -> str:
+    return export.model_dump_json(by_alias=True, indent=2) + "\n"
+
+
+def to_csv(export: Export, trials: bool = False) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    # The first column names the run and schema so a CSV file stands on its own.
+    writer.writerow(["run_id", "schema_version", *CELL_COLUMNS, *(TRIAL_COLUMNS if trials else SUMMARY_COLUMNS)])
+    for cell in export.cells:
+        identity = [export.run.id, SCHEMA_VERSION, *(getattr(cell, c) for c in CELL_COLUMNS)]
+        if trials:
+            for t in cell.trials:
+                writer.writerow([*identity, *(getattr(t, c) for c in TRIAL_COLUMNS)])
+        else:
+            writer.writerow([*identity, *("" if v is None else v for v in _summary(cell))])
+    return out.getvalue()
+
+
+FORMATS = ("json", "csv")
+
+
+def write(export: Export, format: str, trials: bool = False) -> str:
+    if format == "csv":
+        return to_csv(export, trials)
+    return to_json(export)

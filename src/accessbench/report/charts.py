@@ -1,0 +1,428 @@
+"""Charts for the HTML report, drawn as inline SVG strings: no library, no external file.
+
+Every function takes plain data (the figures already formatted by the caller, so the charts
+show exactly the terminal report's numbers) and returns one ``<svg>``. Each root carries
+``data-chart`` and ``data-step``; each mark carries its numbers as ``data-*`` attributes and a
+``<title>`` tooltip, and rows that a reader can filter carry ``data-filter`` plus their
+``data-method``/``data-target``/``data-path``. Charts whose marks sit in rows (bars, time
+breakdown) also carry their row geometry, so the page's script can close the gaps left by
+filtered rows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+from typing import Callable, Sequence
+
+from . import format as fmt
+
+# Layout constants (px). Text widths are estimated, as there is no font metrics here:
+# CHAR_W is a generous average width of a 12 px system-font character.
+CHAR_W = 6.8
+ROW_H = 20
+BAR_H = 12
+AXIS_TOP = 44          # room above the first row: axis title and tick labels
+LINE_TOP = 28          # room above a line chart's plot: its title
+X_AXIS_H = 40          # room under a line chart's plot: tick labels and the x title
+TEXT_DY = 4            # from a row's middle to the baseline of 12 px text centred on it
+SWATCH = 10            # a legend's colour square
+TITLE_Y = 14           # baseline of a chart's title line
+TICK_GAP = 5           # between tick labels, tick lines and the first row
+PAD = 8
+MAX_LABEL_W = 300
+WHISKER_CAP = 4
+MARKER_R = 3.5
+LINE_H = 260           # plot height of line charts
+LEGEND_ROW_H = 17
+LEGEND_SWATCH_W = 28   # line sample and gap before a legend label
+LOG_SCALE_ABOVE = 30   # bars switch to a log axis when the largest figure is this many times the smallest
+TICKS = 6              # about how many ticks a linear axis gets
+
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
+    "#e6550d", "#31a354", "#756bb1", "#636363", "#a55194", "#6b6ecf", "#b07aa1", "#9c9ede",
+)
+DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 2 4 6", "1 5")
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One cell's figure: a bar, and a whisker from low to high when there is a spread."""
+
+    label: str
+    value: float
+    text: str                       # the figure as the tables show it
+    low: float | None = None
+    high: float | None = None
+    spread_text: str = ""
+    verified: bool = True           # unverified (mismatched) cells are drawn in red
+    data: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Part:
+    kind: str                       # client · server · wait · rest (wait and server, not split)
+    share: float                    # of the operation's time, 0..1
+    text: str
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Where one cell's time per operation went; parts is empty when nothing is known."""
+
+    label: str
+    total_text: str
+    parts: tuple[Part, ...]
+    data: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+    x_text: str
+    y_text: str
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    points: tuple[Point, ...]
+    color: str
+    dash: str = ""
+    data: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    label: str
+    color: str
+    dash: str = ""
+    data: dict[str, str] = field(default_factory=dict)
+
+
+PART_NAMES = {"client": "client CPU", "server": "server CPU", "wait": "wait", "rest": "other"}
+PART_HINTS = {"client": "the client's CPU time (user + system)", "server": "the serving backend's CPU time",
+              "wait": "neither side's CPU: the network, scheduling",
+              "rest": "the rest of the operation: wait, and any server CPU (not measured)"}
+
+
+# --- scales ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Scale:
+    """Maps data values in [lo, hi] to pixels in [a, b], linearly or by log10."""
+
+    lo: float
+    hi: float
+    a: float
+    b: float
+    log: bool = False
+
+    def __call__(self, v: float) -> float:
+        if self.log:
+            lo, hi, v = math.log10(self.lo), math.log10(self.hi), math.log10(max(v, self.lo))
+        else:
+            lo, hi = self.lo, self.hi
+        return self.a + (v - lo) / ((hi - lo) or 1.0) * (self.b - self.a)
+
+    def ticks(self) -> list[float]:
+        return log_ticks(self.lo, self.hi) if self.log else linear_ticks(self.lo, self.hi)
+
+
+def nice_step(span: float, count: int = TICKS) -> float:
+    """A 1, 2 or 5 × 10ⁿ step giving about ``count`` ticks over ``span``."""
+    raw = span / max(count, 1)
+    if raw <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def linear_ticks(lo: float, hi: float) -> list[float]:
+    step = nice_step(hi - lo)
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Decades, with 1-2-5 steps between them when the range spans two decades or less (and
+    finer steps under one), so a log axis always has a few labels."""
+    span = math.log10(hi / lo)
+    steps = (1, 1.5, 2, 3, 5, 7) if span < 1 else (1, 2, 5) if span <= 2.2 else (1,)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    ticks = [m * 10.0 ** e for e in range(first, last + 1) for m in steps]
+    return [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+
+
+def nice_max(v: float) -> float:
+    step = nice_step(v)
+    return math.ceil(v / step - 1e-9) * step if v > 0 else 1.0
+
+
+def padded_log_range(lo: float, hi: float) -> tuple[float, float]:
+    """The nearest 1-2-5 values outside [lo, hi], so no line sits on the frame."""
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    candidates = [m * 10.0 ** e for e in range(first, last + 1) for m in (1, 2, 5)]
+    low = max((c for c in candidates if c <= lo), default=lo)
+    high = min((c for c in candidates if c >= hi), default=hi)
+    return (low, high) if high > low else (low, low * 10)
+
+
+def readable_ticks(ticks: list[float], scale: Scale, size: Callable[[float], float]) -> list[float]:
+    """The ticks whose labels do not overlap: decades first on a log axis, then the rest
+    wherever they fit. ``size(t)`` is the room a tick's label needs along the axis."""
+    def decade(t: float) -> bool:
+        return scale.log and abs(math.log10(t) - round(math.log10(t))) < 1e-9
+    kept: list[float] = []
+    for t in sorted(ticks, key=lambda t: not decade(t)):
+        if all(abs(scale(t) - scale(k)) >= (size(t) + size(k)) / 2 + PAD for k in kept):
+            kept.append(t)
+    return sorted(kept)
+
+
+# --- SVG helpers ------------------------------------------------------------------------------
+
+def _e(value) -> str:
+    return escape(str(value), quote=True)
+
+
+def _num(v: float) -> str:
+    """Pixel coordinates: two decimals are plenty, and keep the document small."""
+    return f"{v:.2f}".rstrip("0").rstrip(".")
+
+
+def _data(data: dict[str, str]) -> str:
+    return "".join(f' data-{_e(k)}="{_e(v)}"' for k, v in data.items() if v is not None)
+
+
+def _filter_attrs(data: dict[str, str]) -> str:
+    """Rows a reader can filter carry data-filter; the page's script looks for it."""
+    keys = {"method", "target", "path"}
+    return (" data-filter" if keys & data.keys() else "") + _data(data)
+
+
+def _svg_open(kind: str, step: str, variant: str, width: float, height: float, label: str,
+              extra: str = "") -> str:
+    return (f'<svg class="chart chart-{_e(kind)}" data-chart="{_e(kind)}" data-step="{_e(step)}" '
+            f'data-variant="{_e(variant)}" width="{_num(width)}" height="{_num(height)}" '
+            f'viewBox="0 0 {_num(width)} {_num(height)}" role="img" aria-label="{_e(label)}"{extra}>'
+            f"<title>{_e(label)}</title>")
+
+
+def _text(cls: str, x: float, y: float, text: str, anchor: str = "start") -> str:
+    align = f' text-anchor="{anchor}"' if anchor != "start" else ""
+    return f'<text class="{cls}" x="{_num(x)}" y="{_num(y)}"{align}>{_e(text)}</text>'
+
+
+def _line(x1: float, x2: float, y1: float, y2: float, extra: str = "") -> str:
+    return f'<line x1="{_num(x1)}" x2="{_num(x2)}" y1="{_num(y1)}" y2="{_num(y2)}"{extra}/>'
+
+
+def _text_w(text: str) -> float:
+    return len(text) * CHAR_W
+
+
+def _row_attrs(top: float, count: int, bottom: float) -> str:
+    return f' data-top="{_num(top)}" data-row-h="{ROW_H}" data-bottom="{_num(bottom)}" data-rows="{count}"'
+
+
+# --- bar chart --------------------------------------------------------------------------------
+
+def bar_chart(step: str, bars: Sequence[Bar], axis_title: str, tick_text: Callable[[float], str],
+              width: float, variant: str = "") -> str:
+    """Horizontal bars, one per row in the given order, with whiskers for the spread. A log
+    axis when the figures span more than LOG_SCALE_ABOVE×, so the slowest cells stay visible."""
+    if not bars:
+        return ""
+    label_w = min(MAX_LABEL_W, max(_text_w(b.label) for b in bars) + PAD)
+    value_w = max(_text_w(b.text) for b in bars) + 2 * PAD
+    highs = [max(b.value, b.high or b.value) for b in bars]
+    lows = [min(b.value, b.low if b.low is not None else b.value) for b in bars]
+    positive = [v for v in lows if v > 0]
+    log = bool(positive) and max(highs) / min(positive) > LOG_SCALE_ABOVE
+    if log:
+        lo, hi = padded_log_range(min(positive), max(highs))
+    else:
+        lo, hi = 0.0, nice_max(max(highs))
+    x = Scale(lo, hi, label_w, width - value_w, log)
+    bottom = PAD
+    height = AXIS_TOP + len(bars) * ROW_H + bottom
+    title = f"{step}: {axis_title}{' · log scale' if log else ''}"
+    out = [_svg_open("bars", step, variant, width, height, title, _row_attrs(AXIS_TOP, len(bars), bottom))]
+    out.append(_text("axis-title", PAD, TITLE_Y, axis_title + (" · log scale" if log else "")))
+    out.append('<g class="grid">')
+    for t in readable_ticks(x.ticks(), x, lambda t: _text_w(tick_text(t))):
+        out.append(_line(x(t), x(t), AXIS_TOP - TICK_GAP, height - bottom)
+                   + _text("tick", x(t), AXIS_TOP - 2 * TICK_GAP, tick_text(t), "middle"))
+    out.append("</g>")
+    for i, b in enumerate(bars):
+        out.append(_bar_row(b, i, x, label_w))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _bar_row(b: Bar, i: int, x: Scale, label_w: float) -> str:
+    mid = ROW_H / 2
+    x0, x1 = x(x.lo), x(max(b.value, x.lo))
+    spread = f" [{b.spread_text}]" if b.spread_text else ""
+    status = "" if b.verified else " — not verified: shown, not ranked"
+    data = dict(b.data, value=repr(float(b.value)), text=b.text)
+    if b.low is not None and b.high is not None:
+        data |= {"low": repr(float(b.low)), "high": repr(float(b.high))}
+    cls = "row bar" if b.verified else "row bar unverified"
+    parts = [f'<g class="{cls}" transform="translate(0,{_num(AXIS_TOP + i * ROW_H)})"{_filter_attrs(data)}>'
+             f"<title>{_e(b.label)}: {_e(b.text)}{_e(spread)}{_e(status)}</title>",
+             _text("label", label_w - PAD, mid + TEXT_DY, b.label, "end"),
+             f'<rect x="{_num(x0)}" y="{_num(mid - BAR_H / 2)}" width="{_num(max(x1 - x0, 1))}" height="{BAR_H}"/>']
+    end = x1
+    if b.low is not None and b.high is not None:
+        lo, hi = x(max(b.low, x.lo)), x(b.high)
+        end = max(end, hi)
+        parts.append(f'<path class="whisker" d="M{_num(lo)} {_num(mid)}H{_num(hi)}'
+                     f'M{_num(lo)} {_num(mid - WHISKER_CAP)}V{_num(mid + WHISKER_CAP)}'
+                     f'M{_num(hi)} {_num(mid - WHISKER_CAP)}V{_num(mid + WHISKER_CAP)}"/>')
+    parts.append(_text("value", end + PAD / 2, mid + TEXT_DY, b.text) + "</g>")
+    return "".join(parts)
+
+
+# --- time breakdown ---------------------------------------------------------------------------
+
+def breakdown_chart(step: str, rows: Sequence[Breakdown], width: float, variant: str = "") -> str:
+    """Each cell's time per operation split into shares (client CPU, server CPU, wait), one
+    row per cell. No labels: it stands beside the bar chart of the same cells, row for row
+    (each row's tooltip names its cell)."""
+    if not rows:
+        return ""
+    total_w = max(_text_w(r.total_text) for r in rows) + 3 * PAD
+    x = Scale(0.0, 1.0, PAD, width - total_w)
+    bottom = PAD
+    height = AXIS_TOP + len(rows) * ROW_H + bottom
+    out = [_svg_open("breakdown", step, variant, width, height, f"{step}: where each operation's time went",
+                     _row_attrs(AXIS_TOP, len(rows), bottom))]
+    # The legend doubles as the axis title: one swatch per kind of time.
+    lx = x.a
+    for kind in ("client", "server", "wait", "rest"):
+        if any(p.kind == kind for r in rows for p in r.parts):
+            swatch = f'x="{_num(lx)}" y="{TITLE_Y - SWATCH + 1}" width="{SWATCH}" height="{SWATCH}"'
+            out.append(f'<g class="key"><title>{_e(PART_HINTS[kind])}</title><rect class="part-{kind}" {swatch}/>'
+                       + _text("legend-text", lx + SWATCH + TEXT_DY, TITLE_Y, PART_NAMES[kind]) + "</g>")
+            lx += SWATCH + TEXT_DY + _text_w(PART_NAMES[kind]) + PAD
+    out.append('<g class="grid">')
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        out.append(_line(x(t), x(t), AXIS_TOP - TICK_GAP, height - bottom)
+                   + _text("tick", x(t), AXIS_TOP - 2 * TICK_GAP, f"{t:.0%}", "middle"))
+    out.append(_text("tick", width - PAD, AXIS_TOP - 2 * TICK_GAP, "per op", "end") + "</g>")
+    for i, r in enumerate(rows):
+        out.append(_breakdown_row(r, i, x))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _breakdown_row(r: Breakdown, i: int, x: Scale) -> str:
+    mid = ROW_H / 2
+    data = dict(r.data, total=r.total_text) | {p.kind: repr(float(p.share)) for p in r.parts}
+    shares = " · ".join(f"{PART_NAMES[p.kind]} {p.text} ({p.share:.0%})" for p in r.parts) or "CPU time not measured"
+    out = [f'<g class="row breakdown" transform="translate(0,{_num(AXIS_TOP + i * ROW_H)})"{_filter_attrs(data)}>'
+           f"<title>{_e(r.label)}: {_e(r.total_text)} per op — {_e(shares)}</title>"]
+    left = 0.0
+    for p in r.parts:
+        x0, x1 = x(left), x(min(1.0, left + p.share))
+        out.append(f'<rect class="part-{p.kind}" x="{_num(x0)}" y="{_num(mid - BAR_H / 2)}" '
+                   f'width="{_num(max(x1 - x0, 0))}" height="{BAR_H}"/>')
+        left += p.share
+    if not r.parts:
+        out.append(_text("na", x.a, mid + TEXT_DY, "not measured"))
+    out.append(_text("value", x.b + PAD / 2, mid + TEXT_DY, r.total_text) + "</g>")
+    return "".join(out)
+
+
+# --- line charts ------------------------------------------------------------------------------
+
+def percentile_chart(step: str, series: Sequence[Series], legend: Sequence[LegendItem],
+                     x_labels: Sequence[str], width: float, variant: str = "") -> str:
+    """Latency percentiles: categories along x (p50 … max), ns on a log y axis, one line per
+    cell. Points' x are the category indexes."""
+    values = [p.y for s in series for p in s.points if p.y > 0]
+    if not values:
+        return ""
+    lo, hi = padded_log_range(min(values), max(values))
+    return _line_chart("percentiles", step, variant, series, legend, width,
+                       x_ticks=[(i, t) for i, t in enumerate(x_labels)], x_range=(0, len(x_labels) - 1),
+                       y=(lo, hi, True), y_text=fmt.duration, y_title="latency per operation (log scale)")
+
+
+def throughput_chart(step: str, series: Sequence[Series], legend: Sequence[LegendItem], y_title: str,
+                     y_text: Callable[[float], str], width: float, variant: str = "") -> str:
+    """The view's figure against the number of concurrent clients, one line per method and path."""
+    xs = [p.x for s in series for p in s.points]
+    ys = [p.y for s in series for p in s.points]
+    if not xs:
+        return ""
+    x_lo, x_hi = min(xs), max(xs)
+    x_ticks = sorted({(p.x, p.x_text) for s in series for p in s.points})
+    return _line_chart("clients", step, variant, series, legend, width, x_ticks=x_ticks,
+                       x_range=(x_lo, x_hi if x_hi > x_lo else x_lo + 1), y=(0.0, nice_max(max(ys)), False),
+                       y_text=y_text, y_title=y_title, x_title="clients")
+
+
+def _line_chart(kind: str, step: str, variant: str, series: Sequence[Series], legend: Sequence[LegendItem],
+                width: float, x_ticks: list[tuple[float, str]], x_range: tuple[float, float],
+                y: tuple[float, float, bool], y_text: Callable[[float], str], y_title: str,
+                x_title: str = "") -> str:
+    legend_cols = max(1, min(2, math.ceil(len(legend) * LEGEND_ROW_H / LINE_H)))
+    col_w = max((_text_w(i.label) for i in legend), default=0) + LEGEND_SWATCH_W + PAD
+    legend_w = legend_cols * col_w + PAD if legend else 0
+    y_scale = Scale(y[0], y[1], LINE_TOP + LINE_H, LINE_TOP, y[2])
+    y_labels = [(t, y_text(t)) for t in readable_ticks(y_scale.ticks(), y_scale, lambda t: LEGEND_ROW_H)]
+    left = max(_text_w(text) for _, text in y_labels) + 2 * PAD
+    x_scale = Scale(x_range[0], x_range[1], left + 3 * PAD, width - legend_w - 3 * PAD)
+    legend_h = math.ceil(len(legend) / legend_cols) * LEGEND_ROW_H
+    height = max(y_scale.a + X_AXIS_H, LINE_TOP + legend_h)
+    out = [_svg_open(kind, step, variant, width, height, f"{step}: {y_title}")]
+    out.append(_text("axis-title", left, TITLE_Y, y_title) + '<g class="grid">')
+    for t, text in y_labels:
+        out.append(_line(left, x_scale.b + 2 * PAD, y_scale(t), y_scale(t))
+                   + _text("tick", left - PAD / 2, y_scale(t) + TEXT_DY, text, "end"))
+    for xv, text in x_ticks:
+        out.append(_line(x_scale(xv), x_scale(xv), y_scale.b, y_scale.a + TEXT_DY)
+                   + _text("tick", x_scale(xv), y_scale.a + X_AXIS_H / 2 - 2, text, "middle"))
+    if x_title:
+        out.append(_text("tick", x_scale.b, y_scale.a + X_AXIS_H - PAD, x_title, "end"))
+    out.append("</g>")
+    for s in series:
+        out.append(_series(s, x_scale, y_scale))
+    out.append(_legend(legend, x_scale.b + 4 * PAD, LINE_TOP, legend_cols, col_w))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _series(s: Series, x: Scale, y: Scale) -> str:
+    points = [p for p in s.points if p.y > 0 or not y.log]
+    dash = f' stroke-dasharray="{_e(s.dash)}"' if s.dash else ""
+    coords = " ".join(f"{_num(x(p.x))},{_num(y(p.y))}" for p in points)
+    out = [f'<g class="series" style="--c:{_e(s.color)}"{_filter_attrs(s.data)}><title>{_e(s.label)}</title>'
+           f'<polyline class="line" points="{coords}"{dash}/>']
+    for p in points:
+        out.append(f'<circle class="marker" cx="{_num(x(p.x))}" cy="{_num(y(p.y))}" r="{MARKER_R}"'
+                   f'{_data({"x": p.x_text, "value": repr(float(p.y)), "text": p.y_text})}>'
+                   f"<title>{_e(s.label)} · {_e(p.x_text)}: {_e(p.y_text)}</title></circle>")
+    out.append("</g>")
+    return "".join(out)
+
+
+def _legend(items: Sequence[LegendItem], x0: float, y0: float, cols: int, col_w: float) -> str:
+    if not items:
+        return ""
+    per_col = math.ceil(len(items) / cols)
+    out = ['<g class="legend">']
+    for i, item in enumerate(items):
+        x, y = x0 + (i // per_col) * col_w, y0 + (i % per_col) * LEGEND_ROW_H
+        dash = f' stroke-dasharray="{_e(item.dash)}"' if item.dash else ""
+        out.append(f'<g class="legend-item" style="--c:{_e(item.color)}"{_filter_attrs(item.data)}>'
+                   + _line(x, x + LEGEND_SWATCH_W - PAD, y + LEGEND_ROW_H / 2 - 2, y + LEGEND_ROW_H / 2 - 2, dash)
+                   + _text("legend-text", x + LEGEND_SWATCH_W, y + LEGEND_ROW_H / 2 + 2, item.label) + "</g>")
+    out.append("</g>")
+    return "".join(out)

@@ -1,0 +1,90 @@
+"""`accessbench compare`: study S3's table per step — both means, Diff, R%, Diff% — with a
+significance verdict per row, and what differs between the runs listed above it."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..stats.compare import Pair
+from . import format as fmt
+
+
+def _verdict(pair: Pair) -> Text:
+    c = pair.comparison
+    if not c.significant:
+        return Text("no significant difference", style="dim")
+    return Text(c.verdict, style="green" if c.ratio > 1 else "red")
+
+
+def _step_tables(pairs: list[Pair], reference: str, candidate: str, by_method: bool) -> list[Table]:
+    """One table per step. Against a base method, a column names the base each row is measured
+    against (one per target when several were given)."""
+    steps: dict[tuple, list[Pair]] = {}
+    for p in pairs:
+        steps.setdefault(p.reference.step_key, []).append(p)
+    tables = []
+    for (variant, _, step), rows in sorted(steps.items(), key=lambda kv: kv[0][:2]):
+        first = rows[0].reference
+        unit = first.unit[:-1] if first.unit.endswith("s") else first.unit
+        table = Table(title=f"{step}{f' [{variant}]' if variant else ''} — mean time per {unit} "
+                            f"({first.cell['kind']}{', ' + first.cell['mode'] if first.cell['mode'] else ''})",
+                      title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
+        columns = [("method", "left"), ("target/path", "left")] + ([("base", "left")] if by_method else [])
+        columns += [("base mean" if by_method else reference, "right"), ("mean" if by_method else candidate, "right"),
+                    ("Diff", "right"), ("R%", "right"), ("Diff%", "right"), ("p", "right"),
+                    (f"{candidate} vs {'base' if by_method else reference}", "left")]
+        for name, justify in columns:
+            table.add_column(name, justify=justify, no_wrap=True)
+        for p in sorted(rows, key=lambda p: (p.candidate.cell["target"], p.candidate.cell["path"],
+                                             p.candidate.cell["method"])):
+            sign = "+" if p.diff_ns >= 0 else "-"
+            table.add_row(p.candidate.cell["method"], p.candidate.where,
+                          *([p.reference.cell["method"]] if by_method else []),
+                          fmt.duration(p.mean_reference_ns), fmt.duration(p.mean_candidate_ns),
+                          sign + fmt.duration(abs(p.diff_ns)), f"{p.r_percent:.1f}%", f"{p.diff_percent:+.1f}%",
+                          f"{p.comparison.p_value:.2g}", _verdict(p))
+        tables.append(table)
+    return tables
+
+
+def render_comparison(pairs: list[Pair], reference: str, candidate: str, differences: list[str],
+                      unmatched: list[str], color: bool = False, width: int | None = None,
+                      by_method: bool = False, legend: list[str] | None = None) -> str:
+    """The comparison as text. ``reference`` and ``candidate`` name the two columns (A and B
+    with a legend, or the base method and 'method')."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200, highlight=False)
+    for line in legend or []:
+        console.print(line, markup=False)
+    if differences:
+        console.print(Text(f"What differs between {reference} and {candidate} (comparable, but keep in mind):",
+                           style="bold yellow"))
+        for line in differences:
+            console.print(f"  {line}", markup=False)
+        console.print()
+    for table in _step_tables(pairs, reference, candidate, by_method):
+        console.print(table)
+    if pairs:
+        alpha, noise = pairs[0].comparison.alpha, pairs[0].comparison.noise
+        tally = Counter("faster" if p.comparison.significant and p.comparison.ratio > 1 else
+                        "slower" if p.comparison.significant else "same" for p in pairs)
+        console.print(f"{len(pairs)} pairs: {tally['faster']} significantly faster, {tally['slower']} significantly "
+                      f"slower, {tally['same']} with no significant difference.")
+        console.print(Text(
+            f"Diff = {candidate} − {reference}; R% = {candidate} ÷ {reference}; significant = Mann-Whitney U p < {alpha:g} "
+            f"on the trials' figures and the 95% bootstrap CI of the ratio of medians outside ±{noise:.0%}. "
+            "The test sees the spread between trials of a run, not the drift between runs: compare two runs "
+            "of the same settings to see how far this machine drifts.", style="dim"))
+    reasons = Counter(p.comparison.reason for p in pairs
+                      if not p.comparison.significant and "trials: p ≥" in p.comparison.reason)
+    for reason, count in reasons.items():
+        console.print(Text(f"{count} pairs cannot be significant: {reason}", style="yellow"))
+    if unmatched:
+        console.print(Text(f"not compared ({len(unmatched)}): " + "; ".join(unmatched), style="dim"))
+    return out.getvalue()

@@ -1,0 +1,503 @@
+"""The self-contained HTML report of a run: one file with its CSS, script and charts inline,
+so it opens anywhere, offline, years later. The figures come from the same analysis and the
+same formatting as the terminal report; this module only arranges them for the template."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from functools import cache, partial
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from ..stats.cells import CellResult, analyse, by_step
+from ..stats.compare import compare
+from ..stats.stability import flags
+from ..stats.views import VIEWS, View
+from ..store import StoredRun
+from . import charts
+from . import format as fmt
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+# Layout constants (px): the bar chart shares a row with the time breakdown when there is one.
+PAGE_W = 980
+BARS_W_PAIRED = 600
+BREAKDOWN_W = 370
+PERCENTILES = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (100.0, "max"))
+PATH_LEGEND_COLOR = "#555"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text, the raw value the script sorts on, a tooltip, a class."""
+
+    text: str = ""
+    sort: str | None = None
+    title: str | None = None
+    cls: str = ""
+    href: str | None = None
+    pill: bool = False                        # text drawn as a coloured label (cls styles it)
+    badges: tuple[tuple[str, str], ...] = ()  # (label, tooltip)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    numeric: bool = False
+    title: str | None = None
+
+
+@dataclass
+class Row:
+    cells: list[Cell]
+    data: dict[str, str] = field(default_factory=dict)  # data-method/target/path for the filters
+    cls: str = ""
+
+
+@dataclass
+class Table:
+    columns: list[Column]
+    rows: list[Row]
+
+
+@dataclass
+class StepSection:
+    anchor: str
+    step: str
+    variant: str
+    title: str
+    description: str
+    bars: Markup
+    breakdown: Markup
+    percentiles: Markup
+    clients: Markup
+    table: Table
+    not_measured: list[str]
+
+
+def render_html(stored: StoredRun, view: str = "median") -> str:
+    """The whole report as one HTML document."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}: choose from {', '.join(VIEWS)}")
+    v = VIEWS[view]
+    results = analyse(stored)
+    steps = by_step(results)
+    methods = sorted({r.cell["method"] for r in results} | {m["method"] for m in stored.methods})
+    colors = {m: charts.PALETTE[i % len(charts.PALETTE)] for i, m in enumerate(methods)}
+    wheres = list(dict.fromkeys(r.where for r in results))
+    dashes = {w: charts.DASHES[i % len(charts.DASHES)] for i, w in enumerate(wheres)}
+    anchors = {(variant, step): f"step-{i + 1}" for i, (variant, step, _) in enumerate(steps)}
+    return _template().render(
+        run=stored.run,
+        view=v,
+        header=_header(stored, v),
+        verdicts=_verdicts(steps, v, anchors),
+        steps=[_step_section(variant, step, rs, v, anchors[(variant, step)], colors, dashes)
+               for variant, step, rs in steps],
+        filters=_filters(results),
+        methods=_methods(stored),
+        verification=_verification(steps),
+        problems=_problems(results),
+        environment=_pairs(_flatten(stored.run["environment"])),
+        settings=_pairs(_flatten(stored.run["settings"])),
+        targets=_targets(stored),
+        css=Markup(_asset("report.css")),
+        script=Markup(_asset("report.js")),
+    )
+
+
+@cache
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("report.html.j2")
+
+
+@cache
+def _asset(name: str) -> str:
+    """CSS and script live beside the template and are inlined verbatim (ours, trusted)."""
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+# --- figures as the view states them ---------------------------------------------------------
+
+def figure(view: View, value: float | None) -> str:
+    """A view's figure in the terminal report's format: units/s, a duration, or seconds."""
+    if value is None:
+        return "—"
+    if view.kind == "rate":
+        return fmt.rate(value)
+    return fmt.seconds(value) if view.name == "per1000" else fmt.duration(value)
+
+
+def tick(view: View, value: float) -> str:
+    """An axis label: the figure's format, and a bare 0 at the origin ("0 ns" reads oddly)."""
+    return "0" if value == 0 else figure(view, value)
+
+
+def spread_text(view: View, r: CellResult) -> str:
+    spread = view.spread(r)
+    return f"{figure(view, spread[0])}–{figure(view, spread[1])}" if spread else ""
+
+
+def with_unit(view: View, r: CellResult) -> str:
+    """'41,230 ops/s [40,100–42,000]', '12.3 µs per op [12.1 µs–12.9 µs]'."""
+    text = figure(view, view.value(r))
+    unit = view.unit(r)
+    text += f" {unit}" if view.kind == "rate" or view.name == "per1000" else f" per {unit.split()[-1]}"
+    spread = spread_text(view, r)
+    return f"{text} [{spread}]" if spread else text
+
+
+def _label(r: CellResult) -> str:
+    clients = r.cell.get("clients")
+    return f"{r.label} · {clients} clients" if clients else r.label
+
+
+def _filter_data(r: CellResult) -> dict[str, str]:
+    return {"method": r.cell["method"], "target": r.cell["target"], "path": r.cell["path"]}
+
+
+def _step_title(variant: str, step: str) -> str:
+    return f"{step} [{variant}]" if variant else step
+
+
+# --- header ----------------------------------------------------------------------------------
+
+def _header(stored: StoredRun, view: View) -> list[tuple[str, str]]:
+    """(label, text) lines, as the terminal report's header says them."""
+    run, settings, env = stored.run, stored.run["settings"], stored.run["environment"]
+    lines = [("suite", f"{run['suite']} ({run['suite_source']})"),
+             ("status", run["status"]),
+             ("date", _when(run.get("started_at"), run.get("finished_at")))]
+    lines.append(("targets", ", ".join(
+        " ".join(filter(None, [t["target"], t["server_version"],
+                               f"({'managed' if t['managed'] else 'external'})"])) for t in stored.targets)))
+    for t in stored.targets:
+        for key in ("latency proxy", "netem"):
+            if key in t["settings"]:
+                lines.append((f"{key} ({t['target']})", str(t["settings"][key])))
+    power = env.get("power", {})
+    idle = f" · cpuidle {power['cpuidle_driver']}" if isinstance(power, dict) and power.get("cpuidle_driver") else ""
+    lines.append(("host", f"{env.get('hostname', '')} · {env.get('cpu')} · {env.get('cores')} cores · "
+                          f"{env.get('memory_gib')} GiB · {env.get('os')} · kernel {env.get('kernel')}{idle}"))
+    lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup, interleaved across "
+                            f"methods{' · --quick sizes' if settings.get('quick') else ''}"))
+    lines.append(("figure", view.rule))
+    return lines
+
+
+def _when(started: str | None, finished: str | None) -> str:
+    if not started:
+        return ""
+    try:
+        a = dt.datetime.fromisoformat(started)
+        text = a.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+        if finished:
+            took = int((dt.datetime.fromisoformat(finished) - a).total_seconds())
+            text += f" · took {took // 60} min {took % 60} s" if took >= 60 else f" · took {took} s"
+        return text
+    except ValueError:  # a hand-edited store: show what is there
+        return f"{started} – {finished or ''}"
+
+
+# --- verdict -----------------------------------------------------------------------------------
+
+def _verdicts(steps, view: View, anchors) -> Table:
+    """Per step and target, the best verified cell and whether it beats the runner-up there
+    significantly. Per target, because which SQLite driver beats which PostgreSQL driver is
+    rarely the question a step asks."""
+    rows = []
+    for variant, step, rs in steps:
+        link = Cell(_step_title(variant, step), href=f"#{anchors[(variant, step)]}")
+        targets = list(dict.fromkeys(r.cell["target"] for r in rs))
+        for target in targets:
+            ranked = [r for r in view.rank([r for r in rs if r.cell["target"] == target]) if r.ranked]
+            data = {"target": target}
+            if not ranked:
+                rows.append(Row([link, Cell(target), Cell("no verified cell"), Cell(""), Cell("")], data))
+                continue
+            best = ranked[0]
+            if len(ranked) > 1:
+                c = compare(best, ranked[1])
+                runner_up = f"{ranked[1].cell['method']} @ {ranked[1].cell['path']}"
+                verdict = (f"no significant difference from {runner_up}" if not c.significant
+                           else f"{c.verdict} than {runner_up}")
+                against = Cell(verdict, title=c.reason, cls="" if c.significant else "muted")
+            else:
+                against = Cell("the only verified cell", cls="muted")
+            rows.append(Row([link, Cell(target), Cell(f"{best.cell['method']} @ {best.cell['path']}"),
+                             Cell(with_unit(view, best), sort=repr(view.value(best))), against], data))
+    return Table([Column("step"), Column("target"), Column("fastest verified cell"), Column("figure", numeric=True),
+                  Column("against the runner-up")], rows)
+
+
+# --- one step ------------------------------------------------------------------------------------
+
+def _step_section(variant: str, step: str, rs: list[CellResult], view: View, anchor: str,
+                  colors: dict[str, str], dashes: dict[str, str]) -> StepSection:
+    measured = view.rank([r for r in rs if r.measured])
+    first = rs[0].cell
+    mode = f", {first['mode']}" if first["mode"] else ""
+    breakdown = _breakdown_chart(step, variant, measured)
+    bars = charts.bar_chart(step, [_bar(r, view) for r in measured], _axis_title(view, measured),
+                            partial(tick, view), BARS_W_PAIRED if breakdown else PAGE_W, variant)
+    return StepSection(
+        anchor=anchor, step=step, variant=variant, title=_step_title(variant, step),
+        description=f"{first['kind']}{mode}: {first['description']}",
+        bars=Markup(bars), breakdown=Markup(breakdown),
+        percentiles=Markup(_percentile_chart(step, variant, measured, colors, dashes)),
+        clients=Markup(_clients_chart(step, variant, measured, view, colors, dashes)),
+        table=_step_table(measured, view),
+        not_measured=[f"{r.label} ({r.cell['status']})" for r in rs if not r.measured],
+    )
+
+
+def _axis_title(view: View, measured: list[CellResult]) -> str:
+    if not measured:
+        return ""
+    what = {"median": "median", "best": "best trial", "mean": "mean", "per1000": "median"}.get(view.name, view.name)
+    spread = f" · whiskers: {view.spread_name}" if view.spread_name else ""
+    better = "" if view.higher_is_better else " · shorter is better"
+    return f"{view.unit(measured[0])} · {what}{spread}{better}"
+
+
+def _bar(r: CellResult, view: View) -> charts.Bar:
+    spread = view.spread(r)
+    return charts.Bar(label=_label(r), value=view.value(r), text=figure(view, view.value(r)),
+                      low=spread[0] if spread else None, high=spread[1] if spread else None,
+                      spread_text=spread_text(view, r), verified=r.ranked,
+                      data=_filter_data(r) | {"status": r.cell["status"]})
+
+
+def _breakdown_chart(step: str, variant: str, measured: list[CellResult]) -> str:
+    """Only when the client's CPU per op is known for some cell of the step."""
+    if not any(r.cpu_per_op_ns is not None for r in measured):
+        return ""
+    rows = [charts.Breakdown(_label(r), fmt.duration(r.per_op_ns), tuple(time_parts(r)), _filter_data(r))
+            for r in measured]
+    return charts.breakdown_chart(step, rows, BREAKDOWN_W, variant)
+
+
+def time_parts(r: CellResult) -> list[charts.Part]:
+    """Shares of an operation's time, clamped as the terminal's breakdown bar clamps them
+    (CPU clocks tick coarser than short operations, so CPU can exceed elapsed)."""
+    if not r.per_op_ns or r.cpu_per_op_ns is None:
+        return []
+    client = min(1.0, r.cpu_per_op_ns / r.per_op_ns)
+    parts = [charts.Part("client", client, fmt.duration(r.cpu_per_op_ns))]
+    if r.server_cpu_per_op_ns is None:
+        parts.append(charts.Part("rest", 1.0 - client, fmt.duration(r.wait_per_op_ns)))
+        return parts
+    server = min(1.0 - client, r.server_cpu_per_op_ns / r.per_op_ns)
+    parts.append(charts.Part("server", server, fmt.duration(r.server_cpu_per_op_ns)))
+    parts.append(charts.Part("wait", max(0.0, 1.0 - client - server), fmt.duration(r.wait_per_op_ns)))
+    return parts
+
+
+def _legend(measured: list[CellResult], colors, dashes) -> list[charts.LegendItem]:
+    methods = sorted({r.cell["method"] for r in measured})
+    items = [charts.LegendItem(m, colors[m], "", {"method": m}) for m in methods]
+    wheres = list(dict.fromkeys(r.where for r in measured))
+    if len(wheres) > 1:
+        items += [charts.LegendItem(w, PATH_LEGEND_COLOR, dashes[w],
+                                    {"target": w.split("/")[0], "path": w.split("/", 1)[1]}) for w in wheres]
+    return items
+
+
+def _percentile_chart(step: str, variant: str, measured: list[CellResult], colors, dashes) -> str:
+    series = []
+    for r in measured:
+        p = r.percentiles or {}
+        points = tuple(charts.Point(i, p[q], name, fmt.duration(p[q]))
+                       for i, (q, name) in enumerate(PERCENTILES) if p.get(q))
+        if points:
+            series.append(charts.Series(_label(r), points, colors[r.cell["method"]], dashes[r.where],
+                                        _filter_data(r)))
+    if not series:
+        return ""
+    return charts.percentile_chart(step, series, _legend(measured, colors, dashes),
+                                   [name for _, name in PERCENTILES], PAGE_W, variant)
+
+
+def _clients_chart(step: str, variant: str, measured: list[CellResult], view: View, colors, dashes) -> str:
+    """Throughput against concurrent clients: only for cells that say how many clients ran."""
+    with_clients = [r for r in measured if r.cell.get("clients")]
+    if not with_clients:
+        return ""
+    lines: dict[tuple, list[CellResult]] = {}
+    for r in with_clients:
+        lines.setdefault((r.cell["method"], r.cell["target"], r.cell["path"]), []).append(r)
+    series = []
+    for (method, _, _), rs in lines.items():
+        rs.sort(key=lambda r: r.cell["clients"])
+        points = tuple(charts.Point(float(r.cell["clients"]), view.value(r), str(r.cell["clients"]),
+                                    figure(view, view.value(r))) for r in rs)
+        series.append(charts.Series(rs[0].label, points, colors[method], dashes[rs[0].where], _filter_data(rs[0])))
+    return charts.throughput_chart(step, series, _legend(with_clients, colors, dashes),
+                                   _axis_title(view, with_clients), partial(tick, view), PAGE_W, variant)
+
+
+def _raw(value: float | None) -> str | None:
+    """The unrounded number the table's script sorts on."""
+    return None if value is None else repr(float(value))
+
+
+def _step_table(measured: list[CellResult], view: View) -> Table:
+    unit = view.unit(measured[0]) if measured else ""
+    clients = any(r.cell.get("clients") for r in measured)
+    columns = [Column("#", True, "rank among verified cells"), Column("method"), Column("target"), Column("path")]
+    columns += [Column("clients", True)] if clients else []
+    columns += [Column(unit, True, view.rule)]
+    columns += [Column(view.spread_name, True)] if view.spread_name else []
+    columns += [Column("×\u00a0behind", True, "how many times behind the best verified cell (1.00× for the best)"),
+                Column("p50", True), Column("p99", True), Column("p99.9", True), Column("max", True),
+                Column("client CPU", True, "the client's CPU time (user + system) per operation"),
+                Column("server CPU", True, "the serving backend's CPU time per operation"),
+                Column("RT/op", True, "round trips per operation, counted by the latency proxy"),
+                Column("trials", True), Column("CV", True, "coefficient of variation of the trials' figures"),
+                Column("verified"), Column("flags")]
+    best = next((r for r in measured if r.ranked), None)
+    rows, rank = [], 0
+    for r in measured:
+        rank += r.ranked
+        p = r.percentiles or {}
+        spread = view.spread(r)
+        behind = view.times_behind(r, best) if r.ranked and best else None
+        status = r.cell["status"]
+        cells = [Cell(str(rank) if r.ranked else "–", str(rank) if r.ranked else None),
+                 Cell(r.cell["method"]), Cell(r.cell["target"]), Cell(r.cell["path"])]
+        cells += [Cell(str(r.cell.get("clients") or ""), _raw(r.cell.get("clients")))] if clients else []
+        cells += [Cell(figure(view, view.value(r)), _raw(view.value(r)))]
+        cells += [Cell(spread_text(view, r), _raw(spread[0]) if spread else None)] if view.spread_name else []
+        cells += [Cell(fmt.ratio(behind) if behind is not None else "", _raw(behind))]
+        cells += [Cell(fmt.duration(p.get(q)), _raw(p.get(q))) for q in (50.0, 99.0, 99.9, 100.0)]
+        cells += [Cell(fmt.duration(r.cpu_per_op_ns), _raw(r.cpu_per_op_ns)),
+                  Cell(fmt.duration(r.server_cpu_per_op_ns), _raw(r.server_cpu_per_op_ns)),
+                  Cell(f"{r.round_trips_per_op:.3g}" if r.round_trips_per_op is not None else "—",
+                       _raw(r.round_trips_per_op)),
+                  Cell(str(r.rate.n), str(r.rate.n)),
+                  Cell(f"{r.rate.cv:.1%}", _raw(r.rate.cv)),
+                  Cell(status, status, r.cell.get("message") or None, f"status status-{status}", pill=True),
+                  _flags_cell(r)]
+        rows.append(Row(cells, _filter_data(r), "" if r.ranked else "unverified"))
+    return Table(columns, rows)
+
+
+def _flags_cell(r: CellResult) -> Cell:
+    found = flags(r)
+    kinds = " ".join(f.kind for f in found)
+    return Cell(kinds, kinds, cls="flags", badges=tuple((f.kind, f.text) for f in found))
+
+
+# --- methods, verification, environment ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MethodInfo:
+    name: str
+    summary: list[tuple[str, str]]
+    settings: list[tuple[str, str]]
+    capabilities: list[tuple[str, str]]
+
+
+def _methods(stored: StoredRun) -> list[MethodInfo]:
+    return [MethodInfo(m["method"],
+                       [("language", m.get("language") or ""), ("runtime", m.get("runtime") or ""),
+                        ("driver", m.get("driver") or ""), ("driver version", m.get("driver_version") or "")],
+                       _pairs(_flatten(m.get("settings") or {})), _pairs(_flatten(m.get("capabilities") or {})))
+            for m in stored.methods]
+
+
+def _verification(steps) -> Table:
+    """Methods × steps, each cell coloured by its verification status."""
+    columns = [Column("method"), Column("target/path")] + [
+        Column(_step_title(variant, step)) for variant, step, _ in steps]
+    grid: dict[tuple, dict] = {}
+    for variant, step, rs in steps:
+        for r in rs:
+            key = (r.cell["method"], r.cell["target"], r.cell["path"], r.cell.get("clients") or 0)
+            grid.setdefault(key, {})[(variant, step)] = r
+    rows = []
+    for (method, target, path, clients), cells in sorted(grid.items()):
+        row = [Cell(method), Cell(f"{target}/{path}" + (f" · {clients} clients" if clients else ""))]
+        for variant, step, _ in steps:
+            r = cells.get((variant, step))
+            if r is None:
+                row.append(Cell("", cls="status"))
+                continue
+            status = r.cell["status"]
+            title = f"{_step_title(variant, step)} · {r.label}: {status}" + (
+                f" — {r.cell['message']}" if r.cell.get("message") else "")
+            row.append(Cell(STATUS_MARK.get(status, status), status, title, f"status status-{status}"))
+        rows.append(Row(row, {"method": method, "target": target, "path": path}))
+    return Table(columns, rows)
+
+
+STATUS_MARK = {"ok": "✓", "mismatch": "≠", "unsupported": "n/a", "error": "error", "timeout": "timeout"}
+
+
+def _problems(results: list[CellResult]) -> Table:
+    rows = [Row([Cell(r.cell["method"]), Cell(r.where), Cell(_step_title(r.cell["variant"], r.cell["step"])),
+                 Cell(r.cell["status"], cls=f"status status-{r.cell['status']}", pill=True),
+                 Cell(r.cell.get("message") or "", cls="message")], _filter_data(r))
+            for r in results if r.cell["status"] != "ok"]
+    return Table([Column("method"), Column("target/path"), Column("step"), Column("status"), Column("message")], rows)
+
+
+def _flatten(value, prefix: str = "") -> dict[str, object]:
+    """Nested dicts as dotted keys: power.haltpoll.guest_halt_poll_ns."""
+    out: dict[str, object] = {}
+    for key, v in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(v, dict) and v:
+            out |= _flatten(v, f"{name}.")
+        else:
+            out[name] = v
+    return out
+
+
+def _text(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_text(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return "{}" if not value else ", ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _pairs(flat: dict[str, object]) -> list[tuple[str, str]]:
+    return [(k, _text(v)) for k, v in flat.items()]
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    name: str
+    settings: list[tuple[str, str]]     # what the target is, then its server settings
+
+
+def _targets(stored: StoredRun) -> list[TargetInfo]:
+    return [TargetInfo(t["target"],
+                       [("DBMS", t.get("dbms") or ""), ("server version", t.get("server_version") or "—"),
+                        ("server", "managed by accessbench" if t.get("managed") else "external")]
+                       + _pairs(_flatten(t.get("settings") or {})))
+            for t in stored.targets]
+
+
+@dataclass(frozen=True)
+class FilterGroup:
+    key: str          # the data-* attribute it filters on
+    title: str
+    values: list[str]
+
+
+def _filters(results: list[CellResult]) -> list[FilterGroup]:
+    def values(key):
+        return sorted({r.cell[key] for r in results})
+    return [FilterGroup("target", "Targets", values("target")), FilterGroup("path", "Paths", values("path")),
+            FilterGroup("method", "Methods", values("method"))]

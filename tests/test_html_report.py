@@ -1,0 +1,222 @@
+"""The HTML report of a real SQLite run, opened from file:// in headless Chromium (Debian's
+chromium and chromedriver, nothing downloaded): self-contained, one bar per measured cell
+carrying the run's own median, sortable tables, filters that hide rows and bars, no script
+errors. Leaves a full-page screenshot in test-artifacts/report.png."""
+
+from __future__ import annotations
+
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from accessbench.methods import select
+from accessbench.report import format as fmt
+from accessbench.report.html import render_html
+from accessbench.stats.cells import analyse, by_step
+from accessbench.store import Store
+
+from .conftest import accessbench
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """A real run: SQLite at --quick size, Python's sqlite3 and (when built) the C worker."""
+    work = tmp_path_factory.mktemp("run")
+    methods = "py-sqlite3" if select(["c-sqlite"])[0].missing() else "py-sqlite3,c-sqlite"
+    # cwd: whatever the run itself writes (its own report) stays out of the checkout.
+    result = accessbench("--store", str(work / "results.db"), "run", "--quick", "--target", "sqlite",
+                         "--method", methods, "--trials", "3", cwd=work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with Store(str(work / "results.db")) as store:
+        return store.load(store.resolve("last"))
+
+
+@pytest.fixture(scope="module")
+def report(stored, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    path.write_text(render_html(stored), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def results(stored):
+    return analyse(stored)
+
+
+@pytest.fixture(scope="module")
+def browser(report):
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
+    if missing:
+        pytest.skip(f"!!! {' and '.join(missing)} ABSENT: THE HTML REPORT WAS NOT CHECKED IN A REAL BROWSER "
+                    "(apt-get install chromium chromium-driver) !!!")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--window-size=1400,1000"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # An explicit chromedriver path: Selenium Manager is never asked to fetch one.
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    try:
+        driver.get(report.as_uri())
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def page(browser, report):
+    """The report freshly loaded, so no test sees another's sorting or filtering."""
+    browser.get(report.as_uri())
+    return browser
+
+
+def steps_of(results):
+    return [(step, [r for r in rs if r.measured]) for _, step, rs in by_step(results)]
+
+
+class _Resources(HTMLParser):
+    """Every attribute through which a page would load something."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("src", "href", "srcset", "data", "poster", "action", "xlink:href") and value:
+                self.found.append((tag, name, value))
+        names = {n for n, _ in attrs}
+        if tag == "script" and "src" in names or tag == "link" and dict(attrs).get("rel") == "stylesheet":
+            self.found.append((tag, "external", str(attrs)))
+
+
+def test_the_report_references_no_external_resource(report):
+    html = report.read_text(encoding="utf-8")
+    parser = _Resources()
+    parser.feed(html)
+    external = [(tag, name, value) for tag, name, value in parser.found
+                if name == "external" or re.match(r"\s*(https?:)?//", value, re.I)]
+    assert not external
+    assert not re.search(r"<script[^>]*\bsrc=", html, re.I)
+    assert not re.search(r"<link[^>]*stylesheet", html, re.I)
+    assert not re.search(r"url\(\s*['\"]?(https?:)?//", html, re.I)  # nor fonts or images from CSS
+    assert "<style>" in html and "<script>" in html
+
+
+def test_every_step_has_a_rendered_bar_chart_with_one_bar_per_measured_cell(page, results):
+    from selenium.webdriver.common.by import By
+
+    for step, measured in steps_of(results):
+        svg = page.find_element(By.CSS_SELECTOR, f'svg[data-chart="bars"][data-step="{step}"]')
+        assert svg.size["width"] > 0 and svg.size["height"] > 0, step
+        bars = svg.find_elements(By.CSS_SELECTOR, "g.bar")
+        assert len(bars) == len(measured), step
+        for bar in bars:
+            rect = bar.find_element(By.TAG_NAME, "rect")
+            assert rect.size["width"] > 0 and rect.size["height"] > 0
+
+
+def test_each_bar_carries_the_runs_median_figure(page, results):
+    from selenium.webdriver.common.by import By
+
+    for step, measured in steps_of(results):
+        expected = {(r.cell["method"], r.cell["target"], r.cell["path"]): fmt.rate(r.rate.median) for r in measured}
+        svg = page.find_element(By.CSS_SELECTOR, f'svg[data-chart="bars"][data-step="{step}"]')
+        shown = {}
+        for bar in svg.find_elements(By.CSS_SELECTOR, "g.bar"):
+            key = tuple(bar.get_attribute(f"data-{k}") for k in ("method", "target", "path"))
+            shown[key] = fmt.rate(float(bar.get_attribute("data-value")))
+            assert bar.get_attribute("data-text") == shown[key]
+        assert shown == expected, step
+
+
+def test_the_step_tables_first_row_is_the_fastest_cell(page, results):
+    from selenium.webdriver.common.by import By
+
+    for step, measured in steps_of(results):
+        fastest = max((r for r in measured if r.ranked), key=lambda r: r.rate.median)
+        section = page.find_element(By.CSS_SELECTOR, f'section.step[data-step="{step}"]')
+        first = section.find_element(By.CSS_SELECTOR, "table.cells tbody tr")
+        assert first.get_attribute("data-method") == fastest.cell["method"], step
+        assert first.find_element(By.CSS_SELECTOR, "td").text == "1"
+
+
+def test_clicking_a_column_header_sorts_the_table_by_it(page, results):
+    from selenium.webdriver.common.by import By
+
+    step, measured = steps_of(results)[0]
+    table = page.find_element(By.CSS_SELECTOR, f'section.step[data-step="{step}"] table.cells')
+    headers = [th.text.replace("\n", " ") for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    column = headers.index("p50")
+
+    def p50s():
+        return [float(td.get_attribute("data-sort"))
+                for td in table.find_elements(By.CSS_SELECTOR, f"tbody tr td:nth-child({column + 1})")]
+
+    header = table.find_elements(By.CSS_SELECTOR, "thead th")[column]
+    header.click()
+    ascending = p50s()
+    assert ascending == sorted(ascending) and len(ascending) == len(measured)
+    assert header.get_attribute("aria-sort") == "ascending"
+    header.click()
+    assert p50s() == sorted(ascending, reverse=True)
+    method_header = table.find_elements(By.CSS_SELECTOR, "thead th")[headers.index("method")]
+    method_header.click()
+    methods = [td.text for td in table.find_elements(By.CSS_SELECTOR, "tbody tr td:nth-child(2)")]
+    assert methods == sorted(methods)
+
+
+def test_unticking_a_method_hides_its_rows_and_its_bars(page, results):
+    from selenium.webdriver.common.by import By
+
+    method = "py-sqlite3"
+    rows = page.find_elements(By.CSS_SELECTOR, f'table.cells tr[data-method="{method}"]')
+    bars = page.find_elements(By.CSS_SELECTOR, f'svg[data-chart="bars"] g.bar[data-method="{method}"]')
+    others = page.find_elements(By.CSS_SELECTOR, f'svg[data-chart="bars"] g.bar:not([data-method="{method}"])')
+    assert rows and bars and all(r.is_displayed() for r in rows) and all(b.is_displayed() for b in bars)
+
+    box = page.find_element(By.CSS_SELECTOR, f'#filters input[data-key="method"][value="{method}"]')
+    if not box.is_displayed():  # many methods: the checkboxes sit in a drop-down
+        box.find_element(By.XPATH, "ancestor::details/summary").click()
+    box.click()
+    assert not box.is_selected()
+    assert not any(r.is_displayed() for r in rows)
+    assert not any(b.is_displayed() for b in bars)
+    assert all(b.is_displayed() for b in others)
+    lines = page.find_elements(By.CSS_SELECTOR, f'svg[data-chart="percentiles"] g.series[data-method="{method}"]')
+    assert not any(line.is_displayed() for line in lines)
+
+    box.click()
+    assert all(r.is_displayed() for r in rows) and all(b.is_displayed() for b in bars)
+
+
+def test_the_page_logs_no_javascript_errors(page):
+    try:
+        log = page.get_log("browser")
+    except Exception as e:  # a driver without the log endpoint: nothing to read
+        pytest.skip(f"the browser log is not available from this chromedriver: {e}")
+    severe = [entry for entry in log if entry.get("level") == "SEVERE"]
+    assert not severe
+
+
+def test_a_full_page_screenshot_is_saved(page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    height = page.execute_script("return document.body.scrollHeight")
+    page.set_window_size(1400, height)
+    target = ARTIFACTS / "report.png"
+    try:
+        assert page.save_screenshot(str(target))
+    finally:
+        page.set_window_size(1400, 1000)
+    assert target.stat().st_size > 10_000
