@@ -152,6 +152,22 @@ def test_the_step_tables_first_row_is_the_fastest_cell(page, results):
         assert first.find_element(By.CSS_SELECTOR, "td").text == "1"
 
 
+def test_the_verdict_names_the_fastest_method_per_step_and_weighs_it_against_the_next_method(page, results):
+    from selenium.webdriver.common.by import By
+
+    rows = page.find_elements(By.CSS_SELECTOR, "#verdict tbody tr")
+    assert len(rows) == len(steps_of(results))  # one target (sqlite) in this run
+    for row, (step, measured) in zip(rows, steps_of(results)):
+        cells = [td.text for td in row.find_elements(By.CSS_SELECTOR, "td")]
+        ranked = sorted((r for r in measured if r.ranked), key=lambda r: -r.rate.median)
+        assert cells[0] == step and cells[1] == "sqlite"
+        assert cells[2] == f"{ranked[0].cell['method']} @ {ranked[0].cell['path']}"
+        assert cells[3].startswith(fmt.rate(ranked[0].rate.median))
+        if len(ranked) > 1:
+            assert ("faster [" in cells[4] or "no significant difference" in cells[4]), cells[4]
+            assert ranked[1].cell["method"] in cells[4]
+
+
 def test_clicking_a_column_header_sorts_the_table_by_it(page, results):
     from selenium.webdriver.common.by import By
 

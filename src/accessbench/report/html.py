@@ -221,18 +221,20 @@ def _verdicts(steps, view: View, anchors) -> Table:
                 rows.append(Row([link, Cell(target), Cell("no verified cell"), Cell(""), Cell("")], data))
                 continue
             best = ranked[0]
-            if len(ranked) > 1:
-                c = compare(best, ranked[1])
-                runner_up = f"{ranked[1].cell['method']} @ {ranked[1].cell['path']}"
+            # The runner-up is the next *method*: the same driver on another path is not a rival.
+            second = next((r for r in ranked if r.cell["method"] != best.cell["method"]), None)
+            if second is not None:
+                c = compare(best, second)
+                runner_up = f"{second.cell['method']} @ {second.cell['path']}"
                 verdict = (f"no significant difference from {runner_up}" if not c.significant
                            else f"{c.verdict} than {runner_up}")
                 against = Cell(verdict, title=c.reason, cls="" if c.significant else "muted")
             else:
-                against = Cell("the only verified cell", cls="muted")
+                against = Cell("the only verified method", cls="muted")
             rows.append(Row([link, Cell(target), Cell(f"{best.cell['method']} @ {best.cell['path']}"),
                              Cell(with_unit(view, best), sort=repr(view.value(best))), against], data))
     return Table([Column("step"), Column("target"), Column("fastest verified cell"), Column("figure", numeric=True),
-                  Column("against the runner-up")], rows)
+                  Column("against the next method")], rows)
 
 
 # --- one step ------------------------------------------------------------------------------------
