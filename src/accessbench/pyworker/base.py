@@ -27,7 +27,8 @@ class Driver:
     dbms: tuple[str, ...] = ()
     paramstyle = "qmark"      # how '?' markers are rewritten for this driver
     batch_style = ""          # how a batch step is carried out
-    concurrency = "threads"
+    # One client per worker process (the GIL): for C clients the runner starts C workers.
+    concurrency = "processes"
     modes = ("literal", "extended", "prepared")
     db_errors: tuple[type[BaseException], ...] = ()
 
@@ -151,8 +152,6 @@ class Driver:
 class AsyncDriver(Driver):
     """A driver whose API is coroutines: ops are async and the loops run inside one event
     loop turn, so no loop start-up sits inside a measurement."""
-
-    concurrency = "async tasks"
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()

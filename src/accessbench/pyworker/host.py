@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import os
@@ -17,7 +18,9 @@ from typing import Any, TextIO
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.checksum import Checksum
-from .base import Driver, Unsupported
+from .base import AsyncDriver, Driver, Unsupported
+from .load import Load
+from .load import run as load_loop
 from .drivers import DRIVERS
 
 
@@ -33,6 +36,7 @@ class Session:
         self.endpoint: dict | None = None
         self.server_pid: int | None = None
         self.columns: dict[str, int] = {}  # columns per statement, seen in verification
+        self.options: dict = {}
 
     def handle(self, msg: dict) -> dict:
         op = msg.get("op")
@@ -57,13 +61,17 @@ class Session:
                 "modes": list(d.modes),
                 "batch": d.batch_style,
                 "concurrency": d.concurrency,
+                # steps under load: by duration, open loop at a rate, latency histograms, and
+                # the connection policies built for this driver
+                "load": {"policies": ["persistent"] + ([] if isinstance(d, AsyncDriver) else ["per-request"])},
             },
         }
 
     def on_open(self, msg: dict) -> dict:
         endpoint = msg["endpoint"]
+        self.options = msg.get("options", {})
         start = time.perf_counter_ns()
-        info = self.driver.open(endpoint, msg.get("options", {}))
+        info = self.driver.open(endpoint, self.options)
         connect_ns = time.perf_counter_ns() - start
         self.endpoint = endpoint
         self.server_pid = info.get("server_pid")
@@ -93,37 +101,106 @@ class Session:
         d = self.driver
         kind, n = msg["kind"], int(msg["iterations"])
         sql = msg.get("sql")
-        reads = bool(msg.get("fetch", kind == "scan"))
-        if kind == "connect":
-            op, args, reads = d.connect_op(self.endpoint), [None] * n, False
-        elif kind == "scan":
-            op, args, reads = d.scan_op(sql), [None] * n, True
-        elif kind == "exec":
-            mode = msg["mode"]
-            values = generators.rows(msg.get("params", []), n)
-            if mode == "literal":
-                args = [sqltext.inline(sql, v, self.endpoint["dbms"]) for v in values]
-            else:
-                args = d.adapt(values)
-            op = d.exec_op(sql, mode, reads)
-        elif kind == "batch":
-            size = int(msg["batch"])
-            values = d.adapt(generators.rows(msg.get("params", []), n))
-            args = [values[i : i + size] for i in range(0, n, size)]
-            op, reads = d.batch_op(sql), False
+        reads = bool(msg.get("fetch", kind == "scan")) and kind in ("scan", "exec")
+        args = self._args(kind, msg, n)
+        if int(msg.get("clients", 1)) != 1:
+            raise Unsupported("a Python worker drives one client: the runner starts one worker per client")
+        policy = msg.get("policy", "persistent")
+        if policy not in ("persistent", "per-request"):
+            raise Unsupported(f"connection policy {policy!r} is not built for Python workers yet")
+        loaded = policy != "persistent" or any(msg.get(k) for k in ("duration_ms", "rate", "histogram"))
+        if policy == "per-request":
+            op = self._per_request(lambda: self._op(kind, msg, sql, reads, len(args)))
         else:
-            raise ProtocolError(f"unknown step kind {kind!r}")
-        if msg.get("commit_every") and kind == "exec":
-            op = d.with_commits(op, int(msg["commit_every"]), len(args))
+            op = self._op(kind, msg, sql, reads, len(args))
         try:
             if msg.get("verify"):
                 return self._verify(op, args, reads, sql)
+            if loaded:
+                return self._loaded(op, args, reads, sql, Load.from_step(msg), policy)
             return self._timed(op, args, reads, sql, msg.get("latency_file"))
         except d.db_errors:
             d.recover()
             raise
         finally:
             d.end_step()
+            if policy == "per-request" and self.endpoint is not None:
+                self._reopen()
+
+    def _args(self, kind: str, msg: dict, n: int) -> list:
+        """Each operation's argument, made before the clock starts."""
+        d = self.driver
+        if kind in ("connect", "scan"):
+            return [None] * n
+        if kind == "exec":
+            values = generators.rows(msg.get("params", []), n)
+            if msg["mode"] == "literal":
+                return [sqltext.inline(msg["sql"], v, self.endpoint["dbms"]) for v in values]
+            return d.adapt(values)
+        if kind == "batch":
+            size = int(msg["batch"])
+            values = d.adapt(generators.rows(msg.get("params", []), n))
+            return [values[i : i + size] for i in range(0, n, size)]
+        raise ProtocolError(f"unknown step kind {kind!r}")
+
+    def _op(self, kind: str, msg: dict, sql: str | None, reads: bool, count: int):
+        d = self.driver
+        if kind == "connect":
+            op = d.connect_op(self.endpoint)
+        elif kind == "scan":
+            op = d.scan_op(sql)
+        elif kind == "exec":
+            op = d.exec_op(sql, msg["mode"], reads)
+        else:
+            op = d.batch_op(sql)
+        if msg.get("commit_every") and kind == "exec":
+            op = d.with_commits(op, int(msg["commit_every"]), count)
+        return op
+
+    def _per_request(self, build):
+        """Connect, run the operation, disconnect — all inside the operation's time (S5's
+        connect per request, pgbench -C)."""
+        d = self.driver
+        if isinstance(d, AsyncDriver):
+            raise Unsupported("per-request connections are not built for async Python drivers yet")
+        endpoint, options = self.endpoint, self.options
+        d.close()
+
+        def op(arg):
+            d.open(endpoint, options)
+            try:
+                return build()(arg)
+            finally:
+                d.close()
+
+        return op
+
+    def _reopen(self) -> None:
+        """After a per-request step: the session's own connection again, outside any clock."""
+        info = self.driver.open(self.endpoint, self.options)
+        self.server_pid = info.get("server_pid")
+
+    def _loaded(self, op, args, reads: bool, sql: str | None, load: Load, policy: str) -> dict:
+        d = self.driver
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        if isinstance(d, AsyncDriver):
+            result = d.run(load_loop(op, args, reads, load, awaits=True))
+        else:
+            result = asyncio.run(load_loop(op, args, reads, load, awaits=False))
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        answer = {
+            "n": result.n, "elapsed_ns": result.elapsed_ns, "rows": result.rows,
+            "user_ns": round((after.ru_utime - before.ru_utime) * 1e9),
+            "sys_ns": round((after.ru_stime - before.ru_stime) * 1e9),
+            "first_op_ns": result.first_op_ns, "histogram": result.histogram.to_json(),
+            "late": result.late, "skipped": result.skipped, "clients": 1,
+            "per_client": [{"n": result.n, "elapsed_ns": result.elapsed_ns}],
+        }
+        if reads and sql in self.columns:
+            answer["values"] = result.rows * self.columns[sql]
+        if self.server_pid and policy == "persistent":  # per-request backends are gone by now
+            answer["server_pids"] = [self.server_pid]
+        return answer
 
     def _verify(self, op, args, reads: bool, sql: str | None) -> dict:
         checksum, changed, width, first = Checksum(), 0, 0, None

@@ -14,6 +14,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -261,7 +262,62 @@ class Runner:
             message["mode"] = step.mode
         if step.batch:
             message["batch"] = step.batch
+        if step.policy != "persistent":
+            message["policy"] = step.policy
         return message
+
+    def _load_message(self, cell: Cell, clients: int, processes: int, start_at: int, process: int) -> dict:
+        """A loaded trial's step for one worker process: its share of the clients and of the
+        rate, its own arrival stream, and the wall-clock instant every process starts at."""
+        step = cell.step
+        message = {**self._message(cell), "histogram": True, "clients": clients // processes,
+                   "start_at_unix_ns": start_at}
+        if step.duration:
+            message["duration_ms"] = step.duration * 1000
+        if step.rate:
+            message.update(rate=step.rate / processes, arrival=step.arrival,
+                           schedule_seed=derive_seed(self.suite.seed, "schedule", step.name, str(process)))
+        return message
+
+    def _loaded_trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
+        """C clients at once. A worker whose runtime drives one client per process (Python's
+        under the GIL) gets C processes, started together at a barrier; the answers merge."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        caps = self.capabilities.get(cell.method, {})
+        if not caps.get("load"):
+            raise CellFailed("unsupported", f"{cell.method}'s worker does not run steps under load yet "
+                                            "(clients, duration, rate, connection policy)")
+        clients = cell.step.clients
+        processes = clients if caps.get("concurrency") == "processes" else 1
+        workers = [self._worker(cell, i) for i in range(processes)]  # all up before the barrier
+        self._reset(cell)
+        started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        keys = [self._worker_key(cell, i) for i in range(processes)]
+        local = self.by_name[cell.target].local_server and cell.step.policy == "persistent"
+        pids = sorted(set().union(*(self.server_pids.get(k, set()) for k in keys))) if local else []
+        proxy = self.proxies.get((cell.target, cell.path))
+        wire_before = proxy.totals() if proxy else None
+        # Far enough ahead for every process to get its message and settle before the start.
+        start_at = time.time_ns() + 100_000_000 + 10_000_000 * processes
+        server_before = total_cpu_ns(pids)
+        with ThreadPoolExecutor(max_workers=processes) as pool:
+            answers = list(pool.map(
+                lambda i: self._request(cell, workers[i], keys[i], self._load_message(cell, clients, processes, start_at, i)),
+                range(processes)))
+        server_after = total_cpu_ns(pids)
+        server_ns = server_after - server_before if server_before is not None and server_after is not None else None
+        wire = None
+        if proxy:
+            after = proxy.totals()
+            wire = {k: after[k] - wire_before[k] for k in ("round_trips", "c2s_bytes", "s2c_bytes")}
+        answer = merge_answers(answers)
+        answer["processes"] = processes
+        self.store.add_trial(state.id, phase, seq, started_at, answer, None, server_ns, wire)
+        for key, a in zip(keys, answers):
+            self.server_pids.setdefault(key, set()).update(a.get("server_pids") or [])
+        if phase == "warmup" and answer["n"]:
+            state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
     def _reset(self, cell: Cell) -> None:
         target = self.by_name[cell.target]
@@ -269,11 +325,13 @@ class Runner:
             target.execute(sql)
 
     def _ask(self, cell: Cell, message: dict) -> dict:
-        worker = self._worker(cell)
+        return self._request(cell, self._worker(cell), cell.worker_key, message)
+
+    def _request(self, cell: Cell, worker: WorkerProcess, key: tuple, message: dict) -> dict:
         try:
             answer = worker.request(message, self.options.timeout)
         except WorkerFailed as e:
-            self.workers.pop(cell.worker_key, None)
+            self.workers.pop(key, None)
             raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
         if not answer.get("ok"):
             error = answer.get("error", {})
@@ -325,6 +383,8 @@ class Runner:
                 self.progress.note(f"MISMATCH {cell.label}: {state.message}")
 
     def _trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
+        if cell.step.loaded:
+            return self._loaded_trial(cell, state, phase, seq)
         self._reset(cell)
         latency_file = os.path.join(self.workdir, "latencies.bin")
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
@@ -358,8 +418,13 @@ class Runner:
             self.progress.note(f"{error.status.upper()} {cell.label}: {error.message}")
 
     # workers
-    def _worker(self, cell: Cell) -> WorkerProcess:
-        key = cell.worker_key
+    @staticmethod
+    def _worker_key(cell: Cell, process: int = 0) -> tuple:
+        """Process 0 is the cell's usual worker; more are started for clients under load."""
+        return cell.worker_key if process == 0 else (*cell.worker_key, f"client{process}")
+
+    def _worker(self, cell: Cell, process: int = 0) -> WorkerProcess:
+        key = self._worker_key(cell, process)
         if key in self.broken:
             raise self.broken[key]
         worker = self.workers.get(key)
@@ -438,3 +503,26 @@ class Runner:
             worker.close(timeout=5)
         self.workers.clear()
         self.broken.clear()
+
+
+def merge_answers(answers: list[dict]) -> dict:
+    """One trial from the answers of the processes that ran its clients together: counts and
+    CPU add up, the trial lasts until the last client ended, histograms merge."""
+    from ..protocol.histogram import Histogram
+
+    if len(answers) == 1:
+        return dict(answers[0])
+    histogram = Histogram()
+    for a in answers:
+        histogram.merge(Histogram.from_json(a["histogram"]))
+    total = lambda key: sum(a.get(key) or 0 for a in answers)  # noqa: E731
+    merged = {key: total(key) for key in ("n", "rows", "user_ns", "sys_ns", "late", "skipped")}
+    merged.update(
+        elapsed_ns=max(a["elapsed_ns"] for a in answers), first_op_ns=min(a.get("first_op_ns") or 0 for a in answers),
+        histogram=histogram.to_json(), clients=total("clients"),
+        per_client=[c for a in answers for c in a.get("per_client", [])],
+        server_pids=sorted({p for a in answers for p in a.get("server_pids") or []}),
+    )
+    if all(a.get("values") is not None for a in answers):
+        merged["values"] = total("values")
+    return merged

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..store import StoredRun
-from .summary import Summary, latency_percentiles, summarize
+from .summary import PERCENTILES, Summary, latency_percentiles, summarize
 
 # Per step kind: what one unit is, and how many units a trial did.
 UNITS = {
@@ -82,7 +82,9 @@ def analyse(stored: StoredRun) -> list[CellResult]:
                 result.rate = summarize(result.rates)
                 result.unit_ns = summarize([t["elapsed_ns"] / units(t) for t in timed])
                 result.shortest_trial_ns = float(min(t["elapsed_ns"] for t in timed))
-            result.percentiles = latency_percentiles(stored.latencies(cell["id"]))
+            histogram = stored.histogram(cell["id"])
+            result.percentiles = (latency_percentiles(stored.latencies(cell["id"])) if histogram is None
+                                  else {p: histogram.percentile(p) for p in (*PERCENTILES, 100.0)})
             cpu = [(t["user_ns"] + t["sys_ns"]) / t["n"] for t in trials if t["user_ns"] is not None and t["n"]]
             result.cpu_per_op_ns = float(np.median(cpu)) if cpu else None
             server = [t["server_ns"] / t["n"] for t in trials if t.get("server_ns") is not None and t["n"]]

@@ -90,4 +90,15 @@ MIGRATIONS = [
     ALTER TABLE trials ADD COLUMN bytes_to_server INTEGER;
     ALTER TABLE trials ADD COLUMN bytes_to_client INTEGER;
     """,
+    # 5: steps under load: clients, connection policy, open-loop rate; latencies as a histogram
+    """
+    ALTER TABLE cells ADD COLUMN clients INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE cells ADD COLUMN policy TEXT NOT NULL DEFAULT 'persistent';
+    ALTER TABLE cells ADD COLUMN rate REAL;             -- intended operations/s, all clients (open loop)
+    ALTER TABLE trials ADD COLUMN histogram TEXT;       -- merged latency histogram (protocol/histogram), JSON
+    ALTER TABLE trials ADD COLUMN late INTEGER;         -- open loop: operations started over 1 ms late
+    ALTER TABLE trials ADD COLUMN skipped INTEGER;      -- open loop: operations not started (too late)
+    ALTER TABLE trials ADD COLUMN per_client TEXT;      -- JSON [{n, elapsed_ns}] per client
+    ALTER TABLE trials ADD COLUMN processes INTEGER;    -- worker processes that drove the clients
+    """,
 ]

@@ -31,6 +31,18 @@ class StoredRun:
     cells: list[dict[str, Any]]
     trials: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # cell id → timed trials
 
+    def histogram(self, cell_id: int):
+        """The cell's loaded trials' latency histograms merged, or None for plain trials."""
+        from ..protocol.histogram import Histogram
+
+        parts = [t["histogram"] for t in self.trials.get(cell_id, []) if t.get("histogram")]
+        if not parts:
+            return None
+        merged = Histogram()
+        for part in parts:
+            merged.merge(Histogram.from_json(json.loads(part)))
+        return merged
+
     def latencies(self, cell_id: int) -> np.ndarray:
         blobs = [t["latencies"] for t in self.trials.get(cell_id, []) if t["latencies"]]
         if not blobs:
@@ -109,9 +121,9 @@ class Store:
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO cells (run_id, variant, target, path, method, step, step_index, kind, mode,"
-                " description, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned')",
+                " description, status, clients, policy, rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?)",
                 (run_id, cell.variant, cell.target, cell.path, cell.method, s.name, cell.step_index,
-                 s.kind, s.mode, s.description),
+                 s.kind, s.mode, s.description, s.clients, s.policy, s.rate),
             )
         return cur.lastrowid
 
@@ -122,17 +134,21 @@ class Store:
 
     def add_trial(self, cell_id: int, phase: str, seq: int, started_at: str, answer: dict,
                   latencies: bytes | None, server_ns: int | None = None, wire: dict | None = None) -> None:
+        """A trial as it ends. Plain trials keep every latency; loaded ones their histogram."""
         wire = wire or {}
+        optional_json = lambda key: json.dumps(answer[key]) if answer.get(key) is not None else None  # noqa: E731
         with self.db:
             self.db.execute(
                 "INSERT INTO trials (cell_id, phase, seq, started_at, n, elapsed_ns, rows, values_read,"
                 " user_ns, sys_ns, first_op_ns, server_pids, latencies, server_ns, round_trips,"
-                " bytes_to_server, bytes_to_client) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " bytes_to_server, bytes_to_client, histogram, late, skipped, per_client, processes)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (cell_id, phase, seq, started_at, answer["n"], answer["elapsed_ns"], answer["rows"],
                  answer.get("values"), answer.get("user_ns"), answer.get("sys_ns"), answer.get("first_op_ns"),
                  json.dumps(answer.get("server_pids")) if answer.get("server_pids") else None,
                  zlib.compress(latencies) if latencies else None, server_ns, wire.get("round_trips"),
-                 wire.get("c2s_bytes"), wire.get("s2c_bytes")),
+                 wire.get("c2s_bytes"), wire.get("s2c_bytes"), optional_json("histogram"), answer.get("late"),
+                 answer.get("skipped"), optional_json("per_client"), answer.get("processes")),
             )
 
     # reading

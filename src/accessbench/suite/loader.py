@@ -93,7 +93,7 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
             table = _validate(Table, _subst(raw, values, ("tables", i), fail), ("tables", i), fail)
             tables.append(table)  # --quick keeps every row: parameter ranges refer to them
         steps = [
-            _scaled(step, scale, "iterations")
+            _scaled(_scaled(step, scale, "iterations"), scale, "duration")
             for i, raw in enumerate(raw_steps)
             for step in _expand_step(raw, values, ("steps", i), fail)
         ]
@@ -202,6 +202,8 @@ def _scaled(model, scale: float, field: str):
     if scale == 1.0:
         return model
     value = getattr(model, field)
+    if field == "duration":  # --quick: a shorter load, never under half a second
+        return model if value is None else model.model_copy(update={field: max(0.5, value * scale)})
     update = {field: max(1, math.ceil(value * scale)) if value else 0}
     if field == "iterations":  # constants marked `scaled` (a loop count inside the server) follow
         update["params"] = [

@@ -142,6 +142,24 @@ class Step(Strict):
     commit_every: int = Field(0, ge=0)
     reset: list[str] = []
     check: str | None = None
+    # Under load (see docs/suites.md): C clients at once, for a duration instead of a count
+    # (iterations then sizes the pool of parameters the loop cycles through), optionally
+    # open-loop at a total rate, with a connection policy.
+    clients: int = Field(1, ge=1, le=1000)
+    duration: float | None = Field(None, gt=0, description="seconds")
+    rate: float | None = Field(None, gt=0, description="operations per second, all clients together")
+    arrival: Literal["poisson", "uniform"] = "poisson"
+    policy: Literal["persistent", "per-request"] = "persistent"
+
+    @field_validator("duration", mode="before")
+    @classmethod
+    def _seconds(cls, value):
+        return _parse_unit(value, {"ms": 1e-3, "s": 1.0, "min": 60.0}, "a duration like 15s or 500ms")
+
+    @field_validator("rate", mode="before")
+    @classmethod
+    def _per_second(cls, value):
+        return _parse_unit(value, {"/s": 1.0, "/min": 1 / 60}, "a rate like 200/s")
 
     @field_validator("sql")
     @classmethod
@@ -192,6 +210,26 @@ class Step(Strict):
     @property
     def writes(self) -> bool:
         return bool(self.reset)
+
+    @property
+    def loaded(self) -> bool:
+        """Runs as a load (histogram, barrier start) rather than the plain timed loop."""
+        return self.clients > 1 or self.duration is not None or self.rate is not None or self.policy != "persistent"
+
+
+def _parse_unit(value, units: dict[str, float], what: str):
+    """'15s' → 15.0 with units {'s': 1}; numbers pass through."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        text = value.strip().replace(" ", "")
+        for unit in sorted(units, key=len, reverse=True):
+            if text.endswith(unit):
+                try:
+                    return float(text[: -len(unit)]) * units[unit]
+                except ValueError:
+                    break
+    raise ValueError(f"{value!r} is not {what}")
 
 
 def _check_markers(sql: str | None, params: list) -> None:

@@ -1,0 +1,33 @@
+"""When each operation of an open-loop (`rate`) step is meant to start, relative to the
+trial's start: the same offsets in every language. Uniform arrivals are evenly spaced;
+Poisson arrivals have exponential gaps drawn from splitmix64 (u from the top 53 bits, gap =
+−ln(1 − u) / rate), as pgbench -R draws them."""
+
+from __future__ import annotations
+
+import math
+
+from .prng import SplitMix64
+
+
+class Schedule:
+    """Intended start offsets in nanoseconds: ``next()`` gives the next one."""
+
+    def __init__(self, rate_per_s: float, arrival: str = "poisson", seed: int = 0) -> None:
+        if rate_per_s <= 0:
+            raise ValueError("rate must be positive")
+        if arrival not in ("poisson", "uniform"):
+            raise ValueError(f"unknown arrival {arrival!r}")
+        self.mean_gap_ns = 1e9 / rate_per_s
+        self.poisson = arrival == "poisson"
+        self.rng = SplitMix64(seed)
+        self.at = 0.0
+        self.count = 0
+
+    def next(self) -> int:
+        """The offset of the next operation (the first is at 0)."""
+        offset = self.at
+        gap = -math.log(1.0 - self.rng.unit()) * self.mean_gap_ns if self.poisson else self.mean_gap_ns
+        self.at += gap
+        self.count += 1
+        return int(offset)

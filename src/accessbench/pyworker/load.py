@@ -1,0 +1,121 @@
+"""The loops of a loaded step: by duration as well as by count, closed loop or open loop at a
+rate, latencies into a histogram (bounded memory, every operation counted), all clients of a
+trial starting together at ``start_at`` (wall clock, so separate processes agree).
+
+Closed loop: operation i's latency runs from the end of operation i−1 to its own end, as in
+the plain loop. Open loop: from operation i's *intended* start to its end, so a stall that
+delays later operations shows in their latency (no coordinated omission); an operation that
+starts more than ``late_ns`` after its intended time counts as late, and one that would start
+more than ``skip_ns`` late is skipped (pgbench -R --latency-limit).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..protocol.histogram import Histogram
+from ..protocol.schedule import Schedule
+
+# Sleep until this close to an operation's intended start, then spin: a sleep overshoots by
+# ~60 µs here, which would otherwise count as the client's own lateness. (asyncio's sleep is
+# not used: epoll rounds its timeout up to whole milliseconds.)
+SPIN_NS = 100_000
+
+
+@dataclass
+class Load:
+    """What the step message asks for, beyond the plain loop."""
+
+    duration_ns: int | None = None
+    rate: float | None = None          # this client's operations per second
+    arrival: str = "poisson"
+    seed: int = 0
+    late_ns: int = 1_000_000
+    skip_ns: int | None = None
+    start_at_unix_ns: int | None = None
+
+    @classmethod
+    def from_step(cls, msg: dict) -> "Load":
+        rate = msg.get("rate")
+        return cls(
+            duration_ns=int(msg["duration_ms"] * 1_000_000) if msg.get("duration_ms") else None,
+            rate=float(rate) if rate else None, arrival=msg.get("arrival", "poisson"),
+            seed=int(msg.get("schedule_seed", 0)), late_ns=int(msg.get("late_ns", 1_000_000)),
+            skip_ns=int(msg["skip_ns"]) if msg.get("skip_ns") else None,
+            start_at_unix_ns=int(msg["start_at_unix_ns"]) if msg.get("start_at_unix_ns") else None,
+        )
+
+
+@dataclass
+class LoadResult:
+    n: int = 0
+    rows: int = 0
+    elapsed_ns: int = 0
+    first_op_ns: int = 0
+    late: int = 0
+    skipped: int = 0
+    histogram: Histogram = field(default_factory=Histogram)
+
+
+def wait_until(unix_ns: int | None) -> None:
+    """The barrier: return when the wall clock reaches ``unix_ns``."""
+    if unix_ns is None:
+        return
+    while True:
+        left = unix_ns - time.time_ns()
+        if left <= 0:
+            return
+        if left > SPIN_NS:
+            time.sleep((left - SPIN_NS) / 1e9)
+
+
+def _pause_until(clock: Callable[[], int], deadline: int) -> None:
+    left = deadline - clock()
+    if left > SPIN_NS:
+        time.sleep((left - SPIN_NS) / 1e9)
+    while clock() < deadline:
+        pass
+
+
+async def run(op: Callable[[Any], Any], args: list, reads: bool, load: Load, awaits: bool) -> LoadResult:
+    """Run ``op`` over ``args`` (cycling through them when the step runs by duration).
+    ``awaits``: the op is a coroutine function (an async driver); one loop serves both, since
+    a coroutine that never awaits costs nothing per operation."""
+    clock, out = time.perf_counter_ns, LoadResult()
+    record, count = out.histogram.record, len(args)
+    schedule = Schedule(load.rate, load.arrival, load.seed) if load.rate else None
+    wait_until(load.start_at_unix_ns)
+    start = prev = clock()
+    stop = start + load.duration_ns if load.duration_ns else None
+    i = 0
+    while (i < count) if stop is None else (prev < stop):
+        arg = args[i % count]
+        if schedule is not None:
+            intended = start + schedule.next()
+            now = clock()
+            if now < intended:
+                _pause_until(clock, intended)
+            elif load.skip_ns is not None and now - intended > load.skip_ns:
+                out.skipped += 1
+                i += 1
+                continue
+            elif now - intended > load.late_ns:
+                out.late += 1
+            result = await op(arg) if awaits else op(arg)
+            now = clock()
+            latency = now - intended
+        else:
+            result = await op(arg) if awaits else op(arg)
+            now = clock()
+            latency = now - prev
+        out.rows += len(result) if reads else result
+        record(latency)
+        if i == out.skipped:
+            out.first_op_ns = latency
+        prev = now
+        i += 1
+    out.n = i - out.skipped
+    out.elapsed_ns = prev - start
+    return out

@@ -1,0 +1,138 @@
+"""Steps under load: several clients started together, by duration, open loop at a rate, and
+connect-per-request — run for real against a managed PostgreSQL and SQLite files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from accessbench.protocol.histogram import EXACT, LIMIT, Histogram, index, lower, upper
+from accessbench.protocol.schedule import Schedule
+from accessbench.store import Store
+from accessbench.stats.cells import analyse
+
+from .conftest import accessbench
+
+SUITE = """
+[suite]
+name = "load-test"
+
+[[tables]]
+name = "t"
+rows = 100
+columns = [{{name = "a", type = "integer", gen = {{kind = "seq"}}}}]
+
+{steps}
+"""
+
+
+LOOKUP = "SELECT a FROM t WHERE a = ?"
+
+
+def step(name: str, sql: str = LOOKUP, mode: str = "prepared", params: str = '{kind = "uniform", lo = 1, hi = 100}',
+         iterations: int = 100, **load) -> str:
+    """One exec step in TOML, with its load settings (clients, duration, rate, …)."""
+    extra = "".join(f"{key} = {json.dumps(value)}\n" for key, value in load.items())
+    return (f'[[steps]]\nname = "{name}"\nkind = "exec"\nmode = "{mode}"\nsql = "{sql}"\n'
+            f"params = [{params}]\niterations = {iterations}\n{extra}\n")
+
+
+def run_suite(tmp_path, workdir, steps: str, *args: str):
+    suite = tmp_path / "load.toml"
+    suite.write_text(SUITE.format(steps=steps))
+    store = str(tmp_path / "s.db")
+    result = accessbench("--store", store, "run", "--suite", str(suite), "--no-report", "--workdir", workdir, *args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with Store(store) as s:
+        return s.load(s.resolve("last")), result
+
+
+def test_the_histogram_keeps_every_value_within_one_percent_of_its_bucket():
+    for value in (0, 1, 255, 256, 257, 1000, 123_456, 10**9, LIMIT - 1):
+        b = index(value)
+        assert lower(b) <= value < upper(b)
+        if value >= EXACT:
+            assert (upper(b) - lower(b)) / lower(b) <= 0.01
+    assert [index(v) for v in (255, 256, 511, 512)] == [255, 256, 383, 384]  # contiguous
+
+
+def test_histograms_merge_and_count_the_overflow():
+    a, b = Histogram(), Histogram()
+    for v in range(1, 1001):
+        a.record(v * 1000)
+    b.record(LIMIT + 5)
+    a.merge(b)
+    assert a.n == 1001 and a.overflow == 1 and a.max == LIMIT + 5
+    assert abs(a.percentile(50) - 500_000) / 500_000 < 0.01
+    assert Histogram.from_json(json.loads(json.dumps(a.to_json()))).to_json() == a.to_json()
+
+
+def test_poisson_arrivals_average_the_rate_and_are_the_same_for_the_same_seed():
+    s = Schedule(1000.0, "poisson", seed=7)
+    offsets = [s.next() for _ in range(20000)]
+    assert offsets[0] == 0 and offsets == sorted(offsets)
+    assert abs(offsets[-1] / len(offsets) - 1e6) / 1e6 < 0.03
+    again = Schedule(1000.0, "poisson", seed=7)
+    assert [again.next() for _ in range(100)] == offsets[:100]
+    uniform = Schedule(500.0, "uniform")
+    assert [uniform.next() for _ in range(3)] == [0, 2_000_000, 4_000_000]
+
+
+def test_several_python_clients_run_in_one_process_each_and_their_answers_merge(tmp_path, workdir):
+    steps = step("four-clients", clients=4, duration="300ms")
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "py-sqlite3", "--trials", "2",
+                       "--warmup", "0")
+    cell = run.cells[0]
+    assert cell["status"] == "ok" and cell["clients"] == 4
+    for trial in run.trials[cell["id"]]:
+        per_client = json.loads(trial["per_client"])
+        assert trial["processes"] == 4 and len(per_client) == 4
+        assert trial["n"] == sum(c["n"] for c in per_client) and trial["n"] > 100  # cycled through its parameters
+        assert trial["latencies"] is None and Histogram.from_json(json.loads(trial["histogram"])).n == trial["n"]
+    (result,) = analyse(run)
+    assert result.percentiles[50.0] > 0 and result.percentiles[100.0] >= result.percentiles[99.0]
+
+
+@pytest.mark.server
+def test_open_loop_latency_includes_the_queueing_behind_a_stalled_server(tmp_path, workdir):
+    """200 requests/s at a server that takes 10 ms each (100/s at most): every request waits
+    behind the ones before it. Measured from the intended start, latency grows far past the
+    10 ms of service; a closed loop on the same statement only ever sees the service time."""
+    sleeper = dict(sql="SELECT pg_sleep(0.01) FROM t WHERE a = ?", mode="extended", params='{kind = "const", value = 1}',
+                   iterations=50)
+    steps = step("closed", **sleeper) + step("open", **sleeper, duration="1s", rate="200/s", arrival="uniform")
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "postgresql", "--path", "unix", "--method", "py-psycopg",
+                       "--trials", "1", "--warmup", "0")
+    closed, open_ = (r for r in analyse(run))
+    assert closed.cell["status"] == open_.cell["status"] == "ok"
+    service = closed.percentiles[50.0]
+    assert service >= 10_000_000  # pg_sleep(0.01) at least
+    # by the end of the second, ~100 requests are queued: the median waits ~25 service times
+    assert open_.percentiles[50.0] > 5 * service
+    assert open_.percentiles[100.0] > 20 * service
+    trial = run.trials[open_.cell["id"]][0]
+    assert trial["late"] > 0 and trial["n"] < 200
+
+
+@pytest.mark.server
+def test_connect_per_request_opens_a_connection_inside_every_operation(tmp_path, workdir):
+    load = dict(clients=2, duration="300ms")
+    steps = step("persistent", **load) + step("per-request", **load, policy="per-request")
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "postgresql", "--path", "tcp", "--method", "py-psycopg",
+                       "--trials", "2", "--warmup", "0")
+    persistent, per_request = analyse(run)
+    assert per_request.cell["policy"] == "per-request" and per_request.cell["status"] == "ok"
+    # a SCRAM login per operation: many times the cost of the query alone
+    assert per_request.percentiles[50.0] > 3 * persistent.percentiles[50.0]
+
+
+def test_a_worker_that_cannot_run_loaded_steps_is_shown_unsupported_not_run_plainly(tmp_path, workdir):
+    from accessbench.methods import select
+
+    if select(["c-sqlite"])[0].missing():
+        pytest.skip("c-sqlite is not built here")
+    steps = step("two", params='{kind = "const", value = 1}', iterations=10, clients=2)
+    run, result = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "c-sqlite", "--trials", "1")
+    assert run.cells[0]["status"] == "unsupported"
+    assert "does not run steps under load yet" in run.cells[0]["message"]
