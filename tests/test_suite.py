@@ -142,6 +142,23 @@ def test_the_s4_suite_names_its_paths_setup_and_the_study_figures():
     assert {f.published for f in suite.study.figures} >= {"147 µs", "615 µs", "49 s", "4.2×", "12.5×"}
 
 
+def test_the_s5_suite_loads_ten_clients_for_fifteen_seconds_per_policy_and_scales_with_quick():
+    full, quick = load("s5-connections"), load("s5-connections", quick=True)
+    steps = {s.name: s for s in full.variants[0].steps}
+    assert {n: (s.policy, s.clients, s.duration) for n, s in steps.items()} == {
+        "per-request": ("per-request", 10, 15.0), "persistent": ("persistent", 10, 15.0)}
+    assert all(s.duration == 1.5 for s in quick.variants[0].steps)
+    assert {f.published for f in full.study.figures} >= {"64.54/s", "504.04/s", "7.8×"}
+
+
+def test_load_settings_read_units_and_refuse_what_is_not_one():
+    text = BASE.replace('iterations = 5', 'iterations = 5\nduration = "250ms"\nrate = "30/min"\nclients = 3')
+    step = parse(text, "t.toml").variants[0].steps[0]
+    assert (step.duration, step.rate, step.clients, step.loaded) == (0.25, 0.5, 3, True)
+    assert "is not a rate like 200/s" in error_of(text.replace('"30/min"', '"fast"'))
+    assert "is not a duration like 15s" in error_of(text.replace('"250ms"', '"soon"'))
+
+
 def test_a_study_figure_must_name_a_step_of_the_suite():
     text = BASE + '\n[study]\ntitle = "t"\n[[study.figures]]\nlabel = "x"\npublished = "1 s"\nstep = "nope"\npath = "unix"\n'
     assert "no step 'nope' in the suite" in error_of(text)

@@ -123,9 +123,10 @@ class Session:
             d.recover()
             raise
         finally:
-            d.end_step()
-            if policy == "per-request" and self.endpoint is not None:
+            if policy == "per-request":  # what the step prepared went with its connections
                 self._reopen()
+            else:
+                d.end_step()
 
     def _args(self, kind: str, msg: dict, n: int) -> list:
         """Each operation's argument, made before the clock starts."""

@@ -263,14 +263,17 @@ def _study_table(stored: StoredRun, results: list[CellResult]) -> Table | None:
         values: dict[str, float] = {}
         for f in figures:
             r = cells.get((method, f.step, f.path)) if f.step else None
-            if r is not None and r.per_op_ns:
+            if r is not None and r.per_op_ns and f.per == "second":
+                values[f.label] = 1e9 / r.per_op_ns * f.times
+            elif r is not None and r.per_op_ns:
                 per = steps[f.step].params[f.per_param].value if f.per_param is not None else 1
                 values[f.label] = r.per_op_ns / per * f.times
             elif f.ratio and all(label in values for label in f.ratio):
                 values[f.label] = values[f.ratio[0]] / values[f.ratio[1]]
         if values:
             table.add_row(method, *[
-                "" if f.label not in values else f"{values[f.label]:.1f}×" if f.ratio else fmt.duration(values[f.label])
+                "" if f.label not in values else f"{values[f.label]:.1f}×" if f.ratio
+                else fmt.rate(values[f.label]) if f.per == "second" else fmt.duration(values[f.label])
                 for f in figures])
     return table
 

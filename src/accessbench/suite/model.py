@@ -242,8 +242,9 @@ class StudyFigure(Strict):
 
     A value figure reads a cell's median time per operation (``step`` on ``path``),
     divided by the value of the step's parameter ``per_param`` (an index) when the operation
-    repeats work inside the server, and multiplied by ``times``. A ratio figure divides two
-    other figures by label."""
+    repeats work inside the server, and multiplied by ``times``; with ``per = "second"`` it is
+    operations per second instead (all clients together), times ``times``. A ratio figure
+    divides two other figures by label."""
 
     label: str
     published: str
@@ -252,6 +253,7 @@ class StudyFigure(Strict):
     per_param: int | None = None
     times: float = 1.0
     ratio: list[str] = Field(default_factory=list)
+    per: Literal["operation", "second"] = "operation"  # time per operation, or operations per second
 
     @model_validator(mode="after")
     def _value_or_ratio(self) -> "StudyFigure":
