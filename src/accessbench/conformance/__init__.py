@@ -79,7 +79,7 @@ def script() -> Suite:
 
 def load_vectors(folder: Path | None = None) -> dict[str, dict]:
     folder = folder or default_dir()
-    return {name: json.loads((folder / f"{name}.json").read_text()) for name in ("prng", "generators", "checksum")}
+    return {name: json.loads((folder / f"{name}.json").read_text()) for name in ("prng", "generators", "checksum", "load")}
 
 
 class Check:
@@ -147,9 +147,26 @@ class Check:
                 self.expect((got["checksum"], got["rows"]) == (case["checksum"], case["count"]),
                             f"checksum of rows '{case['name']}': {got['checksum']}/{got['rows']}, "
                             f"want {case['checksum']}/{case['count']}")
+            if hello["capabilities"].get("load"):
+                self._load_vectors(worker, vectors["load"])
             self._bye(worker)
         finally:
             worker.kill()
+
+    def _load_vectors(self, worker: WorkerProcess, load: dict) -> None:
+        """The histogram's buckets and the arrival schedules, as the reference makes them."""
+        got = self.ok(worker, {"op": "histogram", "values": load["histogram"]["values"]}, "histogram")["histogram"]
+        want = load["histogram"]["wire"]
+        for key in ("buckets", "overflow", "min", "max", "sum"):
+            self.expect(got.get(key) == want[key], f"histogram of the vector values: {key} = {got.get(key)}, want {want[key]}")
+        for case in load["schedules"]:
+            message = {"op": "schedule", "rate": case["rate"], "arrival": case["arrival"], "seed": case["seed"],
+                       "count": len(case["offsets"])}
+            offsets = self.ok(worker, message, "schedule")["offsets"]
+            self.expect(len(offsets) == len(case["offsets"]), f"schedule {case['arrival']} {case['rate']}/s: {len(offsets)} offsets")
+            for i, (have, want_ns) in enumerate(zip(offsets, case["offsets"])):
+                self.expect(abs(have - want_ns) <= 1000, f"schedule {case['arrival']} {case['rate']}/s seed {case['seed']}: "
+                                                         f"offset {i} is {have}, want {want_ns} (±1 µs)")
 
     def _bye(self, worker: WorkerProcess) -> None:
         self.ok(worker, {"op": "bye"}, "bye")
@@ -170,6 +187,8 @@ class Check:
                 self.expect(isinstance(opened.get("connect_ns"), int), "open: no connect_ns")
                 for step in variant.steps:
                     self._step(worker, target, path, step, hello)
+                if hello["capabilities"].get("load"):
+                    self._loaded(worker, target, path, variant, hello["capabilities"])
                 self._error(worker, target, path)
                 self._step(worker, target, path, variant.steps[1], hello)  # still usable after the error
                 self.ok(worker, {"op": "close"}, "close")
@@ -254,6 +273,45 @@ class Check:
         self.expect(abs(total - answer["elapsed_ns"]) <= max(1000, answer["elapsed_ns"] // 100),
                     f"{where} (timed): latencies add up to {total} ns, elapsed_ns is {answer['elapsed_ns']}")
         os.remove(latency_file)
+
+    def _loaded(self, worker: WorkerProcess, target: Target, path: str, variant: Variant, caps: dict) -> None:
+        """Steps under load: by duration with several clients (one for a worker that runs a
+        client per process), open loop at a rate, and each connection policy it lists."""
+        import time
+
+        step = next(s for s in variant.steps if s.name == "select-prepared")
+        clients = 1 if caps.get("concurrency") == "processes" else 3
+        base = {**self._message(target, step), "histogram": True, "clients": clients}
+        cases = [("closed loop, 3 clients, 200 ms", {"duration_ms": 200}),
+                 ("open loop, 500/s uniform, 200 ms", {"duration_ms": 200, "rate": 500.0, "arrival": "uniform",
+                                                       "schedule_seed": 7}),
+                 ("by count", {})]
+        cases += [(f"policy {p}", {"duration_ms": 100, "policy": p, "pool_size": 2})
+                  for p in caps["load"].get("policies", []) if p != "persistent"]
+        for what, extra in cases:
+            where = f"{target.name}/{path} loaded step ({what})"
+            start_at = time.time_ns() + 150_000_000
+            answer = self.ok(worker, {**base, **extra, "start_at_unix_ns": start_at}, where)
+            ended = time.time_ns()
+            for key in ("n", "elapsed_ns", "rows", "user_ns", "sys_ns", "late", "skipped"):
+                self.expect(isinstance(answer.get(key), int), f"{where}: no integer '{key}' in {answer}")
+            histogram = answer.get("histogram") or {}
+            counted = sum(c for _, c in histogram.get("buckets", [])) + histogram.get("overflow", 0)
+            self.expect(counted == answer["n"], f"{where}: the histogram counts {counted} operations, n is {answer['n']}")
+            per_client = answer.get("per_client") or []
+            self.expect(len(per_client) == clients and sum(c["n"] for c in per_client) == answer["n"],
+                        f"{where}: per_client {per_client} does not add up to {clients} clients and n = {answer['n']}")
+            self.expect(answer["n"] > 0, f"{where}: no operation ran")
+            if "duration_ms" in extra:
+                self.expect(answer["elapsed_ns"] >= extra["duration_ms"] * 1_000_000 * 0.99,
+                            f"{where}: elapsed {answer['elapsed_ns']} ns, shorter than the duration")
+                self.expect(ended >= start_at + extra["duration_ms"] * 1_000_000,
+                            f"{where}: answered before start_at + duration: the barrier was not kept")
+            else:
+                self.expect(answer["n"] == step.iterations * clients,
+                            f"{where}: n = {answer['n']}, want {step.iterations} per client")
+            if "rate" in extra:  # 500/s for 200 ms: at most 101 intended starts
+                self.expect(answer["n"] + answer["skipped"] <= 101, f"{where}: {answer['n']} operations, the schedule has 101")
 
     def _error(self, worker: WorkerProcess, target: Target, path: str) -> None:
         answer = self.ask(worker, {"op": "step", "kind": "scan", "iterations": 1, "fetch": True,

@@ -18,6 +18,8 @@ from typing import Any
 
 from . import generators
 from .checksum import Checksum, encode_value, row_hash
+from .histogram import LIMIT, Histogram, index
+from .schedule import Schedule
 from .prng import SplitMix64, fnv1a64
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -141,8 +143,32 @@ def checksum_vectors() -> dict:
     return {"values": values, "rows": rows_cases}
 
 
+HISTOGRAM_VALUES = [0, 1, 2, 127, 128, 255, 256, 257, 300, 511, 512, 513, 1000, 1023, 1024, 4095, 4096, 65535,
+                    65536, 123456, 999999, 1000000, 1000001, 12345678, 999999999, 1000000000, 2**32 - 1, 2**32,
+                    2**39 + 12345, 2**40 - 1, 2**40, 2**41 + 3]
+SCHEDULES = [(1000.0, "uniform", 0), (333.0, "uniform", 0), (1000.0, "poisson", 1), (250.5, "poisson", 42),
+             (20000.0, "poisson", 0x9E3779B97F4A7C15)]
+
+
+def load_step_vectors() -> dict:
+    """The histogram's bucket of each value, one histogram of all of them (wire form), and
+    the first intended start offsets of a few arrival schedules."""
+    histogram = Histogram()
+    for v in HISTOGRAM_VALUES:
+        histogram.record(v)
+    schedules = []
+    for rate, arrival, seed in SCHEDULES:
+        schedule = Schedule(rate, arrival, seed)
+        schedules.append({"rate": rate, "arrival": arrival, "seed": f"{seed:016x}",
+                          "offsets": [schedule.next() for _ in range(30)]})
+    return {"buckets": [{"value": v, "bucket": index(v) if v < LIMIT else None} for v in HISTOGRAM_VALUES],
+            "histogram": {"values": HISTOGRAM_VALUES, "wire": histogram.to_json()},
+            "schedules": schedules}
+
+
 FILES = {
     "prng.json": splitmix64_vectors,
+    "load.json": load_step_vectors,
     "generators.json": generator_vectors,
     "checksum.json": checksum_vectors,
 }

@@ -18,6 +18,8 @@ from typing import Any, TextIO
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.checksum import Checksum
+from ..protocol.histogram import Histogram
+from ..protocol.schedule import Schedule
 from .base import AsyncDriver, Driver, Unsupported
 from .load import Load
 from .load import run as load_loop
@@ -94,6 +96,16 @@ class Session:
         checksum = Checksum()
         checksum.add_rows([[vectors.native(v) for v in row] for row in msg["rows"]])
         return {"checksum": checksum.hexdigest(), "rows": checksum.rows}
+
+    def on_histogram(self, msg: dict) -> dict:
+        histogram = Histogram()
+        for value in msg["values"]:
+            histogram.record(int(value))
+        return {"histogram": histogram.to_json()}
+
+    def on_schedule(self, msg: dict) -> dict:
+        schedule = Schedule(float(msg["rate"]), msg.get("arrival", "poisson"), int(msg["seed"], 16))
+        return {"offsets": [schedule.next() for _ in range(int(msg["count"]))]}
 
     def on_step(self, msg: dict) -> dict:
         if self.endpoint is None:

@@ -264,6 +264,8 @@ class Runner:
             message["batch"] = step.batch
         if step.policy != "persistent":
             message["policy"] = step.policy
+        if step.policy == "pooled":
+            message["pool_size"] = step.pool_size or step.clients
         return message
 
     def _load_message(self, cell: Cell, clients: int, processes: int, start_at: int, process: int) -> dict:
@@ -288,6 +290,10 @@ class Runner:
         if not caps.get("load"):
             raise CellFailed("unsupported", f"{cell.method}'s worker does not run steps under load yet "
                                             "(clients, duration, rate, connection policy)")
+        policies = caps["load"].get("policies", []) if isinstance(caps["load"], dict) else []
+        if cell.step.policy not in policies:
+            raise CellFailed("unsupported", f"{cell.method}'s worker has no {cell.step.policy} connection policy "
+                                            f"(it has {', '.join(policies) or 'none'})")
         clients = cell.step.clients
         processes = clients if caps.get("concurrency") == "processes" else 1
         workers = [self._worker(cell, i) for i in range(processes)]  # all up before the barrier

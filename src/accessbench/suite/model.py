@@ -149,7 +149,8 @@ class Step(Strict):
     duration: float | None = Field(None, gt=0, description="seconds")
     rate: float | None = Field(None, gt=0, description="operations per second, all clients together")
     arrival: Literal["poisson", "uniform"] = "poisson"
-    policy: Literal["persistent", "per-request"] = "persistent"
+    policy: Literal["persistent", "per-request", "pooled"] = "persistent"
+    pool_size: int | None = Field(None, ge=1, description="pooled: connections in the pool (default: clients)")
 
     @field_validator("duration", mode="before")
     @classmethod
