@@ -140,3 +140,28 @@ def test_a_worker_that_cannot_run_loaded_steps_is_shown_unsupported_not_run_plai
     run, result = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "c-sqlite", "--trials", "1")
     assert run.cells[0]["status"] == "unsupported"
     assert "does not run steps under load yet" in run.cells[0]["message"]
+
+
+@pytest.mark.server
+def test_pgbouncer_sits_between_clients_and_server_in_either_pool_mode(tmp_path, workdir):
+    # extended: unnamed statements, which transaction pooling can serve (named ones it cannot follow)
+    steps = (step("persistent", mode="extended", clients=2, duration="300ms")
+             + step("per-request", mode="extended", clients=2, duration="300ms", policy="per-request"))
+    # (py-pg8000 is left out: it parses, syncs, then binds, and transaction pooling may hand the
+    # bind to another server connection — a real incompatibility, shown as an error in runs;
+    # psycopg2 has no extended mode)
+    run, result = run_suite(tmp_path, workdir, steps, "--target", "postgresql", "--path", "pooler,pooler:session",
+                            "--method", "py-psycopg", "--trials", "1", "--warmup", "0")
+    results = analyse(run)
+    assert {r.cell["path"] for r in results} == {"pooler", "pooler:session"}
+    assert all(r.cell["status"] == "ok" for r in results), [(r.label, r.cell["message"]) for r in results]
+    (target,) = run.targets
+    assert "pool_mode=transaction" in target["settings"]["pooler"] and "pool_mode=session" in target["settings"]["pooler"]
+    # the backend pid a client is told comes from PgBouncer: no server CPU is claimed
+    assert all(r.server_cpu_per_op_ns is None for r in results)
+    assert "PgBouncer" in result.stdout or "pooler" in result.stdout
+
+
+def test_an_unknown_pooler_mode_is_refused_naming_the_path(tmp_path):
+    result = accessbench("--store", str(tmp_path / "s.db"), "run", "--quick", "--path", "pooler:statement")
+    assert result.returncode == 2 and "--path pooler:statement" in result.stderr

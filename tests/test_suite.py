@@ -146,7 +146,9 @@ def test_the_s5_suite_loads_ten_clients_for_fifteen_seconds_per_policy_and_scale
     full, quick = load("s5-connections"), load("s5-connections", quick=True)
     steps = {s.name: s for s in full.variants[0].steps}
     assert {n: (s.policy, s.clients, s.duration) for n, s in steps.items()} == {
-        "per-request": ("per-request", 10, 15.0), "persistent": ("persistent", 10, 15.0)}
+        "per-request": ("per-request", 10, 15.0), "persistent": ("persistent", 10, 15.0),
+        "pooled": ("pooled", 10, 15.0)}
+    assert full.paths == ["unix", "tcp", "pooler"]
     assert all(s.duration == 1.5 for s in quick.variants[0].steps)
     assert {f.published for f in full.study.figures} >= {"64.54/s", "504.04/s", "7.8×"}
 

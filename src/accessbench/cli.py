@@ -120,8 +120,9 @@ def build_parser() -> Parser:
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
                      help="postgresql (managed), sqlite, or a postgresql:// URL (default postgresql,sqlite)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
-                     help="inproc, unix, tcp, or tcp+DELAY[~JITTER][@BANDWIDTH] through accessbench's latency "
-                     "proxy, e.g. tcp+250us, tcp+1ms~50us@100mbit (default: every path each target has)")
+                     help="inproc, unix, tcp, tcp+DELAY[~JITTER][@BANDWIDTH] through accessbench's latency "
+                     "proxy (e.g. tcp+250us, tcp+1ms~50us@100mbit), or pooler / pooler:session (PgBouncer in "
+                     "transaction / session mode before a managed PostgreSQL) (default: every path each target has)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one; see `accessbench methods`)")
     run.add_argument("--trials", type=_positive, default=None, metavar="N",
@@ -230,6 +231,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from . import targets as targets_mod
     from .paths import netem_missing
     from .paths import parse as parse_path
+    from .paths.pooler import missing as pooler_missing
     from .paths.proxy import missing as proxy_missing
     from .report.live import LiveProgress
     from .report.terminal import render
@@ -252,7 +254,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     wanted = args.path or suite.paths  # the suite may name its paths; --path overrides
     paths = [parse_path(p) for p in wanted] if wanted else None
     for path in paths or []:
-        why = netem_missing(path.delay_us) if path.base == "netem" else proxy_missing() if path.proxied else None
+        why = (netem_missing(path.delay_us) if path.base == "netem" else proxy_missing() if path.proxied
+               else pooler_missing() if path.base == "pooler" else None)
         if why:
             raise InputError(f"--path {path.name}: unavailable here: {why}")
     targets, offered = [], set()

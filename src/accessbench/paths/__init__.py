@@ -6,7 +6,9 @@
   of σ = JITTER and a bandwidth cap (``@10mbit``, ``@1MB`` per second), and counts round trips
   and bytes;
 - ``netem:DELAY``: the same delay from the kernel's netem qdisc in a network namespace, where
-  the kernel has netem.
+  the kernel has netem;
+- ``pooler`` (``pooler:transaction``) and ``pooler:session``: PgBouncer in that pool mode
+  between the workers and a managed PostgreSQL, reached over TCP.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Path:
     delay_us: float = 0.0       # added one way
     jitter_us: float = 0.0
     bandwidth: float | None = None  # bytes per second, each direction
+    pool_mode: str | None = None    # pooler paths: PgBouncer's pool_mode
 
     @property
     def proxied(self) -> bool:
@@ -43,8 +46,8 @@ class Path:
 
     @property
     def rides_on(self) -> str:
-        """The path a target must offer for this one: proxied and netem paths are TCP."""
-        return "tcp" if self.base == "netem" else self.base
+        """The path a target must offer for this one: proxied, netem and pooler paths are TCP."""
+        return "tcp" if self.base in ("netem", "pooler") else self.base
 
 
 def parse(name: str) -> Path:
@@ -59,9 +62,11 @@ def parse(name: str) -> Path:
     match = _NETEM.match(name)
     if match:
         return Path(name, "netem", _us(*match.groups()))
+    if name in ("pooler", "pooler:transaction", "pooler:session"):
+        return Path(name, "pooler", pool_mode=name.partition(":")[2] or "transaction")
     raise InputError(
         f"--path {name}: expected inproc, unix, tcp, tcp+DELAY[~JITTER][@BANDWIDTH] "
-        "(e.g. tcp+250us, tcp+1ms~50us@100mbit) or netem:DELAY"
+        "(e.g. tcp+250us, tcp+1ms~50us@100mbit), netem:DELAY, pooler or pooler:session"
     )
 
 

@@ -27,12 +27,15 @@ from ..methods import Method
 from ..paths import parse as parse_path
 from ..paths.calibrate import proxy_cost_us
 from ..paths.netem import NetemLink
+from ..paths.pooler import POOL_SIZE as POOLER_POOL_SIZE
+from ..paths.pooler import PgBouncer
 from ..paths.proxy import LatencyProxy
 from ..protocol.checksum import Checksum
 from ..protocol.prng import derive_seed
 from ..store import Store
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
+from ..targets.postgresql import free_port
 from .cputime import total_cpu_ns
 from .plan import Cell, cells_by_step, count_executions, paths_of, trial_order
 from .worker import WorkerFailed, WorkerProcess, worker_environment
@@ -119,6 +122,7 @@ class Runner:
         self.server_pids: dict[tuple, set[int]] = {}  # worker → every backend it has reported
         self.proxies: dict[tuple[str, str], LatencyProxy] = {}  # (target, path) → its proxy
         self.links: dict[tuple[str, str], NetemLink] = {}  # (target, path) → its namespace link
+        self.poolers: dict[tuple[str, str], PgBouncer] = {}  # (target, path) → its PgBouncer
         self.run_id = new_run_id()
 
     # the recipe
@@ -154,6 +158,9 @@ class Runner:
                 netem = [p for p in paths_of(target, self.paths) if parse_path(p).base == "netem"]
                 if netem:
                     description["settings"].update(self._start_links(target, netem))
+                pooled = [p for p in paths_of(target, self.paths) if parse_path(p).base == "pooler"]
+                if pooled:
+                    description["settings"].update(self._start_poolers(target, pooled))
                 self.store.add_target(self.run_id, target, description)
             groups_per_variant = [cells_by_step(v, self.targets, self.paths, self.methods) for v in self.suite.variants]
             self.progress.begin(sum(
@@ -183,6 +190,8 @@ class Runner:
                     proxy.stop()
                 for link in self.links.values():
                     link.stop()
+                for pooler in self.poolers.values():
+                    pooler.stop()
                 for target in reversed(started):
                     try:
                         target.stop()
@@ -227,6 +236,11 @@ class Runner:
         for state in states.values():
             if state.warmups:
                 self.store.update_cell(state.id, warmups=len(state.warmups))
+
+    def _server_cpu_known(self, cell: Cell) -> bool:
+        """The serving backends' CPU can be read: a server on this machine, reached directly
+        (behind PgBouncer the backend pid a client is told is PgBouncer's own)."""
+        return self.by_name[cell.target].local_server and parse_path(cell.path).base != "pooler"
 
     def _jit(self, cell: Cell) -> bool:
         return bool(self.capabilities.get(cell.method, {}).get("jit"))
@@ -300,7 +314,7 @@ class Runner:
         self._reset(cell)
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
         keys = [self._worker_key(cell, i) for i in range(processes)]
-        local = self.by_name[cell.target].local_server and cell.step.policy == "persistent"
+        local = self._server_cpu_known(cell) and cell.step.policy == "persistent"
         pids = sorted(set().union(*(self.server_pids.get(k, set()) for k in keys))) if local else []
         proxy = self.proxies.get((cell.target, cell.path))
         wire_before = proxy.totals() if proxy else None
@@ -396,7 +410,7 @@ class Runner:
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
         # The serving backends' CPU around the trial: managed servers run on this machine. A
         # worker may use several connections (one per mode): every backend it has reported.
-        pids = sorted(self.server_pids.get(cell.worker_key, set())) if self.by_name[cell.target].local_server else []
+        pids = sorted(self.server_pids.get(cell.worker_key, set())) if self._server_cpu_known(cell) else []
         proxy = self.proxies.get((cell.target, cell.path))
         wire_before = proxy.totals() if proxy else None
         server_before = total_cpu_ns(pids)
@@ -469,6 +483,9 @@ class Runner:
 
     # paths
     def _endpoint(self, target: Target, path: str) -> dict:
+        pooler = self.poolers.get((target.name, path))
+        if pooler is not None:
+            return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": pooler.port}
         proxy, link = self.proxies.get((target.name, path)), self.links.get((target.name, path))
         if proxy is not None:
             return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": proxy.port}
@@ -488,6 +505,23 @@ class Runner:
             target.listen_on(link.host_address, str(link.network))
         return {"netem": "; ".join(f"{n}: namespace {l.namespace}, {l.ns_address} → {l.host_address}"
                                    for (t, n), l in self.links.items() if t == target.name)}
+
+    def _start_poolers(self, target: Target, paths: list[str]) -> dict:
+        """PgBouncer per pooler path, in that path's pool mode, in front of the managed server."""
+        if not hasattr(target, "behind_pooler"):
+            raise TargetUnavailable(f"{target.name}: pooler paths need a managed PostgreSQL (accessbench starts "
+                                    "PgBouncer in front of it)")
+        server = target.behind_pooler()
+        for name in paths:
+            mode = parse_path(name).pool_mode
+            self.progress.note(f"starting PgBouncer ({mode} pooling) for {target.name}")
+            directory = os.path.join(self.workdir, f"pgbouncer-{mode}")
+            self.poolers[(target.name, name)] = PgBouncer(
+                mode, server["socket_dir"], server["port"], server["user"], server["password"], directory, free_port())
+        version = next(iter(self.poolers.values())).version()
+        return {"pooler": f"{version}; " + "; ".join(
+            f"{n}: pool_mode={p.mode}, default_pool_size={POOLER_POOL_SIZE}, clients over TCP with SCRAM, "
+            "server over its unix socket" for (t, n), p in self.poolers.items() if t == target.name)}
 
     def _start_proxies(self, target: Target, paths: list[str]) -> dict:
         """A latency proxy in front of the target's TCP port for each proxied path, and the

@@ -206,6 +206,12 @@ class ManagedPostgres(PostgresTarget):
                    "-m", "fast", "-w", "restart"], "restarting PostgreSQL")
         self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
 
+    def behind_pooler(self) -> dict[str, Any]:
+        """What PgBouncer needs to serve this server. The schema becomes the role's default in
+        the database, since PgBouncer drops the startup packet's search_path."""
+        self.admin.execute(f"ALTER ROLE {USER} IN DATABASE {DATABASE} SET search_path = {SCHEMA}")
+        return {"socket_dir": self.sockdir, "port": self.port, "user": USER, "password": self.password}
+
     def stop(self) -> None:
         try:
             self._close_admin(drop_schema=False)  # the whole cluster goes
