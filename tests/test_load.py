@@ -120,10 +120,10 @@ def test_connect_per_request_opens_a_connection_inside_every_operation(tmp_path,
     load = dict(clients=2, duration="300ms")
     steps = step("persistent", **load) + step("per-request", **load, policy="per-request")
     run, _ = run_suite(tmp_path, workdir, steps, "--target", "postgresql", "--path", "tcp", "--method",
-                       "py-psycopg,py-psycopg2,py-pg8000", "--trials", "2", "--warmup", "0")
+                       "py-psycopg,py-psycopg2,py-pg8000,py-asyncpg", "--trials", "2", "--warmup", "0")
     results = analyse(run)
     assert all(r.cell["status"] == "ok" for r in results), [(r.label, r.cell["message"]) for r in results]
-    for method in ("py-psycopg", "py-psycopg2", "py-pg8000"):
+    for method in ("py-psycopg", "py-psycopg2", "py-pg8000", "py-asyncpg"):
         persistent, per_request = (next(r for r in results if r.cell["method"] == method and r.cell["step"] == step)
                                    for step in ("persistent", "per-request"))
         assert per_request.cell["policy"] == "per-request"

@@ -175,6 +175,18 @@ class AsyncDriver(Driver):
 
         return committing
 
+    async def aopen(self, endpoint: dict, options: dict) -> dict:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        return self.run(self.aopen(endpoint, options))
+
+    def close(self) -> None:
+        self.run(self.aclose())
+
     async def aexecute(self, sql: str) -> None:
         raise NotImplementedError
 

@@ -65,7 +65,7 @@ class Session:
                 "concurrency": d.concurrency,
                 # steps under load: by duration, open loop at a rate, latency histograms, and
                 # the connection policies built for this driver
-                "load": {"policies": ["persistent"] + ([] if isinstance(d, AsyncDriver) else ["per-request"])},
+                "load": {"policies": ["persistent", "per-request"]},
             },
         }
 
@@ -174,10 +174,17 @@ class Session:
         """Connect, run the operation, disconnect — all inside the operation's time (S5's
         connect per request, pgbench -C)."""
         d = self.driver
-        if isinstance(d, AsyncDriver):
-            raise Unsupported("per-request connections are not built for async Python drivers yet")
         endpoint, options = self.endpoint, self.options
         d.close()
+        if isinstance(d, AsyncDriver):
+            async def aop(arg):
+                await d.aopen(endpoint, options)
+                try:
+                    return await build()(arg)
+                finally:
+                    await d.aclose()
+
+            return aop
 
         def op(arg):
             d.open(endpoint, options)

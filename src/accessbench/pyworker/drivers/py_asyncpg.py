@@ -47,13 +47,13 @@ class Driver(AsyncDriver):
             kwargs["server_settings"] = {"search_path": endpoint["schema"]}
         return kwargs
 
-    def open(self, endpoint: dict, options: dict) -> dict:
-        self.conn = self.run(asyncpg.connect(**self._kwargs(endpoint)))
-        self.run(self.conn.set_type_codec("float4", schema="pg_catalog", encoder=repr, decoder=float, format="text"))
+    async def aopen(self, endpoint: dict, options: dict) -> dict:
+        self.conn = await asyncpg.connect(**self._kwargs(endpoint))
+        await self.conn.set_type_codec("float4", schema="pg_catalog", encoder=repr, decoder=float, format="text")
         return {"server_pid": self.conn.get_server_pid(), "server_version": self.conn.get_settings().server_version}
 
-    def close(self) -> None:
-        self.run(self.conn.close())
+    async def aclose(self) -> None:
+        await self.conn.close()
 
     async def aexecute(self, sql: str) -> None:
         await self.conn.execute(sql)
