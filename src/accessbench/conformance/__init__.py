@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -310,8 +311,12 @@ class Check:
             else:
                 self.expect(answer["n"] == step.iterations * clients,
                             f"{where}: n = {answer['n']}, want {step.iterations} per client")
-            if "rate" in extra:  # 500/s for 200 ms: at most 101 intended starts
-                self.expect(answer["n"] + answer["skipped"] <= 101, f"{where}: {answer['n']} operations, the schedule has 101")
+            if "rate" in extra:
+                # each client's own schedule at rate / clients: its intended starts inside the
+                # duration, plus the one a client may start just as the duration ends
+                per_client = math.ceil(extra["duration_ms"] / 1000 * extra["rate"] / clients) + 1
+                self.expect(answer["n"] + answer["skipped"] <= clients * per_client,
+                            f"{where}: {answer['n']} operations, the schedules have {clients * per_client}")
 
     def _error(self, worker: WorkerProcess, target: Target, path: str) -> None:
         answer = self.ask(worker, {"op": "step", "kind": "scan", "iterations": 1, "fetch": True,

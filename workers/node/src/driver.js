@@ -3,6 +3,13 @@
 // group, or null) returning the rows it read (an array of row arrays, every value decoded) or,
 // for statements that read none, the number of rows it changed. Drivers whose API is
 // synchronous set `sync` and return plain values; the others return promises.
+//
+// Steps under load: a driver says how it drives several clients (`concurrency`) and which
+// connection policies it has built (`loadPolicies`). Its ops take an optional connection (the
+// session's own by default) so each client can have its own; `openClient`/`closeClient` make
+// and end a persistent client's connection, `perRequestOp(ep, build)` wraps `build(conn)` in a
+// connect/close per operation, and `openPool`/`pooledOp`/`closePool` do the same over the
+// driver's usual pool.
 
 import fs from 'node:fs';
 import path from 'node:path';

@@ -14,6 +14,7 @@ import {
   Checksum, ProtocolError, countMarkers, generateRows, generateValues, inline, segments, toJsonValue, typedValue,
 } from './protocol.js';
 import { Unsupported } from './driver.js';
+import { Histogram, Schedule, barrier, loadOf, merge, runClient } from './load.js';
 
 // ---- stdout belongs to the protocol ---------------------------------------------------------
 
@@ -125,6 +126,8 @@ class Session {
       case 'step': return this.step(msg);
       case 'generate': return this.generate(msg);
       case 'checksum': return this.checksum(msg);
+      case 'histogram': return this.histogram(msg);
+      case 'schedule': return this.schedule(msg);
       default: throw new ProtocolError(`unknown op ${JSON.stringify(op)}`);
     }
   }
@@ -145,15 +148,31 @@ class Session {
         cpu: 'process.cpuUsage() around the loop: the whole process (main thread, V8 GC and JIT threads, ' +
           'libuv thread pool), microsecond resolution',
         'event loop': 'one message at a time; every operation awaited before the next starts (no overlap of ' +
-          'operations, except where the batch style says so)',
+          'operations, except where the batch style says so); under load each client is its own such loop',
+        load: (d.concurrency === 'processes'
+          ? 'one client per worker process (the runner starts one process per client); '
+          : 'C clients as C async loops (tasks) on the one event loop of this process, interleaving at their ' +
+            'awaits; ') +
+          'all wait for the wall-clock barrier start_at_unix_ns (untimed: setTimeout, then Atomics.wait and a ' +
+          'spin of the last 100 µs on the wall clock of performance.timeOrigin + performance.now(), µs), then ' +
+          'share one start on process.hrtime.bigint(); per operation one clock read and the latency recorded as ' +
+          'a Number into a fixed Float64Array histogram (integer bucket function, no allocation); by duration ' +
+          'each client loops while its previous operation ended before start + duration, cycling through the ' +
+          'generated arguments; open loop: client k draws its own arrivals at rate / C (splitmix64 on 32-bit ' +
+          'halves, seed schedule_seed + k), latency from the intended start, ahead of time it waits — one ' +
+          'client: Atomics.wait then a spin of the last 100 µs (the thread is its own); several clients: ' +
+          'setTimeout in whole ms to within 200 µs, then yielding spins (setImmediate) so the other clients ' +
+          'keep running; CPU from process.cpuUsage() from the start to the last client\'s end; commit_every ' +
+          'only with persistent connections and by count',
       },
       capabilities: {
         dbms: d.dbms,
         kinds: ['connect', 'scan', 'exec', 'batch'],
         modes: d.modes,
         batch: d.batchStyle(),
-        concurrency: 'event loop (async)',
+        concurrency: d.concurrency,
         jit: true,
+        load: { policies: d.loadPolicies },
       },
     };
   }
@@ -205,6 +224,29 @@ class Session {
     return { checksum: sum.hex(), rows: sum.rows };
   }
 
+  histogram(msg) {
+    if (!Array.isArray(msg.values)) throw new ProtocolError('histogram needs values');
+    const h = new Histogram();
+    for (const v of msg.values) {
+      if (typeof v !== 'bigint' && !(typeof v === 'number' && Number.isInteger(v))) {
+        throw new ProtocolError('histogram values are integers');
+      }
+      h.record(Number(v));
+    }
+    return { histogram: h.toWire() };
+  }
+
+  schedule(msg) {
+    const seed = msg.seed;
+    if (typeof seed !== 'string' || !/^[0-9a-fA-F]{1,16}$/.test(seed)) throw new ProtocolError('schedule needs a hex seed');
+    const rate = Number(msg.rate);
+    const schedule = new Schedule(rate, msg.arrival ?? 'poisson', BigInt(`0x${seed}`));
+    const count = intField(msg, 'count');
+    const offsets = new Array(count);
+    for (let i = 0; i < count; i++) offsets[i] = schedule.next();
+    return { offsets };
+  }
+
   async step(msg) {
     if (!this.endpoint) throw new ProtocolError('step before open');
     const d = this.driver;
@@ -218,14 +260,16 @@ class Session {
     if (!Array.isArray(specs)) throw new ProtocolError('params must be a list');
     const markers = sql === null ? 0 : countMarkers(sql);
 
-    // parameters generated (and adapted, or for literal inlined) before the clock
-    let op, args, reads = false;
+    // parameters generated (and adapted, or for literal inlined) before the clock; `build(conn)`
+    // makes the op on a connection (the session's own when conn is undefined)
+    let build, args, reads = false, every = 0;
     if (kind === 'connect') {
-      op = d.connectOp(this.endpoint);
+      const ep = this.endpoint;
+      build = () => d.connectOp(ep);
       args = new Array(n).fill(null);
     } else if (kind === 'scan') {
       if (markers) throw new ProtocolError(`a scan runs one query without params, but the sql has ${markers} markers`);
-      op = d.scanOp(sql);
+      build = (conn) => d.scanOp(sql, conn);
       args = new Array(n).fill(null);
       reads = true;
     } else if (kind === 'exec') {
@@ -240,9 +284,10 @@ class Session {
       } else {
         args = d.adapt(rows);
       }
-      op = d.execOp(sql, mode, reads);
-      const every = intField(msg, 'commit_every', 0);
-      if (every > 0) op = d.sync ? withCommitsSync(d, op, every, n) : withCommits(d, op, every, n);
+      every = intField(msg, 'commit_every', 0);
+      build = every > 0
+        ? (conn) => (d.sync ? withCommitsSync : withCommits)(d, d.execOp(sql, mode, reads, conn), every, n, conn)
+        : (conn) => d.execOp(sql, mode, reads, conn);
     } else {
       const size = intField(msg, 'batch');
       if (size < 1) throw new ProtocolError('a batch step needs batch >= 1');
@@ -250,12 +295,30 @@ class Session {
       const rows = d.adapt(generateRows(specs, n));
       args = [];
       for (let i = 0; i < n; i += size) args.push(rows.slice(i, i + size));
-      op = d.batchOp(sql);
+      build = (conn) => d.batchOp(sql, conn);
     }
 
+    const policy = msg.policy ?? 'persistent';
+    if (!d.loadPolicies.includes(policy)) {
+      throw new Unsupported(`${this.method} has no '${policy}' connection policy (it has ${d.loadPolicies.join(', ')})`);
+    }
+    const clients = intField(msg, 'clients', 1);
+    if (clients < 1) throw new ProtocolError('clients must be >= 1');
+    const loaded = policy !== 'persistent' || clients !== 1 ||
+      ['duration_ms', 'rate', 'histogram'].some((k) => truthy(msg[k]));
+    if (loaded && every > 0 && (policy !== 'persistent' || truthy(msg.duration_ms))) {
+      throw new Unsupported('commit_every under load is built for persistent connections by count only (a ' +
+        'transaction cannot span connections, and by duration its last operation is not known in advance)');
+    }
+
+    const pool = { pool: null };
     try {
-      if (truthy(msg.verify)) return await this.verify(op, args, reads);
-      return await this.timed(op, args, reads, msg.latency_file);
+      if (truthy(msg.verify)) {
+        const op = policy === 'persistent' ? build() : await this.policyOp(policy, msg, build, pool);
+        return await this.verify(op, args, reads);
+      }
+      if (loaded) return await this.loaded(msg, build, args, reads, policy, clients, pool);
+      return await this.timed(build(), args, reads, msg.latency_file);
     } catch (e) {
       if (d.isDbError(e)) {
         try {
@@ -266,10 +329,84 @@ class Session {
       }
       throw e;
     } finally {
+      if (pool.pool !== null) {
+        try {
+          await d.closePool(pool.pool);
+        } catch (e) {
+          log('abworker-node: closing the pool:', e && e.stack ? e.stack : e);
+        }
+      }
       try {
         await d.endStep();
       } catch (e) {
         log('abworker-node: end of step:', e && e.stack ? e.stack : e);
+      }
+    }
+  }
+
+  // The op of a per-request or pooled step, shared by every client; a pool is made and filled
+  // here (untimed) and left in holder.pool for the step to end.
+  async policyOp(policy, msg, build, holder) {
+    const d = this.driver;
+    if (policy === 'per-request') return d.perRequestOp(this.endpoint, build);
+    const size = intField(msg, 'pool_size', intField(msg, 'clients', 1));
+    if (size < 1) throw new ProtocolError('pool_size must be >= 1');
+    holder.pool = await d.openPool(this.endpoint, size);
+    return d.pooledOp(holder.pool, build);
+  }
+
+  // A step under load: C clients, each with its op (persistent: on its own connection, made
+  // before the barrier; per-request and pooled: one op for all), started together at the
+  // barrier; their results merged into one answer.
+  async loaded(msg, build, args, reads, policy, clients, holder) {
+    const d = this.driver;
+    if (clients > 1 && d.concurrency === 'processes') {
+      throw new Unsupported(`${this.method} drives one client per process (its API is synchronous): ` +
+        'the runner starts one worker per client');
+    }
+    const load = loadOf(msg);
+    if (load.rate) new Schedule(load.rate, load.arrival, 0n); // a bad rate or arrival: answered before anything runs
+    const ops = [], extra = [], pids = [];
+    try {
+      if (policy === 'persistent') {
+        ops.push(build());
+        const own = d.serverPid();
+        if (own) pids.push(own);
+        const opened = await Promise.allSettled(Array.from({ length: clients - 1 }, () => d.openClient(this.endpoint)));
+        for (const r of opened) if (r.status === 'fulfilled') extra.push(r.value.conn);
+        for (const r of opened) if (r.status === 'rejected') throw r.reason;
+        for (const r of opened) {
+          ops.push(build(r.value.conn));
+          if (r.value.pid) pids.push(r.value.pid);
+        }
+      } else {
+        const op = await this.policyOp(policy, msg, build, holder);
+        for (let k = 0; k < clients; k++) ops.push(op);
+      }
+
+      await barrier(load.startAt);
+      const before = process.cpuUsage();
+      const start = clock();
+      const shared = { failed: false };
+      const runs = ops.map((op, k) => runClient(k, clients, op, d.sync, args, reads, load, start, shared));
+      const settled = await Promise.allSettled(runs);
+      const cpu = process.cpuUsage(before);
+      for (const r of settled) if (r.status === 'rejected') throw r.reason;
+
+      const answer = merge(settled.map((r) => r.value));
+      answer.user_ns = cpu.user * 1000;
+      answer.sys_ns = cpu.system * 1000;
+      const width = reads ? d.width() : undefined;
+      if (width !== undefined && width !== null) answer.values = answer.rows * width;
+      if (pids.length) answer.server_pids = pids; // per-request and pooled backends are not the clients'
+      return answer;
+    } finally {
+      for (const c of extra) {
+        try {
+          await d.closeClient(c);
+        } catch (e) {
+          log('abworker-node: closing a client connection:', e && e.stack ? e.stack : e);
+        }
       }
     }
   }
@@ -369,25 +506,25 @@ function timedSync(op, args, lat, reads) {
 }
 
 // commit_every: BEGIN before the first of every K operations, COMMIT after the K-th or the
-// last, inside those operations' time.
-function withCommits(d, op, every, total) {
+// last, inside those operations' time (on `conn`: the session's connection when undefined).
+function withCommits(d, op, every, total, conn) {
   let done = 0;
   return async (arg) => {
-    if (done % every === 0) await d.txnBegin();
+    if (done % every === 0) await d.txnBegin(conn);
     const result = await op(arg);
     done++;
-    if (done % every === 0 || done === total) await d.txnCommit();
+    if (done % every === 0 || done === total) await d.txnCommit(conn);
     return result;
   };
 }
 
-function withCommitsSync(d, op, every, total) {
+function withCommitsSync(d, op, every, total, conn) {
   let done = 0;
   return (arg) => {
-    if (done % every === 0) d.txnBegin();
+    if (done % every === 0) d.txnBegin(conn);
     const result = op(arg);
     done++;
-    if (done % every === 0 || done === total) d.txnCommit();
+    if (done % every === 0 || done === total) d.txnCommit(conn);
     return result;
   };
 }

@@ -1,6 +1,10 @@
 // node-pg: node-postgres (`pg`), the pure-JavaScript client (pg-native is not used).
 //
 // Setting (part of the method name): batch=sequential|pipeline (default sequential).
+//
+// Under load every op is built on one pg.Client (the session's own by default): persistent
+// clients get a Client each, per-request makes one inside every operation, pooled borrows one
+// from a pg.Pool (pg-pool, the pool node-postgres ships) for every operation.
 
 import pg from 'pg';
 
@@ -8,7 +12,7 @@ import { Driver, Unsupported, isDriverError, packageVersion } from '../driver.js
 import { ProtocolError, convertMarkers } from '../protocol.js';
 import { adaptParam, kindOf, messageOf, parserFor, sqlstateOf } from './pgtext.js';
 
-const { Client, DatabaseError } = pg;
+const { Client, DatabaseError, Pool } = pg;
 
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 
@@ -41,7 +45,10 @@ export default class PgDriver extends Driver {
     this.pipeline = false;
     this.client = null;
     this.last = null; // fields of the last result read
-    this.prepared = []; // statement names made in this step
+    this.prepared = []; // statement names made in this step (on the session's own client)
+    this.startupOptions = null; // '-c …' of the startup packet of connections made under load
+    this.concurrency = 'async tasks (one async loop per client on the one event loop)';
+    this.loadPolicies = ['persistent', 'per-request', 'pooled'];
   }
 
   configure(key, value) {
@@ -86,6 +93,19 @@ export default class PgDriver extends Driver {
         'BigInt µs since 1970 (microseconds kept, no time-zone shift), date → days, time → µs, others → string',
       batch: this.pipeline ? 'pipeline' : 'sequential',
       'rows changed': 'result.rowCount (from the command tag)',
+      'load clients': 'persistent: client 0 uses the session\'s pg.Client, every other client its own pg.Client ' +
+        'with the same configuration, connected before the barrier (untimed) and ended after the trial; a prepared ' +
+        'step prepares on each (inside that client\'s first operation)',
+      'per-request': 'new pg.Client(same configuration), connect(), the operation (a prepared step parses its named ' +
+        'statement in every request), end() awaited — all inside the operation\'s time; the session\'s own ' +
+        'connection stays open, idle',
+      pooled: 'pg.Pool (pg-pool ' + packageVersion('pg-pool') + ') with the Client configuration and max = min = ' +
+        'pool_size, idleTimeoutMillis: 0 (idle clients never closed, no timer per release), maxLifetimeSeconds: 0 ' +
+        '(no expiry), maxUses: Infinity, connectionTimeoutMillis: 0, allowExitOnIdle: false, no verify/onConnect ' +
+        'hook; filled before the barrier (pool_size connect() at once, then all released); each operation: ' +
+        'await pool.connect(), the operation on that client, release() — inside its time; idle clients are ' +
+        'handed out last-released first (pg-pool\'s LIFO); prepared statements are parsed once per pooled ' +
+        'connection; the pool is ended after the trial',
     };
   }
 
@@ -133,7 +153,11 @@ export default class PgDriver extends Driver {
       this.client = await this.connectClient(ep, this.ssl, params);
     }
     this.client.on('notice', (m) => log(`abworker-node: ${m.severity}: ${m.message}`));
-    if (!String(params.DateStyle || '').startsWith('ISO')) await this.client.query('SET DateStyle = ISO');
+    this.startupOptions = null;
+    if (!String(params.DateStyle || '').startsWith('ISO')) {
+      await this.client.query('SET DateStyle = ISO');
+      this.startupOptions = '-c DateStyle=ISO'; // connections made under load ask for it at startup
+    }
     return { server_pid: this.client.processID, server_version: params.server_version };
   }
 
@@ -147,12 +171,12 @@ export default class PgDriver extends Driver {
     return this.client ? this.client.processID : 0;
   }
 
-  txnBegin() {
-    return this.client.query('BEGIN');
+  txnBegin(c = this.client) {
+    return c.query('BEGIN');
   }
 
-  txnCommit() {
-    return this.client.query('COMMIT');
+  txnCommit(c = this.client) {
+    return c.query('COMMIT');
   }
 
   adapt(rows) {
@@ -178,8 +202,7 @@ export default class PgDriver extends Driver {
     };
   }
 
-  scanOp(sql) {
-    const c = this.client;
+  scanOp(sql, c = this.client) {
     return async () => {
       let r = await c.query({ text: sql, rowMode: 'array' });
       if (Array.isArray(r)) r = r[r.length - 1]; // several statements: the last one's rows, as PQexec
@@ -188,14 +211,15 @@ export default class PgDriver extends Driver {
     };
   }
 
-  newName() {
+  // a statement name unique to the step; those on the session's client are DEALLOCATEd after
+  // it, the others go with their connections
+  newName(c) {
     const name = `abw_${++statementCounter}`;
-    this.prepared.push(name);
+    if (c === this.client) this.prepared.push(name);
     return name;
   }
 
-  execOp(sql, mode, reads) {
-    const c = this.client;
+  execOp(sql, mode, reads, c = this.client) {
     const done = reads
       ? (r) => {
         this.last = r.fields;
@@ -212,14 +236,13 @@ export default class PgDriver extends Driver {
     if (mode === 'extended') {
       return async (values) => done(await c.query({ text, values, rowMode: 'array', queryMode: 'extended' }));
     }
-    const name = this.newName();
+    const name = this.newName(c);
     return async (values) => done(await c.query({ name, text, values, rowMode: 'array' }));
   }
 
-  batchOp(sql) {
-    const c = this.client;
+  batchOp(sql, c = this.client) {
     const text = convertMarkers(sql, 'numeric');
-    const name = this.newName();
+    const name = this.newName(c);
     if (this.pipeline) {
       return async (group) => {
         const sent = [c.query('BEGIN')];
@@ -238,9 +261,102 @@ export default class PgDriver extends Driver {
     };
   }
 
-  async recover() {
-    const c = this.client;
+  async recover(c = this.client) {
     if (c && c.getTransactionStatus() !== 'I') await c.query('ROLLBACK');
+  }
+
+  // ---- under load ----------------------------------------------------------------------------
+
+  // the session's configuration, for the connections a loaded step makes
+  loadConfig(ep) {
+    const config = this.config(ep, this.ssl);
+    if (this.startupOptions) config.options = [config.options, this.startupOptions].filter(Boolean).join(' ');
+    return config;
+  }
+
+  // a persistent client's own connection (untimed)
+  async openClient(ep) {
+    const c = new Client(this.loadConfig(ep));
+    c.on('error', (e) => log('abworker-node: pg client error:', e && e.message));
+    c.on('notice', (m) => log(`abworker-node: ${m.severity}: ${m.message}`));
+    try {
+      await c.connect();
+    } catch (e) {
+      c.end().catch(() => {});
+      throw e;
+    }
+    return { conn: c, pid: c.processID };
+  }
+
+  async closeClient(c) {
+    await c.end();
+  }
+
+  // connect, build the op on the new client, run it, end — all inside the operation's time
+  perRequestOp(ep, build) {
+    const config = this.loadConfig(ep);
+    const onError = (e) => log('abworker-node: pg client error:', e && e.message);
+    return async (arg) => {
+      const c = new Client(config);
+      c.on('error', onError);
+      try {
+        await c.connect();
+      } catch (e) {
+        c.end().catch(() => {}); // a connection that never opened: nothing to wait for
+        throw e;
+      }
+      try {
+        return await build(c)(arg);
+      } finally {
+        await c.end();
+      }
+    };
+  }
+
+  async openPool(ep, size) {
+    const pool = new Pool({
+      ...this.loadConfig(ep),
+      max: size,
+      min: size,
+      idleTimeoutMillis: 0,
+      maxLifetimeSeconds: 0,
+      maxUses: Infinity,
+      connectionTimeoutMillis: 0,
+      allowExitOnIdle: false,
+    });
+    pool.on('error', (e) => log('abworker-node: pg pool client error:', e && e.message));
+    let clients;
+    try {
+      clients = await Promise.all(Array.from({ length: size }, () => pool.connect()));
+    } catch (e) {
+      pool.end().catch(() => {});
+      throw e;
+    }
+    for (const c of clients) c.release();
+    return pool;
+  }
+
+  // borrow, run, release — inside the operation's time; the op for a pooled client is built
+  // the first time that client is lent (a prepared statement is parsed once per connection)
+  pooledOp(pool, build) {
+    const ops = new Map();
+    return async (arg) => {
+      const c = await pool.connect();
+      try {
+        let op = ops.get(c);
+        if (op === undefined) {
+          op = build(c);
+          ops.set(c, op);
+        }
+        return await op(arg);
+      } finally {
+        c.release();
+      }
+    };
+  }
+
+  async closePool(pool) {
+    await pool.end();
   }
 
   async endStep() {

@@ -1,5 +1,9 @@
 // node-postgres-js: postgres.js (`postgres`), a pure-JavaScript client with its own pool,
 // statement cache and pipelining; pinned here to one connection and no automatic preparation.
+//
+// Under load every op is built on one postgres.js instance (the session's own by default):
+// persistent clients get an instance of one connection each, per-request makes one inside
+// every operation, pooled shares one instance whose own pool has pool_size connections.
 
 import postgres from 'postgres';
 
@@ -40,6 +44,9 @@ export default class PostgresJsDriver extends Driver {
     this.pid = 0;
     this.last = null; // columns of the last result read
     this.usedPrepared = false;
+    this.startupParams = {}; // startup parameters of connections made under load, beyond options()
+    this.concurrency = 'async tasks (one async loop per client on the one event loop)';
+    this.loadPolicies = ['persistent', 'per-request', 'pooled'];
   }
 
   version() {
@@ -94,6 +101,20 @@ export default class PostgresJsDriver extends Driver {
         'COMMIT a named statement prepared once per connection)',
       'rows changed': 'result.count (from the command tag)',
       notices: 'logged to stderr (onnotice)',
+      'load clients': "persistent: client 0 uses the session's instance, every other client its own postgres(options) " +
+        'instance of one connection (the options above), connected by SELECT 1 before the barrier (untimed) and ' +
+        "ended after the trial; a prepared step prepares on each (inside that client's first operation)",
+      'per-request': 'postgres(options above), the operation (its query opens the connection: postgres.js connects ' +
+        'lazily, from setTimeout(connect, 0), so at least 1 ms of timer inside every request; a prepared step ' +
+        "parses its statement in every request), sql.end() awaited — all inside the operation's time; the " +
+        "session's own connection stays open, idle",
+      pooled: "postgres.js's own pool: one postgres(options above) instance with max = pool_size, idle_timeout: " +
+        'null, max_lifetime: null (no idle close, no periodic reconnect), max_pipeline: 0 (a connection carries ' +
+        'one query at a time: a query waits in the queue for a free connection instead of being pipelined ' +
+        'behind another, so an operation holds its connection alone, borrowed and returned by postgres.js inside ' +
+        'the query); filled before the barrier by pool_size simultaneous SELECT pg_backend_pid() (one new ' +
+        'connection each); every operation is one query on the instance; prepared statements are parsed once ' +
+        'per pooled connection; the instance is ended after the trial',
     };
   }
 
@@ -131,8 +152,10 @@ export default class PostgresJsDriver extends Driver {
     try {
       const r = await this.sql.unsafe('SELECT 1', [], { simple: true });
       this.pid = r.state ? r.state.pid : 0;
+      this.startupParams = {};
       if (!String(this.sql.parameters.DateStyle || '').startsWith('ISO')) {
         await this.sql.unsafe('SET DateStyle = ISO', [], { simple: true });
+        this.startupParams = { DateStyle: 'ISO' }; // connections made under load ask for it at startup
       }
     } catch (e) {
       const s = this.sql;
@@ -153,12 +176,12 @@ export default class PostgresJsDriver extends Driver {
     return this.pid;
   }
 
-  txnBegin() {
-    return this.sql.unsafe('BEGIN', [], { simple: true });
+  txnBegin(s = this.sql) {
+    return s.unsafe('BEGIN', [], { simple: true });
   }
 
-  txnCommit() {
-    return this.sql.unsafe('COMMIT', [], { simple: true });
+  txnCommit(s = this.sql) {
+    return s.unsafe('COMMIT', [], { simple: true });
   }
 
   adapt(rows) {
@@ -185,8 +208,7 @@ export default class PostgresJsDriver extends Driver {
     };
   }
 
-  scanOp(text) {
-    const sql = this.sql;
+  scanOp(text, sql = this.sql) {
     const simple = { simple: true };
     return async () => {
       let r = await sql.unsafe(text, [], simple).values();
@@ -201,8 +223,7 @@ export default class PostgresJsDriver extends Driver {
     return `/* abw:${++statementCounter} */ ${convertMarkers(sql, 'numeric')}`;
   }
 
-  execOp(sql, mode, reads) {
-    const s = this.sql;
+  execOp(sql, mode, reads, s = this.sql) {
     const done = reads
       ? (r) => {
         this.last = r.columns;
@@ -226,8 +247,7 @@ export default class PostgresJsDriver extends Driver {
     return async (params) => done(await s.unsafe(text, params, opts).values());
   }
 
-  batchOp(sql) {
-    const s = this.sql;
+  batchOp(sql, s = this.sql) {
     const text = this.uniqueText(sql);
     const opts = { prepare: true, simple: false };
     return async (group) => {
@@ -236,9 +256,70 @@ export default class PostgresJsDriver extends Driver {
     };
   }
 
-  async recover() {
+  async recover(s = this.sql) {
     // postgres.js does not expose the transaction status: ROLLBACK (a warning when none is open)
-    if (this.sql) await this.sql.unsafe('ROLLBACK', [], { simple: true });
+    if (s) await s.unsafe('ROLLBACK', [], { simple: true });
+  }
+
+  // ---- under load ----------------------------------------------------------------------------
+
+  loadOptions(ep, extra) {
+    const o = { ...this.options(ep), ...extra };
+    o.connection = { ...o.connection, ...this.startupParams };
+    return o;
+  }
+
+  // a persistent client's own instance of one connection, connected (untimed)
+  async openClient(ep) {
+    const s = postgres(this.loadOptions(ep));
+    try {
+      const r = await s.unsafe('SELECT 1', [], { simple: true });
+      return { conn: s, pid: r.state ? r.state.pid : 0 };
+    } catch (e) {
+      s.end({ timeout: 0 }).catch(() => {});
+      throw e;
+    }
+  }
+
+  async closeClient(s) {
+    await s.end();
+  }
+
+  // a new instance, the op built on it (its first query connects), end — all inside the time
+  perRequestOp(ep, build) {
+    const options = this.loadOptions(ep);
+    return async (arg) => {
+      const s = postgres(options);
+      try {
+        return await build(s)(arg);
+      } finally {
+        await s.end();
+      }
+    };
+  }
+
+  async openPool(ep, size) {
+    const pool = postgres(this.loadOptions(ep, { max: size, max_pipeline: 0 }));
+    try {
+      // every connection is closed at first: each of these queries opens one of its own
+      const fill = await Promise.all(Array.from({ length: size }, () =>
+        pool.unsafe('SELECT pg_backend_pid()', [], { simple: true }).values()));
+      const pids = new Set(fill.map((r) => r[0][0]));
+      if (pids.size !== size) log(`abworker-node: the pool was filled with ${pids.size} connections, not ${size}`);
+    } catch (e) {
+      pool.end({ timeout: 0 }).catch(() => {});
+      throw e;
+    }
+    return pool;
+  }
+
+  // postgres.js lends a free connection to each query and takes it back at its ReadyForQuery
+  pooledOp(pool, build) {
+    return build(pool);
+  }
+
+  async closePool(pool) {
+    await pool.end();
   }
 
   async endStep() {

@@ -1,4 +1,9 @@
 // node-better-sqlite3: better-sqlite3, a synchronous binding with its own bundled SQLite.
+//
+// Under load: one client per worker process (every operation blocks the thread, so a second
+// client in the same process could only take turns with the first; the runner starts one
+// process per client instead). Ops are built on one Database (the session's by default):
+// per-request opens one inside every operation.
 
 import Database from 'better-sqlite3';
 
@@ -19,6 +24,9 @@ export default class SqliteDriver extends Driver {
     this.sync = true;
     this.db = null;
     this.lastStmt = null; // the statement of the last rows read
+    this.closedWidth = undefined; // its columns, when it was read on a connection closed since
+    this.concurrency = 'processes';
+    this.loadPolicies = ['persistent', 'per-request'];
   }
 
   version() {
@@ -55,17 +63,33 @@ export default class SqliteDriver extends Driver {
       parameters: 'integers as BigInt, text as string, timestamps as ISO text (as the target stores them), ' +
         'booleans as 1/0',
       'rows changed': 'run().changes (0 for read-only statements)',
-      concurrency: 'synchronous API: every operation blocks the event loop thread',
+      concurrency: 'synchronous API: every operation blocks the event loop thread; under load one client per ' +
+        'worker process (the runner starts one process per client)',
+      'per-request': 'new Database(file, {timeout: 5000}), defaultSafeIntegers(true), the three pragmas above, the ' +
+        "operation (statements prepared on that connection), close() — all inside the operation's time; the " +
+        "session's own connection stays open, idle",
+      pooled: 'not built: better-sqlite3 has no pool',
     };
+  }
+
+  // a connection as every statement of this worker expects it
+  connectDb(file) {
+    const db = new Database(file, OPEN);
+    try {
+      db.defaultSafeIntegers(true);
+      for (const p of PRAGMAS) db.pragma(p);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+    return db;
   }
 
   open(ep) {
     if (typeof ep.file !== 'string') throw new ProtocolError('the sqlite endpoint needs a file');
     this.file = ep.file;
-    const db = new Database(this.file, OPEN);
+    const db = this.connectDb(this.file);
     try {
-      db.defaultSafeIntegers(true);
-      for (const p of PRAGMAS) db.pragma(p);
       this.begin = db.prepare('BEGIN');
       this.commit = db.prepare('COMMIT');
       this.db = db;
@@ -104,6 +128,7 @@ export default class SqliteDriver extends Driver {
   }
 
   width() {
+    if (this.closedWidth !== undefined) return this.closedWidth;
     return this.lastStmt ? this.lastStmt.columns().length : undefined;
   }
 
@@ -129,14 +154,12 @@ export default class SqliteDriver extends Driver {
     return s.readonly ? 0 : info.changes;
   }
 
-  scanOp(sql) {
-    const db = this.db;
+  scanOp(sql, db = this.db) {
     const none = [];
     return () => this.run(db.prepare(sql), none, true);
   }
 
-  execOp(sql, mode, reads) {
-    const db = this.db;
+  execOp(sql, mode, reads, db = this.db) {
     const none = [];
     if (mode === 'literal') return (text) => this.run(db.prepare(text), none, reads);
     if (mode === 'extended') return (args) => this.run(db.prepare(sql), args, reads);
@@ -147,8 +170,7 @@ export default class SqliteDriver extends Driver {
     };
   }
 
-  batchOp(sql) {
-    const db = this.db;
+  batchOp(sql, db = this.db) {
     let write = null;
     return (group) => {
       if (write === null) {
@@ -166,8 +188,26 @@ export default class SqliteDriver extends Driver {
     if (this.db && this.db.inTransaction) this.db.exec('ROLLBACK');
   }
 
+  // open, build the op on the new connection, run it, close — all inside the operation's time
+  perRequestOp(ep, build) {
+    const file = ep.file;
+    return (arg) => {
+      const db = this.connectDb(file);
+      try {
+        return build(db)(arg);
+      } finally {
+        // a statement of a closed connection cannot say its columns: learnt once, before closing
+        if (this.closedWidth === undefined && this.lastStmt !== null && this.lastStmt.database === db) {
+          this.closedWidth = this.lastStmt.columns().length;
+        }
+        db.close();
+      }
+    };
+  }
+
   endStep() {
     this.lastStmt = null;
+    this.closedWidth = undefined;
   }
 
   isDbError(e) {
