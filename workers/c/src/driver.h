@@ -1,6 +1,9 @@
 /* One interface for every C driver: the message loop (main.c) parses a step, generates its
- * parameters, then calls step_begin (untimed), op once per operation (timed or verified),
- * and step_end (untimed). */
+ * parameters, then calls step_begin (untimed, once per step), conn_begin (untimed, once per
+ * connection the step runs on), op once per operation (timed or verified), conn_end and
+ * step_end (untimed). A loaded step (load.c) runs one client per thread, each on its own
+ * ab_conn: everything a connection touches while it runs lives in its ab_conn, and what
+ * step_begin makes is only read from then on. */
 #ifndef AB_DRIVER_H
 #define AB_DRIVER_H
 
@@ -21,7 +24,8 @@ typedef struct {
     char sqlstate[64];
 } ab_error;
 
-extern ab_error ab_err;
+/* per thread: each client of a loaded step records its own error */
+extern _Thread_local ab_error ab_err;
 
 /* Records an error and returns -1. sqlstate may be NULL. */
 int ab_fail(const char *kind, const char *sqlstate, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -65,11 +69,13 @@ typedef struct {
     int rowcap;
 } ab_step;
 
+/* Grows st's row buffer to at least ncols values. */
+ab_value *ab_row_grow(ab_step *st, int ncols);
+
 /* The row buffer with room for ncols values (grows only if a result is wider than any
  * before). */
 static inline ab_value *ab_row(ab_step *st, int ncols)
 {
-    extern ab_value *ab_row_grow(ab_step * st, int ncols);
     return ncols <= st->rowcap ? st->row : ab_row_grow(st, ncols);
 }
 
@@ -86,6 +92,11 @@ static inline void ab_emit(ab_step *st, const ab_value *row, int ncols)
 
 /* ---- the driver interface ------------------------------------------------------------------ */
 
+/* One client's connection and what the current step has made on it (a prepared statement,
+ * bound buffers, scratch space). Each driver defines struct ab_conn in its own file; an
+ * ab_conn is used by one thread at a time and opened on one endpoint only. */
+typedef struct ab_conn ab_conn;
+
 typedef struct {
     const char *base;   /* method base name, e.g. "c-libpq" */
     const char *driver; /* what is reported as driver */
@@ -95,21 +106,58 @@ typedef struct {
     int (*configure)(const char *key, const char *value);
     /* adds driver_version, settings (object) and capabilities.batch to the hello answer */
     void (*hello)(json_t *answer, json_t *settings, json_t *caps);
-    int (*open)(json_t *endpoint, json_t *answer);
-    void (*close)(void);
+    ab_conn *(*conn_new)(void);    /* a client's state, not connected yet */
+    void (*conn_free)(ab_conn *c); /* closes it first when open */
+    /* connects c; answer gets server_pid, server_version, … — NULL when nobody asks, and then
+     * nothing beyond the connection itself is sent (a connection per request) */
+    int (*open)(ab_conn *c, json_t *endpoint, json_t *answer);
+    void (*close)(ab_conn *c);
+    /* once per step: what every connection shares (statement texts, parameter arrays) */
     int (*step_begin)(ab_step *st);
+    /* once per connection the step runs on, before its first operation */
+    int (*conn_begin)(ab_conn *c, ab_step *st);
     /* operation i: *count = rows read, or rows changed/written */
-    int (*op)(ab_step *st, int64_t i, int64_t *count);
-    int (*txn_begin)(ab_step *st);
-    int (*txn_commit)(ab_step *st);
-    void (*recover)(ab_step *st);
+    int (*op)(ab_conn *c, ab_step *st, int64_t i, int64_t *count);
+    int (*txn_begin)(ab_conn *c, ab_step *st);
+    int (*txn_commit)(ab_conn *c, ab_step *st);
+    void (*recover)(ab_conn *c, ab_step *st);
+    void (*conn_end)(ab_conn *c, ab_step *st); /* releases what the step made on c */
     void (*step_end)(ab_step *st);
-    int64_t (*server_pid)(void); /* 0 when unknown */
+    int64_t (*server_pid)(ab_conn *c); /* 0 when unknown */
 } ab_driver;
 
 extern const ab_driver ab_driver_libpq;
 extern const ab_driver ab_driver_odbc;
 extern const ab_driver ab_driver_sqlite;
+
+/* One operation, with the BEGIN/COMMIT of commit_every around it: i picks the operation's
+ * arguments, seq counts the operations this connection has run in the step (the same as i in
+ * a plain pass; under load the arguments cycle while seq goes on). */
+static inline int ab_run_op(const ab_driver *d, ab_conn *c, ab_step *st, int64_t i, int64_t seq, int64_t *count)
+{
+    int64_t k = st->commit_every;
+    if (k && seq % k == 0 && d->txn_begin(c, st))
+        return -1;
+    if (d->op(c, st, i, count))
+        return -1;
+    if (k && ((seq + 1) % k == 0 || seq + 1 == st->nops) && d->txn_commit(c, st))
+        return -1;
+    return 0;
+}
+
+/* One operation of a client. Connection per request: connecting, preparing what the operation
+ * needs, running it and disconnecting are all part of it (c is opened and closed here). */
+static inline int ab_client_op(const ab_driver *d, ab_conn *c, int per_request, ab_step *st, int64_t i, int64_t seq,
+                               int64_t *count)
+{
+    if (!per_request)
+        return ab_run_op(d, c, st, i, seq, count);
+    if (d->open(c, st->endpoint, NULL))
+        return -1;
+    int rc = d->conn_begin(c, st) || ab_run_op(d, c, st, i, 0, count) ? -1 : 0;
+    d->close(c); /* the server drops whatever the request prepared; a failed one is rolled back */
+    return rc;
+}
 
 /* Endpoint helpers */
 const char *ab_ep_str(json_t *endpoint, const char *key); /* NULL when absent or null */

@@ -39,17 +39,20 @@
 #define PG_EPOCH_US 946684800000000LL
 
 static int opt_binary, opt_singlerow, opt_copy;
-static PGconn *conn;
-static int stmt_counter;
 
-/* per step */
+/* per step, shared by every connection (made in step_begin, only read afterwards) */
 static char *sql_dollar;          /* the statement with $n markers */
 static const char **values;       /* n × nparams parameter texts (NULL = SQL NULL) */
-static char prepared_name[32];    /* non-empty once prepared in this step */
 static char *copy_sql;            /* batch=copy: COPY t (cols) FROM STDIN */
 static char *copy_data;           /* every row in COPY text format */
 static size_t *copy_off;          /* row r's data starts at copy_off[r] */
-static ab_buf scratch;            /* decoded bytea / numeric text of one row */
+
+struct ab_conn {
+    PGconn *pg;
+    int stmt_counter;
+    char prepared_name[32]; /* non-empty once prepared in this step */
+    ab_buf scratch;         /* decoded bytea / numeric text of one row */
+};
 
 /* ---- connection ------------------------------------------------------------------------------ */
 
@@ -92,10 +95,10 @@ static int fail_conn(PGconn *c)
     return ab_fail("db", NULL, "%s", m && *m ? m : "connection failed");
 }
 
-static int fail_result(PGresult *r)
+static int fail_result(ab_conn *c, PGresult *r)
 {
     if (!r)
-        return fail_conn(conn);
+        return fail_conn(c->pg);
     const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
     const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
@@ -149,6 +152,7 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "sslmode", json_string("the target's (disable on managed servers)"));
     json_object_set_new(s, "search_path", json_string("options=-c search_path=<schema> in the startup packet"));
     json_object_set_new(s, "autocommit", json_string("yes (BEGIN/COMMIT explicit)"));
+    json_object_set_new(s, "pooled", json_string("not built: libpq has no connection pool"));
     json_object_set_new(s, "literal", json_string("PQexec of the text with values inlined: simple query protocol, so text "
                                                   "results whatever format says"));
     json_object_set_new(s, "extended", json_string(opt_binary ? "PQexecParams: unnamed statement parsed every time, parameters as text of unspecified type, binary results"
@@ -167,61 +171,76 @@ static void hello(json_t *a, json_t *s, json_t *caps)
                                                    "bytes in place, timestamp → µs, date → days, bytea → bytes"));
 }
 
-static int open_(json_t *ep, json_t *a)
+static ab_conn *conn_new(void)
+{
+    return calloc(1, sizeof(ab_conn));
+}
+
+static void close_(ab_conn *c)
+{
+    PQfinish(c->pg);
+    c->pg = NULL;
+}
+
+static void conn_free(ab_conn *c)
+{
+    if (!c)
+        return;
+    close_(c);
+    free(c->scratch.p);
+    free(c);
+}
+
+static int open_(ab_conn *c, json_t *ep, json_t *a)
 {
     conninfo ci;
     conninfo_from(ep, &ci);
-    conn = PQconnectdbParams(ci.kw, ci.val, 0);
-    if (!conn || PQstatus(conn) != CONNECTION_OK) {
-        fail_conn(conn);
-        PQfinish(conn);
-        conn = NULL;
+    c->pg = PQconnectdbParams(ci.kw, ci.val, 0);
+    if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
+        fail_conn(c->pg);
+        close_(c);
         return -1;
     }
-    /* text timestamps are parsed in the ISO form */
-    const char *ds = PQparameterStatus(conn, "DateStyle");
+    /* text timestamps are parsed in the ISO form (the server's default: nothing is sent) */
+    const char *ds = PQparameterStatus(c->pg, "DateStyle");
     if (!ds || strncmp(ds, "ISO", 3)) {
-        PGresult *r = PQexec(conn, "SET DateStyle = ISO");
+        PGresult *r = PQexec(c->pg, "SET DateStyle = ISO");
         PQclear(r);
     }
-    json_object_set_new(a, "server_pid", json_integer(PQbackendPID(conn)));
-    const char *sv = PQparameterStatus(conn, "server_version");
-    if (sv)
-        json_object_set_new(a, "server_version", json_string(sv));
+    if (a) {
+        json_object_set_new(a, "server_pid", json_integer(PQbackendPID(c->pg)));
+        const char *sv = PQparameterStatus(c->pg, "server_version");
+        if (sv)
+            json_object_set_new(a, "server_version", json_string(sv));
+    }
     return 0;
 }
 
-static void close_(void)
+static int64_t server_pid(ab_conn *c)
 {
-    PQfinish(conn);
-    conn = NULL;
+    return c->pg ? PQbackendPID(c->pg) : 0;
 }
 
-static int64_t server_pid(void)
+static int exec_simple(ab_conn *c, const char *sql)
 {
-    return conn ? PQbackendPID(conn) : 0;
-}
-
-static int exec_simple(const char *sql)
-{
-    PGresult *r = PQexec(conn, sql);
+    PGresult *r = PQexec(c->pg, sql);
     int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        fail_result(r);
+        fail_result(c, r);
     PQclear(r);
     return ok ? 0 : -1;
 }
 
-static int txn_begin(ab_step *st)
+static int txn_begin(ab_conn *c, ab_step *st)
 {
     (void)st;
-    return exec_simple("BEGIN");
+    return exec_simple(c, "BEGIN");
 }
 
-static int txn_commit(ab_step *st)
+static int txn_commit(ab_conn *c, ab_step *st)
 {
     (void)st;
-    return exec_simple("COMMIT");
+    return exec_simple(c, "COMMIT");
 }
 
 /* ---- decoding ---------------------------------------------------------------------------------- */
@@ -451,13 +470,13 @@ static size_t scratch_need(const PGresult *res, int r, int nc, const Oid *types,
 }
 
 /* Decodes row r of res into st's row buffer and hands it on. */
-static void decode_row(ab_step *st, const PGresult *res, int r, int nc, const Oid *types, int binary)
+static void decode_row(ab_conn *cn, ab_step *st, const PGresult *res, int r, int nc, const Oid *types, int binary)
 {
     ab_value *row = ab_row(st, nc);
     size_t need = scratch_need(res, r, nc, types, binary);
     if (need)
-        ab_buf_reserve(&scratch, need);
-    char *sp = scratch.p;
+        ab_buf_reserve(&cn->scratch, need);
+    char *sp = cn->scratch.p;
     for (int c = 0; c < nc; c++) {
         ab_value *v = &row[c];
         if (PQgetisnull(res, r, c)) {
@@ -575,7 +594,7 @@ static void decode_row(ab_step *st, const PGresult *res, int r, int nc, const Oi
 }
 
 /* Reads a buffered result: rows decoded (reads) or the command's row count. */
-static int take_result(ab_step *st, PGresult *res, int reads, int64_t *count)
+static int take_result(ab_conn *c, ab_step *st, PGresult *res, int reads, int64_t *count)
 {
     ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     if (status == PGRES_TUPLES_OK && reads) {
@@ -584,13 +603,13 @@ static int take_result(ab_step *st, PGresult *res, int reads, int64_t *count)
         for (int c = 0; c < nc; c++)
             types[c] = PQftype(res, c);
         for (int r = 0; r < nr; r++)
-            decode_row(st, res, r, nc, types, binary);
+            decode_row(c, st, res, r, nc, types, binary);
         st->ncols = nc;
         *count = nr;
     } else if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
         *count = reads ? 0 : parse_int(PQcmdTuples(res));
     } else {
-        fail_result(res);
+        fail_result(c, res);
         PQclear(res);
         return -1;
     }
@@ -599,28 +618,28 @@ static int take_result(ab_step *st, PGresult *res, int reads, int64_t *count)
 }
 
 /* After PQsendQuery*: single-row mode, every row decoded as it arrives. */
-static int take_single_rows(ab_step *st, int64_t *count)
+static int take_single_rows(ab_conn *c, ab_step *st, int64_t *count)
 {
     PGresult *res;
     int64_t rows = 0;
     int failed = 0;
-    if (!PQsetSingleRowMode(conn))
+    if (!PQsetSingleRowMode(c->pg))
         fprintf(stderr, "abworker-c: PQsetSingleRowMode refused\n");
-    while ((res = PQgetResult(conn))) {
+    while ((res = PQgetResult(c->pg))) {
         ExecStatusType status = PQresultStatus(res);
         if (status == PGRES_SINGLE_TUPLE) {
             int nc = PQnfields(res);
             Oid types[nc > 0 ? nc : 1];
             for (int c = 0; c < nc; c++)
                 types[c] = PQftype(res, c);
-            decode_row(st, res, 0, nc, types, nc && PQfformat(res, 0) == 1);
+            decode_row(c, st, res, 0, nc, types, nc && PQfformat(res, 0) == 1);
             st->ncols = nc;
             rows++;
         } else if (status == PGRES_TUPLES_OK) {
             st->ncols = PQnfields(res);
         } else if (status != PGRES_COMMAND_OK && !failed) {
             failed = 1;
-            fail_result(res);
+            fail_result(c, res);
         }
         PQclear(res);
     }
@@ -630,18 +649,20 @@ static int take_single_rows(ab_step *st, int64_t *count)
 
 /* ---- operations -------------------------------------------------------------------------------- */
 
-static int run_read(ab_step *st, int64_t i, int reads, int64_t *count)
+static int run_read(ab_conn *c, ab_step *st, int64_t i, int reads, int64_t *count)
 {
+    PGconn *conn = c->pg;
     int fmt = opt_binary;
     const char *const *pv = st->nparams ? &values[i * st->nparams] : NULL;
     int single = opt_singlerow && reads;
+    char *prepared_name = c->prepared_name;
     if (st->kind == K_EXEC && st->mode == M_PREPARED && !prepared_name[0]) {
         /* parsed once, inside the first operation's time */
         char name[32];
-        snprintf(name, sizeof name, "abw_%d", ++stmt_counter);
+        snprintf(name, sizeof name, "abw_%d", ++c->stmt_counter);
         PGresult *r = PQprepare(conn, name, sql_dollar, st->nparams, NULL);
         if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
-            fail_result(r);
+            fail_result(c, r);
             PQclear(r);
             return -1;
         }
@@ -660,7 +681,7 @@ static int run_read(ab_step *st, int64_t i, int reads, int64_t *count)
             sent = PQsendQueryPrepared(conn, prepared_name, st->nparams, pv, NULL, NULL, fmt);
         if (!sent)
             return fail_conn(conn);
-        return take_single_rows(st, count);
+        return take_single_rows(c, st, count);
     }
     PGresult *res;
     if (st->kind == K_SCAN)
@@ -671,13 +692,14 @@ static int run_read(ab_step *st, int64_t i, int reads, int64_t *count)
         res = PQexecParams(conn, sql_dollar, st->nparams, NULL, pv, NULL, NULL, fmt);
     else
         res = PQexecPrepared(conn, prepared_name, st->nparams, pv, NULL, NULL, fmt);
-    return take_result(st, res, reads, count);
+    return take_result(c, st, res, reads, count);
 }
 
 /* Reads the results of `queries` pipelined queries and the sync; *prep_ok tells whether query
  * number prep_at (the statement's Parse, or -1) succeeded. */
-static int drain_pipeline_results(int queries, int prep_at, int *prep_ok)
+static int drain_pipeline_results(ab_conn *c, int queries, int prep_at, int *prep_ok)
 {
+    PGconn *conn = c->pg;
     int failed = 0;
     for (int q = 0; q < queries; q++) {
         PGresult *res = PQgetResult(conn);
@@ -692,7 +714,7 @@ static int drain_pipeline_results(int queries, int prep_at, int *prep_ok)
         if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failed) {
             if (status != PGRES_PIPELINE_ABORTED) {
                 failed = 1;
-                fail_result(res);
+                fail_result(c, res);
             }
         }
         PQclear(res);
@@ -710,14 +732,15 @@ static int drain_pipeline_results(int queries, int prep_at, int *prep_ok)
     return failed ? -1 : 0;
 }
 
-static int batch_pipeline(ab_step *st, int64_t first, int64_t last)
+static int batch_pipeline(ab_conn *c, ab_step *st, int64_t first, int64_t last)
 {
-    int queries = 0, prepare = !prepared_name[0];
+    PGconn *conn = c->pg;
+    int queries = 0, prepare = !c->prepared_name[0];
     char name[32];
     if (prepare)
-        snprintf(name, sizeof name, "abw_%d", ++stmt_counter);
+        snprintf(name, sizeof name, "abw_%d", ++c->stmt_counter);
     else
-        memcpy(name, prepared_name, sizeof name);
+        memcpy(name, c->prepared_name, sizeof name);
     if (!PQenterPipelineMode(conn))
         return fail_conn(conn);
     int ok = PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
@@ -736,9 +759,9 @@ static int batch_pipeline(ab_step *st, int64_t first, int64_t last)
         fail_conn(conn);
         return -1; /* recover() leaves pipeline mode */
     }
-    int prep_ok = 0, rc = drain_pipeline_results(queries, prepare ? 1 : -1, &prep_ok);
+    int prep_ok = 0, rc = drain_pipeline_results(c, queries, prepare ? 1 : -1, &prep_ok);
     if (prepare && prep_ok) /* deallocated after the step */
-        memcpy(prepared_name, name, sizeof name);
+        memcpy(c->prepared_name, name, sizeof name);
     if (rc)
         return -1;
     if (!PQexitPipelineMode(conn))
@@ -746,14 +769,15 @@ static int batch_pipeline(ab_step *st, int64_t first, int64_t last)
     return 0;
 }
 
-static int batch_copy(ab_step *st, int64_t first, int64_t last)
+static int batch_copy(ab_conn *c, ab_step *st, int64_t first, int64_t last)
 {
     (void)st;
-    if (exec_simple("BEGIN"))
+    PGconn *conn = c->pg;
+    if (exec_simple(c, "BEGIN"))
         return -1;
     PGresult *res = PQexec(conn, copy_sql);
     if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
-        fail_result(res);
+        fail_result(c, res);
         PQclear(res);
         return -1;
     }
@@ -765,38 +789,38 @@ static int batch_copy(ab_step *st, int64_t first, int64_t last)
     while ((res = PQgetResult(conn))) {
         if (PQresultStatus(res) != PGRES_COMMAND_OK && !failed) {
             failed = 1;
-            fail_result(res);
+            fail_result(c, res);
         }
         PQclear(res);
     }
     if (failed)
         return -1;
-    return exec_simple("COMMIT");
+    return exec_simple(c, "COMMIT");
 }
 
-static int op(ab_step *st, int64_t i, int64_t *count)
+static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
 {
     switch (st->kind) {
     case K_CONNECT: {
         conninfo ci;
         conninfo_from(st->endpoint, &ci);
-        PGconn *c = PQconnectdbParams(ci.kw, ci.val, 0);
-        if (!c || PQstatus(c) != CONNECTION_OK) {
-            fail_conn(c);
-            PQfinish(c);
+        PGconn *pg = PQconnectdbParams(ci.kw, ci.val, 0);
+        if (!pg || PQstatus(pg) != CONNECTION_OK) {
+            fail_conn(pg);
+            PQfinish(pg);
             return -1;
         }
-        PQfinish(c);
+        PQfinish(pg);
         *count = 0;
         return 0;
     }
     case K_SCAN:
-        return run_read(st, i, 1, count);
+        return run_read(c, st, i, 1, count);
     case K_EXEC:
-        return run_read(st, i, st->fetch, count);
+        return run_read(c, st, i, st->fetch, count);
     case K_BATCH: {
         int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
-        if (opt_copy ? batch_copy(st, first, last) : batch_pipeline(st, first, last))
+        if (opt_copy ? batch_copy(c, st, first, last) : batch_pipeline(c, st, first, last))
             return -1;
         *count = last - first;
         return 0;
@@ -919,7 +943,6 @@ static void copy_render(ab_step *st)
 
 static int step_begin(ab_step *st)
 {
-    prepared_name[0] = '\0';
     if (st->sql)
         sql_dollar = ab_sql_convert(st->sql, AB_MARK_DOLLAR);
     if (st->params && st->nparams) {
@@ -932,13 +955,21 @@ static int step_begin(ab_step *st)
             return -1;
         copy_render(st);
     }
-    ab_buf_reserve(&scratch, 1 << 16);
     return 0;
 }
 
-static void recover(ab_step *st)
+static int conn_begin(ab_conn *c, ab_step *st)
 {
     (void)st;
+    c->prepared_name[0] = '\0';
+    ab_buf_reserve(&c->scratch, 1 << 16); /* once per client: kept across its connections */
+    return 0;
+}
+
+static void recover(ab_conn *c, ab_step *st)
+{
+    (void)st;
+    PGconn *conn = c->pg;
     if (!conn)
         return;
     if (PQpipelineStatus(conn) != PQ_PIPELINE_OFF) {
@@ -966,18 +997,23 @@ static void recover(ab_step *st)
     }
 }
 
+static void conn_end(ab_conn *c, ab_step *st)
+{
+    (void)st;
+    if (c->prepared_name[0] && c->pg && PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "DEALLOCATE %s", c->prepared_name);
+        PGresult *res = PQexec(c->pg, sql);
+        if (PQresultStatus(res) != PGRES_COMMAND_OK)
+            fprintf(stderr, "abworker-c: %s: %s", sql, PQerrorMessage(c->pg));
+        PQclear(res);
+    }
+    c->prepared_name[0] = '\0';
+}
+
 static void step_end(ab_step *st)
 {
     (void)st;
-    if (prepared_name[0] && conn && PQpipelineStatus(conn) == PQ_PIPELINE_OFF) {
-        char sql[64];
-        snprintf(sql, sizeof sql, "DEALLOCATE %s", prepared_name);
-        PGresult *res = PQexec(conn, sql);
-        if (PQresultStatus(res) != PGRES_COMMAND_OK)
-            fprintf(stderr, "abworker-c: %s: %s", sql, PQerrorMessage(conn));
-        PQclear(res);
-    }
-    prepared_name[0] = '\0';
     free(sql_dollar);
     sql_dollar = NULL;
     free(values);
@@ -997,13 +1033,17 @@ const ab_driver ab_driver_libpq = {
     .batch_style_default = "pipeline mode",
     .configure = configure,
     .hello = hello,
+    .conn_new = conn_new,
+    .conn_free = conn_free,
     .open = open_,
     .close = close_,
     .step_begin = step_begin,
+    .conn_begin = conn_begin,
     .op = op,
     .txn_begin = txn_begin,
     .txn_commit = txn_commit,
     .recover = recover,
+    .conn_end = conn_end,
     .step_end = step_end,
     .server_pid = server_pid,
 };

@@ -4,6 +4,7 @@
  * Settings (part of the method name): fetch=N rows per SQLFetch (SQL_ATTR_ROW_ARRAY_SIZE),
  * batch=array|loop. */
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +44,8 @@ static const char SQLITE_OPTIONS[] =
                                                                set: the file's own (WAL) */
 
 static int opt_fetch = 1, opt_loop = 0;
-static SQLHENV env;
-static SQLHDBC dbc;
-static SQLHSTMT stmt;
-static int is_pg;
-static char *connstr;
-static int64_t backend_pid;
-static SQLULEN fetched;
+static SQLHENV env; /* one ODBC environment for every connection, made at the first open */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 /* ---- result columns ----------------------------------------------------------------------------- */
 
@@ -64,11 +60,9 @@ typedef struct {
     size_t cap;
 } rcol;
 
-static rcol *rcols;
-static int nrcols_cap, nrcols; /* bound columns of the current result */
-
 /* ---- parameters --------------------------------------------------------------------------------- */
 
+/* A parameter column of the step, shared by every connection (made in step_begin). */
 typedef struct {
     SQLSMALLINT ctype, sqltype;
     SQLULEN colsize;
@@ -76,13 +70,32 @@ typedef struct {
     SQLLEN elem;
     char *all;      /* n × elem: every row's value, column-wise (made before the clock) */
     SQLLEN *allind; /* n */
-    char *one;      /* the one-row buffer bound for extended / prepared / loop */
-    SQLLEN oneind;
 } pcol;
 
 static pcol *pcols;
-static int prepared; /* SQLPrepare done in this step */
-static int autocommit_off;
+static int pcols_n;
+
+/* ---- a connection --------------------------------------------------------------------------------- */
+
+struct ab_conn {
+    SQLHDBC dbc;
+    SQLHSTMT stmt;
+    int is_pg;
+    char *connstr; /* made at the first open (an ab_conn is opened on one endpoint) */
+    int64_t backend_pid;
+    SQLULEN fetched;
+    rcol *rcols;
+    int nrcols_cap, nrcols; /* bound columns of the current result */
+    /* the one-row parameter buffers bound for extended / prepared / loop, filled per operation;
+     * kept across the client's connections (a connection per request allocates nothing) */
+    char *onebuf;
+    size_t onecap;
+    char **one;
+    SQLLEN *oneind;
+    int onen;
+    int prepared; /* SQLPrepare done in this step */
+    int autocommit_off;
+};
 
 /* ---- errors -------------------------------------------------------------------------------------- */
 
@@ -140,7 +153,13 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "prepared", json_string("SQLPrepare once (inside the first operation), SQLExecute per operation; the statement handle is freed after the step (untimed)"));
     json_object_set_new(s, "parameters", json_string("bound once per step to one row of buffers, filled per operation: integers SQL_C_SBIGINT/SQL_BIGINT, text SQL_C_CHAR/SQL_VARCHAR, timestamps SQL_C_TYPE_TIMESTAMP (PostgreSQL) or ISO text (SQLite)"));
     json_object_set_new(s, "reading", json_string("SQLDescribeCol + SQLBindCol per execution (once per step when prepared): integers SQL_C_SBIGINT, floating SQL_C_DOUBLE, numeric SQL_C_CHAR text, character SQL_C_CHAR (UTF-8, LC_CTYPE C.UTF-8), timestamp/date SQL_C_TYPE_TIMESTAMP/DATE, time as text, bit SQL_C_BIT, binary SQL_C_BINARY"));
-    json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid() at open (untimed)"));
+    json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid() at open (untimed; not on a connection per request)"));
+    json_object_set_new(s, "client encoding",
+                        json_string("PGCLIENTENCODING=UTF8 in the worker's environment (psqlODBC's application encoding; "
+                                    "without it psqlODBC calls setlocale at every connect, which is not thread-safe)"));
+    json_object_set_new(s, "pooled", json_string("not built: unixODBC's driver-manager pooling is a process-wide odbcinst.ini switch "
+                                                 "(Pooling=Yes in [ODBC]), not a pool of pool_size connections the worker fills"));
+    json_object_set_new(s, "odbc pooling", json_string("off: unixODBC pools connections only with Pooling=Yes in odbcinst.ini's [ODBC] section, which accessbench's copy of it does not set"));
 }
 
 /* ---- connection ---------------------------------------------------------------------------------- */
@@ -162,10 +181,21 @@ static void put_value(char **o, const char *v)
     **o = '\0';
 }
 
+static int endpoint_is_pg(json_t *ep)
+{
+    const char *dbms = ab_ep_str(ep, "dbms");
+    return !dbms || strcmp(dbms, "sqlite") != 0;
+}
+
 static char *make_connstr(json_t *ep)
 {
     const char *dbms = ab_ep_str(ep, "dbms");
-    size_t cap = 4096 + 2 * json_dumpb(ep, NULL, 0, 0);
+    size_t cap = 4096; /* every value at most doubled (braces, '}' escaped) */
+    const char *keys[] = {"file", "host", "database", "user", "password", "schema", "sslmode"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        const char *v = ab_ep_str(ep, keys[k]);
+        cap += v ? 2 * strlen(v) + 8 : 0;
+    }
     char *s = malloc(cap), *o = s, port[32];
     if (!strcmp(dbms, "sqlite")) {
         const char *file = ab_ep_str(ep, "file");
@@ -200,7 +230,7 @@ static char *make_connstr(json_t *ep)
     return s;
 }
 
-static int connect_dbc(SQLHDBC *h)
+static int connect_dbc(const char *connstr, SQLHDBC *h)
 {
     if (!OK(SQLAllocHandle(SQL_HANDLE_DBC, env, h)))
         return fail_odbc(SQL_HANDLE_ENV, env, "SQLAllocHandle(DBC)");
@@ -214,50 +244,105 @@ static int connect_dbc(SQLHDBC *h)
     return 0;
 }
 
-static int new_stmt(void)
+static int new_stmt(ab_conn *cn)
 {
-    if (!OK(SQLAllocHandle(SQL_HANDLE_STMT, dbc, &stmt)))
-        return fail_odbc(SQL_HANDLE_DBC, dbc, "SQLAllocHandle(STMT)");
-    if (!OK(SQLSetStmtAttr(stmt, SQL_ATTR_ROW_ARRAY_SIZE, (SQLPOINTER)(SQLULEN)opt_fetch, 0)) ||
-        !OK(SQLSetStmtAttr(stmt, SQL_ATTR_ROWS_FETCHED_PTR, &fetched, 0)))
-        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLSetStmtAttr(ROW_ARRAY_SIZE)");
+    if (!OK(SQLAllocHandle(SQL_HANDLE_STMT, cn->dbc, &cn->stmt)))
+        return fail_odbc(SQL_HANDLE_DBC, cn->dbc, "SQLAllocHandle(STMT)");
+    if (!OK(SQLSetStmtAttr(cn->stmt, SQL_ATTR_ROW_ARRAY_SIZE, (SQLPOINTER)(SQLULEN)opt_fetch, 0)) ||
+        !OK(SQLSetStmtAttr(cn->stmt, SQL_ATTR_ROWS_FETCHED_PTR, &cn->fetched, 0)))
+        return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLSetStmtAttr(ROW_ARRAY_SIZE)");
     return 0;
 }
 
-static int open_(json_t *ep, json_t *a)
+static void make_env(void)
 {
-    /* character data crosses the API as UTF-8 whatever the caller's locale */
+    /* character data crosses the API as UTF-8 whatever the caller's locale (setlocale is
+     * process-wide and not thread-safe: once, before any client thread runs) */
     if (!setlocale(LC_CTYPE, "C.UTF-8"))
         fprintf(stderr, "abworker-c: no C.UTF-8 locale; multibyte text may not round-trip\n");
-    if (!env) {
-        if (!OK(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &env)))
-            return ab_fail("db", NULL, "SQLAllocHandle(ENV) failed");
-        SQLSetEnvAttr(env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+    /* psqlODBC takes the application's encoding from PGCLIENTENCODING, or else calls
+     * setlocale(LC_CTYPE, "") at every connect and reads the name it returns — which races
+     * when several clients connect at once (ThreadSanitizer: another thread's setlocale frees
+     * that name) and would undo the C.UTF-8 above. Set before any connection or thread. */
+    setenv("PGCLIENTENCODING", "UTF8", 1);
+    if (!OK(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &env))) {
+        env = NULL;
+        return;
     }
-    is_pg = strcmp(ab_ep_str(ep, "dbms"), "sqlite") != 0;
-    free(connstr);
-    connstr = make_connstr(ep);
-    if (connect_dbc(&dbc))
+    SQLSetEnvAttr(env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+}
+
+static ab_conn *conn_new(void)
+{
+    return calloc(1, sizeof(ab_conn));
+}
+
+static void close_(ab_conn *cn)
+{
+    if (cn->stmt)
+        SQLFreeHandle(SQL_HANDLE_STMT, cn->stmt);
+    cn->stmt = NULL;
+    if (cn->dbc) {
+        SQLDisconnect(cn->dbc);
+        SQLFreeHandle(SQL_HANDLE_DBC, cn->dbc);
+    }
+    cn->dbc = NULL;
+    cn->nrcols = 0;
+    cn->prepared = 0;
+    cn->autocommit_off = 0;
+}
+
+static void conn_free(ab_conn *cn)
+{
+    if (!cn)
+        return;
+    close_(cn);
+    for (int c = 0; c < cn->nrcols_cap; c++) {
+        free(cn->rcols[c].buf);
+        free(cn->rcols[c].ind);
+    }
+    free(cn->rcols);
+    free(cn->onebuf);
+    free(cn->one);
+    free(cn->oneind);
+    free(cn->connstr);
+    free(cn);
+}
+
+static int open_(ab_conn *cn, json_t *ep, json_t *a)
+{
+    pthread_once(&env_once, make_env);
+    if (!env)
+        return ab_fail("db", NULL, "SQLAllocHandle(ENV) failed");
+    cn->is_pg = endpoint_is_pg(ep);
+    if (!cn->connstr)
+        cn->connstr = make_connstr(ep);
+    if (connect_dbc(cn->connstr, &cn->dbc))
         return -1;
-    if (new_stmt())
+    if (new_stmt(cn)) {
+        close_(cn);
         return -1;
+    }
+    cn->backend_pid = 0;
+    if (!a) /* a connection per request: nothing is asked beyond the connection itself */
+        return 0;
     char name[256] = "", ver[256] = "", dbver[256] = "", both[600];
     SQLSMALLINT len;
-    SQLGetInfo(dbc, SQL_DRIVER_NAME, name, sizeof name, &len);
-    SQLGetInfo(dbc, SQL_DRIVER_VER, ver, sizeof ver, &len);
-    SQLGetInfo(dbc, SQL_DBMS_VER, dbver, sizeof dbver, &len);
+    SQLGetInfo(cn->dbc, SQL_DRIVER_NAME, name, sizeof name, &len);
+    SQLGetInfo(cn->dbc, SQL_DRIVER_VER, ver, sizeof ver, &len);
+    SQLGetInfo(cn->dbc, SQL_DBMS_VER, dbver, sizeof dbver, &len);
     snprintf(both, sizeof both, "%s %s", name, ver);
     json_object_set_new(a, "odbc_driver", json_string(both));
-    backend_pid = 0;
-    if (is_pg) {
+    if (cn->is_pg) {
         /* untimed: which backend serves us, and the server's own version text */
         SQLBIGINT pid = 0;
         char sv[256] = "";
         SQLLEN i1, i2;
+        SQLHSTMT stmt = cn->stmt;
         if (OK(SQLExecDirect(stmt, (SQLCHAR *)"SELECT pg_backend_pid(), current_setting('server_version')", SQL_NTS)) &&
             OK(SQLBindCol(stmt, 1, SQL_C_SBIGINT, &pid, 0, &i1)) && OK(SQLBindCol(stmt, 2, SQL_C_CHAR, sv, sizeof sv, &i2)) &&
             OK(SQLFetch(stmt))) {
-            backend_pid = pid;
+            cn->backend_pid = pid;
             json_object_set_new(a, "server_pid", json_integer(pid));
             json_object_set_new(a, "server_version", json_string(sv));
         }
@@ -269,44 +354,33 @@ static int open_(json_t *ep, json_t *a)
     return 0;
 }
 
-static void close_(void)
+static int64_t server_pid(ab_conn *cn)
 {
-    if (stmt)
-        SQLFreeHandle(SQL_HANDLE_STMT, stmt);
-    stmt = NULL;
-    if (dbc) {
-        SQLDisconnect(dbc);
-        SQLFreeHandle(SQL_HANDLE_DBC, dbc);
-    }
-    dbc = NULL;
-}
-
-static int64_t server_pid(void)
-{
-    return backend_pid;
+    return cn->backend_pid;
 }
 
 /* ---- transactions ------------------------------------------------------------------------------- */
 
-static int set_autocommit(int on)
+static int set_autocommit(ab_conn *cn, int on)
 {
-    if (!OK(SQLSetConnectAttr(dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)(SQLULEN)(on ? SQL_AUTOCOMMIT_ON : SQL_AUTOCOMMIT_OFF), 0)))
-        return fail_odbc(SQL_HANDLE_DBC, dbc, "SQLSetConnectAttr(AUTOCOMMIT)");
-    autocommit_off = !on;
+    if (!OK(SQLSetConnectAttr(cn->dbc, SQL_ATTR_AUTOCOMMIT, (SQLPOINTER)(SQLULEN)(on ? SQL_AUTOCOMMIT_ON : SQL_AUTOCOMMIT_OFF), 0)))
+        return fail_odbc(SQL_HANDLE_DBC, cn->dbc, "SQLSetConnectAttr(AUTOCOMMIT)");
+    cn->autocommit_off = !on;
     return 0;
 }
 
-static int txn_begin(ab_step *st)
+static int txn_begin(ab_conn *cn, ab_step *st)
 {
-    (void)st; /* autocommit is off for the step: the driver begins the transaction itself */
+    (void)cn; /* autocommit is off for the step: the driver begins the transaction itself */
+    (void)st;
     return 0;
 }
 
-static int txn_commit(ab_step *st)
+static int txn_commit(ab_conn *cn, ab_step *st)
 {
     (void)st;
-    if (!OK(SQLEndTran(SQL_HANDLE_DBC, dbc, SQL_COMMIT)))
-        return fail_odbc(SQL_HANDLE_DBC, dbc, "SQLEndTran(COMMIT)");
+    if (!OK(SQLEndTran(SQL_HANDLE_DBC, cn->dbc, SQL_COMMIT)))
+        return fail_odbc(SQL_HANDLE_DBC, cn->dbc, "SQLEndTran(COMMIT)");
     return 0;
 }
 
@@ -326,20 +400,22 @@ static void rcol_reserve(rcol *c, SQLLEN elem)
 }
 
 /* Describes and binds the result's columns. */
-static int bind_result(int nc)
+static int bind_result(ab_conn *cn, int nc)
 {
-    if (nc > nrcols_cap) {
-        rcols = realloc(rcols, (size_t)nc * sizeof *rcols);
-        memset(rcols + nrcols_cap, 0, (size_t)(nc - nrcols_cap) * sizeof *rcols);
-        nrcols_cap = nc;
+    SQLHSTMT stmt = cn->stmt;
+    if (nc > cn->nrcols_cap) {
+        cn->rcols = realloc(cn->rcols, (size_t)nc * sizeof *cn->rcols);
+        memset(cn->rcols + cn->nrcols_cap, 0, (size_t)(nc - cn->nrcols_cap) * sizeof *cn->rcols);
+        cn->nrcols_cap = nc;
     }
+    int is_pg = cn->is_pg;
     for (int c = 0; c < nc; c++) {
         SQLCHAR name[256];
         SQLSMALLINT nlen, type;
         SQLULEN size;
         if (!OK(SQLDescribeCol(stmt, (SQLUSMALLINT)(c + 1), name, sizeof name, &nlen, &type, &size, NULL, NULL)))
             return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLDescribeCol");
-        rcol *r = &rcols[c];
+        rcol *r = &cn->rcols[c];
         SQLLEN elem;
         switch (type) {
         case SQL_TINYINT:
@@ -411,7 +487,7 @@ static int bind_result(int nc)
         if (!OK(SQLBindCol(stmt, (SQLUSMALLINT)(c + 1), r->ctype, r->buf, r->elem, r->ind)))
             return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLBindCol");
     }
-    nrcols = nc;
+    cn->nrcols = nc;
     return 0;
 }
 
@@ -464,18 +540,18 @@ static void decode_dyn(ab_value *v, const char *p, size_t n)
 }
 
 /* Fetches every row of the open result, decoding each value. */
-static int fetch_all(ab_step *st, int64_t *count)
+static int fetch_all(ab_conn *cn, ab_step *st, int64_t *count)
 {
-    int nc = nrcols;
+    int nc = cn->nrcols;
     int64_t rows = 0;
     SQLRETURN rc;
-    while ((rc = SQLFetch(stmt)) != SQL_NO_DATA) {
+    while ((rc = SQLFetch(cn->stmt)) != SQL_NO_DATA) {
         if (!OK(rc))
-            return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLFetch");
-        for (SQLULEN r = 0; r < fetched; r++) {
+            return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLFetch");
+        for (SQLULEN r = 0; r < cn->fetched; r++) {
             ab_value *row = ab_row(st, nc);
             for (int c = 0; c < nc; c++) {
-                rcol *col = &rcols[c];
+                rcol *col = &cn->rcols[c];
                 ab_value *v = &row[c];
                 SQLLEN ind = col->ind[r];
                 const char *p = col->buf + (size_t)r * (size_t)col->elem;
@@ -543,8 +619,9 @@ static int fetch_all(ab_step *st, int64_t *count)
 }
 
 /* After an execution: read the rows (reads), or count the rows changed. */
-static int finish(ab_step *st, int reads, int bind_each, int64_t *count)
+static int finish(ab_conn *cn, ab_step *st, int reads, int bind_each, int64_t *count)
 {
+    SQLHSTMT stmt = cn->stmt;
     SQLSMALLINT nc = 0;
     if (!OK(SQLNumResultCols(stmt, &nc)))
         return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLNumResultCols");
@@ -557,28 +634,29 @@ static int finish(ab_step *st, int reads, int bind_each, int64_t *count)
         *count = reads ? 0 : changed < 0 ? 0 : changed;
         return 0;
     }
-    if ((bind_each || nrcols != nc) && bind_result(nc))
+    if ((bind_each || cn->nrcols != nc) && bind_result(cn, nc))
         return -1;
-    int rc = fetch_all(st, count);
+    int rc = fetch_all(cn, st, count);
     SQLFreeStmt(stmt, SQL_CLOSE);
     return rc;
 }
 
 /* ---- parameters ---------------------------------------------------------------------------------- */
 
-static int bind_param(int k, char *buf, SQLLEN *ind)
+static int bind_param(ab_conn *cn, int k, char *buf, SQLLEN *ind)
 {
     pcol *p = &pcols[k];
-    SQLRETURN rc = SQLBindParameter(stmt, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, p->ctype, p->sqltype, p->colsize, p->digits,
-                                    buf, p->elem, ind);
-    return OK(rc) ? 0 : fail_odbc(SQL_HANDLE_STMT, stmt, "SQLBindParameter");
+    SQLRETURN rc = SQLBindParameter(cn->stmt, (SQLUSMALLINT)(k + 1), SQL_PARAM_INPUT, p->ctype, p->sqltype, p->colsize,
+                                    p->digits, buf, p->elem, ind);
+    return OK(rc) ? 0 : fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLBindParameter");
 }
 
 /* Parameter columns: a C type per column from its values, every row's value laid out. */
 static void make_params(ab_step *st)
 {
-    int k = st->nparams;
+    int k = st->nparams, is_pg = endpoint_is_pg(st->endpoint);
     pcols = calloc((size_t)(k ? k : 1), sizeof *pcols);
+    pcols_n = k;
     for (int j = 0; j < k; j++) {
         pcol *p = &pcols[j];
         int ints = 1, floats = 1, bools = 1, stamps = 1;
@@ -605,9 +683,8 @@ static void make_params(ab_step *st)
             p->colsize = 26, p->digits = 6;
         else
             p->ctype = SQL_C_CHAR, p->sqltype = SQL_VARCHAR, p->elem = (SQLLEN)maxlen + 1, p->colsize = maxlen;
-        p->all = calloc((size_t)(st->n ? st->n : 1), (size_t)p->elem);
-        p->allind = calloc((size_t)(st->n ? st->n : 1), sizeof *p->allind);
-        p->one = calloc(1, (size_t)p->elem);
+        p->all = calloc((size_t)(st->n > 0 ? st->n : 1), (size_t)p->elem);
+        p->allind = calloc((size_t)(st->n > 0 ? st->n : 1), sizeof *p->allind);
         for (int64_t i = 0; i < st->n; i++) {
             const ab_param *v = &st->params[i * k + j];
             char *dst = p->all + (size_t)i * (size_t)p->elem;
@@ -651,51 +728,74 @@ static void make_params(ab_step *st)
     }
 }
 
+/* The connection's one-row buffers for the step's parameter columns (grown, never shrunk). */
+static void make_one(ab_conn *cn, ab_step *st)
+{
+    size_t total = 0;
+    for (int j = 0; j < st->nparams; j++)
+        total += ((size_t)pcols[j].elem + 15) & ~(size_t)15;
+    if (total > cn->onecap) {
+        free(cn->onebuf);
+        cn->onebuf = calloc(1, total);
+        cn->onecap = total;
+    }
+    if (st->nparams > cn->onen) {
+        cn->one = realloc(cn->one, (size_t)st->nparams * sizeof *cn->one);
+        cn->oneind = realloc(cn->oneind, (size_t)st->nparams * sizeof *cn->oneind);
+        cn->onen = st->nparams;
+    }
+    size_t off = 0;
+    for (int j = 0; j < st->nparams; j++) {
+        cn->one[j] = cn->onebuf + off;
+        off += ((size_t)pcols[j].elem + 15) & ~(size_t)15;
+    }
+}
+
 /* Copies row i's values into the bound one-row buffers. */
-static inline void fill_one(ab_step *st, int64_t i)
+static inline void fill_one(ab_conn *cn, ab_step *st, int64_t i)
 {
     for (int j = 0; j < st->nparams; j++) {
         pcol *p = &pcols[j];
-        p->oneind = p->allind[i];
-        if (p->oneind != SQL_NULL_DATA)
-            memcpy(p->one, p->all + (size_t)i * (size_t)p->elem, (size_t)p->elem);
+        cn->oneind[j] = p->allind[i];
+        if (cn->oneind[j] != SQL_NULL_DATA)
+            memcpy(cn->one[j], p->all + (size_t)i * (size_t)p->elem, (size_t)p->elem);
     }
 }
 
 /* ---- operations ---------------------------------------------------------------------------------- */
 
-static int exec_direct(const char *sql, size_t len)
+static int exec_direct(ab_conn *cn, const char *sql, size_t len)
 {
-    SQLRETURN rc = SQLExecDirect(stmt, (SQLCHAR *)sql, (SQLINTEGER)len);
+    SQLRETURN rc = SQLExecDirect(cn->stmt, (SQLCHAR *)sql, (SQLINTEGER)len);
     if (!OK(rc) && rc != SQL_NO_DATA)
-        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLExecDirect");
+        return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLExecDirect");
     return 0;
 }
 
-static int execute(void)
+static int execute(ab_conn *cn)
 {
-    SQLRETURN rc = SQLExecute(stmt);
+    SQLRETURN rc = SQLExecute(cn->stmt);
     if (!OK(rc) && rc != SQL_NO_DATA)
-        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLExecute");
+        return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLExecute");
     return 0;
 }
 
-static int prepare_once(ab_step *st)
+static int prepare_once(ab_conn *cn, ab_step *st)
 {
-    if (prepared)
+    if (cn->prepared)
         return 0;
-    if (!OK(SQLPrepare(stmt, (SQLCHAR *)st->sql, SQL_NTS)))
-        return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLPrepare");
-    prepared = 1;
+    if (!OK(SQLPrepare(cn->stmt, (SQLCHAR *)st->sql, SQL_NTS)))
+        return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLPrepare");
+    cn->prepared = 1;
     return 0;
 }
 
-static int op(ab_step *st, int64_t i, int64_t *count)
+static int op(ab_conn *cn, ab_step *st, int64_t i, int64_t *count)
 {
     switch (st->kind) {
     case K_CONNECT: {
         SQLHDBC h;
-        if (connect_dbc(&h))
+        if (connect_dbc(cn->connstr, &h))
             return -1;
         SQLDisconnect(h);
         SQLFreeHandle(SQL_HANDLE_DBC, h);
@@ -703,46 +803,47 @@ static int op(ab_step *st, int64_t i, int64_t *count)
         return 0;
     }
     case K_SCAN:
-        if (exec_direct(st->sql, strlen(st->sql)))
+        if (exec_direct(cn, st->sql, strlen(st->sql)))
             return -1;
-        return finish(st, 1, 1, count);
+        return finish(cn, st, 1, 1, count);
     case K_EXEC:
         if (st->mode == M_LITERAL) {
-            if (exec_direct(st->texts[i], st->text_lens[i]))
+            if (exec_direct(cn, st->texts[i], st->text_lens[i]))
                 return -1;
-            return finish(st, st->fetch, 1, count);
+            return finish(cn, st, st->fetch, 1, count);
         }
-        fill_one(st, i);
+        fill_one(cn, st, i);
         if (st->mode == M_EXTENDED) {
-            if (exec_direct(st->sql, strlen(st->sql)))
+            if (exec_direct(cn, st->sql, strlen(st->sql)))
                 return -1;
-            return finish(st, st->fetch, 1, count);
+            return finish(cn, st, st->fetch, 1, count);
         }
-        if (prepare_once(st) || execute())
+        if (prepare_once(cn, st) || execute(cn))
             return -1;
-        return finish(st, st->fetch, 0, count);
+        return finish(cn, st, st->fetch, 0, count);
     case K_BATCH: {
         int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
-        if (prepare_once(st))
+        if (prepare_once(cn, st))
             return -1;
         if (opt_loop) {
             for (int64_t r = first; r < last; r++) {
                 int64_t changed;
-                fill_one(st, r);
-                if (execute() || finish(st, 0, 0, &changed))
+                fill_one(cn, st, r);
+                if (execute(cn) || finish(cn, st, 0, 0, &changed))
                     return -1;
             }
         } else {
+            /* the shared parameter arrays are only read, by the driver */
             for (int j = 0; j < st->nparams; j++)
-                if (bind_param(j, pcols[j].all + (size_t)first * (size_t)pcols[j].elem, &pcols[j].allind[first]))
+                if (bind_param(cn, j, pcols[j].all + (size_t)first * (size_t)pcols[j].elem, &pcols[j].allind[first]))
                     return -1;
-            if (!OK(SQLSetStmtAttr(stmt, SQL_ATTR_PARAMSET_SIZE, (SQLPOINTER)(SQLULEN)(last - first), 0)))
-                return fail_odbc(SQL_HANDLE_STMT, stmt, "SQLSetStmtAttr(PARAMSET_SIZE)");
+            if (!OK(SQLSetStmtAttr(cn->stmt, SQL_ATTR_PARAMSET_SIZE, (SQLPOINTER)(SQLULEN)(last - first), 0)))
+                return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLSetStmtAttr(PARAMSET_SIZE)");
             int64_t changed;
-            if (execute() || finish(st, 0, 0, &changed))
+            if (execute(cn) || finish(cn, st, 0, 0, &changed))
                 return -1;
         }
-        if (txn_commit(st))
+        if (txn_commit(cn, st))
             return -1;
         *count = last - first;
         return 0;
@@ -753,54 +854,62 @@ static int op(ab_step *st, int64_t i, int64_t *count)
 
 static int step_begin(ab_step *st)
 {
-    prepared = 0;
-    nrcols = 0;
-    if (st->kind == K_EXEC || st->kind == K_BATCH) {
+    if (st->kind == K_EXEC || st->kind == K_BATCH)
         make_params(st);
-        if (st->kind == K_EXEC && st->mode != M_LITERAL)
-            for (int j = 0; j < st->nparams; j++)
-                if (bind_param(j, pcols[j].one, &pcols[j].oneind))
-                    return -1;
-        if (st->kind == K_BATCH && opt_loop)
-            for (int j = 0; j < st->nparams; j++)
-                if (bind_param(j, pcols[j].one, &pcols[j].oneind))
-                    return -1;
-    }
-    if (st->kind == K_BATCH || st->commit_every)
-        return set_autocommit(0);
     return 0;
 }
 
-static void recover(ab_step *st)
+static int conn_begin(ab_conn *cn, ab_step *st)
+{
+    cn->prepared = 0;
+    cn->nrcols = 0;
+    if ((st->kind == K_EXEC && st->mode != M_LITERAL) || (st->kind == K_BATCH && opt_loop)) {
+        make_one(cn, st);
+        for (int j = 0; j < st->nparams; j++)
+            if (bind_param(cn, j, cn->one[j], &cn->oneind[j]))
+                return -1;
+    }
+    if (st->kind == K_BATCH || st->commit_every)
+        return set_autocommit(cn, 0);
+    return 0;
+}
+
+static void recover(ab_conn *cn, ab_step *st)
 {
     (void)st;
-    if (stmt)
-        SQLFreeStmt(stmt, SQL_CLOSE);
-    if (dbc && autocommit_off)
-        SQLEndTran(SQL_HANDLE_DBC, dbc, SQL_ROLLBACK);
+    if (cn->stmt)
+        SQLFreeStmt(cn->stmt, SQL_CLOSE);
+    if (cn->dbc && cn->autocommit_off)
+        SQLEndTran(SQL_HANDLE_DBC, cn->dbc, SQL_ROLLBACK);
+}
+
+static void conn_end(ab_conn *cn, ab_step *st)
+{
+    (void)st;
+    if (cn->dbc && cn->autocommit_off)
+        set_autocommit(cn, 1);
+    /* a fresh statement handle for the next step: the driver drops what this one prepared */
+    if (cn->stmt) {
+        SQLFreeHandle(SQL_HANDLE_STMT, cn->stmt);
+        cn->stmt = NULL;
+        if (cn->dbc && new_stmt(cn))
+            fprintf(stderr, "abworker-c: %s\n", ab_err.message);
+    }
+    cn->nrcols = 0;
+    cn->prepared = 0;
 }
 
 static void step_end(ab_step *st)
 {
-    if (dbc && autocommit_off)
-        set_autocommit(1);
-    /* a fresh statement handle for the next step: the driver drops what this one prepared */
-    if (stmt) {
-        SQLFreeHandle(SQL_HANDLE_STMT, stmt);
-        stmt = NULL;
-        if (dbc && new_stmt())
-            fprintf(stderr, "abworker-c: %s\n", ab_err.message);
-    }
-    nrcols = 0;
-    prepared = 0;
+    (void)st;
     if (pcols) {
-        for (int j = 0; j < st->nparams; j++) {
+        for (int j = 0; j < pcols_n; j++) {
             free(pcols[j].all);
             free(pcols[j].allind);
-            free(pcols[j].one);
         }
         free(pcols);
         pcols = NULL;
+        pcols_n = 0;
     }
 }
 
@@ -811,13 +920,17 @@ const ab_driver ab_driver_odbc = {
     .batch_style_default = "parameter arrays",
     .configure = configure,
     .hello = hello,
+    .conn_new = conn_new,
+    .conn_free = conn_free,
     .open = open_,
     .close = close_,
     .step_begin = step_begin,
+    .conn_begin = conn_begin,
     .op = op,
     .txn_begin = txn_begin,
     .txn_commit = txn_commit,
     .recover = recover,
+    .conn_end = conn_end,
     .step_end = step_end,
     .server_pid = server_pid,
 };

@@ -1,5 +1,6 @@
 /* c-sqlite: the SQLite C API, in process. sqlite3_prepare_v2 / bind / step / column. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -8,9 +9,11 @@
 
 #define BUSY_TIMEOUT_MS 5000 /* what Python's sqlite3.connect uses by default */
 
-static sqlite3 *db;
-static sqlite3_stmt *prepared; /* prepared mode / batch: made in the first operation */
-static sqlite3_stmt *txn_stmt[2]; /* BEGIN, COMMIT: prepared once per connection */
+struct ab_conn {
+    sqlite3 *db;
+    sqlite3_stmt *prepared;    /* prepared mode / batch: made in the first operation */
+    sqlite3_stmt *txn_stmt[2]; /* BEGIN, COMMIT: prepared once per connection */
+};
 
 static const char *code_name(int code)
 {
@@ -64,6 +67,7 @@ static void hello(json_t *a, json_t *settings, json_t *caps)
     (void)caps;
     json_object_set_new(a, "driver_version", json_string(sqlite3_libversion()));
     json_object_set_new(settings, "autocommit", json_string("yes (BEGIN/COMMIT explicit)"));
+    json_object_set_new(settings, "pooled", json_string("not built: SQLite's C API has no connection pool"));
     json_object_set_new(settings, "open", json_string("sqlite3_open_v2(file, READWRITE|CREATE), busy_timeout 5000 ms (as Python's sqlite3)"));
     json_object_set_new(settings, "literal", json_string("sqlite3_prepare_v2 + step + finalize of the text with values inlined, every operation"));
     json_object_set_new(settings, "extended", json_string("sqlite3_prepare_v2 + bind + step + finalize, every operation"));
@@ -73,60 +77,76 @@ static void hello(json_t *a, json_t *settings, json_t *caps)
     json_object_set_new(settings, "rows changed", json_string("sqlite3_changes"));
 }
 
-static int open_(json_t *ep, json_t *a)
+static ab_conn *conn_new(void)
+{
+    return calloc(1, sizeof(ab_conn));
+}
+
+static void close_(ab_conn *c)
+{
+    for (int k = 0; k < 2; k++) {
+        sqlite3_finalize(c->txn_stmt[k]);
+        c->txn_stmt[k] = NULL;
+    }
+    sqlite3_finalize(c->prepared);
+    c->prepared = NULL;
+    sqlite3_close(c->db);
+    c->db = NULL;
+}
+
+static void conn_free(ab_conn *c)
+{
+    if (c)
+        close_(c);
+    free(c);
+}
+
+static int open_(ab_conn *c, json_t *ep, json_t *a)
 {
     const char *file = ab_ep_str(ep, "file");
     if (!file)
         return ab_fail("protocol", NULL, "the sqlite endpoint needs a file");
-    int rc = sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int rc = sqlite3_open_v2(file, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
-        fail_db(db, rc);
-        sqlite3_close(db);
-        db = NULL;
+        fail_db(c->db, rc);
+        sqlite3_close(c->db);
+        c->db = NULL;
         return -1;
     }
-    sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+    sqlite3_extended_result_codes(c->db, 1);
+    sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
     const char *txn[2] = {"BEGIN", "COMMIT"};
     for (int k = 0; k < 2; k++)
-        if (sqlite3_prepare_v2(db, txn[k], -1, &txn_stmt[k], NULL) != SQLITE_OK)
-            return fail_db(db, 0);
-    json_object_set_new(a, "server_version", json_string(sqlite3_libversion()));
+        if (sqlite3_prepare_v2(c->db, txn[k], -1, &c->txn_stmt[k], NULL) != SQLITE_OK) {
+            fail_db(c->db, 0);
+            close_(c);
+            return -1;
+        }
+    if (a)
+        json_object_set_new(a, "server_version", json_string(sqlite3_libversion()));
     return 0;
 }
 
-static void close_(void)
+static int run_txn(ab_conn *c, int k)
 {
-    for (int k = 0; k < 2; k++) {
-        sqlite3_finalize(txn_stmt[k]);
-        txn_stmt[k] = NULL;
-    }
-    sqlite3_finalize(prepared);
-    prepared = NULL;
-    sqlite3_close(db);
-    db = NULL;
+    int rc = sqlite3_step(c->txn_stmt[k]);
+    sqlite3_reset(c->txn_stmt[k]);
+    return rc == SQLITE_DONE ? 0 : fail_db(c->db, rc);
 }
 
-static int run_txn(int k)
-{
-    int rc = sqlite3_step(txn_stmt[k]);
-    sqlite3_reset(txn_stmt[k]);
-    return rc == SQLITE_DONE ? 0 : fail_db(db, rc);
-}
-
-static int txn_begin(ab_step *st)
+static int txn_begin(ab_conn *c, ab_step *st)
 {
     (void)st;
-    return run_txn(0);
+    return run_txn(c, 0);
 }
 
-static int txn_commit(ab_step *st)
+static int txn_commit(ab_conn *c, ab_step *st)
 {
     (void)st;
-    return run_txn(1);
+    return run_txn(c, 1);
 }
 
-static int bind_row(sqlite3_stmt *s, const ab_param *row, int n)
+static int bind_row(sqlite3 *db, sqlite3_stmt *s, const ab_param *row, int n)
 {
     for (int k = 0; k < n; k++) {
         const ab_param *p = &row[k];
@@ -146,7 +166,7 @@ static int bind_row(sqlite3_stmt *s, const ab_param *row, int n)
 }
 
 /* Steps s to the end; reads (and decodes) every row when reads. */
-static int run(ab_step *st, sqlite3_stmt *s, int reads, int64_t *count)
+static int run(sqlite3 *db, ab_step *st, sqlite3_stmt *s, int reads, int64_t *count)
 {
     int rc;
     int64_t rows = 0;
@@ -194,7 +214,7 @@ static int run(ab_step *st, sqlite3_stmt *s, int reads, int64_t *count)
     return 0;
 }
 
-static int prepare(const char *sql, size_t len, sqlite3_stmt **s)
+static int prepare(sqlite3 *db, const char *sql, size_t len, sqlite3_stmt **s)
 {
     int rc = sqlite3_prepare_v2(db, sql, (int)len + 1, s, NULL);
     if (rc != SQLITE_OK) {
@@ -208,62 +228,64 @@ static int prepare(const char *sql, size_t len, sqlite3_stmt **s)
 }
 
 /* prepare + (bind) + step + finalize */
-static int once(ab_step *st, const char *sql, size_t len, const ab_param *row, int reads, int64_t *count)
+static int once(sqlite3 *db, ab_step *st, const char *sql, size_t len, const ab_param *row, int reads, int64_t *count)
 {
     sqlite3_stmt *s;
-    if (prepare(sql, len, &s))
+    if (prepare(db, sql, len, &s))
         return -1;
-    int rc = (row ? bind_row(s, row, st->nparams) : 0) || run(st, s, reads, count) ? -1 : 0;
+    int rc = (row ? bind_row(db, s, row, st->nparams) : 0) || run(db, st, s, reads, count) ? -1 : 0;
     sqlite3_finalize(s);
     return rc;
 }
 
-static int op(ab_step *st, int64_t i, int64_t *count)
+static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
 {
+    sqlite3 *db = c->db;
     switch (st->kind) {
     case K_CONNECT: {
-        sqlite3 *c = NULL;
-        int rc = sqlite3_open_v2(ab_ep_str(st->endpoint, "file"), &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+        sqlite3 *h = NULL;
+        int rc = sqlite3_open_v2(ab_ep_str(st->endpoint, "file"), &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
         if (rc != SQLITE_OK) {
-            fail_db(c, rc);
-            sqlite3_close(c);
+            fail_db(h, rc);
+            sqlite3_close(h);
             return -1;
         }
-        sqlite3_close(c);
+        sqlite3_close(h);
         *count = 0;
         return 0;
     }
     case K_SCAN:
-        return once(st, st->sql, strlen(st->sql), NULL, 1, count);
+        return once(db, st, st->sql, strlen(st->sql), NULL, 1, count);
     case K_EXEC: {
         const ab_param *row = &st->params[i * st->nparams];
         if (st->mode == M_LITERAL)
-            return once(st, st->texts[i], st->text_lens[i], NULL, st->fetch, count);
+            return once(db, st, st->texts[i], st->text_lens[i], NULL, st->fetch, count);
         if (st->mode == M_EXTENDED)
-            return once(st, st->sql, strlen(st->sql), row, st->fetch, count);
-        if (!prepared) { /* parsed once, inside the first operation's time */
-            if (prepare(st->sql, strlen(st->sql), &prepared))
+            return once(db, st, st->sql, strlen(st->sql), row, st->fetch, count);
+        if (!c->prepared) { /* parsed once, inside the first operation's time */
+            if (prepare(db, st->sql, strlen(st->sql), &c->prepared))
                 return -1;
         } else {
-            sqlite3_reset(prepared);
-            sqlite3_clear_bindings(prepared);
+            sqlite3_reset(c->prepared);
+            sqlite3_clear_bindings(c->prepared);
         }
-        return bind_row(prepared, row, st->nparams) || run(st, prepared, st->fetch, count) ? -1 : 0;
+        return bind_row(db, c->prepared, row, st->nparams) || run(db, st, c->prepared, st->fetch, count) ? -1 : 0;
     }
     case K_BATCH: {
         int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
-        if (run_txn(0))
+        if (run_txn(c, 0))
             return -1;
-        if (!prepared && prepare(st->sql, strlen(st->sql), &prepared))
+        if (!c->prepared && prepare(db, st->sql, strlen(st->sql), &c->prepared))
             return -1;
         for (int64_t r = first; r < last; r++) {
             int64_t changed;
-            sqlite3_reset(prepared);
-            sqlite3_clear_bindings(prepared);
-            if (bind_row(prepared, &st->params[r * st->nparams], st->nparams) || run(st, prepared, 0, &changed))
+            sqlite3_reset(c->prepared);
+            sqlite3_clear_bindings(c->prepared);
+            if (bind_row(db, c->prepared, &st->params[r * st->nparams], st->nparams) ||
+                run(db, st, c->prepared, 0, &changed))
                 return -1;
         }
-        if (run_txn(1))
+        if (run_txn(c, 1))
             return -1;
         *count = last - first;
         return 0;
@@ -278,26 +300,40 @@ static int step_begin(ab_step *st)
     return 0;
 }
 
-static void recover(ab_step *st)
+static int conn_begin(ab_conn *c, ab_step *st)
+{
+    (void)c;
+    (void)st;
+    return 0;
+}
+
+static void recover(ab_conn *c, ab_step *st)
 {
     (void)st;
-    if (prepared)
-        sqlite3_reset(prepared);
+    if (c->prepared)
+        sqlite3_reset(c->prepared);
     for (int k = 0; k < 2; k++)
-        sqlite3_reset(txn_stmt[k]);
-    if (db && !sqlite3_get_autocommit(db))
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        if (c->txn_stmt[k])
+            sqlite3_reset(c->txn_stmt[k]);
+    if (c->db && !sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static void conn_end(ab_conn *c, ab_step *st)
+{
+    (void)st;
+    sqlite3_finalize(c->prepared);
+    c->prepared = NULL;
 }
 
 static void step_end(ab_step *st)
 {
     (void)st;
-    sqlite3_finalize(prepared);
-    prepared = NULL;
 }
 
-static int64_t server_pid(void)
+static int64_t server_pid(ab_conn *c)
 {
+    (void)c;
     return 0;
 }
 
@@ -308,13 +344,17 @@ const ab_driver ab_driver_sqlite = {
     .batch_style_default = "BEGIN, one prepared statement (prepared in the first group) stepped per row, COMMIT",
     .configure = configure,
     .hello = hello,
+    .conn_new = conn_new,
+    .conn_free = conn_free,
     .open = open_,
     .close = close_,
     .step_begin = step_begin,
+    .conn_begin = conn_begin,
     .op = op,
     .txn_begin = txn_begin,
     .txn_commit = txn_commit,
     .recover = recover,
+    .conn_end = conn_end,
     .step_end = step_end,
     .server_pid = server_pid,
 };

@@ -1,7 +1,8 @@
 /* abworker-c: the C worker of accessbench (protocol/PROTOCOL.md, version 1).
  *
  * parse message → dispatch on op / step kind → timed loop → answer. One JSON object per
- * line each way; stdout carries nothing else (every library's output goes to stderr). */
+ * line each way; stdout carries nothing else (every library's output goes to stderr). Steps
+ * under load (several clients, duration, rate, connection policy) run in load.c. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <jansson.h>
 
 #include "driver.h"
+#include "load.h"
 #include "protocol.h"
 
 #define PROTOCOL_VERSION 1
@@ -26,7 +28,7 @@
 #define AB_RUNTIME "C"
 #endif
 
-ab_error ab_err;
+_Thread_local ab_error ab_err;
 
 int ab_fail(const char *kind, const char *sqlstate, const char *fmt, ...)
 {
@@ -95,6 +97,7 @@ static const ab_driver *drv;
 static const char *method_name;
 static char unsupported_why[4096]; /* non-empty: every message is answered unsupported */
 static json_t *endpoint;           /* the endpoint of the open connection, NULL when closed */
+static ab_conn *session;           /* the worker's own connection (open's), NULL when closed */
 static FILE *out;
 
 static const ab_driver *const DRIVERS[] = {&ab_driver_libpq, &ab_driver_odbc, &ab_driver_sqlite};
@@ -114,6 +117,21 @@ static int64_t tv_ns(struct timeval tv)
 static int proto_err(const char *fmt, const char *arg)
 {
     return ab_fail("protocol", NULL, fmt, arg);
+}
+
+/* Number field (integer or real); -1 with a protocol error when present but not a number. */
+static int get_num(json_t *msg, const char *key, double dflt, double *out)
+{
+    json_t *v = json_object_get(msg, key);
+    if (!v || json_is_null(v)) {
+        *out = dflt;
+        return 0;
+    }
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+        return 0;
+    }
+    return proto_err("field '%s' must be a number", key);
 }
 
 /* Integer field; -1 with a protocol error when present but not an integer. */
@@ -181,8 +199,29 @@ static json_t *on_hello(void)
     json_object_set_new(caps, "kinds", kinds);
     json_object_set_new(caps, "modes", modes);
     json_object_set_new(caps, "batch", json_string(drv->batch_style_default));
-    json_object_set_new(caps, "concurrency", json_string("none (one connection, one thread per worker)"));
+    json_object_set_new(caps, "concurrency",
+                        json_string("threads (one POSIX thread per client, each with its own connection)"));
+    /* steps under load: by duration, open loop at a rate, latency histograms, and the connection
+     * policies built — no pooled: none of these drivers has a pool of pool_size connections of
+     * its own (each driver says why in settings) */
+    json_t *load = json_object(), *policies = json_array();
+    json_array_append_new(policies, json_string("persistent"));
+    json_array_append_new(policies, json_string("per-request"));
+    json_object_set_new(load, "policies", policies);
+    json_object_set_new(caps, "load", load);
     drv->hello(a, settings, caps);
+    json_object_set_new(settings, "clients",
+                        json_string("one POSIX thread per client in this process; persistent: each client its own connection, "
+                                    "client 0 the worker's own, the others opened (and prepared for the step) before the "
+                                    "barrier, untimed, and closed after the trial"));
+    json_object_set_new(settings, "per-request",
+                        json_string("connect (as open does, without asking for the backend pid or version), prepare what the "
+                                    "operation needs, run it, disconnect: all inside the operation's time"));
+    json_object_set_new(settings, "open loop",
+                        json_string("client k: its own arrival stream at rate / clients seeded schedule_seed + k (uniform: "
+                                    "offset by k / rate, so the worker's arrivals are evenly spaced); runs the arrivals "
+                                    "inside the duration, then waits for its end; sleep (clock_nanosleep), then spin the "
+                                    "last 100 µs to each intended start"));
     json_object_set_new(a, "settings", settings);
     json_object_set_new(a, "capabilities", caps);
     return a;
@@ -204,13 +243,21 @@ static json_t *on_open(json_t *msg)
         return NULL;
     }
     if (endpoint) { /* a second open replaces the first connection */
-        drv->close();
+        drv->conn_free(session);
+        session = NULL;
         json_decref(endpoint);
         endpoint = NULL;
     }
     json_t *a = json_object();
+    if (!(session = drv->conn_new())) {
+        json_decref(a);
+        ab_fail("internal", NULL, "out of memory");
+        return NULL;
+    }
     int64_t start = now_ns();
-    if (drv->open(ep, a)) {
+    if (drv->open(session, ep, a)) {
+        drv->conn_free(session);
+        session = NULL;
         json_decref(a);
         return NULL;
     }
@@ -222,7 +269,8 @@ static json_t *on_open(json_t *msg)
 static json_t *on_close(void)
 {
     if (endpoint) {
-        drv->close();
+        drv->conn_free(session);
+        session = NULL;
         json_decref(endpoint);
         endpoint = NULL;
     }
@@ -371,6 +419,64 @@ static json_t *on_checksum(json_t *msg)
     return a;
 }
 
+/* The worker's own histogram of the given values (conformance: histogram.py's buckets). */
+static json_t *on_histogram(json_t *msg)
+{
+    json_t *values = json_object_get(msg, "values"), *v;
+    if (!json_is_array(values)) {
+        proto_err("histogram needs values%s", "");
+        return NULL;
+    }
+    ab_histogram *h = calloc(1, sizeof *h);
+    size_t k;
+    json_array_foreach(values, k, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0) {
+            free(h);
+            proto_err("histogram values are integers >= 0%s", "");
+            return NULL;
+        }
+        ab_hist_record(h, (uint64_t)json_integer_value(v));
+    }
+    json_t *a = json_object();
+    json_object_set_new(a, "histogram", ab_hist_json(h));
+    free(h);
+    return a;
+}
+
+/* The first count intended start offsets of an arrival schedule (conformance: schedule.py). */
+static json_t *on_schedule(json_t *msg)
+{
+    double rate;
+    int64_t count;
+    const char *arrival = json_string_value(json_object_get(msg, "arrival"));
+    const char *seed = json_string_value(json_object_get(msg, "seed"));
+    if (get_num(msg, "rate", 0, &rate) || get_int(msg, "count", 0, &count))
+        return NULL;
+    if (!(rate > 0)) {
+        proto_err("schedule: rate must be positive%s", "");
+        return NULL;
+    }
+    if (arrival && strcmp(arrival, "poisson") && strcmp(arrival, "uniform")) {
+        proto_err("schedule: unknown arrival '%s'", arrival);
+        return NULL;
+    }
+    char *end = NULL;
+    uint64_t s = seed ? strtoull(seed, &end, 16) : 0;
+    if (!seed || !*seed || *end) {
+        proto_err("schedule: the seed is 16 hex digits%s", "");
+        return NULL;
+    }
+    ab_schedule sched;
+    ab_schedule_init(&sched, rate, !arrival || !strcmp(arrival, "poisson"), s);
+    json_t *offsets = json_array();
+    for (int64_t i = 0; i < count; i++)
+        json_array_append_new(offsets, json_integer(ab_schedule_next(&sched)));
+    json_t *a = json_object();
+    json_object_set_new(a, "offsets", offsets);
+    return a;
+}
+
 /* ---- steps --------------------------------------------------------------------------------- */
 
 static int write_latencies(const char *path, const uint64_t *lat, int64_t n)
@@ -392,20 +498,9 @@ static int write_latencies(const char *path, const uint64_t *lat, int64_t n)
     return 0;
 }
 
-/* One operation, with the BEGIN/COMMIT of commit_every around it. */
-static inline int run_op(ab_step *st, int64_t i, int64_t *count)
-{
-    int64_t k = st->commit_every;
-    if (k && i % k == 0 && drv->txn_begin(st))
-        return -1;
-    if (drv->op(st, i, count))
-        return -1;
-    if (k && ((i + 1) % k == 0 || i + 1 == st->nops) && drv->txn_commit(st))
-        return -1;
-    return 0;
-}
-
-static json_t *run_step(ab_step *st, const char *latency_file)
+/* The plain loops, timed or verified, on connection c. per_request (verification only): each
+ * operation connects, prepares, runs and disconnects on its own. */
+static json_t *run_step(ab_step *st, ab_conn *c, int per_request, const char *latency_file)
 {
     int64_t nops = st->nops, rows = 0, count;
     json_t *a = json_object();
@@ -415,7 +510,7 @@ static json_t *run_step(ab_step *st, const char *latency_file)
         int64_t start = now_ns(), first = 0;
         for (int64_t i = 0; i < nops; i++) {
             count = 0;
-            if (run_op(st, i, &count))
+            if (ab_client_op(drv, c, per_request, st, i, i, &count))
                 goto fail;
             if (i == 0) /* the cold start: the first operation, its rows checksummed */
                 first = now_ns() - start;
@@ -442,7 +537,7 @@ static json_t *run_step(ab_step *st, const char *latency_file)
     int64_t start = now_ns(), prev = start;
     for (int64_t i = 0; i < nops; i++) {
         count = 0;
-        if (run_op(st, i, &count)) {
+        if (ab_run_op(drv, c, st, i, i, &count)) {
             free(lat);
             goto fail;
         }
@@ -464,7 +559,7 @@ static json_t *run_step(ab_step *st, const char *latency_file)
     json_object_set_new(a, "user_ns", json_integer(tv_ns(after.ru_utime) - tv_ns(before.ru_utime)));
     json_object_set_new(a, "sys_ns", json_integer(tv_ns(after.ru_stime) - tv_ns(before.ru_stime)));
     json_object_set_new(a, "first_op_ns", json_integer(nops ? (json_int_t)lat[0] : 0));
-    int64_t pid = drv->server_pid();
+    int64_t pid = drv->server_pid(c);
     if (pid) {
         json_t *pids = json_array();
         json_array_append_new(pids, json_integer(pid));
@@ -542,6 +637,51 @@ static json_t *on_step(json_t *msg)
     }
     st.nops = st.kind == K_BATCH ? (st.n + st.batch - 1) / st.batch : st.n;
 
+    /* steps under load: clients, duration, open loop, connection policy */
+    ab_load load = {.clients = 1, .skip_ns = -1};
+    int64_t clients, seed, skip, start_at;
+    double duration_ms, rate;
+    if (get_int(msg, "clients", 1, &clients) || get_num(msg, "duration_ms", 0, &duration_ms) ||
+        get_num(msg, "rate", 0, &rate) || get_int(msg, "schedule_seed", 0, &seed) ||
+        get_int(msg, "late_ns", 1000000, &load.late_ns) || get_int(msg, "skip_ns", 0, &skip) ||
+        get_int(msg, "start_at_unix_ns", 0, &start_at))
+        return NULL;
+    if (clients < 1 || clients > 100000 || duration_ms < 0 || rate < 0) {
+        proto_err("a step needs 1 <= clients <= 100000, duration_ms >= 0 and rate >= 0%s", "");
+        return NULL;
+    }
+    const char *arrival = json_string_value(json_object_get(msg, "arrival"));
+    if (arrival && strcmp(arrival, "poisson") && strcmp(arrival, "uniform")) {
+        proto_err("unknown arrival '%s' (poisson, uniform)", arrival);
+        return NULL;
+    }
+    const char *policy = json_string_value(json_object_get(msg, "policy"));
+    if (policy && !strcmp(policy, "per-request")) {
+        load.per_request = 1;
+    } else if (policy && strcmp(policy, "persistent")) {
+        ab_fail("unsupported", NULL, "%s has no %s connection policy (it has persistent and per-request)", method_name,
+                policy);
+        return NULL;
+    }
+    if (load.per_request && st.commit_every > 1) {
+        ab_fail("unsupported", NULL, "commit_every %lld with a connection per request: a transaction cannot span requests",
+                (long long)st.commit_every);
+        return NULL;
+    }
+    load.clients = (int)clients;
+    load.duration_ns = (int64_t)(duration_ms * 1e6);
+    load.rate = rate;
+    load.poisson = !arrival || !strcmp(arrival, "poisson");
+    load.seed = (uint64_t)seed;
+    load.skip_ns = skip > 0 ? skip : -1;
+    load.start_at_unix_ns = start_at > 0 ? start_at : 0;
+    int loaded = truthy(json_object_get(msg, "histogram")) || load.clients != 1 || load.duration_ns || load.rate ||
+                 load.per_request;
+    if (loaded && load.duration_ns && !st.nops) {
+        proto_err("a step by duration needs iterations >= 1 to cycle through%s", "");
+        return NULL;
+    }
+
     /* parameters, generated (and for literal, inlined) before the clock */
     ab_arena arena = {0};
     size_t *marks = NULL;
@@ -585,17 +725,33 @@ static json_t *on_step(json_t *msg)
         goto done;
     }
     ab_row_grow(&st, 64);
-    if (!drv->step_begin(&st))
-        answer = run_step(&st, latency_file);
-    if (!answer) {
-        /* leave the connection usable; the first error is the one answered */
-        ab_error saved = ab_err;
+    if (!drv->step_begin(&st)) {
+        if (loaded && !st.verify) {
+            /* every client leaves its own connection usable */
+            answer = ab_run_loaded(drv, session, &st, &load);
+        } else if (load.per_request) { /* verification: one client, a connection per operation */
+            ab_conn *c = drv->conn_new();
+            answer = c ? run_step(&st, c, 1, NULL) : NULL;
+            if (!c)
+                ab_fail("internal", NULL, "out of memory");
+            drv->conn_free(c);
+        } else {
+            if (!drv->conn_begin(session, &st))
+                answer = run_step(&st, session, 0, loaded ? NULL : latency_file);
+            if (!answer) { /* leave the connection usable; the first error is the one answered */
+                ab_error saved = ab_err;
+                drv->recover(session, &st);
+                ab_err = saved;
+            }
+            drv->conn_end(session, &st);
+        }
+    }
+    if (!answer)
         fprintf(stderr, "abworker-c: step failed (%s): %s\n", ab_err.kind, ab_err.message);
-        drv->recover(&st);
+    {
+        ab_error saved = ab_err;
         drv->step_end(&st);
         ab_err = saved;
-    } else {
-        drv->step_end(&st);
     }
 done:
     free(st.row);
@@ -782,6 +938,10 @@ int main(int argc, char **argv)
             a = on_generate(msg);
         } else if (!strcmp(op, "checksum")) {
             a = on_checksum(msg);
+        } else if (!strcmp(op, "histogram")) {
+            a = on_histogram(msg);
+        } else if (!strcmp(op, "schedule")) {
+            a = on_schedule(msg);
         } else {
             ab_fail("protocol", NULL, "unknown op '%s'", op);
         }
@@ -794,7 +954,7 @@ int main(int argc, char **argv)
             break;
     }
     free(line);
-    if (endpoint && drv)
-        drv->close();
+    if (session && drv)
+        drv->conn_free(session);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* See protocol.h. Reference: src/accessbench/protocol/{prng,generators,checksum,sqltext}.py */
+/* See protocol.h. Reference: src/accessbench/protocol/{prng,generators,checksum,sqltext,histogram,schedule}.py */
 #include "protocol.h"
 
 #include <ctype.h>
@@ -91,6 +91,61 @@ uint64_t ab_row_hash(const ab_value *row, int ncols)
 void ab_checksum_hex(const ab_checksum *c, char out[17])
 {
     snprintf(out, 17, "%016llx", (unsigned long long)c->total);
+}
+
+/* ---- latency histogram ------------------------------------------------------------------- */
+
+void ab_hist_merge(ab_histogram *into, const ab_histogram *h)
+{
+    if (!h->n)
+        return;
+    for (int b = 0; b < AB_HIST_BUCKETS; b++)
+        into->counts[b] += h->counts[b];
+    if (!into->n || h->min < into->min)
+        into->min = h->min;
+    if (h->max > into->max)
+        into->max = h->max;
+    into->overflow += h->overflow;
+    into->sum += h->sum;
+    into->n += h->n;
+}
+
+json_t *ab_hist_json(const ab_histogram *h)
+{
+    json_t *o = json_object(), *buckets = json_array();
+    for (int b = 0; b < AB_HIST_BUCKETS; b++) {
+        if (!h->counts[b])
+            continue;
+        json_t *pair = json_array();
+        json_array_append_new(pair, json_integer(b));
+        json_array_append_new(pair, json_integer((json_int_t)h->counts[b]));
+        json_array_append_new(buckets, pair);
+    }
+    json_object_set_new(o, "buckets", buckets);
+    json_object_set_new(o, "overflow", json_integer((json_int_t)h->overflow));
+    json_object_set_new(o, "min", json_integer(h->n ? (json_int_t)h->min : 0));
+    json_object_set_new(o, "max", json_integer((json_int_t)h->max));
+    json_object_set_new(o, "sum", json_integer((json_int_t)h->sum));
+    return o;
+}
+
+/* ---- arrival schedule -------------------------------------------------------------------- */
+
+void ab_schedule_init(ab_schedule *s, double rate_per_s, int poisson, uint64_t seed)
+{
+    s->mean_gap_ns = 1e9 / rate_per_s;
+    s->at = 0.0;
+    s->poisson = poisson;
+    s->state = seed;
+}
+
+int64_t ab_schedule_next(ab_schedule *s)
+{
+    double offset = s->at;
+    /* as schedule.py: -log(1 - u) * mean gap, in that order, so the doubles agree */
+    double gap = s->poisson ? -log(1.0 - ab_unit(&s->state)) * s->mean_gap_ns : s->mean_gap_ns;
+    s->at += gap;
+    return (int64_t)offset;
 }
 
 /* ---- arena ------------------------------------------------------------------------------- */

@@ -109,6 +109,60 @@ int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errl
  * set to the chosen JSON value (borrowed) so the generate op can echo it. */
 void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena, json_t **json);
 
+/* ---- latency histogram (histogram.py) ---------------------------------------------------- */
+
+/* Log-linear over integer nanoseconds, integer operations only so every language files a
+ * value in the same bucket: v < 256 is bucket v; otherwise, with L = bit length of v, bucket
+ * (L − 8) · 128 + (v >> (L − 8)) — at most 0.8% wide. Values ≥ 2^40 count in overflow. A
+ * fixed array of counts: recording is an index and an increment, no allocation. */
+#define AB_HIST_LIMIT (1ULL << 40)
+#define AB_HIST_BUCKETS ((40 - 8 + 1) * 128 + 256)
+
+typedef struct {
+    uint64_t counts[AB_HIST_BUCKETS];
+    uint64_t n, overflow, min, max, sum;
+} ab_histogram;
+
+static inline int ab_hist_index(uint64_t v)
+{
+    if (v < 256)
+        return (int)v;
+    int shift = 64 - __builtin_clzll(v) - 8;
+    return shift * 128 + (int)(v >> shift);
+}
+
+static inline void ab_hist_record(ab_histogram *h, uint64_t v)
+{
+    if (v >= AB_HIST_LIMIT)
+        h->overflow++;
+    else
+        h->counts[ab_hist_index(v)]++;
+    if (!h->n || v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+    h->sum += v;
+    h->n++;
+}
+
+void ab_hist_merge(ab_histogram *into, const ab_histogram *h);
+/* The wire form: {"buckets": [[bucket, count], …] ascending, "overflow", "min", "max", "sum"} */
+json_t *ab_hist_json(const ab_histogram *h);
+
+/* ---- arrival schedule (schedule.py) ------------------------------------------------------ */
+
+/* Intended start offsets of an open loop, in ns from the start: 0 first, then a double
+ * accumulator advanced by 1e9 / rate (uniform) or −ln(1 − u) · 1e9 / rate (poisson, u from
+ * splitmix64), each offset truncated toward zero. */
+typedef struct {
+    double mean_gap_ns, at;
+    int poisson;
+    uint64_t state;
+} ab_schedule;
+
+void ab_schedule_init(ab_schedule *s, double rate_per_s, int poisson, uint64_t seed);
+int64_t ab_schedule_next(ab_schedule *s);
+
 /* ---- time -------------------------------------------------------------------------------- */
 
 /* 'YYYY-MM-DD HH:MM:SS[.ffffff]' (sep ' ', as datetime.isoformat(sep=" ")) or with sep 'T' and
