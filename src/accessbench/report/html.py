@@ -333,6 +333,8 @@ def _clients_chart(step: str, variant: str, measured: list[CellResult], view: Vi
     lines: dict[tuple, list[CellResult]] = {}
     for r in with_clients:
         lines.setdefault((r.cell["method"], r.cell["target"], r.cell["path"]), []).append(r)
+    if not any(len({r.cell["clients"] for r in rs}) > 1 for rs in lines.values()):
+        return ""  # one client count per line is a point, not a curve
     series = []
     for (method, _, _), rs in lines.items():
         rs.sort(key=lambda r: r.cell["clients"])
