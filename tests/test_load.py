@@ -131,15 +131,15 @@ def test_connect_per_request_opens_a_connection_inside_every_operation(tmp_path,
         assert per_request.percentiles[50.0] > 3 * persistent.percentiles[50.0], method
 
 
-def test_a_worker_that_cannot_run_loaded_steps_is_shown_unsupported_not_run_plainly(tmp_path, workdir):
+def test_a_policy_a_worker_has_not_built_is_shown_unsupported_not_run_some_other_way(tmp_path, workdir):
     from accessbench.methods import select
 
     if select(["c-sqlite"])[0].missing():
         pytest.skip("c-sqlite is not built here")
-    steps = step("two", params='{kind = "const", value = 1}', iterations=10, clients=2)
+    steps = step("pooled", params='{kind = "const", value = 1}', iterations=10, clients=2, policy="pooled")
     run, result = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "c-sqlite", "--trials", "1")
     assert run.cells[0]["status"] == "unsupported"
-    assert "does not run steps under load yet" in run.cells[0]["message"]
+    assert "no pooled connection policy" in run.cells[0]["message"]
 
 
 @pytest.mark.server
@@ -165,3 +165,20 @@ def test_pgbouncer_sits_between_clients_and_server_in_either_pool_mode(tmp_path,
 def test_an_unknown_pooler_mode_is_refused_naming_the_path(tmp_path):
     result = accessbench("--store", str(tmp_path / "s.db"), "run", "--quick", "--path", "pooler:statement")
     assert result.returncode == 2 and "--path pooler:statement" in result.stderr
+
+
+@pytest.mark.server
+def test_a_plain_step_after_a_loaded_one_still_reads_the_servers_cpu(tmp_path, workdir):
+    """In-process clients open connections of their own during a loaded trial; those backends
+    end with it and must not cost the worker's later cells their server CPU."""
+    from accessbench.methods import select
+
+    if select(["c-libpq"])[0].missing():
+        pytest.skip("c-libpq is not built here")
+    steps = step("loaded", clients=3, duration="200ms") + step("plain")
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "postgresql", "--path", "unix", "--method", "c-libpq",
+                       "--trials", "2", "--warmup", "0")
+    loaded, plain = analyse(run)
+    assert loaded.cell["status"] == plain.cell["status"] == "ok"
+    assert loaded.server_cpu_per_op_ns is None  # unknown, not undercounted
+    assert plain.server_cpu_per_op_ns is not None and plain.server_cpu_per_op_ns > 0

@@ -121,6 +121,8 @@ class Session:
         if policy not in ("persistent", "per-request"):
             raise Unsupported(f"connection policy {policy!r} is not built for Python workers yet")
         loaded = policy != "persistent" or any(msg.get(k) for k in ("duration_ms", "rate", "histogram"))
+        if policy == "per-request" and int(msg.get("commit_every") or 0) > 1:
+            raise Unsupported("commit_every > 1 with per-request connections: a transaction cannot span requests")
         if policy == "per-request":
             op = self._per_request(lambda: self._op(kind, msg, sql, reads, len(args)))
         else:

@@ -314,8 +314,11 @@ class Runner:
         self._reset(cell)
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
         keys = [self._worker_key(cell, i) for i in range(processes)]
-        local = self._server_cpu_known(cell) and cell.step.policy == "persistent"
-        pids = sorted(set().union(*(self.server_pids.get(k, set()) for k in keys))) if local else []
+        # Server CPU only where every serving backend is known before the trial: one client per
+        # process on a persistent connection. Several clients in one process open their other
+        # connections inside the request, so their backends are unknown until it ends.
+        known = self._server_cpu_known(cell) and cell.step.policy == "persistent" and processes == clients
+        pids = sorted(set().union(*(self.server_pids.get(k, set()) for k in keys))) if known else []
         proxy = self.proxies.get((cell.target, cell.path))
         wire_before = proxy.totals() if proxy else None
         # Far enough ahead for every process to get its message and settle before the start.
@@ -334,8 +337,9 @@ class Runner:
         answer = merge_answers(answers)
         answer["processes"] = processes
         self.store.add_trial(state.id, phase, seq, started_at, answer, None, server_ns, wire)
-        for key, a in zip(keys, answers):
-            self.server_pids.setdefault(key, set()).update(a.get("server_pids") or [])
+        if processes == clients:  # the backends of connections that outlive the trial
+            for key, a in zip(keys, answers):
+                self.server_pids.setdefault(key, set()).update(a.get("server_pids") or [])
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
