@@ -2,8 +2,10 @@ package main
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"os"
+	"sync"
 )
 
 // The database/sql methods (go-pgx-stdlib, go-pq, go-sqlite) share one implementation: a
@@ -14,6 +16,8 @@ import (
 type sqlMethod interface {
 	// openDB returns a *sql.DB for the endpoint.
 	openDB(ep endpoint) (*sql.DB, error)
+	// connector: the endpoint's configuration, parsed once, for the pools of loaded steps.
+	connector(ep endpoint) (driver.Connector, error)
 	// simpleArgs: leading arguments that make a statement without parameters go by the
 	// simple query protocol (literal and scan steps); nil when the driver does so anyway.
 	simpleArgs() []any
@@ -24,6 +28,12 @@ type sqlMethod interface {
 	dollar() bool
 	classify(err error) *failure
 }
+
+// What the database/sql methods do under the loaded policies (hello's settings).
+const (
+	sqlPooled     = "database/sql's own pool: one *sql.DB shared by the step's clients, SetMaxOpenConns(pool_size), SetMaxIdleConns(pool_size), SetConnMaxLifetime(0), SetConnMaxIdleTime(0) (no connection closed for age or idleness), filled before the barrier (pool_size DB.Conn held at once, then handed back); each statement borrows a connection and returns it when its rows are closed (a commit_every transaction keeps its own); prepared: one DB.Prepare shared by the clients, made in the first operation that needs it, which database/sql prepares again on each pooled connection the first time it runs there"
+	sqlPerRequest = "per operation, inside its time: sql.OpenDB of a connector made once before the barrier (the DSN parsed once), pool pinned to one connection, the statement (which connects; no Ping), prepared: DB.Prepare then Stmt.Close, DB.Close"
+)
 
 // sqlPlan: typed destinations for one result shape and how to hash each after Scan.
 type sqlPlan struct {
@@ -45,6 +55,10 @@ type sqlDriver struct {
 	ep  endpoint
 	db  *sql.DB
 	pid int64
+
+	// clients of loaded steps: the parsed configuration (per request), the shared pool
+	connector driver.Connector
+	shared    *sqlPool
 
 	// per step
 	tx     *sql.Tx
@@ -75,6 +89,10 @@ func (d *sqlDriver) describe() (int64, string, error) {
 }
 
 func (d *sqlDriver) close() {
+	if d.shared != nil { // a pooled client: the pool is closed by the step
+		d.db, d.shared = nil, nil
+		return
+	}
 	if d.db != nil {
 		d.db.Close()
 		d.db = nil
@@ -95,6 +113,9 @@ func (d *sqlDriver) begin(st *step) error {
 }
 
 func (d *sqlDriver) prepare() error {
+	if d.shared != nil {
+		return d.shared.prepare(d)
+	}
 	s, err := d.db.PrepareContext(ctx, d.sqlArg)
 	if err != nil {
 		return err
@@ -238,7 +259,7 @@ func (d *sqlDriver) recover(st *step) {
 }
 
 func (d *sqlDriver) end(st *step) {
-	if d.stmt != nil {
+	if d.stmt != nil && d.shared == nil { // a pool's statement is closed with the pool
 		if err := d.stmt.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "abworker-go: closing the prepared statement:", err)
 		}
@@ -283,3 +304,106 @@ func (d *sqlDriver) read(st *step, rows *sql.Rows, err error, sk *sink) (int64, 
 	st.ncols = len(p.dests)
 	return n, nil
 }
+
+// ---- steps under load ---------------------------------------------------------------------
+
+// dial parses the endpoint's configuration once (a connector); connect then makes a
+// *sql.DB of one connection from it, which connects at its first statement.
+func (d *sqlDriver) dial(ep endpoint) error {
+	c, err := d.m.connector(ep)
+	if err != nil {
+		return err
+	}
+	d.connector, d.ep = c, ep
+	return nil
+}
+
+func (d *sqlDriver) connect() error {
+	d.db = sql.OpenDB(d.connector)
+	pinPool(d.db)
+	return nil
+}
+
+// disconnect: the statement prepared for this request is closed (database/sql closes a
+// connection's statements before the connection in any case), then the connection.
+func (d *sqlDriver) disconnect() {
+	if d.stmt != nil {
+		d.stmt.Close()
+	}
+	d.stmt, d.txStmt, d.tx = nil, nil, nil
+	if d.db != nil {
+		d.db.Close()
+		d.db = nil
+	}
+}
+
+// sqlPool is database/sql's own pool, shared by the clients of a pooled step, with one
+// statement prepared for them all: database/sql prepares a *sql.Stmt again on each pooled
+// connection the first time it runs there, so each connection parses it once.
+type sqlPool struct {
+	db   *sql.DB
+	mu   sync.Mutex
+	stmt *sql.Stmt
+}
+
+func (p *sqlPool) prepare(d *sqlDriver) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stmt == nil {
+		s, err := p.db.PrepareContext(ctx, d.sqlArg)
+		if err != nil {
+			return err
+		}
+		p.stmt = s
+	}
+	d.stmt = p.stmt
+	return nil
+}
+
+func (p *sqlPool) close() {
+	if p.stmt != nil {
+		if err := p.stmt.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: closing the pool's prepared statement:", err)
+		}
+	}
+	p.db.Close()
+}
+
+// newPool: size connections at most and at rest, none closed for age or idleness, filled by
+// holding size connections at once before handing them back.
+func (d *sqlDriver) newPool(ep endpoint, size int) (connPool, error) {
+	c, err := d.m.connector(ep)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(c)
+	db.SetMaxOpenConns(size)
+	db.SetMaxIdleConns(size)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	held := make([]*sql.Conn, 0, size)
+	for len(held) < size {
+		var c *sql.Conn
+		if c, err = db.Conn(ctx); err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Close() // back to the pool, idle
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &sqlPool{db: db}, nil
+}
+
+func (d *sqlDriver) attach(p connPool) {
+	d.shared = p.(*sqlPool)
+	d.db = d.shared.db
+}
+
+// database/sql lends a connection to each statement (and keeps one for a transaction) itself.
+func (d *sqlDriver) borrow() error { return nil }
+func (d *sqlDriver) giveBack()     {}

@@ -86,7 +86,8 @@ func unsupported(format string, args ...any) *failure { return fail("unsupported
 
 // dbDriver is one access method. The session generates parameters, then calls begin
 // (untimed), op once per operation (timed, or verified with a sink), txBegin/txCommit around
-// groups of operations for commit_every, recover after a failure, and end (untimed).
+// groups of operations for commit_every, recover after a failure, and end (untimed). One
+// dbDriver is used by one goroutine at a time.
 type dbDriver interface {
 	base() string
 	driverName() string
@@ -111,6 +112,27 @@ type dbDriver interface {
 	end(st *step)
 	// classify turns a driver error into an answer (kind db, with the sqlstate when known).
 	classify(err error) *failure
+
+	// Steps under load (load.go). Every client of a loaded step is a dbDriver of its own
+	// (its connection, prepared statement, transaction): a persistent client is opened with
+	// open. dial readies a client for the other policies, untimed: the endpoint's
+	// configuration is parsed once. Per request, connect and disconnect then open and close
+	// its connection around each operation, inside the operation's time.
+	dial(ep endpoint) error
+	connect() error
+	disconnect()
+	// newPool makes the runtime's usual pool of size connections and fills it (untimed);
+	// attach has a dialled client borrow from it: borrow before each operation, giveBack
+	// after it (no-ops where the pool lends a connection to every statement by itself).
+	newPool(ep endpoint, size int) (connPool, error)
+	attach(p connPool)
+	borrow() error
+	giveBack()
+}
+
+// connPool is a pool shared by the clients of one loaded step; closed after the trial.
+type connPool interface {
+	close()
 }
 
 // moduleVersion is the version of a dependency as built into this program.

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // go-pgx: pgx v5's native API on one *pgx.Conn.
@@ -24,6 +26,10 @@ type pgxDriver struct {
 	cfg  *pgx.ConnConfig
 	conn *pgx.Conn
 	tx   pgx.Tx
+
+	// pooled clients of a loaded step: the pool, and the connection borrowed from it
+	pool *pgxpool.Pool
+	held *pgxpool.Conn
 
 	// per step
 	sqlDollar string
@@ -76,6 +82,8 @@ func (d *pgxDriver) settings() map[string]string {
 		"prepared":                   "Conn.Prepare(name, sql) once, inside the first operation; then Conn.Query/Conn.Exec by name (Bind/Execute/Sync), parameters in binary where pgx knows the type, results in binary for every type pgx decodes natively (numeric included); Conn.Deallocate after the step (untimed)",
 		"scan":                       "Conn.Query(sql, QueryExecModeSimpleProtocol): simple query protocol, text results (as c-libpq's default)",
 		"batch":                      batch,
+		"pooled":                     "pgxpool (pgx v5's pool) with this ConnConfig: MaxConns = MinConns = pool_size, filled before the barrier (pool_size connections acquired at once, then released); ShouldPing returns false (pgxpool otherwise pings a connection idle over 1 s when it is acquired), MaxConnLifetime = 0 and MaxConnIdleTime = 0 (no connection closed for age or idleness), HealthCheckPeriod = 24 h (the background check takes the idle connections out of the pool while it looks at them); each operation Pool.Acquire, the operation on its *pgx.Conn, Conn.Release (a commit_every transaction keeps its connection until COMMIT); prepared: Conn.Prepare(\"abw_pooled\") on the borrowed connection in every operation: parsed on each connection's first use, a lookup in pgx's map after that",
+		"per-request":                "per operation, inside its time: pgx.ConnectConfig with the ConnConfig parsed once before the barrier, the operation (prepared: Conn.Prepare on the new connection), Conn.Close (Terminate; what was prepared goes with the connection)",
 		"parameters":                 "int64, string, time.Time (UTC) and nil; under QueryExecModeExec pgx sends a time.Time as text with a 'Z' suffix, which a timestamp without time zone ignores",
 		"decoding":                   "rows.Scan into pgtype values chosen by the field descriptions' type OIDs: int2/int4/int8 → pgtype.Int2/Int4/Int8, float4/float8 → pgtype.Float4/Float8, numeric → pgtype.Numeric (rendered with its scale), bool → pgtype.Bool, text types → pgtype.Text, timestamp(tz) → pgtype.Timestamp(tz) (time.Time), date → pgtype.Date, time → pgtype.Time, bytea → []byte, others → any",
 	}
@@ -96,23 +104,119 @@ func (d *pgxDriver) config(ep endpoint) (*pgx.ConnConfig, error) {
 }
 
 func (d *pgxDriver) open(ep endpoint) error {
+	if err := d.dial(ep); err != nil {
+		return err
+	}
+	return d.connect()
+}
+
+// dial parses the connection configuration once: connect then connects with it.
+func (d *pgxDriver) dial(ep endpoint) error {
 	cfg, err := d.config(ep)
 	if err != nil {
 		return err
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	d.cfg = cfg
+	return nil
+}
+
+func (d *pgxDriver) connect() error {
+	conn, err := pgx.ConnectConfig(ctx, d.cfg)
 	if err != nil {
 		return err
 	}
-	// text timestamps are parsed in the ISO form
-	if ds := conn.PgConn().ParameterStatus("DateStyle"); len(ds) < 3 || ds[:3] != "ISO" {
-		if _, err := conn.Exec(ctx, "SET DateStyle = ISO"); err != nil {
-			conn.Close(ctx)
-			return err
-		}
+	if err := isoDates(ctx, conn); err != nil {
+		conn.Close(ctx)
+		return err
 	}
-	d.cfg, d.conn = cfg, conn
+	d.conn = conn
 	return nil
+}
+
+// isoDates: text timestamps are parsed in the ISO form.
+func isoDates(ctx context.Context, conn *pgx.Conn) error {
+	if ds := conn.PgConn().ParameterStatus("DateStyle"); len(ds) < 3 || ds[:3] != "ISO" {
+		_, err := conn.Exec(ctx, "SET DateStyle = ISO")
+		return err
+	}
+	return nil
+}
+
+// disconnect closes a per-request connection; what was prepared on it went with it.
+func (d *pgxDriver) disconnect() {
+	if d.conn != nil {
+		d.conn.Close(ctx)
+		d.conn = nil
+	}
+	d.prepared, d.tx = "", nil
+}
+
+type pgxPool struct{ p *pgxpool.Pool }
+
+func (p pgxPool) close() { p.p.Close() }
+
+// newPool: pgxpool with the worker's ConnConfig, MaxConns = MinConns = size, filled before
+// it is used. Its work beyond lending is pinned off: no ping of a connection idle over a second
+// when it is acquired (ShouldPing), no lifetime or idle limit, and the background health check
+// (which takes the idle connections out of the pool while it looks at them) a day apart.
+func (d *pgxDriver) newPool(ep endpoint, size int) (connPool, error) {
+	cfg, err := pgxpool.ParseConfig(pgConnString(ep)) // a pgxpool.Config must come from ParseConfig
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ConnConfig, err = d.config(ep); err != nil {
+		return nil, err
+	}
+	cfg.AfterConnect = isoDates
+	cfg.MaxConns, cfg.MinConns, cfg.MinIdleConns = int32(size), int32(size), 0
+	cfg.MaxConnLifetime, cfg.MaxConnLifetimeJitter, cfg.MaxConnIdleTime = 0, 0, 0
+	cfg.HealthCheckPeriod = 24 * time.Hour
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Filled: hold size connections at once (each one made by the pool), then hand them back.
+	held := make([]*pgxpool.Conn, 0, size)
+	for len(held) < size {
+		var c *pgxpool.Conn
+		if c, err = pool.Acquire(ctx); err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
+	if err != nil {
+		pool.Close() // after the release: Close waits for every connection to come back
+		return nil, err
+	}
+	return pgxPool{pool}, nil
+}
+
+func (d *pgxDriver) attach(p connPool) { d.pool = p.(pgxPool).p }
+
+// borrow takes a connection from the pool for one operation; a commit_every transaction
+// keeps the one it has until its COMMIT.
+func (d *pgxDriver) borrow() error {
+	if d.held != nil {
+		return nil
+	}
+	c, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	d.held, d.conn, d.prepared = c, c.Conn(), ""
+	return nil
+}
+
+func (d *pgxDriver) giveBack() {
+	if d.held == nil || d.tx != nil {
+		return
+	}
+	d.held.Release() // destroyed rather than pooled if it is left in a transaction
+	d.held, d.conn = nil, nil
 }
 
 func (d *pgxDriver) describe() (int64, string, error) {
@@ -120,6 +224,11 @@ func (d *pgxDriver) describe() (int64, string, error) {
 }
 
 func (d *pgxDriver) close() {
+	if d.pool != nil { // a pooled client: its pool is closed by the step
+		d.giveBack()
+		d.pool, d.conn = nil, nil
+		return
+	}
 	if d.conn != nil {
 		d.conn.Close(ctx)
 		d.conn = nil
@@ -160,9 +269,17 @@ func (d *pgxDriver) begin(st *step) error {
 	return nil
 }
 
+// pooledStatement names a pooled step's statement on every connection of the pool: pgx's
+// Prepare of a name the connection already has with the same text is a map lookup, so each
+// connection parses it once, in the first operation it serves.
+const pooledStatement = "abw_pooled"
+
 func (d *pgxDriver) prepare() error {
-	d.counter++
-	name := fmt.Sprintf("abw_%d", d.counter)
+	name := pooledStatement
+	if d.pool == nil {
+		d.counter++
+		name = fmt.Sprintf("abw_%d", d.counter)
+	}
 	if _, err := d.conn.Prepare(ctx, name, d.sqlDollar); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"strings"
 
@@ -48,6 +49,8 @@ func (d *pgxStdlibDriver) batchStyle() string {
 func (d *pgxStdlibDriver) settings() map[string]string {
 	return map[string]string{
 		"pool":                       "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"pooled":                     sqlPooled + "; OptionShouldPing false, so a connection idle over 1 s is not pinged when it is lent again",
+		"per-request":                sqlPerRequest + " (Stmt.Close is a Deallocate, one round trip: database/sql closes a connection's statements before the connection)",
 		"default_query_exec_mode":    "QueryExecModeExec on the ConnConfig (pgx's default, cache_statement, would prepare every statement automatically); literal and scan statements pass pgx.QueryExecModeSimpleProtocol as their first argument (the adapter forwards it to pgx)",
 		"statement_cache_capacity":   "0",
 		"description_cache_capacity": "0",
@@ -66,11 +69,21 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 }
 
 func (d *pgxStdlibDriver) openDB(ep endpoint) (*sql.DB, error) {
+	connector, err := d.connector(ep)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector) // what stdlib.OpenDB does
+	pinPool(db)
+	return db, nil
+}
+
+func (d *pgxStdlibDriver) connector(ep endpoint) (driver.Connector, error) {
 	cfg, err := d.pgx.config(ep)
 	if err != nil {
 		return nil, err
 	}
-	db := stdlib.OpenDB(*cfg,
+	return stdlib.GetConnector(*cfg,
 		stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false }),
 		stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
 			if ds := c.PgConn().ParameterStatus("DateStyle"); !strings.HasPrefix(ds, "ISO") {
@@ -78,9 +91,7 @@ func (d *pgxStdlibDriver) openDB(ep endpoint) (*sql.DB, error) {
 				return err
 			}
 			return nil
-		}))
-	pinPool(db)
-	return db, nil
+		})), nil
 }
 
 func (d *pgxStdlibDriver) info(db *sql.DB) (int64, string, error) {

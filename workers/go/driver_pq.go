@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 
 	"github.com/lib/pq"
@@ -37,6 +38,8 @@ func (d *pqDriver) batchStyle() string {
 func (d *pqDriver) settings() map[string]string {
 	return map[string]string{
 		"pool":                           "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"pooled":                         sqlPooled + "; lib/pq's ResetSession and IsValid, run when a connection is lent again, do no I/O",
+		"per-request":                    sqlPerRequest + " (Stmt.Close sends Close + Sync, one round trip: database/sql closes a connection's statements before the connection)",
 		"binary_parameters":              "no (lib/pq's default): parameters are sent as text of unspecified type",
 		"disable_prepared_binary_result": "no (default): results of extended and prepared statements come in binary for int2/int4/int8, bytea and uuid columns, text for the rest",
 		"sslmode":                        "the target's (disable on managed servers; lib/pq forces disable on a unix socket)",
@@ -54,6 +57,16 @@ func (d *pqDriver) settings() map[string]string {
 }
 
 func (d *pqDriver) openDB(ep endpoint) (*sql.DB, error) {
+	connector, err := d.connector(ep)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	pinPool(db)
+	return db, nil
+}
+
+func (d *pqDriver) connector(ep endpoint) (driver.Connector, error) {
 	cfg, err := pq.NewConfig(pgConnString(ep))
 	if err != nil {
 		return nil, err
@@ -68,9 +81,7 @@ func (d *pqDriver) openDB(ep endpoint) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := sql.OpenDB(connector)
-	pinPool(db)
-	return db, nil
+	return connector, nil
 }
 
 func (d *pqDriver) info(db *sql.DB) (int64, string, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 
 	"modernc.org/sqlite"
@@ -44,6 +45,8 @@ func (d *sqliteDriver) batchStyle() string {
 func (d *sqliteDriver) settings() map[string]string {
 	return map[string]string{
 		"pool":         "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"pooled":       sqlPooled + "; the connections are sqlite.NewConnector's, each opening the file with the busy_timeout pragma",
+		"per-request":  sqlPerRequest + " (sqlite.NewConnector; connecting opens the file and runs the busy_timeout pragma; Stmt.Close finalizes)",
 		"dsn":          "<file>?_pragma=busy_timeout(" + busyTimeoutMS + "): PRAGMA busy_timeout run by the driver when it opens the connection; no other DSN options (journal mode and synchronous are the file's / SQLite's defaults)",
 		"autocommit":   "yes; commit_every uses DB.BeginTx / Tx.Commit (the driver runs BEGIN (deferred) / COMMIT, each prepared and finalized)",
 		"literal":      "DB.Query(text) / DB.Exec(text) without arguments: sqlite3_prepare_v2 + step + finalize of the inlined text, every operation",
@@ -67,6 +70,15 @@ func (d *sqliteDriver) openDB(ep endpoint) (*sql.DB, error) {
 	}
 	pinPool(db)
 	return db, nil
+}
+
+// connector: what sql.Open does for the same DSN, made once for the clients of a loaded step.
+func (d *sqliteDriver) connector(ep endpoint) (driver.Connector, error) {
+	file := ep.str("file")
+	if file == "" {
+		return nil, fail("protocol", "the sqlite endpoint needs a file")
+	}
+	return sqlite.NewConnector(file + "?_pragma=busy_timeout(" + busyTimeoutMS + ")")
 }
 
 func (d *sqliteDriver) info(db *sql.DB) (int64, string, error) {

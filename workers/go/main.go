@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -78,6 +79,19 @@ type session struct {
 	why     string   // non-empty: every message is answered unsupported
 	ep      endpoint // the open connection's endpoint, nil when closed
 	dialect string
+
+	mk       func() dbDriver // more drivers of the same method, for the clients of loaded steps
+	settings [][2]string     // the method name's settings, to configure them alike
+}
+
+// fresh is another driver of this session's method with its settings: a client of a
+// loaded step with its own connection and step state.
+func (s *session) fresh() dbDriver {
+	d := s.mk()
+	for _, kv := range s.settings {
+		d.configure(kv[0], kv[1]) // accepted already by the session's own driver
+	}
+	return d
 }
 
 func (s *session) handle(msg map[string]any) (object, *failure) {
@@ -99,6 +113,10 @@ func (s *session) handle(msg map[string]any) (object, *failure) {
 		return s.generate(msg)
 	case "checksum":
 		return s.checksum(msg)
+	case "histogram":
+		return s.histogram(msg)
+	case "schedule":
+		return s.schedule(msg)
 	case "":
 		return nil, fail("protocol", "a message needs an op")
 	}
@@ -112,6 +130,10 @@ func (s *session) hello() object {
 	settings["cpu"] = "getrusage(RUSAGE_SELF) around the loop: the whole process, including the garbage collector's and the runtime's other threads"
 	settings["clock"] = "time.Now()/time.Since: the monotonic clock, read once before the loop and once after each operation"
 	settings["context"] = "context.Background() (no deadline, so no per-query watcher goroutine)"
+	settings["clients"] = "steps under load: one goroutine per client, each with a driver of its own (connection, prepared statement, transaction); persistent: the worker's connection is the first client's, the others connect before the barrier (untimed) and close after the trial"
+	settings["barrier"] = "each client waits for start_at_unix_ns on the wall clock (time.Now), then starts its own monotonic clock; elapsed_ns runs from the earliest client's start to the last one's end"
+	settings["open loop"] = "intended starts from the splitmix64 schedule at rate / clients per client; a client ahead of time sleeps in nanosleep(2) until 150 µs before, then spins calling runtime.Gosched (Go's time.Sleep wakes up to 1 ms late: the runtime's epoll timeout is in whole ms)"
+	settings["histogram"] = "a fixed array of (40 − 8 + 1) · 128 + 256 counts per client, bucket by integer operations, nothing allocated per operation; merged after the trial"
 	return object{
 		{"protocol", protocolVersion},
 		{"name", s.name},
@@ -125,7 +147,10 @@ func (s *session) hello() object {
 			{"kinds", []string{"connect", "scan", "exec", "batch"}},
 			{"modes", []string{"literal", "extended", "prepared"}},
 			{"batch", d.batchStyle()},
-			{"concurrency", "goroutines (one connection and one goroutine per worker; the Go runtime schedules its own helper goroutines)"},
+			{"concurrency", "goroutines (one per client)"},
+			// steps under load: clients, duration, open loop at a rate, histograms, and the
+			// connection policies built for every method of this worker
+			{"load", object{{"policies", []string{"persistent", "per-request", "pooled"}}}},
 		}},
 	}
 }
@@ -291,6 +316,54 @@ func decodeHex(s string) ([]byte, error) {
 	return out, nil
 }
 
+// histogram records the values into a histogram of the worker's own (conformance).
+func (s *session) histogram(msg map[string]any) (object, *failure) {
+	values, ok := msg["values"].([]any)
+	if !ok {
+		return nil, fail("protocol", "histogram needs values")
+	}
+	h := new(histogram)
+	for _, v := range values {
+		n, err := toInt64(v)
+		if err != nil || n < 0 {
+			return nil, fail("protocol", "a histogram value is an integer >= 0")
+		}
+		h.record(uint64(n))
+	}
+	return object{{"histogram", h.wire()}}, nil
+}
+
+// schedule answers the first count intended start offsets of an arrival stream (conformance).
+func (s *session) schedule(msg map[string]any) (object, *failure) {
+	rate, ok := toFloat(msg["rate"])
+	if !ok || rate <= 0 {
+		return nil, fail("protocol", "schedule needs a rate > 0")
+	}
+	poisson := true
+	switch a, _ := msg["arrival"].(string); a {
+	case "", "poisson":
+	case "uniform":
+		poisson = false
+	default:
+		return nil, fail("protocol", "unknown arrival '%s' (poisson, uniform)", a)
+	}
+	hex, _ := msg["seed"].(string)
+	seed, err := strconv.ParseUint(hex, 16, 64)
+	if err != nil {
+		return nil, fail("protocol", "the seed is 16 hex digits")
+	}
+	count, _, err := jsonInt(msg, "count", 0)
+	if err != nil || count < 0 {
+		return nil, fail("protocol", "count must be an integer >= 0")
+	}
+	sched := newSchedule(rate, poisson, seed)
+	offsets := make([]int64, count)
+	for i := range offsets {
+		offsets[i] = sched.next()
+	}
+	return object{{"offsets", offsets}}, nil
+}
+
 func (s *session) checksum(msg map[string]any) (object, *failure) {
 	rows, ok := msg["rows"].([]any)
 	if !ok {
@@ -367,6 +440,10 @@ func (s *session) step(msg map[string]any) (object, *failure) {
 	if st.kind == kExec && every > 0 {
 		st.commitEvery = int(every)
 	}
+	ld, loaded, f := parseLoad(msg)
+	if f != nil {
+		return nil, f
+	}
 	st.verify = truthy(msg["verify"])
 	st.fetch = st.kind == kScan || (st.kind == kExec && truthy(msg["fetch"]))
 	latencyFile, _ := msg["latency_file"].(string)
@@ -393,6 +470,9 @@ func (s *session) step(msg map[string]any) (object, *failure) {
 	}
 	if st.kind == kBatch && st.batch < 1 {
 		return nil, fail("protocol", "a batch step needs batch >= 1")
+	}
+	if ld.policy == pPerRequest && st.commitEvery > 0 {
+		return nil, unsupported("commit_every groups operations on one connection; per-request closes it after every operation")
 	}
 	st.nops = st.n
 	if st.kind == kBatch {
@@ -439,11 +519,14 @@ func (s *session) step(msg map[string]any) (object, *failure) {
 
 	d := s.drv
 	var answer object
-	var f *failure
 	if err := d.begin(st); err != nil {
 		f = asFailure(d, err)
+	} else if st.verify && ld.policy != pPersistent {
+		answer, f = s.verifyWith(st, ld) // one client, its connections as the policy says
 	} else if st.verify {
-		answer, f = s.verifyPass(st)
+		answer, f = s.verifyPass(st, func(i int, sk *sink) (int64, error) { return s.runOp(st, i, sk) })
+	} else if loaded {
+		answer, f = s.loadedPass(st, ld)
 	} else {
 		answer, f = s.timedPass(st, latencyFile)
 	}
@@ -476,12 +559,12 @@ func (s *session) runOp(st *step, i int, sk *sink) (int64, error) {
 	return count, nil
 }
 
-func (s *session) verifyPass(st *step) (object, *failure) {
+func (s *session) verifyPass(st *step, runOp func(i int, sk *sink) (int64, error)) (object, *failure) {
 	var sk sink
 	var rows, first int64
 	start := time.Now()
 	for i := 0; i < st.nops; i++ {
-		count, err := s.runOp(st, i, &sk)
+		count, err := runOp(i, &sk)
 		if err != nil {
 			return nil, asFailure(s.drv, err)
 		}
@@ -599,6 +682,7 @@ func chooseMethod(name string) *session {
 	s := &session{name: name}
 	base, settings, _ := strings.Cut(name, "/")
 	mk, ok := drivers[base]
+	s.mk = mk
 	if !ok {
 		s.why = fmt.Sprintf("unknown method '%s' (abworker-go knows go-pgx, go-pgx-stdlib, go-pq, go-sqlite)", base)
 		s.drv = newPgxDriver() // answers nothing but unsupported
@@ -616,6 +700,7 @@ func chooseMethod(name string) *session {
 				s.why = fmt.Sprintf("%s: %v", name, err)
 				break
 			}
+			s.settings = append(s.settings, [2]string{k, v})
 		}
 	}
 	return s

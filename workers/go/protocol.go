@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -104,6 +105,106 @@ func (s *sink) add(h uint64, ncols int) {
 }
 
 func (s *sink) hex() string { return fmt.Sprintf("%016x", s.sum) }
+
+// ---- latency histogram and arrival schedule (steps under load) -------------------------------
+
+// The histogram (src/accessbench/protocol/histogram.py): log-linear buckets over integer
+// nanoseconds, filed with integer operations only so that every language puts a value in the
+// same bucket. Values under 256 are their own bucket; above, a value of bit length L goes to
+// (L − 8)·128 + (v >> (L − 8)), its top eight bits (at most 0.8% wide). From 2⁴⁰ ns on: overflow.
+const (
+	histMantissaBits = 8
+	histSub          = 1 << (histMantissaBits - 1)
+	histExact        = 1 << histMantissaBits
+	histLimit        = uint64(1) << 40
+	histBuckets      = (40-histMantissaBits+1)*histSub + histExact
+)
+
+// histogram is a fixed array of counts: recording allocates nothing and costs a few
+// instructions, so it can sit inside the timed loop.
+type histogram struct {
+	counts   [histBuckets]uint64
+	overflow uint64
+	n        uint64
+	min, max uint64
+	sum      uint64 // of every value, ns (the mean)
+}
+
+func histBucket(v uint64) int {
+	if v < histExact {
+		return int(v)
+	}
+	shift := bits.Len64(v) - histMantissaBits
+	return shift*histSub + int(v>>shift)
+}
+
+func (h *histogram) record(v uint64) {
+	if v >= histLimit {
+		h.overflow++
+	} else {
+		h.counts[histBucket(v)]++
+	}
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
+	if v > h.max {
+		h.max = v
+	}
+	h.sum += v
+	h.n++
+}
+
+// merge adds another client's counts: the histogram of the whole trial.
+func (h *histogram) merge(o *histogram) {
+	for b, c := range o.counts {
+		h.counts[b] += c
+	}
+	if o.n > 0 && (h.n == 0 || o.min < h.min) {
+		h.min = o.min
+	}
+	if o.max > h.max {
+		h.max = o.max
+	}
+	h.overflow += o.overflow
+	h.sum += o.sum
+	h.n += o.n
+}
+
+// wire is the protocol's form: sparse [bucket, count] pairs in ascending bucket order.
+func (h *histogram) wire() object {
+	buckets := make([][2]uint64, 0, 64)
+	for b, c := range h.counts {
+		if c != 0 {
+			buckets = append(buckets, [2]uint64{uint64(b), c})
+		}
+	}
+	return object{{"buckets", buckets}, {"overflow", h.overflow}, {"min", h.min}, {"max", h.max}, {"sum", h.sum}}
+}
+
+// schedule gives the intended start offsets of an open loop (src/accessbench/protocol/
+// schedule.py), the same in every language: a double accumulator, first offset 0, each next
+// one a gap later, truncated toward zero to integer ns. Uniform gaps are 1e9 / rate; Poisson
+// gaps −ln(1 − u)·1e9 / rate with u from splitmix64's top 53 bits (pgbench -R's draw).
+type schedule struct {
+	meanGap float64
+	poisson bool
+	rng     splitMix64
+	at      float64
+}
+
+func newSchedule(rate float64, poisson bool, seed uint64) *schedule {
+	return &schedule{meanGap: 1e9 / rate, poisson: poisson, rng: splitMix64{state: seed}}
+}
+
+func (s *schedule) next() int64 {
+	offset := s.at
+	gap := s.meanGap
+	if s.poisson {
+		gap = -math.Log(1.0-s.rng.unit()) * s.meanGap
+	}
+	s.at += gap
+	return int64(offset)
+}
 
 // ---- time ---------------------------------------------------------------------------------
 

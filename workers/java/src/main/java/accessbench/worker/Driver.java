@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Properties;
 
 /** One driver: Main parses a step and generates its parameters, then calls stepBegin
  * (untimed), op once per operation (timed or verified), and stepEnd (untimed). */
@@ -59,6 +60,32 @@ abstract class Driver {
     long[] serverPids(Step st) {
         return new long[0];
     }
+
+    // ---- more clients: steps under load (Policy) ------------------------------------------------
+
+    /** Another driver of the same method and endpoint (settings, URL, connection properties)
+     * with no connection: one more client of a loaded step, or one pooled connection's. */
+    abstract Driver client();
+
+    /** Opens this driver's own connection for the step: the one the step's mode uses. */
+    abstract void connect(Step st) throws SQLException;
+
+    /** Uses a connection this driver did not open (a pooled one) for the step. */
+    abstract void attach(Step st, Connection c);
+
+    /** Closes the statements the step made, with no round trip of its own (the connection is
+     * closed or goes back to a pool next). */
+    abstract void release(Step st);
+
+    /** How connect(st) connects, for a pool: the JDBC driver class, URL and properties. */
+    abstract String jdbcDriverClass();
+
+    abstract String jdbcUrl();
+
+    abstract Properties connectProperties(Step st);
+
+    /** what a pool's validation of one of these connections (JDBC4 isValid) sends */
+    abstract String isValidDoes();
 
     /** Closes what is there, logging (not throwing) a failure: clean-up must go on. */
     static void closeQuietly(AutoCloseable... things) {

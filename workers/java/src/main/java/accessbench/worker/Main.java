@@ -28,6 +28,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.TimeZone;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
 
 /** abworker-java: the accessbench worker for Java. Protocol v1 (protocol/PROTOCOL.md): one
  * JSON object per line on stdin, one answer per line on stdout, stdout for nothing else. */
@@ -182,6 +184,8 @@ public final class Main {
             case "close", "bye" -> closeQuietly();
             case "generate" -> generate(msg, a);
             case "checksum" -> checksum(msg, a);
+            case "histogram" -> histogram(msg, a);
+            case "schedule" -> schedule(msg, a);
             default -> throw WorkerError.protocol("unknown op '" + op + "'");
         }
         return a;
@@ -213,6 +217,32 @@ public final class Main {
         s.put("time zone", "JVM default set to UTC at start");
         s.put("decoding", "every value of every row read into a Java value (long, double, BigDecimal, String, byte[], "
                 + "LocalDateTime, LocalDate, boolean); checksums only in verification passes");
+        s.put("load", "a loaded step's C clients are C platform threads (java.lang.Thread, one per client, started "
+                + "per step) in this one JVM; connections are opened in those threads before the barrier (untimed); "
+                + "the barrier waits for the wall clock (Instant.now) to reach start_at_unix_ns with LockSupport.parkNanos, "
+                + "spinning the last 100 µs, then each client starts its own System.nanoTime clock; open loop: client k "
+                + "runs its own Schedule at rate / C seeded schedule_seed + k, parkNanos then a spin of the last 100 µs "
+                + "to each intended start, latency from the intended start; every latency into a fixed array of "
+                + "log-linear histogram counts (no allocation per operation); user_ns/sys_ns are the whole process's "
+                + "(every client thread, GC and JIT) from the clients' start to their end");
+        s.put("persistent", "client 0 uses the session's connection (from open); clients 1..C-1 each open one "
+                + "connection of their own (the kind the step's mode uses), closed after the trial; server_pids "
+                + "are those connections' backends");
+        s.put("per-request", "each operation connects (" + drv.jdbcDriverClass() + ".connect, as the connect step), "
+                + "makes its statement (prepared: prepares it), runs, closes the statement and the connection: all "
+                + "inside its time; commit_every=1 runs each operation in a transaction of its own, K > 1 is unsupported");
+        s.put("pooled", "HikariCP " + Policy.Pool.version() + " (HikariDataSource with jdbcUrl, driverClassName and the "
+                + "same connection properties as this method's other connections), one pool per trial: "
+                + "maximumPoolSize = minimumIdle = pool_size, filled before the barrier (every connection borrowed once "
+                + "and returned), closed after the trial; "
+                + "pinned: connectionTestQuery unset (validation is JDBC4 isValid: " + drv.isValidDoes() + "), "
+                + "keepaliveTime=0 (no keepalive query), maxLifetime=0 (never retired), leakDetectionThreshold=0, "
+                + "autoCommit=true, registerMbeans=false; Hikari's defaults kept: a connection idle for more than 500 ms "
+                + "(aliveBypassWindowMs) is validated when borrowed, connectionTimeout 30 s; each operation borrows "
+                + "(getConnection), runs and returns (close) inside its time; statements are made on the pooled "
+                + "connection itself (unwrapped from Hikari's proxy, so they outlive a borrow): a prepared step "
+                + "prepares once per pooled connection, in the operation that first borrows it; commit_every as "
+                + "per-request");
         drv.settings(s);
         ObjectNode caps = a.putObject("capabilities");
         ArrayNode dbms = caps.putArray("dbms");
@@ -224,8 +254,13 @@ public final class Main {
         for (String m : new String[] {"literal", "extended", "prepared"})
             modes.add(m);
         caps.put("batch", drv.batchStyle());
-        caps.put("concurrency", "threads (one connection and one thread per worker here)");
+        caps.put("concurrency", "threads (one platform thread per client)");
         caps.put("jit", true);
+        // steps under load: clients, by duration, open loop at a rate, latency histograms, and
+        // the connection policies built for every method of this worker
+        ArrayNode policies = caps.putObject("load").putArray("policies");
+        for (String p : Policy.NAMES)
+            policies.add(p);
     }
 
     private void open(JsonNode msg, ObjectNode a) throws Exception {
@@ -288,6 +323,39 @@ public final class Main {
         a.put("rows", sum.rows);
     }
 
+    /** The worker's own histogram of the given values (conformance: protocol/vectors/load.json). */
+    private void histogram(JsonNode msg, ObjectNode a) throws WorkerError {
+        JsonNode values = msg.get("values");
+        if (values == null || !values.isArray())
+            throw WorkerError.protocol("histogram needs values");
+        Histogram h = new Histogram();
+        for (JsonNode v : values) {
+            if (!v.isIntegralNumber() || !v.canConvertToLong() || v.longValue() < 0)
+                throw WorkerError.protocol("a histogram value is an integer >= 0, not " + v);
+            h.record(v.longValue());
+        }
+        a.set("histogram", h.toJson(F));
+    }
+
+    /** The first count intended start offsets of an arrival schedule (conformance). */
+    private void schedule(JsonNode msg, ObjectNode a) throws WorkerError {
+        JsonNode rate = msg.get("rate");
+        if (rate == null || !rate.isNumber())
+            throw WorkerError.protocol("schedule needs a rate");
+        String seed = msg.path("seed").asText("0");
+        long s;
+        try {
+            s = Long.parseUnsignedLong(seed, 16);
+        } catch (NumberFormatException e) {
+            throw WorkerError.protocol("schedule seed is 16 hex digits, not '" + seed + "'");
+        }
+        Schedule sched = new Schedule(rate.doubleValue(), msg.path("arrival").asText("poisson"), s);
+        long count = integer(msg, "count", 0);
+        ArrayNode offsets = a.putArray("offsets");
+        for (long i = 0; i < count; i++)
+            offsets.add(sched.next());
+    }
+
     /** A typed conformance value → the native value the drivers produce. */
     private static void typedValue(JsonNode t, Row row, int c) throws WorkerError {
         String type = t.path("type").asText("");
@@ -318,7 +386,7 @@ public final class Main {
     // ---- steps --------------------------------------------------------------------------------
 
     /** Integer field; a protocol error when present but not an integer. */
-    private static long integer(JsonNode msg, String key, long dflt) throws WorkerError {
+    static long integer(JsonNode msg, String key, long dflt) throws WorkerError {
         JsonNode v = msg.get(key);
         if (v == null || v.isNull())
             return dflt;
@@ -336,7 +404,7 @@ public final class Main {
         throw WorkerError.protocol("field '" + key + "' must be an integer");
     }
 
-    private static boolean truthy(JsonNode v) {
+    static boolean truthy(JsonNode v) {
         if (v == null || v.isNull() || v.isMissingNode())
             return false;
         if (v.isBoolean())
@@ -428,12 +496,19 @@ public final class Main {
         } else if (st.kind == Step.SCAN && st.nparams != 0) {
             throw WorkerError.protocol("a scan runs one query without params, but the sql has " + st.nparams + " markers");
         }
+        Load load = Load.parse(msg); // null: a plain step
+        if (load != null)
+            Policy.checkCommitEvery(st, load.policy);
 
         boolean done = false;
         try {
             drv.stepBegin(st);
-            if (st.verify)
-                verify(st, a);
+            if (st.verify && (load == null || load.policy == Policy.PERSISTENT))
+                verify(st, null, a);
+            else if (st.verify)
+                verifyWithPolicy(st, load, a);
+            else if (load != null)
+                loaded(st, load, a);
             else
                 timed(st, latencyFile, a);
             done = true;
@@ -464,13 +539,15 @@ public final class Main {
         return count;
     }
 
-    private void verify(Step st, ObjectNode a) throws Exception {
+    /** The verification pass: one client, untimed but for its first operation. client: how an
+     * operation runs under a connection policy; null for the session's connection. */
+    private void verify(Step st, Policy.Client client, ObjectNode a) throws Exception {
         Checksum sink = new Checksum();
         st.sink = sink;
         long rows = 0, first = 0;
         long start = System.nanoTime();
         for (int i = 0; i < st.nops; i++) {
-            rows += runOp(st, i);
+            rows += client == null ? runOp(st, i) : client.op(i);
             if (i == 0) // the cold start: the first operation, its rows checksummed
                 first = System.nanoTime() - start;
         }
@@ -479,6 +556,148 @@ public final class Main {
         a.put("values", st.reads() ? rows * Math.max(sink.width, 0) : 0);
         a.put("checksum", sink.hex());
         a.put("first_op_ns", first);
+    }
+
+    /** Verification of a per-request or pooled step: a single client with the policy applied. */
+    private void verifyWithPolicy(Step st, Load load, ObjectNode a) throws Exception {
+        if (load.policy == Policy.PER_REQUEST) {
+            Policy.Client client = new Policy.PerRequest(drv.client(), st);
+            client.open();
+            verify(st, client, a);
+            return;
+        }
+        try (Policy.Pool pool = new Policy.Pool(drv, st, load.poolSize)) {
+            verify(st, new Policy.Pooled(pool, st), a);
+        }
+    }
+
+    /** A loaded step: C clients, each a platform thread with its own Step (decode buffer) and,
+     * for persistent, its own connection; all start at the barrier; their results merge. */
+    private void loaded(Step st, Load load, ObjectNode a) throws Exception {
+        final int nc = load.clients;
+        final Policy.Client[] clients = new Policy.Client[nc];
+        final Load.Result[] results = new Load.Result[nc];
+        final Load.Failure failure = new Load.Failure();
+        Policy.Pool pool = null;
+        boolean ok = false;
+        try {
+            if (load.policy == Policy.POOLED) // made and filled before the barrier, untimed
+                pool = new Policy.Pool(drv, st, load.poolSize);
+            for (int k = 0; k < nc; k++) {
+                Step s = st.forClient();
+                clients[k] = switch (load.policy) {
+                    case Policy.PERSISTENT -> new Policy.Persistent(k == 0 ? drv : drv.client(), s, k != 0);
+                    case Policy.PER_REQUEST -> new Policy.PerRequest(drv.client(), s);
+                    default -> new Policy.Pooled(pool, s);
+                };
+                results[k] = new Load.Result();
+            }
+            // Each thread opens its client's connection (in parallel: C connects would take a
+            // while one after the other), says it is ready, and waits for go; the CPU count
+            // starts between the two, so the connects are not in it.
+            final CountDownLatch ready = new CountDownLatch(nc), go = new CountDownLatch(1);
+            final Thread[] threads = new Thread[nc];
+            Cpu before;
+            try {
+                for (int k = 0; k < nc; k++) {
+                    final int kk = k;
+                    threads[k] = new Thread(() -> {
+                        boolean signalled = false;
+                        try {
+                            clients[kk].open();
+                            ready.countDown();
+                            signalled = true;
+                            go.await();
+                            if (!failure.failed)
+                                load.run(clients[kk], st.nops, kk, results[kk], failure);
+                        } catch (Throwable e) { // answered by the main thread, after the others stopped
+                            failure.set(e);
+                        } finally {
+                            if (!signalled)
+                                ready.countDown();
+                        }
+                    }, "abworker-client-" + k);
+                    threads[k].start();
+                }
+                ready.await();
+                before = Cpu.read();
+            } finally {
+                go.countDown();
+                for (Thread t : threads)
+                    if (t != null)
+                        t.join();
+            }
+            Cpu after = Cpu.read();
+            Throwable e = failure.first.get();
+            if (e instanceof Exception x)
+                throw x;
+            if (e instanceof Error x)
+                throw x;
+            for (Policy.Client c : clients)
+                c.finish();
+            answerLoaded(st, load, clients, results, before, after, a);
+            ok = true;
+        } finally {
+            for (Policy.Client c : clients) {
+                if (c == null)
+                    continue;
+                if (!ok)
+                    c.recover();
+                c.close();
+            }
+            if (pool != null)
+                pool.close();
+        }
+    }
+
+    /** Per-client results merged: counts add up, elapsed from the common start (the earliest
+     * client start) to the last client's end, one histogram. */
+    private void answerLoaded(Step st, Load load, Policy.Client[] clients, Load.Result[] results, Cpu before,
+            Cpu after, ObjectNode a) {
+        Histogram histogram = new Histogram();
+        long n = 0, rows = 0, late = 0, skipped = 0;
+        long start = results[0].startNs, end = results[0].endNs;
+        int ncols = 0;
+        ArrayNode perClient = F.arrayNode();
+        for (int k = 0; k < results.length; k++) {
+            Load.Result r = results[k];
+            histogram.merge(r.histogram);
+            n += r.n;
+            rows += r.rows;
+            late += r.late;
+            skipped += r.skipped;
+            if (r.startNs - start < 0) // nanoTime values compare by their difference
+                start = r.startNs;
+            if (r.endNs - end > 0)
+                end = r.endNs;
+            ncols = Math.max(ncols, clients[k].st.ncols);
+            ObjectNode c = perClient.addObject();
+            c.put("n", r.n);
+            c.put("elapsed_ns", r.endNs - r.startNs);
+        }
+        a.put("n", n);
+        a.put("elapsed_ns", end - start);
+        a.put("rows", rows);
+        if (st.reads() && ncols > 0)
+            a.put("values", rows * ncols);
+        a.put("user_ns", after.userNs - before.userNs);
+        a.put("sys_ns", after.sysNs - before.sysNs);
+        a.put("first_op_ns", results[0].firstOpNs);
+        a.set("histogram", histogram.toJson(F));
+        a.put("late", late);
+        a.put("skipped", skipped);
+        a.put("clients", clients.length);
+        a.set("per_client", perClient);
+        if (load.policy == Policy.PERSISTENT) { // per-request and pooled backends are gone by now
+            TreeSet<Long> pids = new TreeSet<>();
+            for (Policy.Client c : clients)
+                if (c.serverPid() != 0)
+                    pids.add(c.serverPid());
+            if (!pids.isEmpty()) {
+                ArrayNode p = a.putArray("server_pids");
+                pids.forEach(p::add);
+            }
+        }
     }
 
     private void timed(Step st, String latencyFile, ObjectNode a) throws Exception {

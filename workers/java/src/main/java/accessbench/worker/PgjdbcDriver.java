@@ -242,8 +242,78 @@ final class PgjdbcDriver extends Driver {
         main = simple = null;
     }
 
+    private static boolean usesSimple(Step st) {
+        return st.kind == Step.EXEC && st.mode == Step.LITERAL;
+    }
+
     private Connection conn(Step st) {
-        return st.kind == Step.EXEC && st.mode == Step.LITERAL ? simple : main;
+        return usesSimple(st) ? simple : main;
+    }
+
+    // ---- more clients (steps under load) --------------------------------------------------------
+
+    @Override
+    Driver client() {
+        PgjdbcDriver c = new PgjdbcDriver();
+        c.name = name;
+        c.fetchSize = fetchSize;
+        c.rewriteBatchedInserts = rewriteBatchedInserts;
+        c.jdbc = jdbc;
+        c.url = url;
+        c.mainProps = mainProps;
+        c.simpleProps = simpleProps;
+        c.unixSocket = unixSocket;
+        return c;
+    }
+
+    /** One connection, of the kind the step's mode uses (a client needs no second one). */
+    @Override
+    void connect(Step st) throws SQLException {
+        if (usesSimple(st)) {
+            simple = jdbc.connect(url, simpleProps);
+            simplePid = simple.unwrap(PGConnection.class).getBackendPID();
+        } else {
+            main = jdbc.connect(url, mainProps);
+            mainPid = main.unwrap(PGConnection.class).getBackendPID();
+        }
+    }
+
+    @Override
+    void attach(Step st, Connection c) {
+        if (usesSimple(st))
+            simple = c;
+        else
+            main = c;
+    }
+
+    /** stepEnd without its isValid: the Close of a named statement goes with the connection's
+     * next message (the Terminate of a per-request connection, or the next borrower's query). */
+    @Override
+    void release(Step st) {
+        closeQuietly(stmt, ps);
+        stmt = null;
+        ps = null;
+        decoders = null;
+    }
+
+    @Override
+    String jdbcDriverClass() {
+        return org.postgresql.Driver.class.getName();
+    }
+
+    @Override
+    String jdbcUrl() {
+        return url;
+    }
+
+    @Override
+    Properties connectProperties(Step st) {
+        return usesSimple(st) ? simpleProps : mainProps;
+    }
+
+    @Override
+    String isValidDoes() {
+        return "pgjdbc's isValid: an empty query, one round trip";
     }
 
     @Override

@@ -132,6 +132,55 @@ final class SqliteJdbcDriver extends Driver {
         conn = null;
     }
 
+    // ---- more clients (steps under load) --------------------------------------------------------
+
+    @Override
+    Driver client() {
+        SqliteJdbcDriver c = new SqliteJdbcDriver();
+        c.name = name;
+        c.jdbc = jdbc;
+        c.url = url;
+        c.props = props;
+        c.sqliteVersion = sqliteVersion;
+        return c;
+    }
+
+    @Override
+    void connect(Step st) throws SQLException {
+        conn = jdbc.connect(url, props);
+    }
+
+    @Override
+    void attach(Step st, Connection c) {
+        conn = c;
+    }
+
+    @Override
+    void release(Step st) {
+        closeQuietly(ps);
+        ps = null;
+    }
+
+    @Override
+    String jdbcDriverClass() {
+        return org.sqlite.JDBC.class.getName();
+    }
+
+    @Override
+    String jdbcUrl() {
+        return url;
+    }
+
+    @Override
+    Properties connectProperties(Step st) {
+        return props;
+    }
+
+    @Override
+    String isValidDoes() {
+        return "sqlite-jdbc's isValid: 'select 1' on a new Statement (in process)";
+    }
+
     @Override
     Object adapt(Object v) {
         // SQLite has no timestamp type: timestamps are ISO text, as the target stores them.

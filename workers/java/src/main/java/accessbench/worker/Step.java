@@ -23,6 +23,26 @@ final class Step {
     int ncols;            // set by the driver: columns of the rows it read
     final Row row = new Row(); // the decode buffer, reused for every row
 
+    /** The same step for one more client of a loaded step: the parameters and texts are
+     * shared (read only), the decode buffer and what the driver learns are the client's own. */
+    Step forClient() {
+        Step s = new Step();
+        s.kind = kind;
+        s.mode = mode;
+        s.sql = sql;
+        s.nparams = nparams;
+        s.n = n;
+        s.batch = batch;
+        s.nops = nops;
+        s.commitEvery = commitEvery;
+        s.fetch = fetch;
+        s.verify = verify;
+        s.params = params;
+        s.texts = texts;
+        s.endpoint = endpoint;
+        return s;
+    }
+
     /** Hands one decoded row to the verification checksum (nothing when timed). */
     void emit(Row r) {
         if (sink != null)

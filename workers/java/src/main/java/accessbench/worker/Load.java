@@ -1,0 +1,188 @@
+package accessbench.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/** A loaded step (PROTOCOL.md, "Steps under load"): what its message asks for beyond the plain
+ * loop, and the loop each client runs (src/accessbench/pyworker/load.py) — by duration as well
+ * as by count, closed loop or open loop at a rate, every latency into a histogram, all clients
+ * starting at a wall-clock barrier.
+ *
+ * Closed loop: operation i's latency runs from the end of operation i−1 to its own end, as in
+ * the plain loop. Open loop: from operation i's intended start to its end, so a stall that
+ * delays later operations shows in their latency (no coordinated omission); an operation that
+ * starts more than lateNs after its intended time is late, and one that would start more than
+ * skipNs late is skipped (pgbench -R --latency-limit). */
+final class Load {
+    /** Sleep until this close to an instant, then spin: parkNanos overshoots by ~50–60 µs (timer
+     * slack), which would otherwise count as the client's own lateness. */
+    static final long SPIN_NS = 100_000;
+
+    int clients = 1;
+    long durationNs;       // 0: each client runs the step's operations once (by count)
+    double rate;           // operations per second of all clients together; 0: closed loop
+    String arrival = "poisson";
+    long seed;             // schedule_seed: client k's stream is seeded seed + k (mod 2^64)
+    long lateNs = 1_000_000;
+    long skipNs;           // 0: nothing is skipped
+    long startAtUnixNs;    // 0: no barrier
+    int policy = Policy.PERSISTENT;
+    int poolSize;
+
+    /** The load fields of a step message, or null for a plain step (none of them given). */
+    static Load parse(JsonNode msg) throws WorkerError {
+        String policy = text(msg, "policy", "persistent");
+        boolean loaded = !policy.equals("persistent") || Main.truthy(msg.get("histogram"))
+                || Main.truthy(msg.get("duration_ms")) || Main.truthy(msg.get("rate"))
+                || Main.integer(msg, "clients", 1) != 1;
+        if (!loaded)
+            return null;
+        Load l = new Load();
+        l.policy = Policy.parse(policy);
+        long clients = Main.integer(msg, "clients", 1);
+        if (clients < 1 || clients > 10_000)
+            throw WorkerError.protocol("clients must be between 1 and 10000, not " + clients);
+        l.clients = (int) clients;
+        double duration = number(msg, "duration_ms");
+        if (duration < 0)
+            throw WorkerError.protocol("duration_ms must be positive");
+        l.durationNs = (long) (duration * 1_000_000);
+        l.rate = number(msg, "rate");
+        if (l.rate < 0)
+            throw WorkerError.protocol("rate must be positive");
+        l.arrival = text(msg, "arrival", "poisson");
+        l.seed = Gen.u64(msg.get("schedule_seed"), "schedule_seed");
+        l.lateNs = Main.integer(msg, "late_ns", 1_000_000);
+        l.skipNs = Math.max(0, Main.integer(msg, "skip_ns", 0));
+        l.startAtUnixNs = Main.integer(msg, "start_at_unix_ns", 0);
+        long pool = Main.integer(msg, "pool_size", l.clients);
+        if (pool < 1 || pool > 10_000)
+            throw WorkerError.protocol("pool_size must be between 1 and 10000, not " + pool);
+        l.poolSize = (int) pool;
+        if (l.rate > 0) // the arrival is checked now, not in a client thread
+            new Schedule(l.rate / l.clients, l.arrival, l.seed);
+        return l;
+    }
+
+    private static String text(JsonNode msg, String key, String dflt) throws WorkerError {
+        JsonNode v = msg.get(key);
+        if (v == null || v.isNull())
+            return dflt;
+        if (!v.isTextual())
+            throw WorkerError.protocol("field '" + key + "' must be a string");
+        return v.textValue();
+    }
+
+    private static double number(JsonNode msg, String key) throws WorkerError {
+        JsonNode v = msg.get(key);
+        if (v == null || v.isNull())
+            return 0;
+        if (!v.isNumber())
+            throw WorkerError.protocol("field '" + key + "' must be a number");
+        return v.doubleValue();
+    }
+
+    /** One client's results; the worker merges them into the answer. */
+    static final class Result {
+        long n, rows, late, skipped, firstOpNs;
+        long startNs, endNs; // System.nanoTime at the client's start (after the barrier) and last end
+        boolean started;
+        final Histogram histogram = new Histogram();
+    }
+
+    /** Set by the first client that fails: the others stop at their next operation. */
+    static final class Failure {
+        volatile boolean failed;
+        final AtomicReference<Throwable> first = new AtomicReference<>();
+
+        void set(Throwable e) {
+            first.compareAndSet(null, e);
+            failed = true;
+        }
+    }
+
+    /** The wall clock in ns since 1970 (Instant has the clock's full resolution; this runs only
+     * while waiting at the barrier, so its allocation does not matter). */
+    static long wallNs() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    /** The barrier: returns when the wall clock reaches unixNs (untimed). */
+    static void waitUntil(long unixNs) {
+        if (unixNs == 0)
+            return;
+        while (true) {
+            long left = unixNs - wallNs();
+            if (left <= 0)
+                return;
+            if (left > SPIN_NS)
+                LockSupport.parkNanos(left - SPIN_NS);
+            else
+                Thread.onSpinWait();
+        }
+    }
+
+    /** An open-loop client ahead of its schedule: sleep, then spin the last SPIN_NS. */
+    private static void pauseUntil(long deadline) {
+        long left;
+        while ((left = deadline - System.nanoTime()) > SPIN_NS)
+            LockSupport.parkNanos(left - SPIN_NS);
+        while (System.nanoTime() - deadline < 0)
+            Thread.onSpinWait();
+    }
+
+    /** Client k's loop: operations over the step's nops arguments (cycling through them when
+     * the step runs by duration), after the barrier. */
+    void run(Policy.Client client, int nops, int k, Result out, Failure failure) throws Exception {
+        final Schedule schedule = rate > 0 ? new Schedule(rate / clients, arrival, seed + k) : null;
+        final Histogram histogram = out.histogram;
+        final boolean byDuration = durationNs > 0;
+        waitUntil(startAtUnixNs);
+        final long start = System.nanoTime();
+        final long stop = start + durationNs;
+        out.startNs = start;
+        out.started = true;
+        long prev = start, i = 0, skipped = 0, rows = 0;
+        int arg = 0;
+        boolean first = true;
+        while (nops > 0 && (byDuration ? prev - stop < 0 : i < nops) && !failure.failed) {
+            long now, latency;
+            if (schedule != null) {
+                long intended = start + schedule.next();
+                now = System.nanoTime();
+                if (now - intended < 0) {
+                    pauseUntil(intended);
+                } else if (skipNs > 0 && now - intended > skipNs) {
+                    skipped++;
+                    i++;
+                    arg = arg + 1 == nops ? 0 : arg + 1;
+                    continue;
+                } else if (now - intended > lateNs) {
+                    out.late++;
+                }
+                rows += client.op(arg);
+                now = System.nanoTime();
+                latency = now - intended;
+            } else {
+                rows += client.op(arg);
+                now = System.nanoTime();
+                latency = now - prev;
+            }
+            histogram.record(latency);
+            if (first) {
+                out.firstOpNs = latency;
+                first = false;
+            }
+            prev = now;
+            i++;
+            arg = arg + 1 == nops ? 0 : arg + 1;
+        }
+        out.n = i - skipped;
+        out.skipped = skipped;
+        out.rows = rows;
+        out.endNs = prev;
+    }
+}
