@@ -15,6 +15,11 @@ fn main() {
         ("tokio", "ABW_V_TOKIO"),
         ("rust_decimal", "ABW_V_RUST_DECIMAL"),
         ("chrono", "ABW_V_CHRONO"),
+        ("deadpool-postgres", "ABW_V_DEADPOOL_POSTGRES"),
+        ("deadpool", "ABW_V_DEADPOOL"),
+        ("r2d2", "ABW_V_R2D2"),
+        ("r2d2_postgres", "ABW_V_R2D2_POSTGRES"),
+        ("r2d2_sqlite", "ABW_V_R2D2_SQLITE"),
     ] {
         println!("cargo:rustc-env={var}={}", locked_version(&lock, krate));
     }

@@ -1,26 +1,35 @@
 //! rust-sqlx: sqlx (PostgreSQL only) with one PgConnection (no pool) on a current-thread
-//! tokio runtime.
+//! tokio runtime. Under load: one tokio task per client on that runtime; pooled = sqlx's
+//! own PgPool.
 //!
 //! Settings: `batch=rows|values` (default `rows`).
 
+use crate::load::{ClientLoop, Load, Loaded, Policy};
 use crate::pg::{self, Col};
 use crate::protocol::{self, Gv, Hint, Sink, Val};
-use crate::step::{now_ns, Endpoint, Fail, Kind, Mode, Outcome, Res, Step};
-use crate::{run_ops, Driver, Hello, Opened};
+use crate::step::{now_ns, rusage, Endpoint, Fail, Kind, Mode, Outcome, Res, Step};
+use crate::{run_client, run_ops, Driver, Hello, Opened};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use futures_util::future::{join_all, try_join_all};
 use rust_decimal::Decimal;
 use sqlx::postgres::types::Oid;
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgDatabaseError, PgRow, PgSslMode, PgTypeInfo, Postgres};
+use sqlx::postgres::{
+    PgArguments, PgConnectOptions, PgConnection, PgDatabaseError, PgPool, PgPoolOptions, PgRow, PgSslMode, PgTypeInfo, Postgres,
+};
 use sqlx::query::Query;
 use sqlx::{AssertSqlSafe, Column, ConnectOptions, Connection, QueryBuilder, Row, ValueRef};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
 
 /// The statement cache of the connection (`persistent(true)` statements live in it; it is
 /// emptied after every step).
 const STATEMENT_CACHE_CAPACITY: usize = 100;
 /// PostgreSQL's limit of bind parameters per statement.
 const MAX_BINDS: usize = 65535;
+/// sqlx's own default, pinned: how long PgPool::acquire waits for a connection.
+const POOL_ACQUIRE_TIMEOUT_S: u64 = 30;
 
 pub struct Sqlx {
     values: bool,
@@ -334,6 +343,21 @@ async fn batch_values(conn: &mut PgConnection, st: &Step, g: usize, prefix: &str
     Ok(n)
 }
 
+/// batch=values: `INSERT INTO t (cols) ` of the step's statement, to which each group's
+/// VALUES are pushed.
+fn values_prefix(st: &Step) -> Res<String> {
+    let (table, cols) = protocol::insert_parts(&st.sql, st.nparams).map_err(|why| {
+        Fail::unsupported(format!("batch=values writes only INSERT INTO t (cols) VALUES (?, …) statements: {why}"))
+    })?;
+    if st.batch * st.nparams > MAX_BINDS {
+        return Err(Fail::unsupported(format!(
+            "batch=values: {} rows × {} columns is more than PostgreSQL's {MAX_BINDS} bind parameters per statement",
+            st.batch, st.nparams
+        )));
+    }
+    Ok(format!("INSERT INTO {table} {cols} "))
+}
+
 async fn run(conn: &mut PgConnection, opts: &PgConnectOptions, st: &Step, values: bool) -> Res<Outcome> {
     Ok(match st.kind {
         Kind::Connect => run_ops!(st, sink, i, connect_once(opts).await),
@@ -350,16 +374,7 @@ async fn run(conn: &mut PgConnection, opts: &PgConnectOptions, st: &Step, values
             run_ops!(st, sink, i, exec_once(conn, st, &e, i, &mut sink).await)
         }
         Kind::Batch if values => {
-            let (table, cols) = protocol::insert_parts(&st.sql, st.nparams).map_err(|why| {
-                Fail::unsupported(format!("batch=values writes only INSERT INTO t (cols) VALUES (?, …) statements: {why}"))
-            })?;
-            if st.batch * st.nparams > MAX_BINDS {
-                return Err(Fail::unsupported(format!(
-                    "batch=values: {} rows × {} columns is more than PostgreSQL's {MAX_BINDS} bind parameters per statement",
-                    st.batch, st.nparams
-                )));
-            }
-            let prefix = format!("INSERT INTO {table} {cols} ");
+            let prefix = values_prefix(st)?;
             let binds = adapt(st);
             run_ops!(st, sink, i, batch_values(conn, st, i, &prefix, &binds).await)
         }
@@ -375,7 +390,7 @@ impl Driver for Sqlx {
     fn hello(&self) -> Hello {
         let batch = if self.values { "values" } else { "rows" };
         let s: Vec<(&str, String)> = vec![
-            ("connection", "one PgConnection (PgConnection::connect_with), no pool".into()),
+            ("connection", "one PgConnection (PgConnection::connect_with), no pool (a pooled step under load uses a PgPool: see pool)".into()),
             ("runtime", "tokio current-thread runtime (one thread)".into()),
             ("tls", "no TLS backend compiled in: sslmode disable/prefer connect without TLS (prefer sends no SSLRequest); require over TCP is unsupported; on a unix socket TLS is never used (as in libpq)".into()),
             ("options", format!("PgConnectOptions::new_without_pgpass (no ~/.pgpass lookup) with the endpoint's host (a directory → socket), port, user, password, database; options -c search_path=<schema> in the startup packet; statement_cache_capacity={STATEMENT_CACHE_CAPACITY}; extra_float_digits=2 (the sqlx default, pinned); statement logging off (log_statements and log_slow_statements Off; sqlx still reads the clock twice per query for its logger)")),
@@ -389,6 +404,9 @@ impl Driver for Sqlx {
             ("decoding", "Row::try_get by column type OID: int2/int4/int8 → i16/i32/i64, float4 → f32 then its shortest text parsed as f64, float8 → f64, numeric → rust_decimal::Decimal (scale kept), bool, text types → &str, timestamp → chrono::NaiveDateTime → µs, timestamptz → DateTime<Utc>, date, time, bytea → &[u8] (Vec<u8> for text results)".into()),
             ("batch", batch.into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread".into()),
+            ("load", "C clients = C tokio tasks, all on the worker's current-thread runtime (one OS thread for every client and every connection's I/O); persistent: client 0 uses the connection from open, the others each open their own (at once, with a query for its backend pid) before the barrier, untimed, and close it after the trial; each task waits for start_at_unix_ns on the wall clock, then reads CLOCK_MONOTONIC; open loop: a task ahead of schedule sleeps on tokio's timer until 1.1 ms before the intended start (the timer has 1 ms granularity), then spins with yield_now (the other tasks keep running) until it; the prepared mode prepares per connection (its statement cache), in a client's first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("per-request", "PgConnectOptions::connect (the options above), the operation (the prepared mode prepares into the new connection's statement cache), PgConnection::close (Terminate, socket shut): all inside the operation's time".into()),
+            ("pool", format!("sqlx's own PgPool: PgPoolOptions::new().max_connections(pool_size).min_connections(pool_size).test_before_acquire(false) (no ping per acquire).max_lifetime(None).idle_timeout(None).acquire_timeout({POOL_ACQUIRE_TIMEOUT_S} s), connect_with(the options above): the pool opens its pool_size connections before the barrier; each operation: Pool::acquire, the operation on the PoolConnection (the prepared mode: that connection's statement cache, capacity {STATEMENT_CACHE_CAPACITY}, so prepared once per connection on its first use, inside that operation's time), the PoolConnection dropped; sqlx then gives it back from a spawned task that first pings it (a Sync round trip, not configurable) before it is idle again; Pool::close after the trial")),
         ];
         Hello {
             driver: "sqlx",
@@ -399,7 +417,8 @@ impl Driver for Sqlx {
             } else {
                 "a transaction per group (Connection::begin), one query per row awaited in turn (sqlx has no batch or pipeline API), the statement from sqlx's cache (prepared by the first row), COMMIT".into()
             },
-            concurrency: "async tasks (tokio current-thread runtime, one connection)",
+            concurrency: "async tasks (one tokio task per client, all on the worker's current-thread runtime)",
+            policies: &["persistent", "per-request", "pooled"],
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }
@@ -450,4 +469,232 @@ impl Driver for Sqlx {
     fn server_pid(&self) -> Option<i64> {
         self.pid
     }
+
+    fn load(&mut self, st: &Arc<Step>, ep: &Endpoint, load: &Load) -> Res<Loaded> {
+        let conn = self.conn.take().ok_or_else(|| Fail::protocol("step before open"))?;
+        let opts = self.opts.clone().unwrap();
+        let (r, conn) = self.rt.block_on(run_load(conn, self.pid, opts, self.values, st.clone(), load));
+        match conn {
+            Some(c) => self.conn = Some(c),
+            None => {
+                // client 0's task died with the session's connection: open it again
+                if let Err(e) = self.open(ep) {
+                    eprintln!("abworker-rust: reopen after a failed loaded step: {}", e.message);
+                }
+            }
+        }
+        r
+    }
+
+    fn verify_under(&mut self, st: &Step, _ep: &Endpoint, load: &Load) -> Res<Outcome> {
+        let opts = self.opts.as_ref().ok_or_else(|| Fail::protocol("step before open"))?;
+        let values = self.values;
+        self.rt.block_on(async move {
+            let k = kit(st, values)?;
+            let mut via = match load.policy {
+                Policy::Pooled => Via::Pool(pool(opts, load.pool_size).await?),
+                _ => Via::PerRequest,
+            };
+            let r = async { Ok(run_ops!(st, sink, i, op(&mut via, opts, st, &k, i, &mut sink, values).await)) }.await;
+            if let Via::Pool(p) = via {
+                p.close().await;
+            }
+            r
+        })
+    }
+}
+
+// ---- steps under load ---------------------------------------------------------------------------
+
+/// Where a client's operations get their connection.
+enum Via {
+    /// its own for the whole trial (persistent)
+    Own(PgConnection),
+    PerRequest,
+    Pool(PgPool),
+}
+
+/// The step's pool (settings pinned: see `hello`); connect_with opens min_connections =
+/// pool_size connections before it returns, so the pool is full before the barrier.
+async fn pool(opts: &PgConnectOptions, size: usize) -> Res<PgPool> {
+    PgPoolOptions::new()
+        .max_connections(size as u32)
+        .min_connections(size as u32)
+        .test_before_acquire(false)
+        .max_lifetime(None)
+        .idle_timeout(None)
+        .acquire_timeout(Duration::from_secs(POOL_ACQUIRE_TIMEOUT_S))
+        .connect_with(opts.clone())
+        .await
+        .map_err(fail)
+}
+
+/// What a client needs for the step's operations, made before the clock.
+struct Kit<'a> {
+    e: Exec<'a>,
+    /// batch=values: `INSERT INTO t (cols) `
+    prefix: String,
+}
+
+fn kit(st: &Step, values: bool) -> Res<Kit<'_>> {
+    let prefix = if values && st.kind == Kind::Batch { values_prefix(st)? } else { String::new() };
+    Ok(Kit {
+        e: Exec {
+            // no markers in a scan: its text is the statement's as it is
+            sql: protocol::dollar_markers(&st.sql, &st.marks).into(),
+            texts: st.texts.iter().map(|t| Arc::from(t.as_str())).collect(),
+            binds: if matches!(st.kind, Kind::Exec | Kind::Batch) { adapt(st) } else { Vec::new() },
+        },
+        prefix,
+    })
+}
+
+/// Operation i of the step on connection conn: the plain loop's operation.
+async fn once(conn: &mut PgConnection, opts: &PgConnectOptions, st: &Step, k: &Kit<'_>, i: usize, sink: &mut Sink, values: bool) -> Res<i64> {
+    match st.kind {
+        Kind::Connect => connect_once(opts).await,
+        Kind::Scan => scan_once(conn, &k.e.sql, sink).await,
+        Kind::Exec => exec_once(conn, st, &k.e, i, sink).await,
+        Kind::Batch if values => batch_values(conn, st, i, &k.prefix, &k.e.binds).await,
+        Kind::Batch => batch_rows(conn, st, i, &k.e.sql, &k.e.binds).await,
+    }
+}
+
+/// Operation i under the client's connection policy.
+async fn op(via: &mut Via, opts: &PgConnectOptions, st: &Step, k: &Kit<'_>, i: usize, sink: &mut Sink, values: bool) -> Res<i64> {
+    match via {
+        Via::Own(c) => once(c, opts, st, k, i, sink, values).await,
+        Via::PerRequest => {
+            // connect, prepare what the operation needs, run it, disconnect: all in its time
+            let mut c = opts.connect().await.map_err(fail)?;
+            let r = once(&mut c, opts, st, k, i, sink, values).await;
+            let closed = c.close().await.map_err(fail);
+            let n = r?;
+            closed?;
+            Ok(n)
+        }
+        Via::Pool(pool) => {
+            let mut c = pool.acquire().await.map_err(fail)?;
+            let r = once(&mut c, opts, st, k, i, sink, values).await;
+            if r.is_err() {
+                let _ = raw(&mut c, "ROLLBACK").await;
+            }
+            r // the connection goes back to the pool as `c` drops, inside the operation's time
+        }
+    }
+}
+
+/// Another persistent client's connection, as open makes it, with its backend pid.
+async fn open_client(opts: &PgConnectOptions) -> Res<(PgConnection, i64)> {
+    let mut conn = opts.connect().await.map_err(fail)?;
+    let row = sqlx::raw_sql(pg::OPEN_INFO_SQL).fetch_one(&mut conn).await.map_err(fail)?;
+    let pid = dec(row.try_get::<i32, _>(0))? as i64;
+    Ok((conn, pid))
+}
+
+/// One client: a task that owns what it uses (its `Via`, given back at the end) and runs
+/// `run_client!`.
+fn spawn_client(
+    st: Arc<Step>,
+    opts: Arc<PgConnectOptions>,
+    values: bool,
+    mut via: Via,
+    mut cl: ClientLoop,
+) -> JoinHandle<(Res<ClientLoop>, Via)> {
+    tokio::spawn(async move {
+        let st = &*st;
+        let mut sink = Sink::new(false);
+        let r = async {
+            let k = kit(st, values)?;
+            run_client!(async &mut cl, j, op(&mut via, &opts, st, &k, j, &mut sink, values).await);
+            Ok::<(), Fail>(())
+        }
+        .await;
+        if let Via::Own(c) = &mut via {
+            if r.is_err() {
+                let _ = raw(c, "ROLLBACK").await;
+            } else if st.commit_every > 0 {
+                let _ = raw(c, "COMMIT").await; // a group the duration cut short (untimed)
+            }
+        }
+        cl.ncols = sink.ncols;
+        (r.map(|_| cl), via)
+    })
+}
+
+/// The clients of a loaded step, one task each, on the worker's runtime. `session` is the
+/// connection from open (client 0's when persistent); it is given back, unless a task that
+/// held it died.
+async fn run_load(
+    session: PgConnection,
+    pid: Option<i64>,
+    opts: PgConnectOptions,
+    values: bool,
+    st: Arc<Step>,
+    load: &Load,
+) -> (Res<Loaded>, Option<PgConnection>) {
+    if let Err(e) = kit(&st, values) {
+        return (Err(e), Some(session));
+    }
+    let clients = load.clients;
+    let mut extra = Vec::new();
+    let mut pool_ = None;
+    let ready = match load.policy {
+        Policy::Persistent => try_join_all((1..clients).map(|_| open_client(&opts))).await.map(|x| extra = x),
+        Policy::PerRequest => Ok(()),
+        Policy::Pooled => pool(&opts, load.pool_size).await.map(|p| pool_ = Some(p)),
+    };
+    if let Err(e) = ready {
+        return (Err(e), Some(session));
+    }
+    let server_pids: Vec<i64> =
+        if load.policy == Policy::Persistent { pid.into_iter().chain(extra.iter().map(|x| x.1)).collect() } else { Vec::new() };
+    let mut session = Some(session);
+    let vias: Vec<Via> = match &pool_ {
+        Some(p) => (0..clients).map(|_| Via::Pool(p.clone())).collect(),
+        None if load.policy == Policy::PerRequest => (0..clients).map(|_| Via::PerRequest).collect(),
+        None => std::iter::once(session.take().unwrap()).chain(extra.into_iter().map(|x| x.0)).map(Via::Own).collect(),
+    };
+    let opts = Arc::new(opts);
+    let before = rusage();
+    let handles: Vec<_> = vias
+        .into_iter()
+        .enumerate()
+        .map(|(k, via)| spawn_client(st.clone(), opts.clone(), values, via, load.client(k, st.nops)))
+        .collect();
+    let joined = join_all(handles).await;
+    let after = rusage();
+    let mut results = Vec::with_capacity(clients);
+    for (k, j) in joined.into_iter().enumerate() {
+        match j {
+            Ok((r, via)) => {
+                results.push(r);
+                if let Via::Own(c) = via {
+                    if k == 0 {
+                        session = Some(c);
+                    } else if let Err(e) = c.close().await {
+                        eprintln!("abworker-rust: close: {e}");
+                    }
+                }
+            }
+            Err(e) => results.push(Err(Fail::internal(format!("client task {k}: {e}")))),
+        }
+    }
+    if let Some(p) = pool_ {
+        p.close().await;
+    }
+    if let Some(c) = session.as_mut() {
+        // a step's prepared statements do not outlive it (untimed)
+        if let Err(e) = c.clear_cached_statements().await {
+            eprintln!("abworker-rust: clear_cached_statements: {e}");
+        }
+    }
+    let r = results.into_iter().collect::<Res<Vec<_>>>().map(|clients| Loaded {
+        clients,
+        reads: st.reads(),
+        user_ns: after.0 - before.0,
+        sys_ns: after.1 - before.1,
+        server_pids,
+    });
+    (r, session)
 }

@@ -8,14 +8,17 @@ mod drv_postgres;
 mod drv_rusqlite;
 mod drv_sqlx;
 mod drv_tokio_postgres;
+mod load;
 mod pg;
 mod protocol;
 mod step;
 
+use load::{Load, Loaded, Policy};
 use protocol::{Dialect, Gen};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use std::os::fd::FromRawFd;
+use std::sync::Arc;
 use step::{Endpoint, Fail, Outcome, Res, Step};
 
 const PROTOCOL_VERSION: i64 = 1;
@@ -28,6 +31,8 @@ pub struct Hello {
     pub dbms: &'static [&'static str],
     pub batch: String,
     pub concurrency: &'static str,
+    /// the connection policies of steps under load
+    pub policies: &'static [&'static str],
     pub settings: Vec<(String, String)>,
 }
 
@@ -46,6 +51,12 @@ pub trait Driver {
     fn close(&mut self);
     fn step(&mut self, st: &Step, ep: &Endpoint) -> Res<Outcome>;
     fn server_pid(&self) -> Option<i64>;
+    /// A step under load: `load.clients` clients at once, each running `run_client!` with its
+    /// connection as `load.policy` says; the same cleanup as `step` after it.
+    fn load(&mut self, st: &Arc<Step>, ep: &Endpoint, load: &Load) -> Res<Loaded>;
+    /// The verification pass (`run_ops!`, one client) of a per-request or pooled step, each
+    /// operation getting its connection as the policy says.
+    fn verify_under(&mut self, st: &Step, ep: &Endpoint, load: &Load) -> Res<Outcome>;
 }
 
 fn make_driver(method: &str) -> Result<Box<dyn Driver>, String> {
@@ -91,6 +102,8 @@ impl Session {
             }
             "generate" => on_generate(msg),
             "checksum" => on_checksum(msg),
+            "histogram" => load::on_histogram(msg),
+            "schedule" => load::on_schedule(msg),
             other => Err(Fail::protocol(format!("unknown op '{other}'"))),
         }
     }
@@ -112,6 +125,9 @@ impl Session {
                 "modes": ["literal", "extended", "prepared"],
                 "batch": h.batch,
                 "concurrency": h.concurrency,
+                // steps under load: clients, duration, open loop at a rate, histograms, and the
+                // connection policies built for this driver
+                "load": {"policies": h.policies},
             },
         });
         a.as_object().cloned().unwrap_or_default()
@@ -149,9 +165,22 @@ impl Session {
         let ep = self.endpoint.clone().ok_or_else(|| Fail::protocol("step before open"))?;
         let dialect = if ep.dbms == "sqlite" { Dialect::SQLite } else { Dialect::PostgreSQL };
         let st = Step::parse(msg, dialect)?;
-        let out = self.driver().step(&st, &ep).inspect_err(|e| {
-            eprintln!("abworker-rust: step failed ({}): {}", e.kind, e.message);
-        })?;
+        let load = Load::parse(msg)?;
+        let log = |e: &Fail| eprintln!("abworker-rust: step failed ({}): {}", e.kind, e.message);
+        let out = match &load {
+            Some(l) if !st.verify => {
+                l.check(&st)?;
+                let st = Arc::new(st);
+                return Ok(self.driver().load(&st, &ep, l).inspect_err(log)?.answer());
+            }
+            // verification stays one client's plain pass, with the step's policy
+            Some(l) if l.policy != Policy::Persistent => {
+                l.check(&st)?;
+                self.driver().verify_under(&st, &ep, l)
+            }
+            _ => self.driver().step(&st, &ep),
+        }
+        .inspect_err(log)?;
         let mut a = Map::new();
         a.insert("n".into(), json!(out.n));
         a.insert("rows".into(), json!(out.rows));
