@@ -92,6 +92,7 @@ def test_several_python_clients_run_in_one_process_each_and_their_answers_merge(
         assert trial["latencies"] is None and Histogram.from_json(json.loads(trial["histogram"])).n == trial["n"]
     (result,) = analyse(run)
     assert result.percentiles[50.0] > 0 and result.percentiles[100.0] >= result.percentiles[99.0]
+    assert len(result.per_client_rates) == 8  # 4 clients × 2 trials, each its own rate
 
 
 @pytest.mark.server
@@ -113,6 +114,7 @@ def test_open_loop_latency_includes_the_queueing_behind_a_stalled_server(tmp_pat
     assert open_.percentiles[100.0] > 20 * service
     trial = run.trials[open_.cell["id"]][0]
     assert trial["late"] > 0 and trial["n"] < 200
+    assert open_.late_share == trial["late"] / trial["n"] and closed.late_share is None
 
 
 @pytest.mark.server

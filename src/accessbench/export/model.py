@@ -66,6 +66,10 @@ class Trial(BaseModel):
     round_trips: int | None = Field(None, description="counted by the latency proxy on tcp+DELAY paths")
     bytes_to_server: int | None = None
     bytes_to_client: int | None = None
+    late: int | None = Field(None, description="open loop: operations started over 1 ms after their intended start")
+    skipped: int | None = Field(None, description="open loop: operations not started (too late)")
+    processes: int | None = Field(None, description="under load: worker processes that drove the clients")
+    per_client: list[dict[str, int]] | None = Field(None, description="under load: [{n, elapsed_ns}] per client")
 
 
 class Cell(BaseModel):
@@ -78,6 +82,9 @@ class Cell(BaseModel):
     target: str
     path: str
     method: str
+    clients: int = Field(1, description="clients at once (steps under load)")
+    policy: str = Field("persistent", description="connection policy: persistent, per-request or pooled")
+    rate: float | None = Field(None, description="open loop: intended operations per second, all clients")
     status: Literal["planned", "ok", "mismatch", "unsupported", "error", "timeout"]
     message: str | None
     unit: str = Field(description="what the figure counts per second: connections, rows or ops")
@@ -152,8 +159,15 @@ def _cell(r: CellResult, trials: list[dict]) -> Cell:
         client_cpu_per_op_ns=r.cpu_per_op_ns, server_cpu_per_op_ns=r.server_cpu_per_op_ns,
         wait_per_op_ns=r.wait_per_op_ns, round_trips_per_op=r.round_trips_per_op, bytes_per_op=r.bytes_per_op,
         flags=[CellFlag(kind=f.kind, text=f.text) for f in flags(r)],
-        trials=[Trial(**{k: t.get(k) for k in Trial.model_fields}) for t in trials],
+        clients=c.get("clients") or 1, policy=c.get("policy") or "persistent", rate=c.get("rate"),
+        trials=[_trial(t) for t in trials],
     )
+
+
+def _trial(t: dict) -> Trial:
+    fields = {k: t.get(k) for k in Trial.model_fields}
+    fields["per_client"] = json.loads(t["per_client"]) if t.get("per_client") else None
+    return Trial(**fields)
 
 
 def build(stored: StoredRun) -> Export:

@@ -14,9 +14,10 @@ SUMMARY_COLUMNS = [
     "time_per_unit_mean_ns", "time_per_unit_min_ns", "time_per_unit_max_ns", "seconds_per_1000",
     "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "max_ns", "client_cpu_per_op_ns", "server_cpu_per_op_ns",
     "wait_per_op_ns", "round_trips_per_op", "bytes_per_op", "flags",
+    "clients", "policy", "rate",  # steps under load (added within version 1, at the end)
 ]
 TRIAL_COLUMNS = ["seq", "started_at", "n", "rows", "elapsed_ns", "user_ns", "sys_ns", "server_ns", "first_op_ns",
-                 "round_trips", "bytes_to_server", "bytes_to_client"]
+                 "round_trips", "bytes_to_server", "bytes_to_client", "late", "skipped", "processes"]
 
 
 def _summary(cell: Cell) -> list:
@@ -25,7 +26,8 @@ def _summary(cell: Cell) -> list:
     times = [t.mean, t.min, t.max] if t else [None] * 3
     return [*figure, *times, cell.seconds_per_1000, lat.p50, lat.p90, lat.p99, lat.p99_9, lat.max,
             cell.client_cpu_per_op_ns, cell.server_cpu_per_op_ns, cell.wait_per_op_ns, cell.round_trips_per_op,
-            cell.bytes_per_op, ";".join(sorted({flag.kind for flag in cell.flags}))]
+            cell.bytes_per_op, ";".join(sorted({flag.kind for flag in cell.flags})), cell.clients, cell.policy,
+            cell.rate]
 
 
 def to_json(export: Export) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -92,6 +94,10 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
                           ("server CPU/op", "right"), ("time: client▕server▕wait", "left"),
                           ("RT/op", "right"), ("verified", "left")]:
         table.add_column(name, justify=justify, no_wrap=True)
+    loaded = any(r.per_client_rates is not None and len(r.per_client_rates) > 0 for r in rs)
+    if loaded:  # under load: each client's own rate, and how late an open loop fell behind
+        table.add_column("per client", justify="right", no_wrap=True)
+        table.add_column("late", justify="right", no_wrap=True)
     best_cell = next((r for r in rs if r.ranked), None)
     best = best_cell.rate.median if best_cell else None
     rank = 0
@@ -107,6 +113,7 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
             fmt.duration(r.server_cpu_per_op_ns), _breakdown(r),
             f"{r.round_trips_per_op:.3g}" if r.round_trips_per_op is not None else "—",
             Text(status, style=_STATUS_STYLE.get(status, "")),
+            *(_per_client(r) if loaded else ()),
         )
     missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
     notes = []
@@ -116,6 +123,16 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
         notes.append("not measured: " + ", ".join(missing))
     table.caption, table.caption_justify = " · ".join(notes) or None, "left"
     return table
+
+
+def _per_client(r: CellResult) -> tuple[str, str]:
+    """A loaded cell's clients: their median rate with the slowest and fastest, and the share
+    of open-loop operations that started late."""
+    rates = r.per_client_rates
+    spread = (f"{fmt.rate(float(np.median(rates)))} [{fmt.rate(float(rates.min()))}–{fmt.rate(float(rates.max()))}]"
+              if rates is not None and len(rates) else "")
+    late = f"{r.late_share:.1%}" + (f" +{r.skipped} skipped" if r.skipped else "") if r.late_share is not None else ""
+    return spread, late
 
 
 def _vs_best(r: CellResult, best: CellResult) -> str:

@@ -3,6 +3,7 @@ its summary, latency percentiles, client CPU per operation, and rankings per ste
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,9 @@ class CellResult:
     per_op_ns: float | None = None            # elapsed / n, median over trials
     round_trips_per_op: float | None = None   # through the latency proxy, median over trials
     bytes_per_op: float | None = None         # both directions
+    per_client_rates: np.ndarray | None = None  # under load: each client's units/s, every trial
+    late_share: float | None = None           # open loop: operations started over 1 ms late
+    skipped: int | None = None                # open loop: operations not started
 
     @property
     def wait_per_op_ns(self) -> float | None:
@@ -96,6 +100,14 @@ def analyse(stored: StoredRun) -> list[CellResult]:
                 result.bytes_per_op = float(np.median(
                     [(t["bytes_to_server"] + t["bytes_to_client"]) / t["n"] for t in wire]))
             result.first_op_ns = float(np.median([t["first_op_ns"] for t in trials]))
+            clients = [c for t in trials if t.get("per_client") for c in json.loads(t["per_client"])]
+            if clients:
+                result.per_client_rates = np.array([c["n"] / (c["elapsed_ns"] / 1e9) for c in clients
+                                                    if c["elapsed_ns"] > 0])
+            if cell.get("rate"):
+                total = sum(t["n"] for t in trials)
+                result.late_share = sum(t.get("late") or 0 for t in trials) / total if total else None
+                result.skipped = sum(t.get("skipped") or 0 for t in trials)
         results.append(result)
     return results
 
