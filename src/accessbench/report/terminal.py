@@ -317,12 +317,12 @@ def _not_measured(console: Console, results: list[CellResult]) -> None:
     seen = {}
     for r in results:
         if not r.measured and r.cell["status"] != "ok":
-            seen.setdefault((r.cell["method"], r.cell["status"], r.cell["message"]), []).append(r.cell["step"])
+            seen.setdefault((r.label, r.cell["status"], r.cell["message"]), []).append(r.cell["step"])
     if not seen:
         return
     console.print(Text("Not measured", style="bold"))
-    for (method, status, message), steps in seen.items():
-        console.print(f"  {method} · {status} · {', '.join(dict.fromkeys(steps))}: {message}")
+    for (where, status, message), steps in seen.items():
+        console.print(f"  {where} · {status} · {', '.join(dict.fromkeys(steps))}: {message}")
 
 
 _FLAG_TITLES = {
