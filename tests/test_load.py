@@ -184,3 +184,16 @@ def test_a_plain_step_after_a_loaded_one_still_reads_the_servers_cpu(tmp_path, w
     assert loaded.cell["status"] == plain.cell["status"] == "ok"
     assert loaded.server_cpu_per_op_ns is None  # unknown, not undercounted
     assert plain.server_cpu_per_op_ns is not None and plain.server_cpu_per_op_ns > 0
+
+
+@pytest.mark.server
+def test_python_drivers_borrow_from_their_own_pools(tmp_path, workdir):
+    steps = (step("pooled", mode="extended", clients=2, duration="300ms", policy="pooled", pool_size=2)
+             + step("pooled-prepared", clients=2, duration="300ms", policy="pooled"))
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "postgresql", "--path", "unix", "--method",
+                       "py-psycopg,py-asyncpg", "--trials", "2", "--warmup", "0")
+    results = analyse(run)
+    assert all(r.cell["status"] == "ok" and r.cell["policy"] == "pooled" for r in results), \
+        [(r.label, r.cell["message"]) for r in results]
+    pooled = {m["method"]: m["settings"]["pooled"] for m in run.methods}
+    assert "psycopg_pool" in pooled["py-psycopg"] and "create_pool" in pooled["py-asyncpg"]

@@ -79,6 +79,16 @@ class Driver:
         """Turn generated parameter tuples into what the op takes (before the clock)."""
         return args
 
+    # the pooled policy: the driver's usual pool, and ops built on a borrowed connection
+    def pool(self, endpoint: dict, size: int):
+        """A filled pool of ``size`` connections with ``borrow()``, ``give_back(conn)`` and
+        ``close()`` (coroutines ``borrow``/``give_back``/``close`` for an async driver)."""
+        raise Unsupported(f"{self.name} has no pool of its own")
+
+    def attach(self, conn) -> None:
+        """Use a borrowed connection for the ops built next."""
+        raise Unsupported(f"{self.name} has no pool of its own")
+
     def end_step(self) -> None:
         """Release what a step made (prepared statements), outside the measurement."""
 

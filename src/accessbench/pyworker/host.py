@@ -26,6 +26,9 @@ from .load import run as load_loop
 from .drivers import DRIVERS
 
 
+POLICIES = ("persistent", "per-request", "pooled")
+
+
 class ProtocolError(Exception):
     pass
 
@@ -65,7 +68,7 @@ class Session:
                 "concurrency": d.concurrency,
                 # steps under load: by duration, open loop at a rate, latency histograms, and
                 # the connection policies built for this driver
-                "load": {"policies": ["persistent", "per-request"]},
+                "load": {"policies": [p for p in POLICIES if p != "pooled" or type(d).pool is not Driver.pool]},
             },
         }
 
@@ -118,13 +121,17 @@ class Session:
         if int(msg.get("clients", 1)) != 1:
             raise Unsupported("a Python worker drives one client: the runner starts one worker per client")
         policy = msg.get("policy", "persistent")
-        if policy not in ("persistent", "per-request"):
-            raise Unsupported(f"connection policy {policy!r} is not built for Python workers yet")
+        if policy not in POLICIES:
+            raise Unsupported(f"unknown connection policy {policy!r}")
+        if policy != "persistent" and int(msg.get("commit_every") or 0) > 1:
+            raise Unsupported(f"commit_every > 1 with {policy} connections: a transaction cannot span borrowed connections")
         loaded = policy != "persistent" or any(msg.get(k) for k in ("duration_ms", "rate", "histogram"))
-        if policy == "per-request" and int(msg.get("commit_every") or 0) > 1:
-            raise Unsupported("commit_every > 1 with per-request connections: a transaction cannot span requests")
+        pool = None
         if policy == "per-request":
             op = self._per_request(lambda: self._op(kind, msg, sql, reads, len(args)))
+        elif policy == "pooled":
+            pool = d.pool(self.endpoint, int(msg.get("pool_size") or 1))  # filled before any clock
+            op = self._pooled(pool, lambda: self._op(kind, msg, sql, reads, len(args)))
         else:
             op = self._op(kind, msg, sql, reads, len(args))
         try:
@@ -137,7 +144,9 @@ class Session:
             d.recover()
             raise
         finally:
-            if policy == "per-request":  # what the step prepared went with its connections
+            if pool is not None:
+                self._close_pool(pool)
+            if policy != "persistent":  # what the step prepared went with its connections
                 self._reopen()
             else:
                 d.end_step()
@@ -196,6 +205,46 @@ class Session:
                 d.close()
 
         return op
+
+    def _pooled(self, pool, build):
+        """Borrow a connection from the driver's pool, run the operation, give it back — all
+        inside the operation's time. Ops are built once per pooled connection (a prepared
+        statement is prepared once on each)."""
+        d = self.driver
+        d.close()  # the session's own connection sits the step out
+        ops: dict[int, Any] = {}
+        if isinstance(d, AsyncDriver):
+            async def aop(arg):
+                conn = await pool.borrow()
+                try:
+                    op = ops.get(id(conn))
+                    if op is None:
+                        d.attach(conn)
+                        op = ops[id(conn)] = build()
+                    return await op(arg)
+                finally:
+                    await pool.give_back(conn)
+
+            return aop
+
+        def op(arg):
+            conn = pool.borrow()
+            try:
+                built = ops.get(id(conn))
+                if built is None:
+                    d.attach(conn)
+                    built = ops[id(conn)] = build()
+                return built(arg)
+            finally:
+                pool.give_back(conn)
+
+        return op
+
+    def _close_pool(self, pool) -> None:
+        if isinstance(self.driver, AsyncDriver):
+            self.driver.run(pool.close())
+        else:
+            pool.close()
 
     def _reopen(self) -> None:
         """After a per-request step: the session's own connection again, outside any clock."""

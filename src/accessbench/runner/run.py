@@ -288,6 +288,8 @@ class Runner:
         step = cell.step
         message = {**self._message(cell), "histogram": True, "clients": clients // processes,
                    "start_at_unix_ns": start_at}
+        if step.policy == "pooled" and processes > 1:  # each process its own share of the pool
+            message["pool_size"] = max(1, -(-(step.pool_size or clients) // processes))
         if step.duration:
             message["duration_ms"] = step.duration * 1000
         if step.rate:

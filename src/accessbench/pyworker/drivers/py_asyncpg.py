@@ -27,6 +27,8 @@ class Driver(AsyncDriver):
             "statement_cache_size": "0 (no automatic statement reuse)",
             "ssl": "the target's sslmode (disable on managed servers)",
             "event_loop": "asyncio (default policy)",
+            "pooled": "asyncpg.create_pool, min_size = max_size = pool_size per process, filled before the start; "
+                      "reset=None (no reset query on release), no idle limit; acquire/release inside each operation",
             "literal": "execute(text): simple query protocol; rows are not returned, so only for statements that read none",
             "extended": "fetch/execute(sql, *args): unnamed statement parsed and described every time",
             "prepared": "prepare(sql) once per step, then PreparedStatement.fetch(*args)",
@@ -54,6 +56,20 @@ class Driver(AsyncDriver):
 
     async def aclose(self) -> None:
         await self.conn.close()
+
+    def pool(self, endpoint: dict, size: int):
+        async def codec(conn):
+            await conn.set_type_codec("float4", schema="pg_catalog", encoder=repr, decoder=float, format="text")
+
+        async def make():  # made inside the driver's loop: a pool binds to the loop it is made in
+            return await asyncpg.create_pool(**self._kwargs(endpoint), min_size=size, max_size=size, init=codec,
+                                             max_inactive_connection_lifetime=0, reset=None)
+
+        # Filled before it returns; no reset query on release, no idle limit.
+        return _Pool(self.run(make()))
+
+    def attach(self, conn) -> None:
+        self.conn = conn
 
     async def aexecute(self, sql: str) -> None:
         await self.conn.execute(sql)
@@ -118,3 +134,19 @@ class Driver(AsyncDriver):
             return len(group)
 
         return batch
+
+
+class _Pool:
+    """asyncpg's pool in the shape the host borrows from (coroutines)."""
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    async def borrow(self):
+        return await self.pool.acquire()
+
+    async def give_back(self, conn) -> None:
+        await self.pool.release(conn)
+
+    async def close(self) -> None:
+        await self.pool.close()

@@ -26,6 +26,8 @@ class Driver(Driver):
             "extended": "execute(sql, params, prepare=False): PQexecParams, parsed every time",
             "prepared": "execute(sql, params, prepare=True): prepared once per connection, then PQexecPrepared",
             "cursor": "client-side (buffered), text result format",
+            "pooled": "psycopg_pool.ConnectionPool, min_size = max_size = pool_size per process, filled before the "
+                      "start; no check on borrow, no lifetime or idle limit; getconn/putconn inside each operation",
         }
 
     def open(self, endpoint: dict, options: dict) -> dict:
@@ -39,6 +41,18 @@ class Driver(Driver):
 
     def close(self) -> None:
         self.conn.close()
+
+    def pool(self, endpoint: dict, size: int):
+        from psycopg_pool import ConnectionPool
+
+        # Filled before it returns; no check on borrow, no lifetime or idle limits.
+        pool = ConnectionPool(kwargs={**connect_kwargs(endpoint), "autocommit": True, "prepare_threshold": None},
+                              min_size=size, max_size=size, max_lifetime=10**9, max_idle=10**9, open=True)
+        pool.wait()
+        return _Pool(pool)
+
+    def attach(self, conn) -> None:
+        self.conn, self.cur = conn, conn.cursor()
 
     def execute(self, sql: str) -> None:
         self.cur.execute(sql, prepare=False)
@@ -85,3 +99,19 @@ class Driver(Driver):
             return len(group)
 
         return batch
+
+
+class _Pool:
+    """psycopg_pool's pool in the shape the host borrows from."""
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def borrow(self):
+        return self.pool.getconn()
+
+    def give_back(self, conn) -> None:
+        self.pool.putconn(conn)
+
+    def close(self) -> None:
+        self.pool.close()

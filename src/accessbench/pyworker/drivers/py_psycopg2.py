@@ -36,6 +36,8 @@ class Driver(Driver):
             "extended": "unsupported: psycopg2 interpolates parameters on the client",
             "prepared": "SQL PREPARE once, then EXECUTE name(params) over the simple protocol",
             "cursor": "client-side (buffered)",
+            "pooled": "psycopg2.pool.SimpleConnectionPool, minconn = maxconn = pool_size per process, opened before "
+                      "the start; getconn/putconn inside each operation",
         }
 
     def sqlstate(self, error: BaseException) -> str | None:
@@ -50,6 +52,18 @@ class Driver(Driver):
 
     def close(self) -> None:
         self.conn.close()
+
+    def pool(self, endpoint: dict, size: int):
+        from psycopg2.pool import SimpleConnectionPool
+
+        pool = SimpleConnectionPool(size, size, **connect_kwargs(endpoint))  # opens all `size` now
+        for conn in [pool.getconn() for _ in range(size)]:
+            conn.autocommit = True
+            pool.putconn(conn)
+        return _Pool(pool)
+
+    def attach(self, conn) -> None:
+        self.conn, self.cur, self.prepared = conn, conn.cursor(), []
 
     def execute(self, sql: str) -> None:
         self.cur.execute(sql)
@@ -106,3 +120,18 @@ class Driver(Driver):
         while self.prepared:
             self.cur.execute(f"DEALLOCATE {self.prepared.pop()}")
 
+
+class _Pool:
+    """psycopg2.pool's pool in the shape the host borrows from."""
+
+    def __init__(self, pool) -> None:
+        self.pool = pool
+
+    def borrow(self):
+        return self.pool.getconn()
+
+    def give_back(self, conn) -> None:
+        self.pool.putconn(conn)
+
+    def close(self) -> None:
+        self.pool.closeall()
