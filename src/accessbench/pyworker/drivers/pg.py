@@ -23,3 +23,11 @@ def connect_kwargs(endpoint: dict) -> dict:
 def libpq_version(number: int) -> str:
     """libpq's integer version (180006) as people write it (18.6)."""
     return f"{number // 10000}.{number % 10000}" if number >= 100000 else str(number)
+
+
+class GetconnPool:
+    """A pool with getconn/putconn (psycopg_pool's, psycopg2.pool's) in the shape the host
+    borrows from: borrow, give_back, close."""
+
+    def __init__(self, pool, close: str = "close") -> None:
+        self.borrow, self.give_back, self.close = pool.getconn, pool.putconn, getattr(pool, close)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from ..base import Driver, Op
-from .pg import connect_kwargs, libpq_version as _libpq
+from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
 
 
 class Driver(Driver):
@@ -49,7 +49,7 @@ class Driver(Driver):
         pool = ConnectionPool(kwargs={**connect_kwargs(endpoint), "autocommit": True, "prepare_threshold": None},
                               min_size=size, max_size=size, max_lifetime=10**9, max_idle=10**9, open=True)
         pool.wait()
-        return _Pool(pool)
+        return GetconnPool(pool)
 
     def attach(self, conn) -> None:
         self.conn, self.cur = conn, conn.cursor()
@@ -99,19 +99,3 @@ class Driver(Driver):
             return len(group)
 
         return batch
-
-
-class _Pool:
-    """psycopg_pool's pool in the shape the host borrows from."""
-
-    def __init__(self, pool) -> None:
-        self.pool = pool
-
-    def borrow(self):
-        return self.pool.getconn()
-
-    def give_back(self, conn) -> None:
-        self.pool.putconn(conn)
-
-    def close(self) -> None:
-        self.pool.close()

@@ -10,7 +10,7 @@ import psycopg2.extensions
 
 from ...protocol import sqltext
 from ..base import Driver, Op, Unsupported
-from .pg import connect_kwargs, libpq_version as _libpq
+from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
 
 _names = itertools.count(1)
 
@@ -60,7 +60,7 @@ class Driver(Driver):
         for conn in [pool.getconn() for _ in range(size)]:
             conn.autocommit = True
             pool.putconn(conn)
-        return _Pool(pool)
+        return GetconnPool(pool, "closeall")
 
     def attach(self, conn) -> None:
         self.conn, self.cur, self.prepared = conn, conn.cursor(), []
@@ -119,19 +119,3 @@ class Driver(Driver):
     def end_step(self) -> None:
         while self.prepared:
             self.cur.execute(f"DEALLOCATE {self.prepared.pop()}")
-
-
-class _Pool:
-    """psycopg2.pool's pool in the shape the host borrows from."""
-
-    def __init__(self, pool) -> None:
-        self.pool = pool
-
-    def borrow(self):
-        return self.pool.getconn()
-
-    def give_back(self, conn) -> None:
-        self.pool.putconn(conn)
-
-    def close(self) -> None:
-        self.pool.closeall()
