@@ -78,13 +78,12 @@ def test_compare_two_runs_prints_s3s_table_with_verdicts_and_lists_what_differs(
 
 
 def test_compare_against_a_base_method_puts_every_other_method_beside_it(two_runs):
+    if "c-sqlite" not in METHODS:
+        pytest.skip("c-sqlite is not built here: py-sqlite3 would have nothing beside it")
     store, (first, _), _, _ = two_runs
     result = cli(store, "compare", first, "--base", "py-sqlite3")
     assert result.returncode == 0, result.stderr
-    if "c-sqlite" in METHODS:
-        assert "c-sqlite " in result.stdout and "method vs base" in result.stdout
-    else:
-        assert "0 pairs" not in result.stdout
+    assert "c-sqlite " in result.stdout and "method vs base" in result.stdout
 
 
 @pytest.mark.parametrize("args, says", [

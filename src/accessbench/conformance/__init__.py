@@ -14,6 +14,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -278,12 +279,10 @@ class Check:
     def _loaded(self, worker: WorkerProcess, target: Target, path: str, variant: Variant, caps: dict) -> None:
         """Steps under load: by duration with several clients (one for a worker that runs a
         client per process), open loop at a rate, and each connection policy it lists."""
-        import time
-
         step = next(s for s in variant.steps if s.name == "select-prepared")
         clients = 1 if caps.get("concurrency") == "processes" else 3
         base = {**self._message(target, step), "histogram": True, "clients": clients}
-        cases = [("closed loop, 3 clients, 200 ms", {"duration_ms": 200}),
+        cases = [(f"closed loop, {clients} client{'s' if clients > 1 else ''}, 200 ms", {"duration_ms": 200}),
                  ("open loop, 500/s uniform, 200 ms", {"duration_ms": 200, "rate": 500.0, "arrival": "uniform",
                                                        "schedule_seed": 7}),
                  ("by count", {})]

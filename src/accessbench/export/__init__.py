@@ -2,6 +2,6 @@
 and CSV (one row per cell, or per trial). Same numbers as the reports."""
 
 from .model import SCHEMA_VERSION, build
-from .writers import FORMATS, write
+from .writers import write
 
-__all__ = ["FORMATS", "SCHEMA_VERSION", "build", "write"]
+__all__ = ["SCHEMA_VERSION", "build", "write"]

@@ -49,9 +49,6 @@ def to_csv(export: Export, trials: bool = False) -> str:
     return out.getvalue()
 
 
-FORMATS = ("json", "csv")
-
-
 def write(export: Export, format: str, trials: bool = False) -> str:
     if format == "csv":
         return to_csv(export, trials)

@@ -19,14 +19,14 @@ MODES = ("transaction", "session")
 POOL_SIZE = 20  # server connections per user and database: more than any suite's clients
 
 
+def _binary() -> str:
+    return shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"  # sbin: often not on a user's PATH
+
+
 def missing() -> str | None:
-    if shutil.which("pgbouncer") is None and not os.path.exists("/usr/sbin/pgbouncer"):
+    if not os.path.exists(_binary()):
         return "PgBouncer is not installed (Debian: apt-get install pgbouncer; make setup installs it)"
     return None
-
-
-def _binary() -> str:
-    return shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 
 
 class PgBouncer:

@@ -96,7 +96,6 @@ class Histogram:
 
     @classmethod
     def from_json(cls, data: dict) -> "Histogram":
-        h = cls({int(b): int(c) for b, c in data.get("buckets", [])}, int(data.get("overflow", 0)),
-                int(data["min"]) if data.get("buckets") or data.get("overflow") else None,
-                int(data.get("max", 0)), int(data.get("sum", 0)))
-        return h
+        return cls({int(b): int(c) for b, c in data.get("buckets", [])}, int(data.get("overflow", 0)),
+                   int(data["min"]) if data.get("buckets") or data.get("overflow") else None,
+                   int(data.get("max", 0)), int(data.get("sum", 0)))

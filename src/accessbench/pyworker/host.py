@@ -213,15 +213,19 @@ class Session:
         d = self.driver
         d.close()  # the session's own connection sits the step out
         ops: dict[int, Any] = {}
+
+        def op_for(conn):
+            built = ops.get(id(conn))
+            if built is None:
+                d.attach(conn)
+                built = ops[id(conn)] = build()
+            return built
+
         if isinstance(d, AsyncDriver):
             async def aop(arg):
                 conn = await pool.borrow()
                 try:
-                    op = ops.get(id(conn))
-                    if op is None:
-                        d.attach(conn)
-                        op = ops[id(conn)] = build()
-                    return await op(arg)
+                    return await op_for(conn)(arg)
                 finally:
                     await pool.give_back(conn)
 
@@ -230,11 +234,7 @@ class Session:
         def op(arg):
             conn = pool.borrow()
             try:
-                built = ops.get(id(conn))
-                if built is None:
-                    d.attach(conn)
-                    built = ops[id(conn)] = build()
-                return built(arg)
+                return op_for(conn)(arg)
             finally:
                 pool.give_back(conn)
 
@@ -247,7 +247,8 @@ class Session:
             pool.close()
 
     def _reopen(self) -> None:
-        """After a per-request step: the session's own connection again, outside any clock."""
+        """After a per-request or pooled step: the session's own connection again, outside any
+        clock."""
         info = self.driver.open(self.endpoint, self.options)
         self.server_pid = info.get("server_pid")
 
@@ -260,18 +261,13 @@ class Session:
             result = asyncio.run(load_loop(op, args, reads, load, awaits=False))
         after = resource.getrusage(resource.RUSAGE_SELF)
         answer = {
-            "n": result.n, "elapsed_ns": result.elapsed_ns, "rows": result.rows,
-            "user_ns": round((after.ru_utime - before.ru_utime) * 1e9),
-            "sys_ns": round((after.ru_stime - before.ru_stime) * 1e9),
             "first_op_ns": result.first_op_ns, "histogram": result.histogram.to_json(),
             "late": result.late, "skipped": result.skipped, "clients": 1,
             "per_client": [{"n": result.n, "elapsed_ns": result.elapsed_ns}],
         }
-        if reads and sql in self.columns:
-            answer["values"] = result.rows * self.columns[sql]
-        if self.server_pid and policy == "persistent":  # per-request backends are gone by now
-            answer["server_pids"] = [self.server_pid]
-        return answer
+        # per-request and pooled backends are not the session's: its pid would be wrong
+        return self._answer(answer, result.n, result.elapsed_ns, result.rows, reads, sql, before, after,
+                            own_backend=policy == "persistent")
 
     def _verify(self, op, args, reads: bool, sql: str | None) -> dict:
         checksum, changed, width, first = Checksum(), 0, 0, None
@@ -306,17 +302,18 @@ class Session:
                 lat.byteswap()
             with open(latency_file, "wb") as f:
                 lat.tofile(f)
-        answer = {
-            "n": len(args),
-            "elapsed_ns": elapsed,
-            "rows": rows,
-            "user_ns": round((after.ru_utime - before.ru_utime) * 1e9),
-            "sys_ns": round((after.ru_stime - before.ru_stime) * 1e9),
-            "first_op_ns": lat[0] if len(lat) else 0,
-        }
+        answer = {"first_op_ns": lat[0] if len(lat) else 0}
+        return self._answer(answer, len(args), elapsed, rows, reads, sql, before, after, own_backend=True)
+
+    def _answer(self, answer: dict, n: int, elapsed: int, rows: int, reads: bool, sql: str | None,
+                before, after, own_backend: bool) -> dict:
+        """What every timed answer carries: counts, the process's CPU around the loop, values
+        read, and the backend that served it."""
+        answer.update(n=n, elapsed_ns=elapsed, rows=rows, user_ns=round((after.ru_utime - before.ru_utime) * 1e9),
+                      sys_ns=round((after.ru_stime - before.ru_stime) * 1e9))
         if reads and sql in self.columns:
             answer["values"] = rows * self.columns[sql]
-        if self.server_pid:
+        if self.server_pid and own_backend:
             answer["server_pids"] = [self.server_pid]
         return answer
 

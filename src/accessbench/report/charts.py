@@ -354,24 +354,9 @@ def percentile_chart(step: str, series: Sequence[Series], legend: Sequence[Legen
                        y=(lo, hi, True), y_text=fmt.duration, y_title="latency per operation (log scale)")
 
 
-def throughput_chart(step: str, series: Sequence[Series], legend: Sequence[LegendItem], y_title: str,
-                     y_text: Callable[[float], str], width: float, variant: str = "") -> str:
-    """The view's figure against the number of concurrent clients, one line per method and path."""
-    xs = [p.x for s in series for p in s.points]
-    ys = [p.y for s in series for p in s.points]
-    if not xs:
-        return ""
-    x_lo, x_hi = min(xs), max(xs)
-    x_ticks = sorted({(p.x, p.x_text) for s in series for p in s.points})
-    return _line_chart("clients", step, variant, series, legend, width, x_ticks=x_ticks,
-                       x_range=(x_lo, x_hi if x_hi > x_lo else x_lo + 1), y=(0.0, nice_max(max(ys)), False),
-                       y_text=y_text, y_title=y_title, x_title="clients")
-
-
 def _line_chart(kind: str, step: str, variant: str, series: Sequence[Series], legend: Sequence[LegendItem],
                 width: float, x_ticks: list[tuple[float, str]], x_range: tuple[float, float],
-                y: tuple[float, float, bool], y_text: Callable[[float], str], y_title: str,
-                x_title: str = "") -> str:
+                y: tuple[float, float, bool], y_text: Callable[[float], str], y_title: str) -> str:
     legend_cols = max(1, min(2, math.ceil(len(legend) * LEGEND_ROW_H / LINE_H)))
     col_w = max((_text_w(i.label) for i in legend), default=0) + LEGEND_SWATCH_W + PAD
     legend_w = legend_cols * col_w + PAD if legend else 0
@@ -389,8 +374,6 @@ def _line_chart(kind: str, step: str, variant: str, series: Sequence[Series], le
     for xv, text in x_ticks:
         out.append(_line(x_scale(xv), x_scale(xv), y_scale.b, y_scale.a + TEXT_DY)
                    + _text("tick", x_scale(xv), y_scale.a + X_AXIS_H / 2 - 2, text, "middle"))
-    if x_title:
-        out.append(_text("tick", x_scale.b, y_scale.a + X_AXIS_H - PAD, x_title, "end"))
     out.append("</g>")
     for s in series:
         out.append(_series(s, x_scale, y_scale))

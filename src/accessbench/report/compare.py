@@ -31,8 +31,7 @@ def _step_tables(pairs: list[Pair], reference: str, candidate: str, by_method: b
     tables = []
     for (variant, _, step), rows in sorted(steps.items(), key=lambda kv: kv[0][:2]):
         first = rows[0].reference
-        unit = first.unit[:-1] if first.unit.endswith("s") else first.unit
-        table = Table(title=f"{step}{f' [{variant}]' if variant else ''} — mean time per {unit} "
+        table = Table(title=f"{step}{f' [{variant}]' if variant else ''} — mean time per {first.one_unit} "
                             f"({first.cell['kind']}{', ' + first.cell['mode'] if first.cell['mode'] else ''})",
                       title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
         columns = [("method", "left"), ("target/path", "left")] + ([("base", "left")] if by_method else [])

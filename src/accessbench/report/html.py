@@ -73,7 +73,6 @@ class StepSection:
     bars: Markup
     breakdown: Markup
     percentiles: Markup
-    clients: Markup
     table: Table
     not_measured: list[str]
 
@@ -150,11 +149,6 @@ def with_unit(view: View, r: CellResult) -> str:
     text += f" {unit}" if view.kind == "rate" or view.name == "per1000" else f" per {unit.split()[-1]}"
     spread = spread_text(view, r)
     return f"{text} [{spread}]" if spread else text
-
-
-def _label(r: CellResult) -> str:
-    clients = r.cell.get("clients")
-    return f"{r.label} · {clients} clients" if clients else r.label
 
 
 def _filter_data(r: CellResult) -> dict[str, str]:
@@ -252,7 +246,6 @@ def _step_section(variant: str, step: str, rs: list[CellResult], view: View, anc
         description=f"{first['kind']}{mode}: {first['description']}",
         bars=Markup(bars), breakdown=Markup(breakdown),
         percentiles=Markup(_percentile_chart(step, variant, measured, colors, dashes)),
-        clients=Markup(_clients_chart(step, variant, measured, view, colors, dashes)),
         table=_step_table(measured, view),
         not_measured=[f"{r.label} ({r.cell['status']})" for r in rs if not r.measured],
     )
@@ -269,7 +262,7 @@ def _axis_title(view: View, measured: list[CellResult]) -> str:
 
 def _bar(r: CellResult, view: View) -> charts.Bar:
     spread = view.spread(r)
-    return charts.Bar(label=_label(r), value=view.value(r), text=figure(view, view.value(r)),
+    return charts.Bar(label=r.label, value=view.value(r), text=figure(view, view.value(r)),
                       low=spread[0] if spread else None, high=spread[1] if spread else None,
                       spread_text=spread_text(view, r), verified=r.ranked,
                       data=_filter_data(r) | {"status": r.cell["status"]})
@@ -279,7 +272,7 @@ def _breakdown_chart(step: str, variant: str, measured: list[CellResult]) -> str
     """Only when the client's CPU per op is known for some cell of the step."""
     if not any(r.cpu_per_op_ns is not None for r in measured):
         return ""
-    rows = [charts.Breakdown(_label(r), fmt.duration(r.per_op_ns), tuple(time_parts(r)), _filter_data(r))
+    rows = [charts.Breakdown(r.label, fmt.duration(r.per_op_ns), tuple(time_parts(r)), _filter_data(r))
             for r in measured]
     return charts.breakdown_chart(step, rows, BREAKDOWN_W, variant)
 
@@ -317,32 +310,12 @@ def _percentile_chart(step: str, variant: str, measured: list[CellResult], color
         points = tuple(charts.Point(i, p[q], name, fmt.duration(p[q]))
                        for i, (q, name) in enumerate(PERCENTILES) if p.get(q))
         if points:
-            series.append(charts.Series(_label(r), points, colors[r.cell["method"]], dashes[r.where],
+            series.append(charts.Series(r.label, points, colors[r.cell["method"]], dashes[r.where],
                                         _filter_data(r)))
     if not series:
         return ""
     return charts.percentile_chart(step, series, _legend(measured, colors, dashes),
                                    [name for _, name in PERCENTILES], PAGE_W, variant)
-
-
-def _clients_chart(step: str, variant: str, measured: list[CellResult], view: View, colors, dashes) -> str:
-    """Throughput against concurrent clients: only for cells that say how many clients ran."""
-    with_clients = [r for r in measured if r.cell.get("clients")]
-    if not with_clients:
-        return ""
-    lines: dict[tuple, list[CellResult]] = {}
-    for r in with_clients:
-        lines.setdefault((r.cell["method"], r.cell["target"], r.cell["path"]), []).append(r)
-    if not any(len({r.cell["clients"] for r in rs}) > 1 for rs in lines.values()):
-        return ""  # one client count per line is a point, not a curve
-    series = []
-    for (method, _, _), rs in lines.items():
-        rs.sort(key=lambda r: r.cell["clients"])
-        points = tuple(charts.Point(float(r.cell["clients"]), view.value(r), str(r.cell["clients"]),
-                                    figure(view, view.value(r))) for r in rs)
-        series.append(charts.Series(rs[0].label, points, colors[method], dashes[rs[0].where], _filter_data(rs[0])))
-    return charts.throughput_chart(step, series, _legend(with_clients, colors, dashes),
-                                   _axis_title(view, with_clients), partial(tick, view), PAGE_W, variant)
 
 
 def _raw(value: float | None) -> str | None:
@@ -352,9 +325,7 @@ def _raw(value: float | None) -> str | None:
 
 def _step_table(measured: list[CellResult], view: View) -> Table:
     unit = view.unit(measured[0]) if measured else ""
-    clients = any(r.cell.get("clients") for r in measured)
     columns = [Column("#", True, "rank among verified cells"), Column("method"), Column("target"), Column("path")]
-    columns += [Column("clients", True)] if clients else []
     columns += [Column(unit, True, view.rule)]
     columns += [Column(view.spread_name, True)] if view.spread_name else []
     columns += [Column("×\u00a0behind", True, "how many times behind the best verified cell (1.00× for the best)"),
@@ -374,7 +345,6 @@ def _step_table(measured: list[CellResult], view: View) -> Table:
         status = r.cell["status"]
         cells = [Cell(str(rank) if r.ranked else "–", str(rank) if r.ranked else None),
                  Cell(r.cell["method"]), Cell(r.cell["target"]), Cell(r.cell["path"])]
-        cells += [Cell(str(r.cell.get("clients") or ""), _raw(r.cell.get("clients")))] if clients else []
         cells += [Cell(figure(view, view.value(r)), _raw(view.value(r)))]
         cells += [Cell(spread_text(view, r), _raw(spread[0]) if spread else None)] if view.spread_name else []
         cells += [Cell(fmt.ratio(behind) if behind is not None else "", _raw(behind))]
@@ -422,11 +392,11 @@ def _verification(steps) -> Table:
     grid: dict[tuple, dict] = {}
     for variant, step, rs in steps:
         for r in rs:
-            key = (r.cell["method"], r.cell["target"], r.cell["path"], r.cell.get("clients") or 0)
+            key = (r.cell["method"], r.cell["target"], r.cell["path"])
             grid.setdefault(key, {})[(variant, step)] = r
     rows = []
-    for (method, target, path, clients), cells in sorted(grid.items()):
-        row = [Cell(method), Cell(f"{target}/{path}" + (f" · {clients} clients" if clients else ""))]
+    for (method, target, path), cells in sorted(grid.items()):
+        row = [Cell(method), Cell(f"{target}/{path}")]
         for variant, step, _ in steps:
             r = cells.get((variant, step))
             if r is None:

@@ -65,7 +65,7 @@ def _header(console: Console, stored: StoredRun, view: View) -> None:
     )
     console.print(f"targets: {targets}")
     for t in stored.targets:
-        for key in ("latency proxy", "netem"):
+        for key in ("latency proxy", "netem", "pooler"):
             if key in t["settings"]:
                 console.print(f"{key} ({t['target']}): {t['settings'][key]}")
     env = run["environment"]
@@ -99,7 +99,8 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
         table.add_column("per client", justify="right", no_wrap=True)
         table.add_column("late", justify="right", no_wrap=True)
     best_cell = next((r for r in rs if r.ranked), None)
-    best = best_cell.rate.median if best_cell else None
+    # Each ranked cell against the best, once: marks the rows and decides the caption.
+    alike = {id(r) for r in rs if r.ranked and r is not best_cell and not compare(best_cell, r).significant}
     rank = 0
     for r in (r for r in rs if r.measured):
         status = r.cell["status"]
@@ -108,7 +109,7 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
         table.add_row(
             str(rank) if r.ranked else "-", r.cell["method"], r.where, fmt.rate(r.rate.median),
             f"{fmt.rate(r.rate.ci_low)}–{fmt.rate(r.rate.ci_high)}", f"{r.rate.cv:.1%}",
-            _vs_best(r, best_cell) if r.ranked and best else "",
+            (("≈" if id(r) in alike else "") + fmt.ratio(best_cell.rate.median / r.rate.median)) if r.ranked else "",
             fmt.duration(p.get(50.0)), fmt.duration(p.get(99.0)), fmt.duration(r.cpu_per_op_ns),
             fmt.duration(r.server_cpu_per_op_ns), _breakdown(r),
             f"{r.round_trips_per_op:.3g}" if r.round_trips_per_op is not None else "—",
@@ -117,7 +118,7 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
         )
     missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
     notes = []
-    if any(r.ranked and r is not best_cell and not compare(best_cell, r).significant for r in rs):
+    if alike:
         notes.append("≈ no significant difference from the best (Mann-Whitney p ≥ 0.05 or within 3%)")
     if missing:
         notes.append("not measured: " + ", ".join(missing))
@@ -133,13 +134,6 @@ def _per_client(r: CellResult) -> tuple[str, str]:
               if rates is not None and len(rates) else "")
     late = f"{r.late_share:.1%}" + (f" +{r.skipped} skipped" if r.skipped else "") if r.late_share is not None else ""
     return spread, late
-
-
-def _vs_best(r: CellResult, best: CellResult) -> str:
-    """The ratio to the best cell, marked ≈ when the difference is not significant."""
-    if r is best:
-        return fmt.ratio(1.0)
-    return ("≈" if not compare(best, r).significant else "") + fmt.ratio(best.rate.median / r.rate.median)
 
 
 def _view_table(view: View, variant: str, step: str, rs: list[CellResult]) -> Table:

@@ -31,6 +31,7 @@ from ..paths.pooler import POOL_SIZE as POOLER_POOL_SIZE
 from ..paths.pooler import PgBouncer
 from ..paths.proxy import LatencyProxy
 from ..protocol.checksum import Checksum
+from ..protocol.histogram import Histogram
 from ..protocol.prng import derive_seed
 from ..store import Store
 from ..suite.model import Suite
@@ -306,7 +307,7 @@ class Runner:
         if not caps.get("load"):
             raise CellFailed("unsupported", f"{cell.method}'s worker does not run steps under load yet "
                                             "(clients, duration, rate, connection policy)")
-        policies = caps["load"].get("policies", []) if isinstance(caps["load"], dict) else []
+        policies = caps["load"].get("policies", [])
         if cell.step.policy not in policies:
             raise CellFailed("unsupported", f"{cell.method}'s worker has no {cell.step.policy} connection policy "
                                             f"(it has {', '.join(policies) or 'none'})")
@@ -321,29 +322,20 @@ class Runner:
         # connections inside the request, so their backends are unknown until it ends.
         known = self._server_cpu_known(cell) and cell.step.policy == "persistent" and processes == clients
         pids = sorted(set().union(*(self.server_pids.get(k, set()) for k in keys))) if known else []
-        proxy = self.proxies.get((cell.target, cell.path))
-        wire_before = proxy.totals() if proxy else None
         # Far enough ahead for every process to get its message and settle before the start.
         start_at = time.time_ns() + 100_000_000 + 10_000_000 * processes
-        server_before = total_cpu_ns(pids)
+
+        def ask(i: int) -> dict:
+            return self._request(cell, workers[i], keys[i], self._load_message(cell, clients, processes, start_at, i))
+
         with ThreadPoolExecutor(max_workers=processes) as pool:
-            answers = list(pool.map(
-                lambda i: self._request(cell, workers[i], keys[i], self._load_message(cell, clients, processes, start_at, i)),
-                range(processes)))
-        server_after = total_cpu_ns(pids)
-        server_ns = server_after - server_before if server_before is not None and server_after is not None else None
-        wire = None
-        if proxy:
-            after = proxy.totals()
-            wire = {k: after[k] - wire_before[k] for k in ("round_trips", "c2s_bytes", "s2c_bytes")}
+            answers, server_ns, wire = self._around(cell, pids, lambda: list(pool.map(ask, range(processes))))
         answer = merge_answers(answers)
         answer["processes"] = processes
-        self.store.add_trial(state.id, phase, seq, started_at, answer, None, server_ns, wire)
+        self._record(state, phase, seq, started_at, answer, None, server_ns, wire)
         if processes == clients:  # the backends of connections that outlive the trial
             for key, a in zip(keys, answers):
                 self.server_pids.setdefault(key, set()).update(a.get("server_pids") or [])
-        if phase == "warmup" and answer["n"]:
-            state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
     def _reset(self, cell: Cell) -> None:
         target = self.by_name[cell.target]
@@ -414,26 +406,37 @@ class Runner:
         self._reset(cell)
         latency_file = os.path.join(self.workdir, "latencies.bin")
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-        # The serving backends' CPU around the trial: managed servers run on this machine. A
-        # worker may use several connections (one per mode): every backend it has reported.
+        # A worker may use several connections (one per mode): every backend it has reported.
         pids = sorted(self.server_pids.get(cell.worker_key, set())) if self._server_cpu_known(cell) else []
-        proxy = self.proxies.get((cell.target, cell.path))
-        wire_before = proxy.totals() if proxy else None
-        server_before = total_cpu_ns(pids)
-        answer = self._ask(cell, {**self._message(cell), "latency_file": latency_file})
-        server_after = total_cpu_ns(pids)
-        server_ns = server_after - server_before if server_before is not None and server_after is not None else None
-        wire = None
-        if proxy:  # what crossed the proxy: this worker was the only one talking
-            after = proxy.totals()
-            wire = {k: after[k] - wire_before[k] for k in ("round_trips", "c2s_bytes", "s2c_bytes")}
+        answer, server_ns, wire = self._around(
+            cell, pids, lambda: self._ask(cell, {**self._message(cell), "latency_file": latency_file}))
         with open(latency_file, "rb") as f:
             latencies = f.read()
         os.remove(latency_file)
         if len(latencies) != 8 * answer["n"]:
             raise CellFailed("error", f"latency file has {len(latencies)} bytes for {answer['n']} operations")
-        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire)
+        self._record(state, phase, seq, started_at, answer, latencies, server_ns, wire)
         self.server_pids.setdefault(cell.worker_key, set()).update(answer.get("server_pids") or [])
+
+    def _around(self, cell: Cell, pids: list[int], ask) -> tuple[dict, int | None, dict | None]:
+        """Run ``ask`` and measure around it what the worker cannot: the serving backends' CPU
+        (managed servers run on this machine) and what crossed the latency proxy (only this
+        cell's workers talk through it meanwhile)."""
+        proxy = self.proxies.get((cell.target, cell.path))
+        wire_before = proxy.totals() if proxy else None
+        server_before = total_cpu_ns(pids)
+        answer = ask()
+        server_after = total_cpu_ns(pids)
+        server_ns = server_after - server_before if server_before is not None and server_after is not None else None
+        wire = None
+        if proxy:
+            after = proxy.totals()
+            wire = {k: after[k] - wire_before[k] for k in ("round_trips", "c2s_bytes", "s2c_bytes")}
+        return answer, server_ns, wire
+
+    def _record(self, state: CellState, phase: str, seq: int, started_at: str, answer: dict,
+                latencies: bytes | None, server_ns: int | None, wire: dict | None) -> None:
+        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire)
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
@@ -554,8 +557,6 @@ class Runner:
 def merge_answers(answers: list[dict]) -> dict:
     """One trial from the answers of the processes that ran its clients together: counts and
     CPU add up, the trial lasts until the last client ended, histograms merge."""
-    from ..protocol.histogram import Histogram
-
     if len(answers) == 1:
         return dict(answers[0])
     histogram = Histogram()

@@ -64,6 +64,11 @@ class CellResult:
         return f"{self.cell['target']}/{self.cell['path']}"
 
     @property
+    def one_unit(self) -> str:
+        """The unit in the singular: connection, row, op."""
+        return self.unit.removesuffix("s")
+
+    @property
     def label(self) -> str:
         return f"{self.cell['method']} @ {self.where}"
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..report.format import rate as _number
 from .cells import CellResult
 
 UNSTABLE_CV = 0.10          # pyperf's threshold: sd above 10% of the mean
@@ -42,10 +43,6 @@ def outliers(values: np.ndarray) -> list[int]:
     if mad == 0:
         return []
     return [i for i, v in enumerate(values) if 0.6745 * abs(v - median) / mad > OUTLIER_Z]
-
-
-def _number(value: float) -> str:
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def flags(result: CellResult, threshold: float = 0.03) -> list[Flag]:

@@ -24,7 +24,7 @@ class View:
     def unit(self, r: CellResult) -> str:
         if self.name == "per1000":
             return f"s per 1,000 {r.unit}"
-        return f"{r.unit}/s" if self.kind == "rate" else f"time per {r.unit[:-1] if r.unit.endswith('s') else r.unit}"
+        return f"{r.unit}/s" if self.kind == "rate" else f"time per {r.one_unit}"
 
     def rank(self, results: list[CellResult]) -> list[CellResult]:
         """Verified cells best first, then the rest in their given order."""

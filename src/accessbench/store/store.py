@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..protocol.histogram import Histogram
 from .migrations import MIGRATIONS
 
 
@@ -33,8 +34,6 @@ class StoredRun:
 
     def histogram(self, cell_id: int):
         """The cell's loaded trials' latency histograms merged, or None for plain trials."""
-        from ..protocol.histogram import Histogram
-
         parts = [t["histogram"] for t in self.trials.get(cell_id, []) if t.get("histogram")]
         if not parts:
             return None

@@ -12,7 +12,7 @@
 //! more than `skip_ns` late is skipped (pgbench -R --latency-limit).
 
 use crate::protocol::SplitMix64;
-use crate::step::{now_ns, Fail, Res};
+use crate::step::{now_ns, truthy, Fail, Res};
 use serde_json::{json, Map, Value};
 
 // ---- the histogram ----------------------------------------------------------------------------
@@ -160,16 +160,6 @@ pub struct Load {
     pub start_at_unix_ns: Option<u64>,
     pub policy: Policy,
     pub pool_size: usize,
-}
-
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(_) => true,
-    }
 }
 
 fn uint(msg: &Value, key: &str) -> Res<Option<u64>> {

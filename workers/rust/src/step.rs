@@ -122,7 +122,7 @@ fn int_field(msg: &Value, key: &str, dflt: i64) -> Res<i64> {
     }
 }
 
-fn truthy(v: Option<&Value>) -> bool {
+pub(crate) fn truthy(v: Option<&Value>) -> bool {
     match v {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,

@@ -63,6 +63,17 @@ final class Policy {
         long serverPid() {
             return 0;
         }
+
+        /** Operation i on a connection of its own (per request, or borrowed): with commit_every
+         * (only 1 is allowed there, see checkCommitEvery) it is its own transaction. */
+        final long opAlone(Driver d, int i) throws Exception {
+            if (st.commitEvery != 0)
+                d.txnBegin(st);
+            long count = d.op(st, i);
+            if (st.commitEvery != 0)
+                d.txnCommit(st);
+            return count;
+        }
     }
 
     /** The client's connection for the whole trial; commit_every groups as the plain loop makes
@@ -157,12 +168,7 @@ final class Policy {
         long op(int i) throws Exception {
             d.connect(st);
             try {
-                if (st.commitEvery != 0)
-                    d.txnBegin(st);
-                long count = d.op(st, i);
-                if (st.commitEvery != 0)
-                    d.txnCommit(st);
-                return count;
+                return opAlone(d, i);
             } finally {
                 d.release(st);
                 d.close();
@@ -185,12 +191,7 @@ final class Policy {
             try (Connection c = pool.ds.getConnection()) {
                 Driver d = pool.driverOf(c);
                 try {
-                    if (st.commitEvery != 0)
-                        d.txnBegin(st);
-                    long count = d.op(st, i);
-                    if (st.commitEvery != 0)
-                        d.txnCommit(st);
-                    return count;
+                    return opAlone(d, i);
                 } catch (Exception e) { // the connection goes back to the pool usable
                     d.recover(st);
                     throw e;
