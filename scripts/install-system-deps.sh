@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(postgresql-15 gcc make pkg-config libpq-dev libsqlite3-dev libjansson-dev unixodbc unixodbc-dev odbc-postgresql libsqliteodbc
           pgbouncer  # the pooler paths
+          mariadb-server libmariadb-dev odbc-mariadb  # the mariadb target, libmariadb (C, mysqlclient, Connector/Python), its ODBC driver
           chromium chromium-driver)  # the HTML report's test opens it in headless Chromium
 # Debian's own python3 needs python3-venv for `python3 -m venv`; other Pythons bring it.
 python3 -c 'import ensurepip' 2>/dev/null || packages+=(python3-venv)

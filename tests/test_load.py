@@ -8,7 +8,7 @@ import json
 import pytest
 
 from accessbench.protocol.histogram import EXACT, LIMIT, Histogram, index, lower, upper
-from accessbench.protocol.schedule import Schedule
+from accessbench.protocol.schedule import Schedule, uniform_starts_within
 from accessbench.store import Store
 from accessbench.stats.cells import analyse
 
@@ -114,6 +114,8 @@ def test_open_loop_latency_includes_the_queueing_behind_a_stalled_server(tmp_pat
     assert open_.percentiles[100.0] > 20 * service
     trial = run.trials[open_.cell["id"]][0]
     assert trial["late"] > 0 and trial["n"] < 200
+    # behind schedule when the second ends: the arrivals it never started count as skipped
+    assert trial["n"] + trial["skipped"] == 200 and trial["skipped"] > 0
     assert open_.late_share == trial["late"] / trial["n"] and closed.late_share is None
 
 
@@ -197,3 +199,50 @@ def test_python_drivers_borrow_from_their_own_pools(tmp_path, workdir):
         [(r.label, r.cell["message"]) for r in results]
     pooled = {m["method"]: m["settings"]["pooled"] for m in run.methods}
     assert "psycopg_pool" in pooled["py-psycopg"] and "create_pool" in pooled["py-asyncpg"]
+
+
+def test_uniform_arrivals_of_one_client_processes_interleave_and_the_trial_lasts_its_duration(tmp_path, workdir):
+    """Two py-sqlite3 processes at 400/s in all: process 1's stream starts 2.5 ms after
+    process 0's (arrivals dealt in turn, not two at once), so 501 ms holds 101 + 100 intended
+    starts — 202 if both started at 0 — and no operation starts after the duration."""
+    steps = step("open", clients=2, duration="501ms", rate="400/s", arrival="uniform")
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "py-sqlite3", "--trials", "2",
+                       "--warmup", "0")
+    want = uniform_starts_within(400.0, 2, 501_000_000)
+    assert want == 201
+    for trial in run.trials[run.cells[0]["id"]]:
+        assert trial["processes"] == 2 and trial["n"] + trial["skipped"] == want
+        assert all(c["elapsed_ns"] >= 501_000_000 for c in json.loads(trial["per_client"]))
+
+
+@pytest.mark.server
+def test_asyncpg_clients_are_tasks_on_one_event_loop_each_with_its_own_connection(tmp_path, workdir):
+    load = dict(clients=3, duration="300ms")
+    steps = step("persistent", **load) + step("per-request", **load, policy="per-request")
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "postgresql", "--path", "unix", "--method", "py-asyncpg",
+                       "--trials", "2", "--warmup", "0")
+    (method,) = run.methods
+    assert method["capabilities"]["concurrency"].startswith("async tasks")
+    for cell in run.cells:
+        assert cell["status"] == "ok", cell["message"]
+        for trial in run.trials[cell["id"]]:
+            per_client = json.loads(trial["per_client"])
+            assert trial["processes"] == 1 and len(per_client) == 3 and all(c["n"] > 0 for c in per_client)
+
+
+def test_a_step_sweeping_clients_is_drawn_as_curves_across_its_steps(tmp_path, workdir):
+    from accessbench.report.html import render_html
+
+    steps = step("get-c${clients}", duration="300ms", clients="${clients}").replace(
+        "\n\n", '\nvary = { clients = [1, 2] }\n\n', 1)
+    run, _ = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "py-sqlite3", "--trials", "2",
+                       "--warmup", "0")
+    assert [c["sweep"] for c in run.cells] == ["get-c${clients}"] * 2
+    html = render_html(run)
+    chart = html[html.index('data-chart="throughput-clients"'):]
+    chart = chart[:chart.index("</svg>")]
+    rates = [r.rate.median for r in sorted(analyse(run), key=lambda r: r.cell["clients"])]
+    markers = [m for m in chart.split('<circle class="marker"')[1:]]
+    assert len(markers) == 2  # one curve: py-sqlite3 on sqlite/inproc, a point per step
+    assert [float(m.split('data-value="')[1].split('"')[0]) for m in markers] == rates
+    assert 'data-chart="latency-throughput"' in html

@@ -43,5 +43,5 @@ def test_py_pyodbc_and_c_odbc_pin_the_same_odbc_driver_options():
 
     by_name = {m.name: m for m in catalog()}
     python, c = probe(by_name["py-pyodbc"]).settings, probe(by_name["c-odbc"]).settings
-    for key in ("postgresql options", "sqlite options"):
+    for key in ("postgresql options", "sqlite options", "mariadb driver", "mariadb options"):
         assert python[key] == c[key], key

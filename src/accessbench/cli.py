@@ -22,6 +22,7 @@ examples:
   accessbench run --quick --target sqlite          a smoke run under a minute, no server needed
   accessbench run --method py-psycopg,py-asyncpg --path tcp --trials 10
   accessbench run --target postgresql://me@db:5432/app   an external server (only schema 'accessbench' is touched)
+  accessbench run --target mariadb://me:pw@db:3306/      likewise (only database 'accessbench' is created and dropped)
   accessbench run --suite my-suite.toml            your own suite (see docs/suites.md)
   accessbench methods                              what can be measured here, and why not
   accessbench runs ; accessbench show last         stored runs, and one run's report again
@@ -118,7 +119,8 @@ def build_parser() -> Parser:
                          epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--suite", default="quick", help="built-in suite name or a suite TOML file (default quick)")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
-                     help="postgresql (managed), sqlite, or a postgresql:// URL (default postgresql,sqlite)")
+                     help="postgresql, mariadb (managed servers), sqlite, or a postgresql:// or mariadb:// URL "
+                     "(default postgresql,mariadb,sqlite)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
                      help="inproc, unix, tcp, tcp+DELAY[~JITTER][@BANDWIDTH] through accessbench's latency "
                      "proxy (e.g. tcp+250us, tcp+1ms~50us@100mbit), or pooler / pooler:session (PgBouncer in "
@@ -259,7 +261,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if why:
             raise InputError(f"--path {path.name}: unavailable here: {why}")
     targets, offered = [], set()
-    for spec in args.target or ["postgresql", "sqlite"]:
+    for spec in args.target or ["postgresql", "mariadb", "sqlite"]:
         try:
             target = targets_mod.make(spec)
         except targets_mod.TargetUnavailable as e:

@@ -8,13 +8,16 @@ import (
 	"sync"
 )
 
-// The database/sql methods (go-pgx-stdlib, go-pq, go-sqlite) share one implementation: a
+// The database/sql methods (go-pgx-stdlib, go-pq, go-sqlite, go-mysql) share one implementation: a
 // *sql.DB whose pool is pinned to one connection, ops through DB / Tx / Stmt, and rows read
 // with rows.Scan into typed destinations. Each method supplies how to open its DB, how to
 // adapt parameters, how to decode a result and how to classify errors.
 
 type sqlMethod interface {
-	// openDB returns a *sql.DB for the endpoint.
+	// base: the method's name (for the answer to a setting it does not have).
+	base() string
+	// openDB returns a *sql.DB for the endpoint (openPinned of its connector, but for
+	// go-sqlite, whose connect step is sql.Open of the DSN).
 	openDB(ep endpoint) (*sql.DB, error)
 	// connector: the endpoint's configuration, parsed once, for the pools of loaded steps.
 	connector(ep endpoint) (driver.Connector, error)
@@ -29,8 +32,10 @@ type sqlMethod interface {
 	classify(err error) *failure
 }
 
-// What the database/sql methods do under the loaded policies (hello's settings).
+// What the database/sql methods do with their pool, and under the loaded policies (hello's
+// settings).
 const (
+	sqlPinnedPool = "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit"
 	sqlPooled     = "database/sql's own pool: one *sql.DB shared by the step's clients, SetMaxOpenConns(pool_size), SetMaxIdleConns(pool_size), SetConnMaxLifetime(0), SetConnMaxIdleTime(0) (no connection closed for age or idleness), filled before the barrier (pool_size DB.Conn held at once, then handed back); each statement borrows a connection and returns it when its rows are closed (a commit_every transaction keeps its own); prepared: one DB.Prepare shared by the clients, made in the first operation that needs it, which database/sql prepares again on each pooled connection the first time it runs there"
 	sqlPerRequest = "per operation, inside its time: sql.OpenDB of a connector made once before the barrier (the DSN parsed once), pool pinned to one connection, the statement (which connects; no Ping), prepared: DB.Prepare then Stmt.Close, DB.Close"
 )
@@ -41,6 +46,103 @@ type sqlPlan struct {
 	hashes []func(uint64) uint64
 }
 
+// newSQLPlan: a plan for n columns, each filled in by one of the column kinds below or by
+// the method's own.
+func newSQLPlan(n int) *sqlPlan {
+	return &sqlPlan{dests: make([]any, n), hashes: make([]func(uint64) uint64, n)}
+}
+
+// Column kinds the methods decode alike: column c is scanned into a new sql.Null* of the
+// kind and hashed from it.
+
+// nullInt: integers, as sql.NullInt64.
+func (p *sqlPlan) nullInt(c int) {
+	v := new(sql.NullInt64)
+	p.dests[c] = v
+	p.hashes[c] = func(h uint64) uint64 {
+		if !v.Valid {
+			return hNull(h)
+		}
+		return hInt(h, v.Int64)
+	}
+}
+
+// nullFloat: floating point, as sql.NullFloat64; a single-precision column (single) is
+// hashed as its float32's shortest text.
+func (p *sqlPlan) nullFloat(c int, single bool) {
+	v := new(sql.NullFloat64)
+	p.dests[c] = v
+	p.hashes[c] = func(h uint64) uint64 {
+		if !v.Valid {
+			return hNull(h)
+		}
+		if single {
+			return hFloat(h, float4AsDouble(float32(v.Float64)))
+		}
+		return hFloat(h, v.Float64)
+	}
+}
+
+// nullDecimal: exact numbers, as their text (sql.NullString, scale kept).
+func (p *sqlPlan) nullDecimal(c int) {
+	v := new(sql.NullString)
+	p.dests[c] = v
+	p.hashes[c] = func(h uint64) uint64 {
+		if !v.Valid {
+			return hNull(h)
+		}
+		return hDecimal(h, v.String)
+	}
+}
+
+// nullTimestamp: timestamps, as sql.NullTime.
+func (p *sqlPlan) nullTimestamp(c int) {
+	v := new(sql.NullTime)
+	p.dests[c] = v
+	p.hashes[c] = func(h uint64) uint64 {
+		if !v.Valid {
+			return hNull(h)
+		}
+		return hTimestamp(h, v.Time.UnixMicro())
+	}
+}
+
+// nullDate: dates, as sql.NullTime.
+func (p *sqlPlan) nullDate(c int) {
+	v := new(sql.NullTime)
+	p.dests[c] = v
+	p.hashes[c] = func(h uint64) uint64 {
+		if !v.Valid {
+			return hNull(h)
+		}
+		return hDate(h, unixDays(v.Time))
+	}
+}
+
+// nullBytes: binary strings, as sql.Null[[]byte].
+func (p *sqlPlan) nullBytes(c int) {
+	v := new(sql.Null[[]byte])
+	p.dests[c] = v
+	p.hashes[c] = func(h uint64) uint64 {
+		if !v.Valid {
+			return hNull(h)
+		}
+		return hBytes(h, v.V)
+	}
+}
+
+// nullText: text, as sql.NullString.
+func (p *sqlPlan) nullText(c int) {
+	v := new(sql.NullString)
+	p.dests[c] = v
+	p.hashes[c] = func(h uint64) uint64 {
+		if !v.Valid {
+			return hNull(h)
+		}
+		return hText(h, v.String)
+	}
+}
+
 // pinPool: one connection, never closed by age or idleness, so every operation of a step
 // runs on the same server session.
 func pinPool(db *sql.DB) {
@@ -48,6 +150,17 @@ func pinPool(db *sql.DB) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
+}
+
+// openPinned: a *sql.DB of the method's connector (as it comes from connector(ep)), its pool
+// pinned to one connection.
+func openPinned(c driver.Connector, err error) (*sql.DB, error) {
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(c)
+	pinPool(db)
+	return db, nil
 }
 
 type sqlDriver struct {
@@ -101,12 +214,17 @@ func (d *sqlDriver) close() {
 
 func (d *sqlDriver) serverPID() int64 { return d.pid }
 
+// configure: the database/sql methods have no settings.
+func (d *sqlDriver) configure(key, value string) error {
+	return unsupported("%s has no setting %s=%s", d.m.base(), key, value)
+}
+
 func (d *sqlDriver) begin(st *step) error {
 	d.stmt, d.txStmt, d.tx, d.plan = nil, nil, nil, nil
 	if st.sql != "" {
 		d.sqlArg = convertMarkers(st.sql, d.m.dollar())
 	}
-	if st.params != nil && st.mode != mLiteral {
+	if st.params != nil && st.mode != mLiteral && st.mode != mRecord { // those two are texts
 		d.args = d.m.adapt(st.params)
 	}
 	return nil
@@ -235,7 +353,11 @@ func (d *sqlDriver) txBegin(st *step) error {
 			return err
 		}
 	}
-	tx, err := d.db.BeginTx(ctx, nil)
+	return d.setTx(d.db.BeginTx(ctx, nil))
+}
+
+// setTx keeps the transaction just begun (on the DB, or on a connection the method holds).
+func (d *sqlDriver) setTx(tx *sql.Tx, err error) error {
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ const (
 	mLiteral
 	mExtended
 	mPrepared
+	mRecord // record-level access (drivers that implement recorder)
 )
 
 // step is one execution of a step: what the message asked, with the parameters generated
@@ -40,7 +41,9 @@ type step struct {
 	fetch       bool // the statement returns rows that are read to the end
 	verify      bool
 	params      [][]param // n rows × nparams
-	texts       []string  // literal mode: n statements with values inlined
+	texts       []string  // literal mode: n statements with values inlined; record: n keys as literals
+	recTable    string    // record mode: the table, and for an exec keyed read the index
+	recIndex    string
 	endpoint    endpoint
 	ncols       int // set by the driver: columns of the rows it read
 }
@@ -128,6 +131,12 @@ type dbDriver interface {
 	attach(p connPool)
 	borrow() error
 	giveBack()
+}
+
+// recorder is a driver with record-level access (mode record, PROTOCOL.md "Record-level
+// access"): a scan of every record of a table, or keyed reads on an index, without SQL.
+type recorder interface {
+	recordAccess() string // how, in words (hello's settings)
 }
 
 // connPool is a pool shared by the clients of one loaded step; closed after the trial.

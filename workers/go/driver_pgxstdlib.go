@@ -38,17 +38,13 @@ func (d *pgxStdlibDriver) simpleArgs() []any     { return simpleProtocol }
 
 var simpleProtocol = []any{pgx.QueryExecModeSimpleProtocol}
 
-func (d *pgxStdlibDriver) configure(key, value string) error {
-	return unsupported("go-pgx-stdlib has no setting %s=%s", key, value)
-}
-
 func (d *pgxStdlibDriver) batchStyle() string {
 	return "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec (Bind/Execute/Sync, a round trip) per row, Tx.Commit"
 }
 
 func (d *pgxStdlibDriver) settings() map[string]string {
 	return map[string]string{
-		"pool":                       "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"pool":                       sqlPinnedPool,
 		"pooled":                     sqlPooled + "; OptionShouldPing false, so a connection idle over 1 s is not pinged when it is lent again",
 		"per-request":                sqlPerRequest + " (Stmt.Close is a Deallocate, one round trip: database/sql closes a connection's statements before the connection)",
 		"default_query_exec_mode":    "QueryExecModeExec on the ConnConfig (pgx's default, cache_statement, would prepare every statement automatically); literal and scan statements pass pgx.QueryExecModeSimpleProtocol as their first argument (the adapter forwards it to pgx)",
@@ -68,15 +64,8 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 	}
 }
 
-func (d *pgxStdlibDriver) openDB(ep endpoint) (*sql.DB, error) {
-	connector, err := d.connector(ep)
-	if err != nil {
-		return nil, err
-	}
-	db := sql.OpenDB(connector) // what stdlib.OpenDB does
-	pinPool(db)
-	return db, nil
-}
+// openDB: sql.OpenDB of the connector, what stdlib.OpenDB does.
+func (d *pgxStdlibDriver) openDB(ep endpoint) (*sql.DB, error) { return openPinned(d.connector(ep)) }
 
 func (d *pgxStdlibDriver) connector(ep endpoint) (driver.Connector, error) {
 	cfg, err := d.pgx.config(ep)

@@ -27,17 +27,13 @@ func (d *pqDriver) dbms() []string        { return []string{"postgresql"} }
 func (d *pqDriver) dollar() bool          { return true }
 func (d *pqDriver) simpleArgs() []any     { return nil }
 
-func (d *pqDriver) configure(key, value string) error {
-	return unsupported("go-pq has no setting %s=%s", key, value)
-}
-
 func (d *pqDriver) batchStyle() string {
 	return "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec (Bind/Execute/Sync, a round trip) per row, Tx.Commit"
 }
 
 func (d *pqDriver) settings() map[string]string {
 	return map[string]string{
-		"pool":                           "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"pool":                           sqlPinnedPool,
 		"pooled":                         sqlPooled + "; lib/pq's ResetSession and IsValid, run when a connection is lent again, do no I/O",
 		"per-request":                    sqlPerRequest + " (Stmt.Close sends Close + Sync, one round trip: database/sql closes a connection's statements before the connection)",
 		"binary_parameters":              "no (lib/pq's default): parameters are sent as text of unspecified type",
@@ -56,15 +52,7 @@ func (d *pqDriver) settings() map[string]string {
 	}
 }
 
-func (d *pqDriver) openDB(ep endpoint) (*sql.DB, error) {
-	connector, err := d.connector(ep)
-	if err != nil {
-		return nil, err
-	}
-	db := sql.OpenDB(connector)
-	pinPool(db)
-	return db, nil
-}
+func (d *pqDriver) openDB(ep endpoint) (*sql.DB, error) { return openPinned(d.connector(ep)) }
 
 func (d *pqDriver) connector(ep endpoint) (driver.Connector, error) {
 	cfg, err := pq.NewConfig(pgConnString(ep))

@@ -34,17 +34,13 @@ func (d *sqliteDriver) dbms() []string    { return []string{"sqlite"} }
 func (d *sqliteDriver) dollar() bool      { return false }
 func (d *sqliteDriver) simpleArgs() []any { return nil }
 
-func (d *sqliteDriver) configure(key, value string) error {
-	return unsupported("go-sqlite has no setting %s=%s", key, value)
-}
-
 func (d *sqliteDriver) batchStyle() string {
 	return "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec per row, Tx.Commit"
 }
 
 func (d *sqliteDriver) settings() map[string]string {
 	return map[string]string{
-		"pool":         "SetMaxOpenConns(1), SetMaxIdleConns(1), no connection lifetime or idle-time limit",
+		"pool":         sqlPinnedPool,
 		"pooled":       sqlPooled + "; the connections are sqlite.NewConnector's, each opening the file with the busy_timeout pragma",
 		"per-request":  sqlPerRequest + " (sqlite.NewConnector; connecting opens the file and runs the busy_timeout pragma; Stmt.Close finalizes)",
 		"dsn":          "<file>?_pragma=busy_timeout(" + busyTimeoutMS + "): PRAGMA busy_timeout run by the driver when it opens the connection; no other DSN options (journal mode and synchronous are the file's / SQLite's defaults)",
@@ -105,7 +101,7 @@ func (d *sqliteDriver) adapt(params [][]param) [][]any {
 }
 
 func (d *sqliteDriver) plan(types []*sql.ColumnType) *sqlPlan {
-	p := &sqlPlan{dests: make([]any, len(types)), hashes: make([]func(uint64) uint64, len(types))}
+	p := newSQLPlan(len(types))
 	for c := range types {
 		v := new(any)
 		p.dests[c] = v

@@ -20,7 +20,13 @@ import (
 //
 // Closed loop: an operation's latency runs from the end of the client's previous operation to
 // its own end, as in the plain loop. Open loop: from its intended start to its end, so time
-// spent queued behind a slow operation is counted (no coordinated omission).
+// spent queued behind a slow operation is counted (no coordinated omission). A loop by
+// duration runs while its previous operation ended before the stop, open or closed (no
+// backlog is served past it). An open loop by duration lasts its duration: a client starts no
+// operation whose intended start is at or after it; when its arrivals are over it waits, idle
+// and untimed, until it has passed; one still behind schedule when it has passed counts the
+// intended starts before the stop it never began as skipped (n + skipped = the intended starts
+// inside the duration).
 
 type connPolicy int
 
@@ -42,6 +48,7 @@ type load struct {
 	rate     float64 // open loop: operations per second of all clients together; 0: closed loop
 	poisson  bool
 	seed     uint64 // client k's arrivals are seeded seed + k
+	phaseNs  int64  // uniform: this worker's first intended start
 	lateNs   int64
 	skipNs   int64 // 0: never skip
 	startAt  int64 // the barrier, unix ns; 0: start at once
@@ -67,15 +74,17 @@ func parseLoad(msg map[string]any) (ld *load, loaded bool, f *failure) {
 	late, _, err3 := jsonInt(msg, "late_ns", 1_000_000)
 	start, _, err4 := jsonInt(msg, "start_at_unix_ns", 0)
 	pool, _, err5 := jsonInt(msg, "pool_size", 0)
-	for _, err := range []error{err1, err2, err3, err4, err5} {
+	phase, _, err6 := jsonInt(msg, "phase_ns", 0)
+	for _, err := range []error{err1, err2, err3, err4, err5, err6} {
 		if err != nil {
 			return nil, false, fail("protocol", "%v", err)
 		}
 	}
-	if clients < 1 || pool < 0 {
-		return nil, false, fail("protocol", "clients must be >= 1 and pool_size >= 0")
+	if clients < 1 || pool < 0 || phase < 0 {
+		return nil, false, fail("protocol", "clients must be >= 1, pool_size and phase_ns >= 0")
 	}
 	ld.clients, ld.seed, ld.lateNs, ld.startAt, ld.poolSize = int(clients), uint64(seed), late, start, int(pool)
+	ld.phaseNs = phase
 	if ld.poolSize == 0 {
 		ld.poolSize = ld.clients
 	}
@@ -193,8 +202,15 @@ func (c *client) run(i int, sk *sink) (int64, error) {
 func (c *client) loop(ld *load, k int, failed *atomic.Bool) {
 	count := c.st.nops
 	var sched *schedule
+	var phase int64
 	if ld.rate > 0 {
 		sched = newSchedule(ld.rate/float64(ld.clients), ld.poisson, ld.seed+uint64(k))
+		// uniform: the worker's arrivals are evenly spaced at rate from its phase_ns and dealt
+		// to its clients in turn (client k's own stream at rate / C, k / rate later), not C
+		// at once
+		if !ld.poisson {
+			phase = int64(float64(ld.phaseNs) + float64(k)*1e9/ld.rate)
+		}
 	}
 	policy, stop := ld.policy, ld.duration
 	waitUntil(ld.startAt)
@@ -208,7 +224,10 @@ func (c *client) loop(ld *load, k int, failed *atomic.Bool) {
 		var rows, latency int64
 		var err error
 		if sched != nil {
-			intended := sched.next()
+			intended := phase + sched.next()
+			if stop > 0 && intended >= stop { // the arrivals are over; the trial is not
+				break
+			}
 			now := int64(time.Since(start))
 			if now < intended {
 				pauseUntil(start, intended)
@@ -250,6 +269,21 @@ func (c *client) loop(ld *load, k int, failed *atomic.Bool) {
 		}
 		c.d.giveBack()
 	}
+	if sched != nil && stop > 0 && c.err == nil && !failed.Load() {
+		if c.elapsed < stop {
+			// an open loop lasts its duration (PROTOCOL.md): its arrivals are over, so idle,
+			// untimed, until it has passed (after the commit above, so a pooled connection
+			// is back for the other clients)
+			sleepUntil(start, stop)
+			c.elapsed = stop
+		} else {
+			// behind schedule when the duration passed: the intended starts of its stream
+			// before the stop that it never began are skipped (not run, not in the histogram)
+			for phase+sched.next() < stop {
+				c.skipped++
+			}
+		}
+	}
 }
 
 // nap sleeps ns in nanosleep(2), blocking this goroutine's thread (the runtime hands its P on
@@ -273,6 +307,13 @@ func waitUntil(unixNs int64) {
 	}
 	for time.Now().UnixNano() < unixNs {
 		runtime.Gosched() // spinning, but not keeping a client whose reply has come from its CPU
+	}
+}
+
+// sleepUntil returns when the monotonic clock is at offset ns past start, without spinning.
+func sleepUntil(start time.Time, offset int64) {
+	for left := offset - int64(time.Since(start)); left > 0; left = offset - int64(time.Since(start)) {
+		nap(left)
 	}
 }
 

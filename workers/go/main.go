@@ -30,6 +30,7 @@ var drivers = map[string]func() dbDriver{
 	"go-pgx-stdlib": newPgxStdlibDriver,
 	"go-pq":         newPqDriver,
 	"go-sqlite":     newSqliteDriver,
+	"go-mysql":      newMysqlDriver,
 }
 
 // ---- ordered JSON objects (so that "ok" comes first in the log) --------------------------------
@@ -132,7 +133,12 @@ func (s *session) hello() object {
 	settings["context"] = "context.Background() (no deadline, so no per-query watcher goroutine)"
 	settings["clients"] = "steps under load: one goroutine per client, each with a driver of its own (connection, prepared statement, transaction); persistent: the worker's connection is the first client's, the others connect before the barrier (untimed) and close after the trial"
 	settings["barrier"] = "each client waits for start_at_unix_ns on the wall clock (time.Now), then starts its own monotonic clock; elapsed_ns runs from the earliest client's start to the last one's end"
-	settings["open loop"] = "intended starts from the splitmix64 schedule at rate / clients per client; a client ahead of time sleeps in nanosleep(2) until 150 µs before, then spins calling runtime.Gosched (Go's time.Sleep wakes up to 1 ms late: the runtime's epoll timeout is in whole ms)"
+	settings["open loop"] = "intended starts from the splitmix64 schedule at rate / clients per client (uniform: client k's offset by phase_ns + k / rate, so the worker's arrivals are evenly spaced); by duration a client runs while its previous operation ended before the stop and starts no arrival at or after it: when its arrivals are over it waits (untimed, in nanosleep(2)) for the end; one still behind schedule at the end counts the arrivals before it that it never started as skipped (n + skipped = the intended starts inside the duration); a client ahead of time sleeps in nanosleep(2) until 150 µs before, then spins calling runtime.Gosched (Go's time.Sleep wakes up to 1 ms late: the runtime's epoll timeout is in whole ms)"
+	modes := []string{"literal", "extended", "prepared"}
+	if r, ok := d.(recorder); ok {
+		modes = append(modes, "record")
+		settings["record"] = r.recordAccess()
+	}
 	settings["histogram"] = "a fixed array of (40 − 8 + 1) · 128 + 256 counts per client, bucket by integer operations, nothing allocated per operation; merged after the trial"
 	return object{
 		{"protocol", protocolVersion},
@@ -145,7 +151,7 @@ func (s *session) hello() object {
 		{"capabilities", object{
 			{"dbms", d.dbms()},
 			{"kinds", []string{"connect", "scan", "exec", "batch"}},
-			{"modes", []string{"literal", "extended", "prepared"}},
+			{"modes", modes},
 			{"batch", d.batchStyle()},
 			{"concurrency", "goroutines (one per client)"},
 			// steps under load: clients, duration, open loop at a rate, histograms, and the
@@ -454,8 +460,20 @@ func (s *session) step(msg map[string]any) (object, *failure) {
 		}
 		st.sql = sql
 	}
-	if st.kind == kExec {
-		switch mode, _ := msg["mode"].(string); mode {
+	if mode, _ := msg["mode"].(string); mode == "record" && (st.kind == kExec || st.kind == kScan) {
+		// record-level access: a scan of the table, or keyed reads on an index
+		st.mode = mRecord
+		if _, ok := s.drv.(recorder); !ok {
+			return nil, unsupported("%s has no record-level access (mode record)", s.name)
+		}
+		rec, _ := msg["record"].(map[string]any)
+		st.recTable, _ = rec["table"].(string)
+		st.recIndex, _ = rec["index"].(string)
+		if st.recTable == "" || (st.kind == kExec && st.recIndex == "") {
+			return nil, fail("protocol", "mode record needs record.table (and record.index for an exec step)")
+		}
+	} else if st.kind == kExec {
+		switch mode {
 		case "literal":
 			st.mode = mLiteral
 		case "extended":
@@ -510,7 +528,13 @@ func (s *session) step(msg map[string]any) (object, *failure) {
 		if st.kind == kExec && st.mode == mLiteral {
 			st.texts = make([]string, st.n)
 			for i := range st.texts {
-				st.texts[i] = inlineSQL(segs, st.params[i])
+				st.texts[i] = inlineSQL(segs, st.params[i], s.dialect)
+			}
+		}
+		if st.kind == kExec && st.mode == mRecord { // the key, as literals: HANDLER … READ index = (…)
+			st.texts = make([]string, st.n)
+			for i := range st.texts {
+				st.texts[i] = literalList(st.params[i], s.dialect)
 			}
 		}
 	} else if st.kind == kScan && st.nparams > 0 {
@@ -684,7 +708,7 @@ func chooseMethod(name string) *session {
 	mk, ok := drivers[base]
 	s.mk = mk
 	if !ok {
-		s.why = fmt.Sprintf("unknown method '%s' (abworker-go knows go-pgx, go-pgx-stdlib, go-pq, go-sqlite)", base)
+		s.why = fmt.Sprintf("unknown method '%s' (abworker-go knows go-pgx, go-pgx-stdlib, go-pq, go-sqlite, go-mysql)", base)
 		s.drv = newPgxDriver() // answers nothing but unsupported
 		return s
 	}
@@ -724,7 +748,7 @@ func main() {
 	keptStdout = os.Stdout
 	os.Stdout = os.Stderr
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: abworker-go METHOD[/key=value,...]  (go-pgx, go-pgx-stdlib, go-pq, go-sqlite)")
+		fmt.Fprintln(os.Stderr, "usage: abworker-go METHOD[/key=value,...]  (go-pgx, go-pgx-stdlib, go-pq, go-sqlite, go-mysql)")
 		os.Exit(2)
 	}
 	s := chooseMethod(os.Args[1])

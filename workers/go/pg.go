@@ -206,40 +206,15 @@ func hashAny(h uint64, v any) uint64 {
 // pgSQLPlan decodes database/sql rows by the columns' database type names into typed
 // destinations (sql.Null*), the idiomatic database/sql way.
 func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
-	p := &sqlPlan{dests: make([]any, len(types)), hashes: make([]func(uint64) uint64, len(types))}
+	p := newSQLPlan(len(types))
 	for c, t := range types {
 		switch t.DatabaseTypeName() {
 		case "INT2", "INT4", "INT8", "OID":
-			v := new(sql.NullInt64)
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hInt(h, v.Int64)
-			}
+			p.nullInt(c)
 		case "FLOAT4", "FLOAT8":
-			v := new(sql.NullFloat64)
-			p.dests[c] = v
-			single := t.DatabaseTypeName() == "FLOAT4"
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				if single {
-					return hFloat(h, float4AsDouble(float32(v.Float64)))
-				}
-				return hFloat(h, v.Float64)
-			}
+			p.nullFloat(c, t.DatabaseTypeName() == "FLOAT4")
 		case "NUMERIC":
-			v := new(sql.NullString)
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hDecimal(h, v.String)
-			}
+			p.nullDecimal(c)
 		case "BOOL":
 			v := new(sql.NullBool)
 			p.dests[c] = v
@@ -250,23 +225,9 @@ func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
 				return hBool(h, v.Bool)
 			}
 		case "TIMESTAMP", "TIMESTAMPTZ":
-			v := new(sql.NullTime)
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hTimestamp(h, v.Time.UnixMicro())
-			}
+			p.nullTimestamp(c)
 		case "DATE":
-			v := new(sql.NullTime)
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hDate(h, unixDays(v.Time))
-			}
+			p.nullDate(c)
 		case "TIME":
 			v := new(any) // lib/pq: time.Time on 0000-01-01; pgx stdlib: text
 			p.dests[c] = v
@@ -284,23 +245,9 @@ func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
 				return hashAny(h, *v)
 			}
 		case "BYTEA":
-			v := new(sql.Null[[]byte])
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hBytes(h, v.V)
-			}
+			p.nullBytes(c)
 		default: // text, varchar, bpchar, name and anything else: text
-			v := new(sql.NullString)
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hText(h, v.String)
-			}
+			p.nullText(c)
 		}
 	}
 	return p

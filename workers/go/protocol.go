@@ -770,8 +770,9 @@ func convertMarkers(sql string, dollar bool) string {
 	return b.String()
 }
 
-// literal renders a value as an SQL literal (the literal mode).
-func literal(p param) string {
+// literal renders a value as an SQL literal (the literal mode) for the dialect: on MariaDB,
+// where backslash is an escape character in strings, each backslash is doubled too.
+func literal(p param, dialect string) string {
 	switch p.t {
 	case pNull:
 		return "NULL"
@@ -787,19 +788,32 @@ func literal(p param) string {
 	case pTimestamp:
 		return "'" + formatTimestamp(p.i, false) + "'"
 	case pText:
-		return "'" + strings.ReplaceAll(p.s, "'", "''") + "'"
+		text := p.s
+		if dialect == "mariadb" {
+			text = strings.ReplaceAll(text, `\`, `\\`)
+		}
+		return "'" + strings.ReplaceAll(text, "'", "''") + "'"
 	}
 	return "NULL"
 }
 
-func inlineSQL(segs []string, row []param) string {
+func inlineSQL(segs []string, row []param, dialect string) string {
 	var b strings.Builder
 	b.WriteString(segs[0])
 	for k, s := range segs[1:] {
-		b.WriteString(literal(row[k]))
+		b.WriteString(literal(row[k], dialect))
 		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// literalList is a row's values as literals separated by ", " (a record-level key).
+func literalList(row []param, dialect string) string {
+	parts := make([]string, len(row))
+	for k, p := range row {
+		parts[k] = literal(p, dialect)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // floatRepr is Python's repr(float): shortest round-trip digits, exponent form when the

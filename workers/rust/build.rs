@@ -20,6 +20,8 @@ fn main() {
         ("r2d2", "ABW_V_R2D2"),
         ("r2d2_postgres", "ABW_V_R2D2_POSTGRES"),
         ("r2d2_sqlite", "ABW_V_R2D2_SQLITE"),
+        ("mysql", "ABW_V_MYSQL"),
+        ("mysql_common", "ABW_V_MYSQL_COMMON"),
     ] {
         println!("cargo:rustc-env={var}={}", locked_version(&lock, krate));
     }

@@ -85,6 +85,10 @@ class Cell(BaseModel):
     clients: int = Field(1, description="clients at once (steps under load)")
     policy: str = Field("persistent", description="connection policy: persistent, per-request or pooled")
     rate: float | None = Field(None, description="open loop: intended operations per second, all clients")
+    sweep: str | None = Field(None, description="the [[steps]] entry this step came from when it varies clients "
+                                                "or rate (its name as written); cells of one sweep form curves")
+    sweep_series: str | None = Field(None, description="within a sweep, the step's other varied values "
+                                                       "(e.g. policy=pooled): one curve per method, path and series")
     status: Literal["planned", "ok", "mismatch", "unsupported", "error", "timeout"]
     message: str | None
     unit: str = Field(description="what the figure counts per second: connections, rows or ops")
@@ -160,6 +164,7 @@ def _cell(r: CellResult, trials: list[dict]) -> Cell:
         wait_per_op_ns=r.wait_per_op_ns, round_trips_per_op=r.round_trips_per_op, bytes_per_op=r.bytes_per_op,
         flags=[CellFlag(kind=f.kind, text=f.text) for f in flags(r)],
         clients=c.get("clients") or 1, policy=c.get("policy") or "persistent", rate=c.get("rate"),
+        sweep=c.get("sweep"), sweep_series=c.get("sweep_series"),
         trials=[_trial(t) for t in trials],
     )
 

@@ -15,6 +15,7 @@ SUMMARY_COLUMNS = [
     "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "max_ns", "client_cpu_per_op_ns", "server_cpu_per_op_ns",
     "wait_per_op_ns", "round_trips_per_op", "bytes_per_op", "flags",
     "clients", "policy", "rate",  # steps under load (added within version 1, at the end)
+    "sweep", "sweep_series",      # steps that vary clients or rate (likewise)
 ]
 TRIAL_COLUMNS = ["seq", "started_at", "n", "rows", "elapsed_ns", "user_ns", "sys_ns", "server_ns", "first_op_ns",
                  "round_trips", "bytes_to_server", "bytes_to_client", "late", "skipped", "processes"]
@@ -27,7 +28,7 @@ def _summary(cell: Cell) -> list:
     return [*figure, *times, cell.seconds_per_1000, lat.p50, lat.p90, lat.p99, lat.p99_9, lat.max,
             cell.client_cpu_per_op_ns, cell.server_cpu_per_op_ns, cell.wait_per_op_ns, cell.round_trips_per_op,
             cell.bytes_per_op, ";".join(sorted({flag.kind for flag in cell.flags})), cell.clients, cell.policy,
-            cell.rate]
+            cell.rate, cell.sweep, cell.sweep_series]
 
 
 def to_json(export: Export) -> str:

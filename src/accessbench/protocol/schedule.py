@@ -31,3 +31,20 @@ class Schedule:
         self.at += gap
         self.count += 1
         return int(offset)
+
+
+def uniform_phase_ns(client: int, rate_per_s: float, phase_ns: float = 0.0) -> float:
+    """Where client k's uniform stream starts: the worker's arrivals at ``rate_per_s`` are
+    dealt to its clients in turn, after the worker's own phase (PROTOCOL.md)."""
+    return phase_ns + client * 1e9 / rate_per_s
+
+
+def uniform_starts_within(rate_per_s: float, clients: int, duration_ns: int, phase_ns: float = 0.0) -> int:
+    """How many intended starts a uniform open loop of ``clients`` clients has before
+    ``duration_ns``: what n + skipped must be."""
+    total = 0
+    for k in range(clients):
+        schedule, phase = Schedule(rate_per_s / clients, "uniform"), uniform_phase_ns(k, rate_per_s, phase_ns)
+        while int(phase + schedule.next()) < duration_ns:
+            total += 1
+    return total

@@ -93,6 +93,8 @@ def literal(value: Any, dialect: str) -> str:
     if isinstance(value, (bytes, bytearray)):
         return ("'\\x" + bytes(value).hex() + "'::bytea") if dialect == "postgresql" else ("X'" + bytes(value).hex() + "'")
     if isinstance(value, str):
+        if dialect == "mariadb":  # backslash is an escape in MariaDB strings (default sql_mode)
+            value = value.replace("\\", "\\\\")
         return "'" + value.replace("'", "''") + "'"
     raise TypeError(f"cannot inline a {type(value).__name__} as an SQL literal")
 

@@ -71,6 +71,12 @@ class Driver:
         """The op's argument is a list of parameter tuples; it returns rows written."""
         raise NotImplementedError
 
+    def record_op(self, kind: str, record: dict) -> Op:
+        """Record-level access (mode ``record``): a scan reads every record of
+        ``record["table"]``; an exec op reads the records whose ``record["index"]`` key equals
+        its argument (the key values as SQL literals, comma separated)."""
+        raise Unsupported(f"{self.name} has no record-level access")
+
     def markers(self, sql: str) -> str:
         """The neutral statement with the driver's own parameter markers."""
         return sqltext.convert(sql, self.paramstyle)

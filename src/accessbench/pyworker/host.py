@@ -118,8 +118,9 @@ class Session:
         sql = msg.get("sql")
         reads = bool(msg.get("fetch", kind == "scan")) and kind in ("scan", "exec")
         args = self._args(kind, msg, n)
-        if int(msg.get("clients", 1)) != 1:
-            raise Unsupported("a Python worker drives one client: the runner starts one worker per client")
+        clients = int(msg.get("clients", 1))
+        if clients != 1 and d.concurrency == "processes":
+            raise Unsupported(f"{d.name} drives one client per process: the runner starts one worker per client")
         policy = msg.get("policy", "persistent")
         if policy not in POLICIES:
             raise Unsupported(f"unknown connection policy {policy!r}")
@@ -127,18 +128,23 @@ class Session:
             raise Unsupported(f"commit_every > 1 with {policy} connections: a transaction cannot span borrowed connections")
         loaded = policy != "persistent" or any(msg.get(k) for k in ("duration_ms", "rate", "histogram"))
         pool = None
+        build = lambda: self._op(kind, msg, sql, reads, len(args))  # noqa: E731
         if policy == "per-request":
-            op = self._per_request(lambda: self._op(kind, msg, sql, reads, len(args)))
+            op = self._per_request(build)
         elif policy == "pooled":
             pool = d.pool(self.endpoint, int(msg.get("pool_size") or 1))  # filled before any clock
-            op = self._pooled(pool, lambda: self._op(kind, msg, sql, reads, len(args)))
+            op = self._pooled(pool, build)
         else:
-            op = self._op(kind, msg, sql, reads, len(args))
+            op = build()
         try:
             if msg.get("verify"):
                 return self._verify(op, args, reads, sql)
             if loaded:
-                return self._loaded(op, args, reads, sql, Load.from_step(msg), policy)
+                ops, conns = self._client_ops(op, build, clients, policy)
+                try:
+                    return self._loaded(ops, args, reads, sql, Load.from_step(msg), policy)
+                finally:
+                    self._close_clients(conns)
             return self._timed(op, args, reads, sql, msg.get("latency_file"))
         except d.db_errors:
             d.recover()
@@ -154,12 +160,17 @@ class Session:
     def _args(self, kind: str, msg: dict, n: int) -> list:
         """Each operation's argument, made before the clock starts."""
         d = self.driver
+        if msg.get("mode") and msg["mode"] not in d.modes:  # the driver's own reason, where it gives one
+            why = d.settings().get(msg["mode"], "").removeprefix("unsupported: ")
+            raise Unsupported(f"{d.name} has no {msg['mode']} mode" + (f": {why}" if why else ""))
         if kind in ("connect", "scan"):
             return [None] * n
         if kind == "exec":
             values = generators.rows(msg.get("params", []), n)
             if msg["mode"] == "literal":
                 return [sqltext.inline(msg["sql"], v, self.endpoint["dbms"]) for v in values]
+            if msg["mode"] == "record":  # the key, as literals: HANDLER … READ index = (…)
+                return [", ".join(sqltext.literal(x, self.endpoint["dbms"]) for x in v) for v in values]
             return d.adapt(values)
         if kind == "batch":
             size = int(msg["batch"])
@@ -171,6 +182,8 @@ class Session:
         d = self.driver
         if kind == "connect":
             op = d.connect_op(self.endpoint)
+        elif msg.get("mode") == "record":
+            op = d.record_op(kind, msg["record"])
         elif kind == "scan":
             op = d.scan_op(sql)
         elif kind == "exec":
@@ -190,9 +203,13 @@ class Session:
         if isinstance(d, AsyncDriver):
             async def aop(arg):
                 await d.aopen(endpoint, options)
+                # nothing awaits between the open and building the op, so with several
+                # clients on one event loop, this connection is the one this client opened
+                conn, built = d.conn, build()
                 try:
-                    return await build()(arg)
+                    return await built(arg)
                 finally:
+                    d.attach(conn)
                     await d.aclose()
 
             return aop
@@ -252,22 +269,56 @@ class Session:
         info = self.driver.open(self.endpoint, self.options)
         self.server_pid = info.get("server_pid")
 
-    def _loaded(self, op, args, reads: bool, sql: str | None, load: Load, policy: str) -> dict:
+    def _client_ops(self, op, build, clients: int, policy: str) -> tuple[list, list]:
+        """One op per client, and the connections opened for them. Several clients run only
+        in an async driver's one event loop; persistent clients each get their own
+        connection (the session's serves client 0), opened here, before the barrier;
+        per-request and pooled ops serve every client."""
+        d = self.driver
+        if clients == 1 or policy != "persistent":
+            return [op] * clients, []
+        own, ops, conns = d.conn, [op], []
+        for _ in range(clients - 1):
+            d.run(d.aopen(self.endpoint, self.options))
+            conns.append(d.conn)
+            ops.append(build())
+        d.attach(own)
+        return ops, conns
+
+    def _close_clients(self, conns: list) -> None:
+        d = self.driver
+        own = getattr(d, "conn", None)
+        for conn in conns:
+            d.attach(conn)
+            d.run(d.aclose())
+        if conns:
+            d.attach(own)
+
+    def _loaded(self, ops: list, args, reads: bool, sql: str | None, load: Load, policy: str) -> dict:
         d = self.driver
         before = resource.getrusage(resource.RUSAGE_SELF)
         if isinstance(d, AsyncDriver):
-            result = d.run(load_loop(op, args, reads, load, awaits=True))
+            async def together():  # gathered inside the driver's loop, which its connections belong to
+                return await asyncio.gather(*(load_loop(op, args, reads, load, awaits=True, client=k,
+                                                        shared_loop=len(ops) > 1) for k, op in enumerate(ops)))
+
+            results = d.run(together())
         else:
-            result = asyncio.run(load_loop(op, args, reads, load, awaits=False))
+            results = [asyncio.run(load_loop(ops[0], args, reads, load, awaits=False))]
         after = resource.getrusage(resource.RUSAGE_SELF)
+        histogram = results[0].histogram
+        for r in results[1:]:
+            histogram.merge(r.histogram)
+        n = sum(r.n for r in results)
         answer = {
-            "first_op_ns": result.first_op_ns, "histogram": result.histogram.to_json(),
-            "late": result.late, "skipped": result.skipped, "clients": 1,
-            "per_client": [{"n": result.n, "elapsed_ns": result.elapsed_ns}],
+            "first_op_ns": results[0].first_op_ns, "histogram": histogram.to_json(),
+            "late": sum(r.late for r in results), "skipped": sum(r.skipped for r in results),
+            "clients": len(results), "per_client": [{"n": r.n, "elapsed_ns": r.elapsed_ns} for r in results],
         }
-        # per-request and pooled backends are not the session's: its pid would be wrong
-        return self._answer(answer, result.n, result.elapsed_ns, result.rows, reads, sql, before, after,
-                            own_backend=policy == "persistent")
+        # Only a single persistent client's backend is the session's own: the others' pids
+        # are not known before the trial, and per-request and pooled backends come and go.
+        return self._answer(answer, n, max(r.elapsed_ns for r in results), sum(r.rows for r in results), reads, sql,
+                            before, after, own_backend=policy == "persistent" and len(results) == 1)
 
     def _verify(self, op, args, reads: bool, sql: str | None) -> dict:
         checksum, changed, width, first = Checksum(), 0, 0, None

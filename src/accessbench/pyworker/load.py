@@ -11,17 +11,19 @@ more than ``skip_ns`` late is skipped (pgbench -R --latency-limit).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..protocol.histogram import Histogram
-from ..protocol.schedule import Schedule
+from ..protocol.schedule import Schedule, uniform_phase_ns
 
 # Sleep until this close to an operation's intended start, then spin: a sleep overshoots by
 # ~60 µs here, which would otherwise count as the client's own lateness. (asyncio's sleep is
 # not used: epoll rounds its timeout up to whole milliseconds.)
 SPIN_NS = 100_000
+ASYNC_MARGIN_NS = 2_000_000
 
 
 @dataclass
@@ -35,6 +37,8 @@ class Load:
     late_ns: int = 1_000_000
     skip_ns: int | None = None
     start_at_unix_ns: int | None = None
+    phase_ns: int = 0                  # uniform: where this worker's arrivals start
+    clients: int = 1
 
     @classmethod
     def from_step(cls, msg: dict) -> "Load":
@@ -45,7 +49,16 @@ class Load:
             seed=int(msg.get("schedule_seed", 0)), late_ns=int(msg.get("late_ns", 1_000_000)),
             skip_ns=int(msg["skip_ns"]) if msg.get("skip_ns") else None,
             start_at_unix_ns=int(msg["start_at_unix_ns"]) if msg.get("start_at_unix_ns") else None,
+            phase_ns=int(msg.get("phase_ns") or 0), clients=int(msg.get("clients", 1)),
         )
+
+    def schedule(self, client: int) -> tuple[Schedule, float] | None:
+        """Client k's arrival stream (at rate / clients, seeded seed + k) and its phase."""
+        if not self.rate:
+            return None
+        schedule = Schedule(self.rate / self.clients, self.arrival, (self.seed + client) % 2**64)
+        phase = uniform_phase_ns(client, self.rate, self.phase_ns) if self.arrival == "uniform" else 0.0
+        return schedule, phase
 
 
 @dataclass
@@ -79,24 +92,45 @@ def _pause_until(clock: Callable[[], int], deadline: int) -> None:
         pass
 
 
-async def run(op: Callable[[Any], Any], args: list, reads: bool, load: Load, awaits: bool) -> LoadResult:
-    """Run ``op`` over ``args`` (cycling through them when the step runs by duration).
-    ``awaits``: the op is a coroutine function (an async driver); one loop serves both, since
-    a coroutine that never awaits costs nothing per operation."""
+async def _apause_until(clock: Callable[[], int], deadline: int) -> None:
+    """The pause of one of several clients on one event loop: asyncio's sleep (its timer
+    fires up to a millisecond late, hence the margin), then yielding to the other clients
+    until the deadline instead of spinning through their turn."""
+    left = deadline - clock()
+    if left > ASYNC_MARGIN_NS:
+        await asyncio.sleep((left - ASYNC_MARGIN_NS) / 1e9)
+    while clock() < deadline:
+        await asyncio.sleep(0)
+
+
+async def run(op: Callable[[Any], Any], args: list, reads: bool, load: Load, awaits: bool,
+              client: int = 0, shared_loop: bool = False) -> LoadResult:
+    """Run ``op`` over ``args`` (cycling through them when the step runs by duration) as
+    client ``client`` of the worker. ``awaits``: the op is a coroutine function (an async
+    driver); one loop serves both, since a coroutine that never awaits costs nothing per
+    operation. ``shared_loop``: other clients run on the same event loop, so waits yield."""
     clock, out = time.perf_counter_ns, LoadResult()
     record, count = out.histogram.record, len(args)
-    schedule = Schedule(load.rate, load.arrival, load.seed) if load.rate else None
-    wait_until(load.start_at_unix_ns)
+    stream = load.schedule(client)
+    if shared_loop:
+        await _apause_until(time.time_ns, load.start_at_unix_ns or 0)
+    else:
+        wait_until(load.start_at_unix_ns)
     start = prev = clock()
     stop = start + load.duration_ns if load.duration_ns else None
     i = 0
     while (i < count) if stop is None else (prev < stop):
         arg = args[i % count]
-        if schedule is not None:
-            intended = start + schedule.next()
+        if stream is not None:
+            intended = start + int(stream[1] + stream[0].next())
+            if stop is not None and intended >= stop:  # the arrivals are over; the trial is not
+                break
             now = clock()
             if now < intended:
-                _pause_until(clock, intended)
+                if shared_loop:
+                    await _apause_until(clock, intended)
+                else:
+                    _pause_until(clock, intended)
             elif load.skip_ns is not None and now - intended > load.skip_ns:
                 out.skipped += 1
                 i += 1
@@ -116,6 +150,17 @@ async def run(op: Callable[[Any], Any], args: list, reads: bool, load: Load, awa
             out.first_op_ns = latency
         prev = now
         i += 1
+    if stream is not None and stop is not None:
+        if prev < stop:  # an open loop lasts its duration (PROTOCOL.md): idle, untimed, until it has passed
+            if shared_loop:
+                await asyncio.sleep(max(0, stop - clock()) / 1e9)
+            else:
+                time.sleep(max(0, stop - clock()) / 1e9)
+            prev = stop
+        else:  # behind schedule at the end: the arrivals due before it that never started
+            while start + int(stream[1] + stream[0].next()) < stop:
+                out.skipped += 1
+                i += 1
     out.n = i - out.skipped
     out.elapsed_ns = prev - start
     return out

@@ -350,31 +350,76 @@ def percentile_chart(step: str, series: Sequence[Series], legend: Sequence[Legen
         return ""
     lo, hi = padded_log_range(min(values), max(values))
     return _line_chart("percentiles", step, variant, series, legend, width,
-                       x_ticks=[(i, t) for i, t in enumerate(x_labels)], x_range=(0, len(x_labels) - 1),
+                       x_ticks=[(i, t) for i, t in enumerate(x_labels)], x=(0, len(x_labels) - 1, False),
                        y=(lo, hi, True), y_text=fmt.duration, y_title="latency per operation (log scale)")
 
 
+def throughput_chart(sweep: str, series: Sequence[Series], legend: Sequence[LegendItem], clients: Sequence[int],
+                     unit: str, width: float, variant: str = "") -> str:
+    """Throughput against clients: one line per method and path, a point per step of the
+    sweep. x is log-scaled when clients span 8× or more (1, 2, 4 … 64 spread evenly)."""
+    values = [p.y for s in series for p in s.points if p.y > 0]
+    if not values or len(clients) < 2:
+        return ""
+    lo, hi = min(clients), max(clients)
+    log = lo > 0 and hi / lo >= 8
+    y = _value_axis(values)
+    return _line_chart("throughput-clients", sweep, variant, series, legend, width,
+                       x_ticks=[(c, str(c)) for c in clients], x=(lo, hi, log), y=y,
+                       y_text=lambda v: "0" if v == 0 else fmt.rate(v),
+                       y_title=f"{unit} · median, all clients together{' (log scale)' if y[2] else ''}",
+                       x_title="clients" + (" (log scale)" if log else ""))
+
+
+def _value_axis(values: Sequence[float]) -> tuple[float, float, bool]:
+    """From 0, or on a log scale when the figures span more than LOG_SCALE_ABOVE× (as bars do)."""
+    if max(values) / min(values) > LOG_SCALE_ABOVE:
+        return (*padded_log_range(min(values), max(values)), True)
+    return (0, nice_max(max(values)), False)
+
+
+def latency_throughput_chart(sweep: str, series: Sequence[Series], legend: Sequence[LegendItem], width: float,
+                             variant: str = "", unit: str = "ops/s") -> str:
+    """p99 latency against throughput: where a method's latency turns up as load grows."""
+    xs = [p.x for s in series for p in s.points if p.x > 0]
+    ys = [p.y for s in series for p in s.points if p.y > 0]
+    if not ys or len(set(xs)) < 2:
+        return ""
+    lo, hi = padded_log_range(min(ys), max(ys))
+    x = _value_axis(xs)
+    x_ticks = log_ticks(x[0], x[1]) if x[2] else linear_ticks(x[0], x[1])
+    return _line_chart("latency-throughput", sweep, variant, series, legend, width,
+                       x_ticks=[(v, "0" if v == 0 else fmt.rate(v)) for v in x_ticks], x=x,
+                       y=(lo, hi, True), y_text=fmt.duration, y_title="p99 latency per operation (log scale)",
+                       x_title=f"throughput, {unit} (median){' (log scale)' if x[2] else ''}")
+
+
 def _line_chart(kind: str, step: str, variant: str, series: Sequence[Series], legend: Sequence[LegendItem],
-                width: float, x_ticks: list[tuple[float, str]], x_range: tuple[float, float],
-                y: tuple[float, float, bool], y_text: Callable[[float], str], y_title: str) -> str:
+                width: float, x_ticks: list[tuple[float, str]], x: tuple[float, float, bool],
+                y: tuple[float, float, bool], y_text: Callable[[float], str], y_title: str, x_title: str = "") -> str:
     legend_cols = max(1, min(2, math.ceil(len(legend) * LEGEND_ROW_H / LINE_H)))
     col_w = max((_text_w(i.label) for i in legend), default=0) + LEGEND_SWATCH_W + PAD
     legend_w = legend_cols * col_w + PAD if legend else 0
     y_scale = Scale(y[0], y[1], LINE_TOP + LINE_H, LINE_TOP, y[2])
     y_labels = [(t, y_text(t)) for t in readable_ticks(y_scale.ticks(), y_scale, lambda t: LEGEND_ROW_H)]
     left = max(_text_w(text) for _, text in y_labels) + 2 * PAD
-    x_scale = Scale(x_range[0], x_range[1], left + 3 * PAD, width - legend_w - 3 * PAD)
+    x_scale = Scale(x[0], x[1], left + 3 * PAD, width - legend_w - 3 * PAD, x[2])
+    labels = dict(x_ticks)
+    x_shown = readable_ticks(list(labels), x_scale, lambda v: _text_w(labels[v]))
     legend_h = math.ceil(len(legend) / legend_cols) * LEGEND_ROW_H
-    height = max(y_scale.a + X_AXIS_H, LINE_TOP + legend_h)
+    bottom = X_AXIS_H + (LEGEND_ROW_H if x_title else 0)
+    height = max(y_scale.a + bottom, LINE_TOP + legend_h)
     out = [_svg_open(kind, step, variant, width, height, f"{step}: {y_title}")]
     out.append(_text("axis-title", left, TITLE_Y, y_title) + '<g class="grid">')
     for t, text in y_labels:
         out.append(_line(left, x_scale.b + 2 * PAD, y_scale(t), y_scale(t))
                    + _text("tick", left - PAD / 2, y_scale(t) + TEXT_DY, text, "end"))
-    for xv, text in x_ticks:
+    for xv in x_shown:
         out.append(_line(x_scale(xv), x_scale(xv), y_scale.b, y_scale.a + TEXT_DY)
-                   + _text("tick", x_scale(xv), y_scale.a + X_AXIS_H / 2 - 2, text, "middle"))
+                   + _text("tick", x_scale(xv), y_scale.a + X_AXIS_H / 2 - 2, labels[xv], "middle"))
     out.append("</g>")
+    if x_title:
+        out.append(_text("axis-title", (x_scale.a + x_scale.b) / 2, y_scale.a + X_AXIS_H + 4, x_title, "middle"))
     for s in series:
         out.append(_series(s, x_scale, y_scale))
     out.append(_legend(legend, x_scale.b + 4 * PAD, LINE_TOP, legend_cols, col_w))

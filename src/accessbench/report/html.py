@@ -19,6 +19,7 @@ from ..stats.views import VIEWS, View
 from ..store import StoredRun
 from . import charts
 from . import format as fmt
+from .study import study_table
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -77,6 +78,18 @@ class StepSection:
     not_measured: list[str]
 
 
+@dataclass
+class SweepSection:
+    """Steps that vary clients or rate, drawn as curves across those steps."""
+
+    anchor: str
+    title: str
+    description: str
+    throughput: Markup
+    latency: Markup
+    steps: list[tuple[str, str]]  # (step title, its anchor)
+
+
 def render_html(stored: StoredRun, view: str = "median") -> str:
     """The whole report as one HTML document."""
     if view not in VIEWS:
@@ -94,6 +107,8 @@ def render_html(stored: StoredRun, view: str = "median") -> str:
         view=v,
         header=_header(stored, v),
         verdicts=_verdicts(steps, v, anchors),
+        sweeps=_sweeps(results, anchors, colors, dashes),
+        study=_study(stored, results),
         steps=[_step_section(variant, step, rs, v, anchors[(variant, step)], colors, dashes)
                for variant, step, rs in steps],
         filters=_filters(results),
@@ -229,6 +244,87 @@ def _verdicts(steps, view: View, anchors) -> Table:
                              Cell(with_unit(view, best), sort=repr(view.value(best))), against], data))
     return Table([Column("step"), Column("target"), Column("fastest verified cell"), Column("figure", numeric=True),
                   Column("against the next method")], rows)
+
+
+# --- a built-in study's figures beside today's ---------------------------------------------------
+
+@dataclass
+class StudySection:
+    title: str
+    table: Table
+    sources: str
+    note: str
+
+
+def _study(stored: StoredRun, results: list[CellResult]) -> StudySection | None:
+    study = study_table(stored, results)
+    if study is None:
+        return None
+    columns = [Column("")] + [Column(label, numeric=True) for label in study.columns]
+    rows = [Row([Cell(label, cls="published")] + [Cell(text) for text in texts], cls="published")
+            for label, texts in study.published]
+    rows += [Row([Cell(label)] + [Cell(text, sort=text) for text in texts],
+                 {"method": label.split(" ", 1)[0]}) for label, texts in study.today]
+    return StudySection(study.title, Table(columns, rows), study.sources, study.note)
+
+
+# --- sweeps: a [[steps]] entry that varies clients or rate, across its steps ----------------------
+
+def _sweeps(results: list[CellResult], anchors, colors, dashes) -> list[SweepSection]:
+    """One section per sweep with at least two points on some curve: throughput vs clients
+    (when clients vary) and p99 latency vs throughput. A curve is one method on one
+    target/path with the sweep's other varied values (say policy=pooled) fixed."""
+    groups: dict[tuple[str, str], list[CellResult]] = {}
+    for r in results:
+        if r.cell.get("sweep") and r.ranked:
+            groups.setdefault((r.cell["variant"], r.cell["sweep"]), []).append(r)
+    sections = []
+    for i, ((variant, sweep), rs) in enumerate(groups.items()):
+        curves: dict[tuple, list[CellResult]] = {}
+        for r in rs:
+            curves.setdefault((r.cell["method"], r.where, r.cell.get("sweep_series") or ""), []).append(r)
+        for points in curves.values():
+            points.sort(key=lambda r: (r.cell["clients"] or 1, r.cell["rate"] or 0))
+        if max(len(points) for points in curves.values()) < 2:
+            continue
+        kinds = {(k[1], k[2]) for k in curves}
+        curve_dash = {k: charts.DASHES[j % len(charts.DASHES)] for j, k in enumerate(sorted(kinds))}
+
+        def series(key, points, x, y, x_text, y_text):
+            method, where, extra = key
+            label = " · ".join(filter(None, [f"{method} @ {where}", extra]))
+            return charts.Series(label, tuple(charts.Point(x(r), y(r), x_text(r), y_text(r)) for r in points),
+                                 colors[method], curve_dash[(where, extra)], _filter_data(points[0]))
+
+        legend = [charts.LegendItem(m, colors[m], "", {"method": m}) for m in sorted({k[0] for k in curves})]
+        if len(kinds) > 1:
+            legend += [charts.LegendItem(" · ".join(filter(None, k)), PATH_LEGEND_COLOR, curve_dash[k]) for k in sorted(kinds)]
+        unit = rs[0].unit + "/s"
+        clients = sorted({r.cell["clients"] or 1 for r in rs})
+        throughput = charts.throughput_chart(
+            sweep, [series(k, pts, lambda r: r.cell["clients"] or 1, lambda r: r.rate.median,
+                           lambda r: f"{r.cell['clients'] or 1} clients", lambda r: f"{fmt.rate(r.rate.median)} {unit}")
+                    for k, pts in curves.items()], legend, clients, unit, PAGE_W, variant)
+        with_p99 = {k: [r for r in pts if (r.percentiles or {}).get(99.0)] for k, pts in curves.items()}
+        latency = charts.latency_throughput_chart(
+            sweep, [series(k, pts, lambda r: r.rate.median, lambda r: r.percentiles[99.0],
+                           lambda r: f"{_sweep_point(r)}: {fmt.rate(r.rate.median)} {unit}",
+                           lambda r: f"p99 {fmt.duration(r.percentiles[99.0])}")
+                    for k, pts in with_p99.items() if pts], legend, PAGE_W, variant, unit)
+        steps = list(dict.fromkeys(r.cell["step"] for r in rs))
+        sections.append(SweepSection(
+            anchor=f"sweep-{i + 1}", title=_step_title(variant, sweep),
+            description=f"{len(steps)} steps of one [[steps]] entry, varying "
+                        f"{' and '.join(k for k in ('clients', 'rate') if len({r.cell[k] for r in rs}) > 1)}.",
+            throughput=Markup(throughput), latency=Markup(latency),
+            steps=[(s, anchors[(variant, s)]) for s in steps]))
+    return sections
+
+
+def _sweep_point(r: CellResult) -> str:
+    clients = r.cell["clients"] or 1
+    rate = f" at {fmt.rate(r.cell['rate'])}/s" if r.cell.get("rate") else ""
+    return f"{clients} client{'s' if clients != 1 else ''}{rate}"
 
 
 # --- one step ------------------------------------------------------------------------------------

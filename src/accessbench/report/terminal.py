@@ -10,6 +10,7 @@ import numpy as np
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -20,6 +21,7 @@ from ..stats.stability import Flag, flags
 from ..stats.views import VIEWS, View
 from ..store import StoredRun
 from . import format as fmt
+from .study import study_table
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
@@ -85,7 +87,7 @@ def _header(console: Console, stored: StoredRun, view: View) -> None:
 def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
     first = rs[0].cell
     mode = f", {first['mode']}" if first["mode"] else ""
-    title = f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}{mode}: {first['description']}"
+    title = escape(f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}{mode}: {first['description']}")
     unit = rs[0].unit
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
     for name, justify in [("#", "right"), ("method", "left"), ("target/path", "left"),
@@ -139,7 +141,7 @@ def _per_client(r: CellResult) -> tuple[str, str]:
 def _view_table(view: View, variant: str, step: str, rs: list[CellResult]) -> Table:
     """A step's cells ranked by one of the studies' rules."""
     first = rs[0].cell
-    title = f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}: {view.unit(rs[0])}, {view.rule}"
+    title = escape(f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}: {view.unit(rs[0])}, {view.rule}")
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
     columns = [("#", "right"), ("method", "left"), ("target/path", "left"), (view.name, "right")]
     columns += [(view.spread_name, "right")] if view.spread_name else []
@@ -227,7 +229,7 @@ def _per_1000_table(results: list[CellResult]) -> Table:
     table.add_column("method", no_wrap=True)
     table.add_column("target/path", no_wrap=True)
     for variant, _, step in steps:
-        table.add_column(f"{step}{f' [{variant}]' if variant else ''}", justify="right", no_wrap=True)
+        table.add_column(escape(f"{step}{f' [{variant}]' if variant else ''}"), justify="right", no_wrap=True)
     rows: dict[tuple, dict] = {}
     for r in results:
         key = (r.cell["method"], r.where)
@@ -249,43 +251,20 @@ def _per_1000_table(results: list[CellResult]) -> Table:
 
 
 def _study_table(stored: StoredRun, results: list[CellResult]) -> Table | None:
-    """A built-in study's published figures, and the same figures from this run per method."""
-    from ..suite.loader import parse
-
-    run = stored.run
-    suite = parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
-    if suite.study is None:
+    """A built-in study's published figures, and the same figures from this run."""
+    study = study_table(stored, results)
+    if study is None:
         return None
-    steps = {s.name: s for v in suite.variants for s in v.steps}
-    cells = {(r.cell["method"], r.cell["step"], r.cell["path"]): r for r in results if r.ranked}
-    methods = list(dict.fromkeys(r.cell["method"] for r in results))
-    figures = suite.study.figures
-    sources = "; ".join(
-        f"{f.label}: {f.step} on {f.path}" + (" ÷ its loop count" if f.per_param is not None else "")
-        + (f" × {f.times:,.0f}" if f.times != 1 else "")
-        for f in figures if f.step)
-    table = Table(title=suite.study.title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
-                  caption=f"today's figures: {sources}", caption_justify="left")
-    table.add_column("", no_wrap=True)
-    for f in figures:
-        table.add_column(f.label, justify="right")
-    table.add_row("published", *[f.published for f in figures], style="bold")
-    for method in methods:
-        values: dict[str, float] = {}
-        for f in figures:
-            r = cells.get((method, f.step, f.path)) if f.step else None
-            if r is not None and r.per_op_ns and f.per == "second":
-                values[f.label] = 1e9 / r.per_op_ns * f.times
-            elif r is not None and r.per_op_ns:
-                per = steps[f.step].params[f.per_param].value if f.per_param is not None else 1
-                values[f.label] = r.per_op_ns / per * f.times
-            elif f.ratio and all(label in values for label in f.ratio):
-                values[f.label] = values[f.ratio[0]] / values[f.ratio[1]]
-        if values:
-            table.add_row(method, *[
-                "" if f.label not in values else f"{values[f.label]:.1f}×" if f.ratio
-                else fmt.rate(values[f.label]) if f.per == "second" else fmt.duration(values[f.label])
-                for f in figures])
+    caption = f"today's figures: {study.sources}" + (f"\n{study.note}" if study.note else "")
+    table = Table(title=study.title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
+                  caption=caption, caption_justify="left")
+    table.add_column("", overflow="fold", min_width=24)
+    for label in study.columns:
+        table.add_column(label, justify="right")
+    for label, texts in study.published:
+        table.add_row(Text(label), *texts, style="bold")
+    for label, texts in study.today:
+        table.add_row(Text(label), *texts)  # Text: "[engine=…]" is not rich markup
     return table
 
 

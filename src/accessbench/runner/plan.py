@@ -44,13 +44,15 @@ def paths_of(target: Target, paths: list[str] | None) -> list[str]:
 
 
 def cells_by_step(
-    variant: Variant, targets: list[Target], paths: list[str] | None, methods: list[Method]
+    variant: Variant, targets: list[Target], paths: list[str] | None, methods: list[Method],
+    variants: list[Variant] | None = None,
 ) -> list[list[Cell]]:
     """For each step of the variant, in suite order, the cells that measure it."""
+    labels = {t.name: variant_label(variant, variants or [variant], t.dbms) for t in targets}
     groups = []
     for index, step in enumerate(variant.steps):
         group = [
-            Cell(variant.label, target.name, path, method.name, step, index)
+            Cell(labels[target.name], target.name, path, method.name, step, index)
             for target in targets
             for path in paths_of(target, paths)
             for method in methods
@@ -58,6 +60,35 @@ def cells_by_step(
         ]
         groups.append(group)
     return groups
+
+
+def variant_targets(variants: list[Variant], targets: list[Target]) -> list[list[Target]]:
+    """Per variant, the targets it is measured on: a variant that asks a target nothing an
+    earlier one did not (engine=MyISAM on PostgreSQL) is not measured there again."""
+    seen: dict[str, list[dict]] = {t.name: [] for t in targets}
+    out = []
+    for variant in variants:
+        chosen = []
+        for target in targets:
+            view = variant.as_seen_by(target.dbms)
+            if view not in seen[target.name]:
+                seen[target.name].append(view)
+                chosen.append(target)
+        out.append(chosen)
+    return out
+
+
+def variant_label(variant: Variant, variants: list[Variant], dbms: str) -> str:
+    """The variant's label as a DBMS sees it: without the parameters that change nothing
+    there (engine=InnoDB on PostgreSQL)."""
+    view = variant.as_seen_by(dbms)
+
+    def matters(key: str) -> bool:
+        return any(w.as_seen_by(dbms) != view for w in variants
+                   if w.values[key] != variant.values[key]
+                   and all(w.values[k] == v for k, v in variant.values.items() if k != key))
+
+    return ",".join(f"{k}={v}" for k, v in variant.values.items() if matters(k))
 
 
 def trial_order(cells: list[Cell], warmup: int, trials: int) -> Iterator[tuple[Cell, str, int]]:

@@ -38,7 +38,7 @@ from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 from ..targets.postgresql import free_port
 from .cputime import total_cpu_ns
-from .plan import Cell, cells_by_step, count_executions, paths_of, trial_order
+from .plan import Cell, cells_by_step, count_executions, paths_of, trial_order, variant_targets
 from .worker import WorkerFailed, WorkerProcess, worker_environment
 
 
@@ -120,6 +120,7 @@ class Runner:
         self.broken: dict[tuple, CellFailed] = {}
         self.hello_stored: set[str] = set()
         self.capabilities: dict[str, dict] = {}  # method → capabilities from its hello
+        self.settings: dict[str, dict] = {}      # method → pinned settings from its hello
         self.server_pids: dict[tuple, set[int]] = {}  # worker → every backend it has reported
         self.proxies: dict[tuple[str, str], LatencyProxy] = {}  # (target, path) → its proxy
         self.links: dict[tuple[str, str], NetemLink] = {}  # (target, path) → its namespace link
@@ -146,6 +147,10 @@ class Runner:
         try:
             for target in self.targets:
                 self.progress.note(f"starting {target.name}")
+                target.server_settings = self.suite.server.get(target.dbms, {})
+                if target.server_settings and not target.managed:  # never reconfigure a server we do not own
+                    self.progress.note(f"{target.name}: the suite's [server.{target.dbms}] settings apply to managed "
+                                       "servers only; this one is measured as it is (its settings are recorded)")
                 try:
                     target.start(self.workdir)
                 except BaseException:
@@ -163,13 +168,15 @@ class Runner:
                 if pooled:
                     description["settings"].update(self._start_poolers(target, pooled))
                 self.store.add_target(self.run_id, target, description)
-            groups_per_variant = [cells_by_step(v, self.targets, self.paths, self.methods) for v in self.suite.variants]
+            targets_per_variant = variant_targets(self.suite.variants, self.targets)
+            groups_per_variant = [cells_by_step(v, ts, self.paths, self.methods, self.suite.variants)
+                                  for v, ts in zip(self.suite.variants, targets_per_variant)]
             self.progress.begin(sum(
-                count_executions(g, o.warmup, o.trials) + len(v.tables) * len(self.targets)
-                for v, g in zip(self.suite.variants, groups_per_variant)
+                count_executions(g, o.warmup, o.trials) + len(v.tables) * len(ts)
+                for v, ts, g in zip(self.suite.variants, targets_per_variant, groups_per_variant)
             ))
-            for variant, groups in zip(self.suite.variants, groups_per_variant):
-                self._load(variant)
+            for variant, targets, groups in zip(self.suite.variants, targets_per_variant, groups_per_variant):
+                self._load(variant, targets)
                 for group in groups:
                     self._measure_step(group)
                 self._close_workers()
@@ -202,8 +209,8 @@ class Runner:
                 shutil.rmtree(self.workdir, ignore_errors=True)
         return self.run_id
 
-    def _load(self, variant) -> None:
-        for target in self.targets:
+    def _load(self, variant, targets: list[Target]) -> None:
+        for target in targets:
             target.create(variant.tables)
             for table in variant.tables:
                 self.progress.advance(f"loading {table.name} ({table.rows:,} rows) into {target.name}")
@@ -275,6 +282,8 @@ class Runner:
             message["sql"] = step.sql_on(dbms)
         if step.mode:
             message["mode"] = step.mode
+        if step.mode == "record":
+            message["record"] = step.record.model_dump(exclude_none=True)
         if step.batch:
             message["batch"] = step.batch
         if step.policy != "persistent":
@@ -296,6 +305,8 @@ class Runner:
         if step.rate:
             message.update(rate=step.rate / processes, arrival=step.arrival,
                            schedule_seed=derive_seed(self.suite.seed, "schedule", step.name, str(process)))
+            if step.arrival == "uniform" and process:  # one-client processes' arrivals interleave
+                message["phase_ns"] = round(process * 1e9 / step.rate)
         return message
 
     def _loaded_trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
@@ -360,6 +371,13 @@ class Runner:
 
     def _verify(self, cell: Cell, state: CellState) -> None:
         try:
+            modes, mode = self.capabilities.get(cell.method, {}).get("modes"), cell.step.mode
+            if mode and modes is not None and mode not in modes:
+                # never run some other way: a worker may not know a mode it does not list.
+                # Its own reason, where its settings give one ("extended": "unsupported: …").
+                why = str(self.settings.get(cell.method, {}).get(mode, ""))
+                why = why.removeprefix("unsupported: ") if why.startswith("unsupported") else f"it has {', '.join(modes)}"
+                raise CellFailed("unsupported", f"{cell.method} has no {mode} mode: {why}")
             self._reset(cell)
             answer = self._ask(cell, {**self._message(cell), "verify": True})
         except CellFailed as e:
@@ -424,9 +442,10 @@ class Runner:
         cell's workers talk through it meanwhile)."""
         proxy = self.proxies.get((cell.target, cell.path))
         wire_before = proxy.totals() if proxy else None
-        server_before = total_cpu_ns(pids)
+        threads = self.by_name[cell.target].serves_by_thread
+        server_before = total_cpu_ns(pids, threads)
         answer = ask()
-        server_after = total_cpu_ns(pids)
+        server_after = total_cpu_ns(pids, threads)
         server_ns = server_after - server_before if server_before is not None and server_after is not None else None
         wire = None
         if proxy:
@@ -472,6 +491,7 @@ class Runner:
                 self.store.add_method(self.run_id, hello)
                 self.hello_stored.add(method.name)
                 self.capabilities[method.name] = hello.get("capabilities", {})
+                self.settings[method.name] = hello.get("settings", {})
             opened = worker.request(
                 {"op": "open", "endpoint": self._endpoint(target, cell.path), "options": {}, "clients": 1},
                 self.options.timeout,

@@ -101,4 +101,9 @@ MIGRATIONS = [
     ALTER TABLE trials ADD COLUMN per_client TEXT;      -- JSON [{n, elapsed_ns}] per client
     ALTER TABLE trials ADD COLUMN processes INTEGER;    -- worker processes that drove the clients
     """,
+    # 6: steps that sweep clients or rate, so that reports can draw them as curves
+    """
+    ALTER TABLE cells ADD COLUMN sweep TEXT;            -- the [[steps]] entry's name as written
+    ALTER TABLE cells ADD COLUMN sweep_series TEXT;     -- its other varied values, e.g. policy=pooled
+    """,
 ]

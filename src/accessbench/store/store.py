@@ -120,9 +120,10 @@ class Store:
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO cells (run_id, variant, target, path, method, step, step_index, kind, mode,"
-                " description, status, clients, policy, rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?)",
+                " description, status, clients, policy, rate, sweep, sweep_series)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
                 (run_id, cell.variant, cell.target, cell.path, cell.method, s.name, cell.step_index,
-                 s.kind, s.mode, s.description, s.clients, s.policy, s.rate),
+                 s.kind, s.mode, s.description, s.clients, s.policy, s.rate, s.sweep, s.sweep_series if s.sweep else None),
             )
         return cur.lastrowid
 

@@ -23,10 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import InputError, SuiteError
 from .locate import line_of
 from ..paths import parse as parse_path
-from .model import Step, Study, Suite, Table, Variant
+from .model import DBMSS, SERVER_DBMSS, Step, Study, Suite, Table, Variant
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_TOP_KEYS = {"suite", "parameters", "tables", "steps", "setup", "study"}
+_TOP_KEYS = {"suite", "parameters", "tables", "steps", "setup", "server", "study"}
+# Step settings whose values, when varied, make a sweep the report draws as curves.
+SWEEPS = ("clients", "rate")
 _GEN_TAGS = {"seq", "uniform", "choice", "text", "timestamp", "const"}
 
 
@@ -109,19 +111,30 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
         except InputError as e:
             raise fail(("suite", "paths"), str(e).replace("--path ", "path ", 1)) from None
     setup = doc.get("setup", {})
-    if not isinstance(setup, dict) or any(k not in ("postgresql", "sqlite") or not isinstance(v, list) for k, v in setup.items()):
+    if not isinstance(setup, dict) or any(k not in DBMSS or not isinstance(v, list) for k, v in setup.items()):
         raise fail(("setup",), "setup takes lists of SQL per DBMS: [setup] postgresql = [\"...\"]")
+    server = doc.get("server", {})
+    for dbms, settings in server.items():
+        if dbms not in SERVER_DBMSS or not isinstance(settings, dict):
+            raise fail(("server", dbms), f"[server.{dbms}]: server settings are for {', '.join(SERVER_DBMSS)} "
+                                         "(a table of setting = value, e.g. innodb_flush_log_at_trx_commit = 2)")
+        for name, value in settings.items():
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or not isinstance(value, (str, int, float, bool)):
+                raise fail(("server", dbms, name), f"[server.{dbms}] {name}: a setting name in lower case and a "
+                                                   "string, number or boolean value")
     study = _validate(Study, doc["study"], ("study",), fail) if "study" in doc else None
     if study:
         labels = {f.label for f in study.figures}
         for i, figure in enumerate(study.figures):
             if any(label not in labels for label in figure.ratio):
                 raise fail(("study", "figures", i), f"ratio names a figure that is not there: {figure.ratio}")
-            if figure.step and figure.step not in {s.name for v in variants for s in v.steps}:
-                raise fail(("study", "figures", i), f"no step {figure.step!r} in the suite")
+            for name in figure.steps:
+                if name not in {s.name for v in variants for s in v.steps}:
+                    raise fail(("study", "figures", i), f"no step {name!r} in the suite")
     return Suite(
         name=header.name, description=header.description, seed=header.seed, source=source,
-        text=text, parameters=parameters, paths=header.paths, setup=setup, study=study, variants=variants,
+        text=text, parameters=parameters, paths=header.paths, setup=setup, server=server, study=study,
+        variants=variants,
     )
 
 
@@ -147,13 +160,17 @@ def _expand_step(raw: dict, values: dict, loc: tuple, fail) -> list[Step]:
     vary = raw.pop("vary", {})
     if not isinstance(vary, dict) or any(not isinstance(v, list) or not v for v in vary.values()):
         raise fail(loc + ("vary",), "vary needs lists of values, e.g. vary = { mode = [\"literal\", \"prepared\"] }")
+    swept = [k for k in vary if k in SWEEPS]
     steps = []
     for combo in itertools.product(*vary.values()):
         local = dict(zip(vary, combo))
         named = dict(raw)
         if local and "${" not in str(named.get("name", "")):
             named["name"] = f"{named.get('name', '')}[{','.join(f'{k}={v}' for k, v in local.items())}]"
-        steps.append(_validate(Step, _subst(named, {**values, **local}, loc, fail), loc, fail))
+        step = _validate(Step, _subst(named, {**values, **local}, loc, fail), loc, fail)
+        if swept:
+            step._sweep = (str(raw.get("name", "")), ",".join(f"{k}={v}" for k, v in local.items() if k not in swept))
+        steps.append(step)
     return steps
 
 

@@ -7,9 +7,9 @@ These models are what a suite means after its ``vary`` and ``[parameters]`` are 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..protocol.sqltext import count_markers
 
@@ -21,6 +21,12 @@ SQL_TYPE = re.compile(
     r"|char\(\d+\)|varchar\(\d+\)|numeric\(\d+, ?\d+\))$"
 )
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# The DBMSs a suite can name (in sql_for, setup and server).
+DBMS = Literal["postgresql", "sqlite", "mariadb"]
+DBMSS = get_args(DBMS)
+SERVER_DBMSS = ("postgresql", "mariadb")  # managed servers whose settings a suite can set
 
 
 class Strict(BaseModel):
@@ -116,6 +122,8 @@ class Table(Strict):
     columns: list[Column] = Field(min_length=1)
     primary_key: list[str] = []
     indexes: list[list[str]] = []
+    engine: str | None = Field(None, pattern=r"^[A-Za-z][A-Za-z0-9_]*$",
+                               description="MariaDB storage engine (InnoDB, MyISAM, Aria); other DBMSs have none")
 
     @model_validator(mode="after")
     def _keys_name_columns(self) -> "Table":
@@ -129,14 +137,27 @@ class Table(Strict):
         return self
 
 
+class RecordAccess(Strict):
+    """What a step reads, record by record: every record of ``table`` in its natural order
+    (a scan), or the records whose ``index`` key equals the step's params (a keyed read).
+    The step's SQL reads the same: ``SELECT * FROM table`` (every column, table order),
+    with ``WHERE`` on the key for a keyed read."""
+
+    table: str = Field(pattern=NAME.pattern)
+    index: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="PRIMARY or an index name")
+
+
 class Step(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-\[\]=,]+$")
     kind: Literal["connect", "scan", "exec", "batch"]
     description: str = ""
     params: list[Generator] = []  # before sql, so that sql's validator can count against it
     sql: str | None = None
-    sql_for: dict[Literal["postgresql", "sqlite"], str] = {}
-    mode: Literal["literal", "extended", "prepared"] | None = None
+    sql_for: dict[DBMS, str] = {}
+    mode: Literal["literal", "extended", "prepared", "record"] | None = None
+    # Record-level access (mode "record"): the step as reads of a table's records rather than
+    # SQL — MariaDB's HANDLER … READ. Keyed reads name the index whose key the params give.
+    record: RecordAccess | None = None
     iterations: int = Field(ge=1)
     batch: int | None = Field(None, ge=1)
     commit_every: int = Field(0, ge=0)
@@ -151,6 +172,9 @@ class Step(Strict):
     arrival: Literal["poisson", "uniform"] = "poisson"
     policy: Literal["persistent", "per-request", "pooled"] = "persistent"
     pool_size: int | None = Field(None, ge=1, description="pooled: connections in the pool (default: clients)")
+    # Set by the loader when ``vary`` sweeps clients or rate: (the [[steps]] entry's name as
+    # written, the other varied values) — so a report can draw one curve per series.
+    _sweep: tuple[str, str] | None = PrivateAttr(None)
 
     @field_validator("duration", mode="before")
     @classmethod
@@ -184,9 +208,21 @@ class Step(Strict):
         if not self.sql:
             raise ValueError(f"a {self.kind} step needs sql")
         if self.kind == "exec" and self.mode is None:
-            raise ValueError("an exec step needs mode = literal, extended or prepared")
-        if self.kind != "exec" and self.mode is not None:
-            raise ValueError(f"mode applies to exec steps only, not {self.kind}")
+            raise ValueError("an exec step needs mode = literal, extended, prepared or record")
+        if self.kind not in ("exec", "scan") and self.mode is not None or self.kind == "scan" and self.mode not in (None, "record"):
+            raise ValueError(f"mode applies to exec steps only (and record to scans), not {self.kind}")
+        if self.record is not None:
+            head = f"select * from {self.record.table}".lower()
+            text = " ".join((self.sql or "").split()).lower()
+            if not (text == head or text.startswith(head + " where ")):
+                raise ValueError(f"a step with record access reads every column: its sql must be "
+                                 f"SELECT * FROM {self.record.table} [WHERE …]")
+            if self.kind == "scan" and self.record.index:
+                raise ValueError("record access for a scan reads the table in its natural order: no index")
+            if self.kind == "exec" and not self.record.index:
+                raise ValueError("record access for a keyed read needs index = \"PRIMARY\" or an index name")
+        if self.mode == "record" and self.record is None:
+            raise ValueError("mode = record needs record = { table = …, index = … }")
         if self.kind == "batch" and self.batch is None:
             raise ValueError("a batch step needs batch = rows per group")
         if self.kind != "batch" and self.batch is not None:
@@ -211,6 +247,16 @@ class Step(Strict):
     @property
     def writes(self) -> bool:
         return bool(self.reset)
+
+    @property
+    def sweep(self) -> str | None:
+        """The sweep this step is a point of (its [[steps]] entry's name), if any."""
+        return self._sweep[0] if self._sweep else None
+
+    @property
+    def sweep_series(self) -> str:
+        """Within its sweep, the curve this step is on: its other varied values."""
+        return self._sweep[1] if self._sweep else ""
 
     @property
     def loaded(self) -> bool:
@@ -241,20 +287,22 @@ def _check_markers(sql: str | None, params: list) -> None:
 class StudyFigure(Strict):
     """One published figure, and where the run's own measurement of it comes from.
 
-    A value figure reads a cell's median time per operation (``step`` on ``path``),
-    divided by the value of the step's parameter ``per_param`` (an index) when the operation
-    repeats work inside the server, and multiplied by ``times``; with ``per = "second"`` it is
-    operations per second instead (all clients together), times ``times``. A ratio figure
-    divides two other figures by label."""
+    A value figure reads a cell's median time per operation (``step`` on ``path``; the
+    first of several steps the method has a verified cell for; every path when no path is
+    named), divided by the value of the step's parameter ``per_param`` (an index) when the
+    operation repeats work inside the server, and multiplied by ``times``; with ``per =
+    "second"`` it is operations per second instead (all clients together), and with ``per =
+    "1000"`` seconds per 1,000 units (rows read or operations: study S2's form), times
+    ``times``. A ratio figure divides two other figures by label."""
 
     label: str
-    published: str
-    step: str | None = None
+    published: str = ""
+    step: str | list[str] | None = None
     path: str | None = None
     per_param: int | None = None
     times: float = 1.0
     ratio: list[str] = Field(default_factory=list)
-    per: Literal["operation", "second"] = "operation"  # time per operation, or operations per second
+    per: Literal["operation", "second", "1000"] = "operation"
 
     @model_validator(mode="after")
     def _value_or_ratio(self) -> "StudyFigure":
@@ -264,12 +312,35 @@ class StudyFigure(Strict):
             raise ValueError("ratio takes two figure labels")
         return self
 
+    @property
+    def steps(self) -> list[str]:
+        return [self.step] if isinstance(self.step, str) else list(self.step or [])
+
+
+class StudyRow(Strict):
+    """A row of the study's own table: what it published, per figure label."""
+
+    label: str
+    values: dict[str, str]
+
 
 class Study(Strict):
-    """A published study's figures, printed beside today's."""
+    """A published study's figures, printed beside today's: one ``published`` row from the
+    figures, or the study's own ``rows``."""
 
     title: str
+    note: str = ""
     figures: list[StudyFigure] = Field(min_length=1)
+    rows: list[StudyRow] = []
+
+    @model_validator(mode="after")
+    def _rows_name_figures(self) -> "Study":
+        labels = {f.label for f in self.figures}
+        for row in self.rows:
+            unknown = [k for k in row.values if k not in labels]
+            if unknown:
+                raise ValueError(f"study row {row.label!r} names no figure {unknown[0]!r}")
+        return self
 
 
 class Variant(Strict):
@@ -283,6 +354,15 @@ class Variant(Strict):
     def label(self) -> str:
         return ",".join(f"{k}={v}" for k, v in self.values.items())
 
+    def as_seen_by(self, dbms: str) -> dict:
+        """What this variant asks of a DBMS: a storage engine means nothing outside MariaDB, so
+        variants that differ only in engines are one and the same elsewhere."""
+        data = self.model_dump(exclude={"values"})
+        if dbms != "mariadb":
+            for table in data["tables"]:
+                table.pop("engine", None)
+        return data
+
 
 class Suite(Strict):
     name: str
@@ -292,7 +372,8 @@ class Suite(Strict):
     text: str = Field(description="the suite's full TOML text, stored with every run")
     parameters: dict[str, list[Any]] = {}
     paths: list[str] | None = Field(None, description="default paths, where --path is not given")
-    setup: dict[Literal["postgresql", "sqlite"], list[str]] = {}
+    setup: dict[DBMS, list[str]] = {}
+    server: dict[DBMS, dict[str, Any]] = Field({}, description="settings a managed server starts with, per DBMS")
     study: Study | None = None
     variants: list[Variant]
 

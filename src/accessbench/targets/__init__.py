@@ -5,11 +5,11 @@ from __future__ import annotations
 from ..errors import InputError
 from .base import Target, TargetUnavailable
 
-MANAGED = ("postgresql", "sqlite")
+MANAGED = ("postgresql", "sqlite", "mariadb")
 
 
 def make(spec: str) -> Target:
-    """``postgresql`` / ``sqlite`` (managed) or ``postgresql://…`` (external)."""
+    """``postgresql`` / ``sqlite`` / ``mariadb`` (managed) or ``postgresql://…`` / ``mariadb://…`` (external)."""
     if spec == "sqlite":
         from .sqlite import SQLiteTarget
 
@@ -22,7 +22,15 @@ def make(spec: str) -> Target:
         from .postgresql import ExternalPostgres
 
         return ExternalPostgres(spec)
-    raise InputError(f"--target {spec}: expected postgresql, sqlite or a postgresql:// URL")
+    if spec in ("mariadb", "mysql"):
+        from .mariadb import ManagedMariaDB
+
+        return ManagedMariaDB()
+    if spec.startswith(("mariadb://", "mysql://")):
+        from .mariadb import ExternalMariaDB
+
+        return ExternalMariaDB(spec)
+    raise InputError(f"--target {spec}: expected postgresql, sqlite, mariadb, or a postgresql:// or mariadb:// URL")
 
 
 __all__ = ["Target", "TargetUnavailable", "make", "MANAGED"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from typing import Any, Iterable
 
@@ -18,6 +19,8 @@ class Target(ABC):
     managed: bool
     paths: tuple[str, ...]  # paths this target can be reached by, default first
     local_server = False    # a server process on this machine whose CPU the runner can read
+    serves_by_thread = False  # its server_pids are OS thread ids of one server process (MariaDB)
+    server_settings: dict[str, Any] = {}  # the suite's [server.DBMS]: a managed server starts with them
 
     @abstractmethod
     def start(self, workdir: str) -> None:
@@ -50,6 +53,11 @@ class Target(ABC):
         """Run a statement on the runner's own connection (reset SQL)."""
 
     @abstractmethod
+    def changes(self, sql: str, params: tuple = ()) -> int:
+        """Run a write (neutral SQL, ``?`` markers) on the runner's own connection; the rows it
+        changed — rows matched, on every DBMS (MariaDB counts them with CLIENT_FOUND_ROWS)."""
+
+    @abstractmethod
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Rows of a query (neutral SQL, ``?`` markers) on the runner's own connection: check
         SQL, and the reference results conformance compares workers with."""
@@ -67,3 +75,15 @@ def index_ddl(table: Table) -> list[str]:
         f"CREATE INDEX {table.name}_{'_'.join(cols)}_idx ON {table.name} ({', '.join(cols)})"
         for cols in table.indexes
     ]
+
+
+def server_can_enter(workdir: str, user: str) -> None:
+    """As root a managed server runs as its own OS user, which must be able to enter the
+    work directory's parents."""
+    path = os.path.dirname(os.path.abspath(workdir))
+    while path != "/":
+        if not os.stat(path).st_mode & 0o001:
+            raise TargetUnavailable(
+                f"--workdir: the '{user}' user cannot enter {path}; choose a directory it can reach, e.g. under /tmp"
+            )
+        path = os.path.dirname(path)

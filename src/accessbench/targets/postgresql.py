@@ -20,7 +20,7 @@ import psycopg
 
 from ..protocol import sqltext
 from ..suite.model import Table
-from .base import Target, TargetUnavailable, column_ddl, index_ddl
+from .base import Target, TargetUnavailable, column_ddl, index_ddl, server_can_enter
 
 SCHEMA = "accessbench"
 DATABASE = "accessbench"
@@ -105,6 +105,9 @@ class PostgresTarget(Target):
     def execute(self, sql: str) -> None:
         self.admin.execute(sql)
 
+    def changes(self, sql: str, params: tuple = ()) -> int:
+        return self.admin.execute(sqltext.convert(sql, "format"), params).rowcount
+
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         if params:
             return self.admin.execute(sqltext.convert(sql, "format"), params).fetchall()
@@ -144,19 +147,9 @@ class ManagedPostgres(PostgresTarget):
             detail = (result.stderr or result.stdout).strip().splitlines()
             raise TargetUnavailable(f"{what} failed: {detail[-1] if detail else result.returncode}")
 
-    def _check_reachable(self, workdir: str) -> None:
-        """As root the server runs as 'postgres', which must be able to enter the work dir."""
-        path = os.path.dirname(os.path.abspath(workdir))
-        while path != "/":
-            if not os.stat(path).st_mode & 0o001:
-                raise TargetUnavailable(
-                    f"--workdir: the 'postgres' user cannot enter {path}; choose a directory it can reach, e.g. under /tmp"
-                )
-            path = os.path.dirname(path)
-
     def start(self, workdir: str) -> None:
         if os.geteuid() == 0:
-            self._check_reachable(workdir)
+            server_can_enter(workdir, "postgres")
         base = os.path.join(workdir, "postgresql")
         self.datadir, self.sockdir = os.path.join(base, "data"), os.path.join(base, "run")
         os.makedirs(self.sockdir)
@@ -183,6 +176,9 @@ class ManagedPostgres(PostgresTarget):
                 f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
                 f"unix_socket_directories = '{self.sockdir}'\nmax_connections = 200\n"
             )
+            for name, value in self.server_settings.items():  # the suite's [server.postgresql]
+                text = ("on" if value else "off") if isinstance(value, bool) else str(value)
+                conf.write(f"{name} = '{text}'\n")
         self._run(
             [f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", os.path.join(base, "server.log"),
              "-w", "-t", "60", "start"],

@@ -76,5 +76,8 @@ class SQLiteTarget(Target):
     def execute(self, sql: str) -> None:
         self.conn.execute(sql)
 
+    def changes(self, sql: str, params: tuple = ()) -> int:
+        return self.conn.execute(sql, timestamps_as_text(params)).rowcount
+
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         return self.conn.execute(sql, timestamps_as_text(params)).fetchall()

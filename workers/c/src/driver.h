@@ -14,7 +14,7 @@
 #include "protocol.h"
 
 enum { K_CONNECT, K_SCAN, K_EXEC, K_BATCH };
-enum { M_NONE, M_LITERAL, M_EXTENDED, M_PREPARED };
+enum { M_NONE, M_LITERAL, M_EXTENDED, M_PREPARED, M_RECORD };
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
@@ -59,8 +59,11 @@ typedef struct {
     int fetch;            /* the statement returns rows to read */
     int verify;
     const ab_param *params; /* n rows × nparams, generated before the clock */
-    char **texts;           /* literal mode: n statements with values inlined */
+    char **texts;           /* literal mode: n statements with values inlined; record mode (exec):
+                               n keys, the key's values as literals separated by ", " */
     size_t *text_lens;
+    const char *record_table; /* record mode: the table read without SQL */
+    const char *record_index; /* record mode, exec: the index whose key the params are */
     json_t *endpoint;
     ab_arena *arena;  /* the step's memory, for anything a driver prepares before the clock */
     ab_sink *sink;    /* verification: every decoded row goes here; NULL when timed */
@@ -100,8 +103,9 @@ typedef struct ab_conn ab_conn;
 typedef struct {
     const char *base;   /* method base name, e.g. "c-libpq" */
     const char *driver; /* what is reported as driver */
-    const char *dbms[2];
+    const char *dbms[3]; /* NULL after the last */
     const char *batch_style_default;
+    int record; /* has record-level access (mode record) */
     /* a key=value setting from the method name; 0, or -1 with ab_err set */
     int (*configure)(const char *key, const char *value);
     /* adds driver_version, settings (object) and capabilities.batch to the hello answer */
@@ -124,11 +128,16 @@ typedef struct {
     void (*conn_end)(ab_conn *c, ab_step *st); /* releases what the step made on c */
     void (*step_end)(ab_step *st);
     int64_t (*server_pid)(ab_conn *c); /* 0 when unknown */
+    /* optional: called on each client thread of a loaded step before its first and after its
+     * last call into the driver (a client library's per-thread setup) */
+    void (*thread_begin)(void);
+    void (*thread_end)(void);
 } ab_driver;
 
 extern const ab_driver ab_driver_libpq;
 extern const ab_driver ab_driver_odbc;
 extern const ab_driver ab_driver_sqlite;
+extern const ab_driver ab_driver_libmariadb;
 
 /* One operation, with the BEGIN/COMMIT of commit_every around it: i picks the operation's
  * arguments, seq counts the operations this connection has run in the step (the same as i in

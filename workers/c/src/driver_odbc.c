@@ -1,5 +1,6 @@
 /* c-odbc: the SQL call-level interface through unixODBC — psqlODBC (PostgreSQL Unicode) for
- * PostgreSQL, the SQLite3 ODBC driver for SQLite.
+ * PostgreSQL, the SQLite3 ODBC driver for SQLite, MariaDB Connector/ODBC (MariaDB Unicode) for
+ * MariaDB.
  *
  * Settings (part of the method name): fetch=N rows per SQLFetch (SQL_ATTR_ROW_ARRAY_SIZE),
  * batch=array|loop. */
@@ -43,13 +44,18 @@ static const char SQLITE_OPTIONS[] =
     "BigInt=0;JDConv=0;FKSupport=0;LongNames=0;ShortNames=0;"; /* defaults; JournalMode not
                                                                set: the file's own (WAL) */
 
+/* MariaDB Connector/ODBC: OPTION=2 is FLAG_FOUND_ROWS (an UPDATE counts the rows it matched, as
+ * every MariaDB method does); statements prepared on the server (PrepOnClient=0, its default);
+ * utf8mb4. The same text as py-pyodbc's (src/accessbench/pyworker/drivers/odbc.py). */
+static const char MARIADB_OPTIONS[] = "Option=2;CharSet=utf8mb4;PrepOnClient=0;";
+
 static int opt_fetch = 1, opt_loop = 0;
 static SQLHENV env; /* one ODBC environment for every connection, made at the first open */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 /* ---- result columns ----------------------------------------------------------------------------- */
 
-enum { R_INT, R_FLOAT, R_DEC, R_TEXT, R_BYTES, R_TS, R_DATE, R_TIME, R_BIT, R_DYN };
+enum { R_INT, R_FLOAT, R_FLOAT4, R_DEC, R_TEXT, R_BYTES, R_TS, R_DATE, R_TIME, R_BIT, R_DYN };
 
 typedef struct {
     int kind;
@@ -77,10 +83,12 @@ static int pcols_n;
 
 /* ---- a connection --------------------------------------------------------------------------------- */
 
+enum { DB_PG, DB_SQLITE, DB_MARIADB };
+
 struct ab_conn {
     SQLHDBC dbc;
     SQLHSTMT stmt;
-    int is_pg;
+    int dbms;  /* DB_PG, DB_SQLITE, DB_MARIADB */
     char *connstr; /* made at the first open (an ab_conn is opened on one endpoint) */
     int64_t backend_pid;
     SQLULEN fetched;
@@ -146,14 +154,38 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "postgresql options", json_string(PG_OPTIONS));
     json_object_set_new(s, "sqlite driver", json_string("SQLite3 ODBC driver, Driver={SQLite3}"));
     json_object_set_new(s, "sqlite options", json_string(SQLITE_OPTIONS));
+    json_object_set_new(s, "sqlite connect and disconnect",
+                        json_string("serialized by the worker (one process-wide mutex around allocate+connect and "
+                                    "disconnect+free, inside the operation's time per request): the SQLite ODBC driver's "
+                                    "connection list is unlocked on Linux and concurrent SQLDisconnect crashes"));
+    json_object_set_new(s, "mariadb driver", json_string("MariaDB Connector/ODBC, Driver={MariaDB Unicode}; Socket= on the unix path, else Server/Port"));
+    json_object_set_new(s, "mariadb options", json_string(MARIADB_OPTIONS));
+    json_object_set_new(s, "mariadb statements",
+                        json_string("MariaDB Connector/ODBC 3.1 (PrepOnClient=0) sends every statement through the binary "
+                                    "protocol: each SQLExecDirect, of an inlined text (literal) or with bound parameters "
+                                    "(extended), is COM_STMT_PREPARE + COM_STMT_EXECUTE in one round trip, the statement "
+                                    "closed afterwards (server counters: one Com_stmt_prepare and one Com_stmt_execute per "
+                                    "operation); so literal on MariaDB is not the text protocol (COM_QUERY), which this "
+                                    "driver uses only for statements the server cannot prepare"));
+    json_object_set_new(s, "mariadb connect",
+                        json_string("the driver itself sends SET SESSION SQL_AUTO_IS_NULL=0, SET autocommit=1, SET "
+                                    "session_track_schema=ON and SET session_track_system_variables='autocommit,tx_isolation' "
+                                    "at every connect (inside a connect step's or a per-request operation's time)"));
+    json_object_set_new(s, "mariadb batch",
+                        json_string("array: the driver sends an INSERT's SQL_ATTR_PARAMSET_SIZE rows as one bulk execution "
+                                    "(COM_STMT_BULK_EXECUTE) per group"));
     json_object_set_new(s, "sslmode", json_string("the target's, as SSLmode"));
     json_object_set_new(s, "autocommit", json_string("on, except in batch steps and commit_every groups (off, SQLEndTran)"));
-    json_object_set_new(s, "literal", json_string("SQLExecDirect of the text with values inlined"));
-    json_object_set_new(s, "extended", json_string("SQLExecDirect with SQLBindParameter-bound parameters (psqlODBC: unnamed statement, parsed every time)"));
+    json_object_set_new(s, "literal", json_string("SQLExecDirect of the text with values inlined (MariaDB: values as MariaDB "
+                                                  "literals, backslashes doubled; sent through the binary protocol by the "
+                                                  "driver, see mariadb statements)"));
+    json_object_set_new(s, "extended", json_string("SQLExecDirect with SQLBindParameter-bound parameters (psqlODBC: unnamed "
+                                                   "statement, parsed every time; MariaDB Connector/ODBC: prepared and "
+                                                   "executed every time, one round trip)"));
     json_object_set_new(s, "prepared", json_string("SQLPrepare once (inside the first operation), SQLExecute per operation; the statement handle is freed after the step (untimed)"));
-    json_object_set_new(s, "parameters", json_string("bound once per step to one row of buffers, filled per operation: integers SQL_C_SBIGINT/SQL_BIGINT, text SQL_C_CHAR/SQL_VARCHAR, timestamps SQL_C_TYPE_TIMESTAMP (PostgreSQL) or ISO text (SQLite)"));
-    json_object_set_new(s, "reading", json_string("SQLDescribeCol + SQLBindCol per execution (once per step when prepared): integers SQL_C_SBIGINT, floating SQL_C_DOUBLE, numeric SQL_C_CHAR text, character SQL_C_CHAR (UTF-8, LC_CTYPE C.UTF-8), timestamp/date SQL_C_TYPE_TIMESTAMP/DATE, time as text, bit SQL_C_BIT, binary SQL_C_BINARY"));
-    json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid() at open (untimed; not on a connection per request)"));
+    json_object_set_new(s, "parameters", json_string("bound once per step to one row of buffers, filled per operation: integers SQL_C_SBIGINT/SQL_BIGINT, text SQL_C_CHAR/SQL_VARCHAR, timestamps SQL_C_TYPE_TIMESTAMP with column size 26 and 6 decimal digits (PostgreSQL, MariaDB: MariaDB Connector/ODBC keeps their microseconds bound so, checked for single rows and parameter arrays) or ISO text (SQLite)"));
+    json_object_set_new(s, "reading", json_string("SQLDescribeCol + SQLBindCol per execution (once per step when prepared): integers SQL_C_SBIGINT, floating SQL_C_DOUBLE, numeric SQL_C_CHAR text, character SQL_C_CHAR (UTF-8, LC_CTYPE C.UTF-8), timestamp/date SQL_C_TYPE_TIMESTAMP/DATE, time as text, bit SQL_C_BIT, binary SQL_C_BINARY; MariaDB BIT as binary; MariaDB FLOAT (SQL_REAL) turned into the server's text for it (6 significant digits) read as a double, as the text protocol gives it"));
+    json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid(); MariaDB: SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID() (the serving thread); at open (untimed; not on a connection per request)"));
     json_object_set_new(s, "client encoding",
                         json_string("PGCLIENTENCODING=UTF8 in the worker's environment (psqlODBC's application encoding; "
                                     "without it psqlODBC calls setlocale at every connect, which is not thread-safe)"));
@@ -181,17 +213,17 @@ static void put_value(char **o, const char *v)
     **o = '\0';
 }
 
-static int endpoint_is_pg(json_t *ep)
+static int endpoint_dbms(json_t *ep)
 {
     const char *dbms = ab_ep_str(ep, "dbms");
-    return !dbms || strcmp(dbms, "sqlite") != 0;
+    return dbms && !strcmp(dbms, "sqlite") ? DB_SQLITE : dbms && !strcmp(dbms, "mariadb") ? DB_MARIADB : DB_PG;
 }
 
 static char *make_connstr(json_t *ep)
 {
     const char *dbms = ab_ep_str(ep, "dbms");
     size_t cap = 4096; /* every value at most doubled (braces, '}' escaped) */
-    const char *keys[] = {"file", "host", "database", "user", "password", "schema", "sslmode"};
+    const char *keys[] = {"file", "host", "socket", "database", "user", "password", "schema", "sslmode"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         const char *v = ab_ep_str(ep, keys[k]);
         cap += v ? 2 * strlen(v) + 8 : 0;
@@ -205,6 +237,26 @@ static char *make_connstr(json_t *ep)
         return s;
     }
     const char *v;
+    if (!strcmp(dbms, "mariadb")) { /* as py-pyodbc: the socket file when there is one, else host and port */
+        if ((v = ab_ep_str(ep, "socket")) && *v) {
+            o += sprintf(o, "Driver={MariaDB Unicode};Socket=");
+            put_value(&o, v);
+        } else {
+            o += sprintf(o, "Driver={MariaDB Unicode};Server=");
+            put_value(&o, (v = ab_ep_str(ep, "host")) ? v : "localhost");
+            o += sprintf(o, ";Port=%s", ab_ep_port(ep, port, sizeof port) ? port : "3306");
+        }
+        o += sprintf(o, ";Database=");
+        put_value(&o, (v = ab_ep_str(ep, "database")) ? v : "");
+        o += sprintf(o, ";Uid=");
+        put_value(&o, (v = ab_ep_str(ep, "user")) ? v : "");
+        if ((v = ab_ep_str(ep, "password")) && *v) {
+            o += sprintf(o, ";Pwd=");
+            put_value(&o, v);
+        }
+        sprintf(o, ";%s", MARIADB_OPTIONS);
+        return s;
+    }
     o += sprintf(o, "Driver={PostgreSQL Unicode};Server=");
     put_value(&o, (v = ab_ep_str(ep, "host")) ? v : "localhost");
     o += sprintf(o, ";Port=");
@@ -230,18 +282,51 @@ static char *make_connstr(json_t *ep)
     return s;
 }
 
-static int connect_dbc(const char *connstr, SQLHDBC *h)
+/* The SQLite3 ODBC driver keeps its connections in a process-wide list that it does not lock
+ * on Linux: three clients of a per-request step inside SQLDisconnect at once crashed in
+ * libsqlite3odbc.so. Its allocate+connect and disconnect+free are serialized by this mutex
+ * (inside the operation's time, where a per-request connection's are); psqlODBC and MariaDB
+ * Connector/ODBC connect concurrently. */
+static pthread_mutex_t sqlite_dbc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void dbc_lock(int dbms)
 {
-    if (!OK(SQLAllocHandle(SQL_HANDLE_DBC, env, h)))
+    if (dbms == DB_SQLITE)
+        pthread_mutex_lock(&sqlite_dbc_mu);
+}
+
+static void dbc_unlock(int dbms)
+{
+    if (dbms == DB_SQLITE)
+        pthread_mutex_unlock(&sqlite_dbc_mu);
+}
+
+static int connect_dbc(const char *connstr, int dbms, SQLHDBC *h)
+{
+    dbc_lock(dbms);
+    if (!OK(SQLAllocHandle(SQL_HANDLE_DBC, env, h))) {
+        dbc_unlock(dbms);
         return fail_odbc(SQL_HANDLE_ENV, env, "SQLAllocHandle(DBC)");
+    }
     SQLRETURN rc = SQLDriverConnect(*h, NULL, (SQLCHAR *)connstr, SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+    dbc_unlock(dbms);
     if (!OK(rc)) {
         fail_odbc(SQL_HANDLE_DBC, *h, "SQLDriverConnect");
+        dbc_lock(dbms);
         SQLFreeHandle(SQL_HANDLE_DBC, *h);
+        dbc_unlock(dbms);
         *h = NULL;
         return -1;
     }
     return 0;
+}
+
+static void disconnect_dbc(SQLHDBC h, int dbms)
+{
+    dbc_lock(dbms);
+    SQLDisconnect(h);
+    SQLFreeHandle(SQL_HANDLE_DBC, h);
+    dbc_unlock(dbms);
 }
 
 static int new_stmt(ab_conn *cn)
@@ -282,10 +367,8 @@ static void close_(ab_conn *cn)
     if (cn->stmt)
         SQLFreeHandle(SQL_HANDLE_STMT, cn->stmt);
     cn->stmt = NULL;
-    if (cn->dbc) {
-        SQLDisconnect(cn->dbc);
-        SQLFreeHandle(SQL_HANDLE_DBC, cn->dbc);
-    }
+    if (cn->dbc)
+        disconnect_dbc(cn->dbc, cn->dbms);
     cn->dbc = NULL;
     cn->nrcols = 0;
     cn->prepared = 0;
@@ -314,10 +397,10 @@ static int open_(ab_conn *cn, json_t *ep, json_t *a)
     pthread_once(&env_once, make_env);
     if (!env)
         return ab_fail("db", NULL, "SQLAllocHandle(ENV) failed");
-    cn->is_pg = endpoint_is_pg(ep);
+    cn->dbms = endpoint_dbms(ep);
     if (!cn->connstr)
         cn->connstr = make_connstr(ep);
-    if (connect_dbc(cn->connstr, &cn->dbc))
+    if (connect_dbc(cn->connstr, cn->dbms, &cn->dbc))
         return -1;
     if (new_stmt(cn)) {
         close_(cn);
@@ -333,7 +416,7 @@ static int open_(ab_conn *cn, json_t *ep, json_t *a)
     SQLGetInfo(cn->dbc, SQL_DBMS_VER, dbver, sizeof dbver, &len);
     snprintf(both, sizeof both, "%s %s", name, ver);
     json_object_set_new(a, "odbc_driver", json_string(both));
-    if (cn->is_pg) {
+    if (cn->dbms == DB_PG) {
         /* untimed: which backend serves us, and the server's own version text */
         SQLBIGINT pid = 0;
         char sv[256] = "";
@@ -348,6 +431,20 @@ static int open_(ab_conn *cn, json_t *ep, json_t *a)
         }
         SQLFreeStmt(stmt, SQL_CLOSE);
         SQLFreeStmt(stmt, SQL_UNBIND);
+    } else if (cn->dbms == DB_MARIADB) {
+        /* untimed: the OS thread serving this connection, for the runner's CPU accounting */
+        SQLBIGINT tid = 0;
+        SQLLEN i1;
+        SQLHSTMT stmt = cn->stmt;
+        if (OK(SQLExecDirect(stmt, (SQLCHAR *)"SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
+                             SQL_NTS)) &&
+            OK(SQLBindCol(stmt, 1, SQL_C_SBIGINT, &tid, 0, &i1)) && OK(SQLFetch(stmt))) {
+            cn->backend_pid = tid;
+            json_object_set_new(a, "server_pid", json_integer(tid));
+        }
+        SQLFreeStmt(stmt, SQL_CLOSE);
+        SQLFreeStmt(stmt, SQL_UNBIND);
+        json_object_set_new(a, "server_version", json_string(dbver));
     } else {
         json_object_set_new(a, "server_version", json_string(dbver));
     }
@@ -408,7 +505,7 @@ static int bind_result(ab_conn *cn, int nc)
         memset(cn->rcols + cn->nrcols_cap, 0, (size_t)(nc - cn->nrcols_cap) * sizeof *cn->rcols);
         cn->nrcols_cap = nc;
     }
-    int is_pg = cn->is_pg;
+    int sqlite = cn->dbms == DB_SQLITE;
     for (int c = 0; c < nc; c++) {
         SQLCHAR name[256];
         SQLSMALLINT nlen, type;
@@ -425,6 +522,15 @@ static int bind_result(ab_conn *cn, int nc)
             r->kind = R_INT, r->ctype = SQL_C_SBIGINT, elem = sizeof(SQLBIGINT);
             break;
         case SQL_REAL:
+            if (cn->dbms == DB_MARIADB) {
+                /* the binary protocol's 4-byte FLOAT, as the server's text prints it (6 significant
+                 * digits) read as a double, not the float widened. Read as SQL_C_DOUBLE (exactly
+                 * the float) all the same: with row arrays MariaDB Connector/ODBC 3.1 steps
+                 * through an SQL_C_FLOAT column 8 bytes at a time, past the end of its buffer. */
+                r->kind = R_FLOAT4, r->ctype = SQL_C_DOUBLE, elem = sizeof(SQLDOUBLE);
+                break;
+            }
+            /* fall through */
         case SQL_FLOAT:
         case SQL_DOUBLE:
             r->kind = R_FLOAT, r->ctype = SQL_C_DOUBLE, elem = sizeof(SQLDOUBLE);
@@ -432,12 +538,16 @@ static int bind_result(ab_conn *cn, int nc)
         case SQL_NUMERIC:
         case SQL_DECIMAL:
             /* SQLite has no decimal type: a NUMERIC column holds integers or reals */
-            r->kind = is_pg ? R_DEC : R_DYN, r->ctype = SQL_C_CHAR;
+            r->kind = sqlite ? R_DYN : R_DEC, r->ctype = SQL_C_CHAR;
             elem = (SQLLEN)(size > 0 && size < 4000 ? size + 3 : 4000);
             if (elem < 256)
                 elem = 256;
             break;
         case SQL_BIT:
+            if (cn->dbms == DB_MARIADB) { /* BIT(1): its byte, as the MariaDB text protocol gives it */
+                r->kind = R_BYTES, r->ctype = SQL_C_BINARY, elem = 8;
+                break;
+            }
             r->kind = R_BIT, r->ctype = SQL_C_BIT, elem = 1;
             break;
         case SQL_TYPE_TIMESTAMP:
@@ -464,7 +574,7 @@ static int bind_result(ab_conn *cn, int nc)
             if (type == SQL_LONGVARCHAR || type == SQL_WLONGVARCHAR) /* text: its reported size is only MaxLongVarcharSize */
                 elem = 262145;
         }
-        if (!is_pg) {
+        if (sqlite) {
             /* SQLite types values, not columns, and the driver reports declared types: an
              * expression or untyped column ('varchar', lower case, the driver's default) and a
              * NUMERIC/DECIMAL column (integers or reals) are read as text and typed by their
@@ -572,6 +682,15 @@ static int fetch_all(ab_conn *cn, ab_step *st, int64_t *count)
                     v->type = AB_FLOAT;
                     memcpy(&v->u.f, p, 8);
                     break;
+                case R_FLOAT4: {
+                    double f;
+                    char text[48];
+                    memcpy(&f, p, sizeof f);
+                    snprintf(text, sizeof text, "%.6g", (double)(float)f);
+                    v->type = AB_FLOAT;
+                    v->u.f = strtod(text, NULL);
+                    break;
+                }
                 case R_DEC:
                     v->type = AB_DECIMAL;
                     v->u.s.p = p;
@@ -654,7 +773,7 @@ static int bind_param(ab_conn *cn, int k, char *buf, SQLLEN *ind)
 /* Parameter columns: a C type per column from its values, every row's value laid out. */
 static void make_params(ab_step *st)
 {
-    int k = st->nparams, is_pg = endpoint_is_pg(st->endpoint);
+    int k = st->nparams, dbms = endpoint_dbms(st->endpoint), is_pg = dbms == DB_PG;
     pcols = calloc((size_t)(k ? k : 1), sizeof *pcols);
     pcols_n = k;
     for (int j = 0; j < k; j++) {
@@ -678,7 +797,7 @@ static void make_params(ab_step *st)
             p->ctype = SQL_C_DOUBLE, p->sqltype = SQL_DOUBLE, p->elem = 8, p->colsize = 15;
         else if (bools)
             p->ctype = SQL_C_BIT, p->sqltype = SQL_BIT, p->elem = 1, p->colsize = 1;
-        else if (stamps && is_pg)
+        else if (stamps && dbms != DB_SQLITE) /* SQLite has no timestamp type: ISO text */
             p->ctype = SQL_C_TYPE_TIMESTAMP, p->sqltype = SQL_TYPE_TIMESTAMP, p->elem = sizeof(SQL_TIMESTAMP_STRUCT),
             p->colsize = 26, p->digits = 6;
         else
@@ -795,10 +914,9 @@ static int op(ab_conn *cn, ab_step *st, int64_t i, int64_t *count)
     switch (st->kind) {
     case K_CONNECT: {
         SQLHDBC h;
-        if (connect_dbc(cn->connstr, &h))
+        if (connect_dbc(cn->connstr, cn->dbms, &h))
             return -1;
-        SQLDisconnect(h);
-        SQLFreeHandle(SQL_HANDLE_DBC, h);
+        disconnect_dbc(h, cn->dbms);
         *count = 0;
         return 0;
     }
@@ -916,7 +1034,7 @@ static void step_end(ab_step *st)
 const ab_driver ab_driver_odbc = {
     .base = "c-odbc",
     .driver = "unixODBC",
-    .dbms = {"postgresql", "sqlite"},
+    .dbms = {"postgresql", "sqlite", "mariadb"},
     .batch_style_default = "parameter arrays",
     .configure = configure,
     .hello = hello,

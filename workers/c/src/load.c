@@ -146,10 +146,11 @@ static void client_loop(client *cl)
     int64_t phase = 0;
     if (open_loop) {
         ab_schedule_init(&sched, L->rate / L->clients, L->poisson, L->seed + (uint64_t)cl->k);
-        /* uniform: the worker's arrivals are evenly spaced at `rate` and dealt to its clients
-         * in turn (client k's own uniform stream at rate / C, k / rate later), not C at once */
+        /* uniform: the worker's arrivals are evenly spaced at `rate` from its phase_ns and
+         * dealt to its clients in turn (client k's own uniform stream at rate / C, k / rate
+         * later), not C at once */
         if (!L->poisson)
-            phase = (int64_t)((double)cl->k * 1e9 / L->rate);
+            phase = (int64_t)((double)L->phase_ns + (double)cl->k * 1e9 / L->rate);
     }
     if (L->start_at_unix_ns)
         pause_until(CLOCK_REALTIME, L->start_at_unix_ns);
@@ -196,10 +197,15 @@ static void client_loop(client *cl)
         i++;
         seq++;
     }
-    if (open_loop && stop && prev < stop && !cl->failed && !atomic_load(&t->stop)) {
-        /* an open loop lasts its duration: the arrivals are over, the trial is not */
-        sleep_until(CLOCK_MONOTONIC, stop);
-        prev = stop;
+    if (open_loop && stop && !cl->failed && !atomic_load(&t->stop)) {
+        if (prev < stop) { /* an open loop lasts its duration: the arrivals are over, the trial is not */
+            sleep_until(CLOCK_MONOTONIC, stop);
+            prev = stop;
+        } else { /* behind schedule when the duration passed: the arrivals due before the stop
+                  * that never started are skipped (n + skipped = the intended starts inside it) */
+            while (start + phase + ab_schedule_next(&sched) < stop)
+                cl->skipped++;
+        }
     }
     cl->n = seq;
     cl->end = prev;
@@ -215,6 +221,8 @@ static void *client_main(void *arg)
     trial *t = cl->t;
     const ab_driver *d = t->d;
     const ab_load *L = t->load;
+    if (d->thread_begin)
+        d->thread_begin();
     if (!L->per_request) { /* its connection, ready for the step, before the barrier (untimed) */
         int rc = 0;
         if (cl->own) {
@@ -241,6 +249,8 @@ static void *client_main(void *arg)
         if (cl->own)
             d->close(cl->conn);
     }
+    if (d->thread_end)
+        d->thread_end();
     return NULL;
 }
 

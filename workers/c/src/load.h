@@ -18,6 +18,7 @@ typedef struct {
     double rate;              /* open loop: operations per second of all clients together; 0: closed loop */
     int poisson;              /* arrivals: poisson, or uniform */
     uint64_t seed;            /* schedule_seed: client k's arrivals are seeded seed + k */
+    int64_t phase_ns;         /* uniform: this worker's first intended start (phase_ns) */
     int64_t late_ns;          /* an operation starting more than this after its intended start is late */
     int64_t skip_ns;          /* one that would start more than this late is skipped; < 0: none is */
     int64_t start_at_unix_ns; /* the barrier, on the wall clock; 0: as soon as every client is ready */

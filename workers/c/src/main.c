@@ -100,7 +100,7 @@ static json_t *endpoint;           /* the endpoint of the open connection, NULL 
 static ab_conn *session;           /* the worker's own connection (open's), NULL when closed */
 static FILE *out;
 
-static const ab_driver *const DRIVERS[] = {&ab_driver_libpq, &ab_driver_odbc, &ab_driver_sqlite};
+static const ab_driver *const DRIVERS[] = {&ab_driver_libpq, &ab_driver_odbc, &ab_driver_sqlite, &ab_driver_libmariadb};
 
 static int64_t now_ns(void)
 {
@@ -188,13 +188,15 @@ static json_t *on_hello(void)
     json_object_set_new(a, "language", json_string("c"));
     json_object_set_new(a, "runtime", json_string(AB_RUNTIME));
     json_object_set_new(a, "driver", json_string(drv->driver));
-    for (int k = 0; k < 2 && drv->dbms[k]; k++)
+    for (int k = 0; k < 3 && drv->dbms[k]; k++)
         json_array_append_new(dbms, json_string(drv->dbms[k]));
     const char *kk[] = {"connect", "scan", "exec", "batch"}, *mm[] = {"literal", "extended", "prepared"};
     for (int k = 0; k < 4; k++)
         json_array_append_new(kinds, json_string(kk[k]));
     for (int k = 0; k < 3; k++)
         json_array_append_new(modes, json_string(mm[k]));
+    if (drv->record)
+        json_array_append_new(modes, json_string("record"));
     json_object_set_new(caps, "dbms", dbms);
     json_object_set_new(caps, "kinds", kinds);
     json_object_set_new(caps, "modes", modes);
@@ -219,9 +221,11 @@ static json_t *on_hello(void)
                                     "operation needs, run it, disconnect: all inside the operation's time"));
     json_object_set_new(settings, "open loop",
                         json_string("client k: its own arrival stream at rate / clients seeded schedule_seed + k (uniform: "
-                                    "offset by k / rate, so the worker's arrivals are evenly spaced); runs the arrivals "
-                                    "inside the duration, then waits for its end; sleep (clock_nanosleep), then spin the "
-                                    "last 100 µs to each intended start"));
+                                    "offset by phase_ns + k / rate, so the worker's arrivals are evenly spaced); starts "
+                                    "no arrival at or after the duration, then waits (untimed, asleep) for its end; one still "
+                                    "behind schedule when the duration has passed stops there and counts the arrivals due "
+                                    "before the end that it had not started as skipped; sleep (clock_nanosleep), then spin "
+                                    "the last 100 µs to each intended start"));
     json_object_set_new(a, "settings", settings);
     json_object_set_new(a, "capabilities", caps);
     return a;
@@ -236,7 +240,7 @@ static json_t *on_open(json_t *msg)
     }
     const char *dbms = ab_ep_str(ep, "dbms");
     int known = 0;
-    for (int k = 0; k < 2 && drv->dbms[k]; k++)
+    for (int k = 0; k < 3 && drv->dbms[k]; k++)
         known |= dbms && !strcmp(dbms, drv->dbms[k]);
     if (!known) {
         ab_fail("unsupported", NULL, "%s does not reach dbms '%s'", method_name, dbms ? dbms : "(none)");
@@ -479,6 +483,25 @@ static json_t *on_schedule(json_t *msg)
 
 /* ---- steps --------------------------------------------------------------------------------- */
 
+/* A record-level key: its values as literals separated by ", " (HANDLER … READ index = (…)). */
+static char *key_literals(const ab_param *values, int n, int dialect, ab_arena *arena, size_t *len)
+{
+    size_t total = 1;
+    for (int k = 0; k < n; k++)
+        total += ab_literal(&values[k], dialect, NULL) + 2;
+    char *out = ab_arena_alloc(arena, total), *o = out;
+    for (int k = 0; k < n; k++) {
+        if (k) {
+            memcpy(o, ", ", 2);
+            o += 2;
+        }
+        o += ab_literal(&values[k], dialect, o);
+    }
+    *o = '\0';
+    *len = (size_t)(o - out);
+    return out;
+}
+
 static int write_latencies(const char *path, const uint64_t *lat, int64_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -618,16 +641,31 @@ static json_t *on_step(json_t *msg)
             return NULL;
         }
     }
+    const char *mode = json_string_value(json_object_get(msg, "mode"));
     if (st.kind == K_EXEC) {
-        const char *mode = json_string_value(json_object_get(msg, "mode"));
         if (!mode) {
             proto_err("an exec step needs a mode%s", "");
             return NULL;
         }
         st.mode = !strcmp(mode, "literal") ? M_LITERAL : !strcmp(mode, "extended") ? M_EXTENDED
-                  : !strcmp(mode, "prepared") ? M_PREPARED : M_NONE;
+                  : !strcmp(mode, "prepared") ? M_PREPARED : !strcmp(mode, "record") ? M_RECORD : M_NONE;
         if (st.mode == M_NONE) {
             proto_err("unknown mode '%s'", mode);
+            return NULL;
+        }
+    } else if (st.kind == K_SCAN && mode && !strcmp(mode, "record")) {
+        st.mode = M_RECORD;
+    }
+    if (st.mode == M_RECORD) { /* record-level access: the table (and the key's index) it reads */
+        json_t *record = json_object_get(msg, "record");
+        st.record_table = json_string_value(json_object_get(record, "table"));
+        st.record_index = json_string_value(json_object_get(record, "index"));
+        if (!drv->record) {
+            ab_fail("unsupported", NULL, "%s has no record-level access (mode record)", method_name);
+            return NULL;
+        }
+        if (!st.record_table || (st.kind == K_EXEC && !st.record_index)) {
+            proto_err("mode record needs record.table (and record.index for an exec step)%s", "");
             return NULL;
         }
     }
@@ -643,11 +681,11 @@ static json_t *on_step(json_t *msg)
     double duration_ms, rate;
     if (get_int(msg, "clients", 1, &clients) || get_num(msg, "duration_ms", 0, &duration_ms) ||
         get_num(msg, "rate", 0, &rate) || get_int(msg, "schedule_seed", 0, &seed) ||
-        get_int(msg, "late_ns", 1000000, &load.late_ns) || get_int(msg, "skip_ns", 0, &skip) ||
-        get_int(msg, "start_at_unix_ns", 0, &start_at))
+        get_int(msg, "phase_ns", 0, &load.phase_ns) || get_int(msg, "late_ns", 1000000, &load.late_ns) ||
+        get_int(msg, "skip_ns", 0, &skip) || get_int(msg, "start_at_unix_ns", 0, &start_at))
         return NULL;
-    if (clients < 1 || clients > 100000 || duration_ms < 0 || rate < 0) {
-        proto_err("a step needs 1 <= clients <= 100000, duration_ms >= 0 and rate >= 0%s", "");
+    if (clients < 1 || clients > 100000 || duration_ms < 0 || rate < 0 || load.phase_ns < 0) {
+        proto_err("a step needs 1 <= clients <= 100000, duration_ms >= 0, rate >= 0 and phase_ns >= 0%s", "");
         return NULL;
     }
     const char *arrival = json_string_value(json_object_get(msg, "arrival"));
@@ -712,13 +750,17 @@ static json_t *on_step(json_t *msg)
             for (int k = 0; k < nspecs; k++)
                 ab_gen_next(&gens[k], i, &params[i * nspecs + k], &arena, NULL);
         st.params = params;
-        if (st.kind == K_EXEC && st.mode == M_LITERAL) {
-            int dialect = !strcmp(ab_ep_str(endpoint, "dbms"), "sqlite") ? AB_DIALECT_SQLITE : AB_DIALECT_POSTGRESQL;
+        if (st.kind == K_EXEC && (st.mode == M_LITERAL || st.mode == M_RECORD)) {
+            const char *dbms = ab_ep_str(endpoint, "dbms");
+            int dialect = !strcmp(dbms, "sqlite") ? AB_DIALECT_SQLITE : !strcmp(dbms, "mariadb") ? AB_DIALECT_MARIADB
+                                                                                                 : AB_DIALECT_POSTGRESQL;
             st.texts = ab_arena_alloc(&arena, (size_t)(st.n + 1) * sizeof *st.texts);
             st.text_lens = ab_arena_alloc(&arena, (size_t)(st.n + 1) * sizeof *st.text_lens);
             for (int64_t i = 0; i < st.n; i++)
-                st.texts[i] = ab_sql_inline(st.sql, marks, st.nparams, &params[i * nspecs], dialect, &arena,
-                                            &st.text_lens[i]);
+                st.texts[i] = st.mode == M_LITERAL
+                                  ? ab_sql_inline(st.sql, marks, st.nparams, &params[i * nspecs], dialect, &arena,
+                                                  &st.text_lens[i])
+                                  : key_literals(&params[i * nspecs], st.nparams, dialect, &arena, &st.text_lens[i]);
         }
     } else if (st.kind == K_SCAN && st.nparams) {
         ab_fail("protocol", NULL, "a scan runs one query without params, but the sql has %d markers", st.nparams);
@@ -863,7 +905,7 @@ static void choose_method(const char *name)
         if (!strcmp(DRIVERS[k]->base, base))
             drv = DRIVERS[k];
     if (!drv) {
-        snprintf(unsupported_why, sizeof unsupported_why, "unknown method '%s' (abworker-c knows c-libpq, c-odbc, c-sqlite)",
+        snprintf(unsupported_why, sizeof unsupported_why, "unknown method '%s' (abworker-c knows c-libpq, c-odbc, c-sqlite, c-libmariadb)",
                  base);
         return;
     }
@@ -895,7 +937,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: abworker-c METHOD[/key=value,...]  (c-libpq, c-odbc, c-sqlite)\n");
+        fprintf(stderr, "usage: abworker-c METHOD[/key=value,...]  (c-libpq, c-odbc, c-sqlite, c-libmariadb)\n");
         return 2;
     }
     method_name = argv[1];

@@ -801,7 +801,8 @@ size_t ab_literal(const ab_param *v, int dialect, char *out)
 {
     char buf[64];
     size_t n = 0;
-    (void)dialect; /* bytes are never generated; the dialect only matters for them */
+    /* bytes are never generated; the dialect matters for text on MariaDB, where a backslash
+     * is an escape character in strings (doubled, as sqltext.literal does) */
     switch (v->type) {
     case AB_NULL:
         return put(out, 0, "NULL", 4);
@@ -820,6 +821,8 @@ size_t ab_literal(const ab_param *v, int dialect, char *out)
         for (size_t k = 0; k < v->len; k++) {
             if (v->text[k] == '\'')
                 n = put(out, n, "''", 2);
+            else if (v->text[k] == '\\' && dialect == AB_DIALECT_MARIADB)
+                n = put(out, n, "\\\\", 2);
             else
                 n = put(out, n, v->text + k, 1);
         }

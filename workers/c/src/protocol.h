@@ -177,7 +177,7 @@ int64_t ab_floormod(int64_t a, int64_t b);
 
 /* ---- SQL text ---------------------------------------------------------------------------- */
 
-enum { AB_DIALECT_POSTGRESQL, AB_DIALECT_SQLITE };
+enum { AB_DIALECT_POSTGRESQL, AB_DIALECT_SQLITE, AB_DIALECT_MARIADB }; /* MariaDB: a backslash is an escape in strings */
 enum { AB_MARK_QMARK, AB_MARK_DOLLAR };
 
 /* Marker offsets of sql (byte positions of each '?'), skipping quotes and comments exactly as

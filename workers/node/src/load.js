@@ -3,6 +3,11 @@
 // C clients at once in this one process, each an async loop on the one event loop, all
 // starting at a wall-clock barrier; by duration or by count; closed loop, or open loop at a
 // rate with latency from each operation's intended start; every latency into a histogram.
+// Uniform arrivals are dealt to the clients in turn (client k's stream starts at phase_ns +
+// k · 10⁹ / rate), and an open loop by duration lasts its duration: it starts no arrival at or
+// after it, a client whose arrivals are over idles (untimed) until it has passed, and one still
+// behind schedule when it has passed stops there, counting the arrivals due before it that it
+// had not started as skipped.
 //
 // Per operation the loop reads the clock once (a BigInt, as the plain loop does) and works in
 // Numbers of ns since the common start from there: the histogram is a fixed Float64Array and
@@ -156,10 +161,25 @@ const SPIN_NS = 100_000;
 const YIELD_MARGIN_NS = 200_000;
 const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
-// The wall clock in ns (µs resolution): Node has no ns wall clock; performance.timeOrigin is
-// the wall-clock instant (µs) of the monotonic clock's origin that performance.now() counts from.
-function wallNs() {
-  return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n;
+// The wall clock as an offset from the monotonic clock (wall ns = clock() + offset). Node's
+// only wall clock is Date.now() in whole ms (performance.timeOrigin + performance.now() was
+// measured here up to ~0.5 ms ahead of it, which let the barrier open early): spin to its next
+// ms tick and read the monotonic clock there. The tick lies between the clock reads around the
+// last two Date.now() calls; a try where they are over 20 µs apart (preempted) is done again.
+// Up to about a millisecond per try, before the barrier (untimed).
+function wallOffset() {
+  for (let tries = 1; ; tries++) {
+    let a = clock(), prevA = a, b = a;
+    const first = Date.now();
+    let ms = first;
+    while (ms === first) {
+      prevA = a;
+      a = clock();
+      ms = Date.now();
+      b = clock();
+    }
+    if (b - prevA < 20_000n || tries === 20) return BigInt(ms) * 1_000_000n - a;
+  }
 }
 
 // Block the thread until `rel` ns after `start` (one client: nothing else needs the thread).
@@ -176,11 +196,22 @@ async function yieldUntil(start, rel) {
   while (Number(clock() - start) < rel) await immediate();
 }
 
+// Idle until `rel` ns after `start`: an open loop whose arrivals are over waits out its
+// duration. Untimed and nothing measured at that instant, so no spin; several clients sleep
+// (setTimeout) so that the others keep running.
+async function idleUntil(start, rel, block) {
+  let left;
+  while ((left = rel - Number(clock() - start)) > 0) {
+    if (block) Atomics.wait(SLEEPER, 0, 0, left / 1e6);
+    else await sleep(Math.ceil(left / 1e6));
+  }
+}
+
 // The barrier: return when the wall clock reaches `unixNs` (a BigInt; null: at once). One wait
 // for all clients: the last 2 ms block the thread, which then belongs to nobody else.
 export async function barrier(unixNs) {
   if (unixNs === null) return;
-  const target = clock() + (unixNs - wallNs());
+  const target = unixNs - wallOffset();
   const left = Number(target - clock());
   if (left <= 0) return;
   if (left > 3e6) await sleep(Math.floor(left / 1e6) - 2);
@@ -204,6 +235,8 @@ export function loadOf(msg) {
   const skip = num(msg, 'skip_ns');
   const late = num(msg, 'late_ns');
   const start = msg.start_at_unix_ns;
+  const phase = num(msg, 'phase_ns');
+  if (phase !== null && phase < 0) throw new ProtocolError("field 'phase_ns' must not be negative");
   const seed = msg.schedule_seed ?? 0;
   if (typeof seed !== 'bigint' && !(typeof seed === 'number' && Number.isInteger(seed))) {
     throw new ProtocolError("field 'schedule_seed' must be an integer");
@@ -213,6 +246,7 @@ export function loadOf(msg) {
     rate: rate || null,
     arrival: msg.arrival ?? 'poisson',
     seed: BigInt(seed),
+    phaseNs: phase ? Math.trunc(phase) : 0, // uniform: this worker's first intended start
     lateNs: late ?? 1_000_000,
     skipNs: skip || null,
     startAt: start ? BigInt(start) : null,
@@ -223,8 +257,14 @@ export function loadOf(msg) {
 
 // Client k of `clients`: runs `op` over `args` (cycling through them by duration), closed loop
 // (latency from the end of its previous operation) or open loop on its own arrival stream at
-// rate / clients seeded seed + k (latency from the intended start). Times are ns since the
-// common `start`. `shared.failed` stops every client once one has failed.
+// rate / clients seeded seed + k (latency from the intended start; uniform: starting at
+// phase_ns + k · 10⁹ / rate, the worker's arrivals dealt to its clients in turn). Times are ns
+// since the common `start`. `shared.failed` stops every client once one has failed.
+// By duration, open loop or closed, a client loops while its previous operation ended before
+// the duration (no backlog served past it); an open loop starts no arrival at or after it and,
+// its arrivals over, idles until it has passed, its elapsed running to then; behind schedule at
+// the end, it counts the arrivals due before it that it had not started as skipped (its elapsed
+// running to its last operation's end).
 export async function runClient(k, clients, op, sync, args, reads, load, start, shared) {
   const out = { n: 0, rows: 0, elapsed: 0, late: 0, skipped: 0, first: 0, histogram: new Histogram() };
   const count = args.length;
@@ -234,15 +274,22 @@ export async function runClient(k, clients, op, sync, args, reads, load, start, 
   const schedule = load.rate
     ? new Schedule(load.rate / clients, load.arrival, BigInt.asUintN(64, load.seed + BigInt(k)))
     : null;
+  // rounded down once: the offsets are whole ns, so this equals flooring each start
+  const phase = schedule !== null && load.arrival === 'uniform'
+    ? Math.trunc(load.phaseNs + k * 1e9 / load.rate)
+    : 0;
   const block = clients === 1;
   const lateNs = load.lateNs, skipNs = load.skipNs;
   let prev = 0, i = 0, rows = 0, late = 0, skipped = 0;
   try {
+    // by duration, open loop or closed, while the previous operation ended before the stop:
+    // no client serves a backlog past the duration (an open loop also ends at the break below)
     while ((stop === null ? i < count : prev < stop) && !shared.failed) {
       const arg = args[i % count];
       let result, now, latency;
       if (schedule !== null) {
-        const intended = schedule.next();
+        const intended = phase + schedule.next();
+        if (stop !== null && intended >= stop) break; // the arrivals are over; the trial is not
         now = Number(clock() - start);
         if (now < intended) {
           if (block) blockUntil(start, intended);
@@ -267,6 +314,17 @@ export async function runClient(k, clients, op, sync, args, reads, load, start, 
       if (i === skipped) out.first = latency;
       prev = now;
       i++;
+    }
+    if (schedule !== null && stop !== null && !shared.failed) {
+      if (prev < stop) { // an open loop lasts its duration (PROTOCOL.md)
+        await idleUntil(start, stop, block);
+        prev = stop;
+      } else { // behind schedule at the end: the arrivals due before it that never started
+        while (phase + schedule.next() < stop) {
+          skipped++;
+          i++;
+        }
+      }
     }
   } catch (e) {
     shared.failed = true;

@@ -3,7 +3,7 @@
 // parse message → dispatch on op / step kind → timed loop → answer. One JSON object per line
 // each way; stdout carries nothing else (console output of any library goes to stderr).
 //
-//   node workers/node/src/main.js METHOD      (node-pg, node-postgres-js, node-better-sqlite3)
+//   node workers/node/src/main.js METHOD      (node-pg, node-postgres-js, node-better-sqlite3, node-mysql2)
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,7 +11,7 @@ import readline from 'node:readline';
 
 import { parse as parseJson, stringify, JSONError } from './json.js';
 import {
-  Checksum, ProtocolError, countMarkers, generateRows, generateValues, inline, segments, toJsonValue, typedValue,
+  Checksum, ProtocolError, countMarkers, generateRows, generateValues, inline, literal, segments, toJsonValue, typedValue,
 } from './protocol.js';
 import { Unsupported } from './driver.js';
 import { Histogram, Schedule, barrier, loadOf, merge, runClient } from './load.js';
@@ -43,6 +43,7 @@ const DRIVERS = {
   'node-pg': './drivers/pg.js',
   'node-postgres-js': './drivers/postgresjs.js',
   'node-better-sqlite3': './drivers/sqlite.js',
+  'node-mysql2': './drivers/mysql2.js',
 };
 
 // Stands in for a driver that cannot be used (unknown method or setting, module not
@@ -153,13 +154,19 @@ class Session {
           ? 'one client per worker process (the runner starts one process per client); '
           : 'C clients as C async loops (tasks) on the one event loop of this process, interleaving at their ' +
             'awaits; ') +
-          'all wait for the wall-clock barrier start_at_unix_ns (untimed: setTimeout, then Atomics.wait and a ' +
-          'spin of the last 100 µs on the wall clock of performance.timeOrigin + performance.now(), µs), then ' +
+          'all wait for the wall-clock barrier start_at_unix_ns (untimed: the wall clock is process.hrtime.bigint() ' +
+          'plus an offset taken at the next ms tick of Date.now(), spun to before the barrier, to within ~20 µs; ' +
+          'then setTimeout, Atomics.wait and a spin of the last 100 µs), then ' +
           'share one start on process.hrtime.bigint(); per operation one clock read and the latency recorded as ' +
           'a Number into a fixed Float64Array histogram (integer bucket function, no allocation); by duration ' +
-          'each client loops while its previous operation ended before start + duration, cycling through the ' +
-          'generated arguments; open loop: client k draws its own arrivals at rate / C (splitmix64 on 32-bit ' +
-          'halves, seed schedule_seed + k), latency from the intended start, ahead of time it waits — one ' +
+          'a closed-loop client loops while its previous operation ended before start + duration, cycling through ' +
+          'the generated arguments; open loop: client k draws its own arrivals at rate / C (splitmix64 on 32-bit ' +
+          'halves, seed schedule_seed + k; uniform: starting at phase_ns + k * 1e9 / rate, the worker\'s ' +
+          'arrivals dealt to its clients in turn), by duration it too loops while its previous operation ended ' +
+          'before start + duration, starts no arrival at or after duration_ms and, its arrivals over, sleeps (untimed) ' +
+          'until the duration has passed, elapsed_ns running to then; still behind schedule when it has passed, it ' +
+          'counts the arrivals due before then that it had not started as skipped; ' +
+          'latency from the intended start, ahead of time it waits — one ' +
           'client: Atomics.wait then a spin of the last 100 µs (the thread is its own); several clients: ' +
           'setTimeout in whole ms to within 200 µs, then yielding spins (setImmediate) so the other clients ' +
           'keep running; CPU from process.cpuUsage() from the start to the last client\'s end; commit_every ' +
@@ -261,9 +268,35 @@ class Session {
     const markers = sql === null ? 0 : countMarkers(sql);
 
     // parameters generated (and adapted, or for literal inlined) before the clock; `build(conn)`
-    // makes the op on a connection (the session's own when conn is undefined)
+    // makes the op on a connection (the session's own when conn is undefined). A record-mode
+    // build is async (it opens the table's HANDLER, untimed where the op is built before the
+    // clock); the others are plain functions, awaited all the same.
     let build, args, reads = false, every = 0;
-    if (kind === 'connect') {
+    const mode = kind === 'scan' || kind === 'exec' ? msg.mode : undefined;
+    if (mode === 'record' && !d.modes.includes('record')) {
+      throw new Unsupported(`${this.method} has no record-level access (mode record)`);
+    }
+    if (mode === 'record') {
+      const record = msg.record;
+      if (record === null || typeof record !== 'object' || typeof record.table !== 'string') {
+        throw new ProtocolError('mode record needs record: {table[, index]}');
+      }
+      if (kind === 'exec' && typeof record.index !== 'string') {
+        throw new ProtocolError('an exec step in mode record needs record.index');
+      }
+      if (specs.length !== markers) throw new ProtocolError(`${markers} markers but ${specs.length} params`);
+      reads = true;
+      // keyed reads: the key's values as literals, HANDLER … READ index = (key)
+      const dbms = this.endpoint.dbms;
+      args = kind === 'scan'
+        ? new Array(n).fill(null)
+        : generateRows(specs, n).map((row) => row.map((v) => literal(v, dbms)).join(', '));
+      every = kind === 'exec' ? intField(msg, 'commit_every', 0) : 0;
+      build = async (conn) => {
+        const op = await d.recordOp(kind, record, conn);
+        return every > 0 ? withCommits(d, op, every, n, conn) : op;
+      };
+    } else if (kind === 'connect') {
       const ep = this.endpoint;
       build = () => d.connectOp(ep);
       args = new Array(n).fill(null);
@@ -273,7 +306,6 @@ class Session {
       args = new Array(n).fill(null);
       reads = true;
     } else if (kind === 'exec') {
-      const mode = msg.mode;
       if (!['literal', 'extended', 'prepared'].includes(mode)) throw new ProtocolError(`unknown mode ${JSON.stringify(mode)}`);
       if (specs.length !== markers) throw new ProtocolError(`${markers} markers but ${specs.length} params`);
       reads = truthy(msg.fetch);
@@ -314,11 +346,11 @@ class Session {
     const pool = { pool: null };
     try {
       if (truthy(msg.verify)) {
-        const op = policy === 'persistent' ? build() : await this.policyOp(policy, msg, build, pool);
+        const op = policy === 'persistent' ? await build() : await this.policyOp(policy, msg, build, pool);
         return await this.verify(op, args, reads);
       }
       if (loaded) return await this.loaded(msg, build, args, reads, policy, clients, pool);
-      return await this.timed(build(), args, reads, msg.latency_file);
+      return await this.timed(await build(), args, reads, msg.latency_file);
     } catch (e) {
       if (d.isDbError(e)) {
         try {
@@ -369,14 +401,14 @@ class Session {
     const ops = [], extra = [], pids = [];
     try {
       if (policy === 'persistent') {
-        ops.push(build());
+        ops.push(await build());
         const own = d.serverPid();
         if (own) pids.push(own);
         const opened = await Promise.allSettled(Array.from({ length: clients - 1 }, () => d.openClient(this.endpoint)));
         for (const r of opened) if (r.status === 'fulfilled') extra.push(r.value.conn);
         for (const r of opened) if (r.status === 'rejected') throw r.reason;
         for (const r of opened) {
-          ops.push(build(r.value.conn));
+          ops.push(await build(r.value.conn));
           if (r.value.pid) pids.push(r.value.pid);
         }
       } else {

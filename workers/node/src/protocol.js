@@ -579,7 +579,8 @@ export function literal(v, dialect) {
     case 'boolean': return v ? 'TRUE' : 'FALSE';
     case 'bigint': return v.toString();
     case 'number': return pyFloatRepr(v);
-    case 'string': return "'" + v.replaceAll("'", "''") + "'";
+    case 'string': // on MariaDB backslash is an escape character in strings (default sql_mode): doubled
+      return "'" + (dialect === 'mariadb' ? v.replaceAll('\\', '\\\\') : v).replaceAll("'", "''") + "'";
     default: break;
   }
   if (v instanceof Timestamp) return "'" + v.iso(' ') + "'";

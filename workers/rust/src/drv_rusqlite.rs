@@ -190,6 +190,8 @@ fn exec_once<'c>(conn: &'c Connection, st: &Step, params: &[P], s: &mut Stmts<'c
     let p = &params[i * np..(i + 1) * np];
     let reads = st.reads();
     let count = match st.mode {
+        // record-level access is MariaDB's HANDLER: main answers it unsupported first
+        Mode::Record => return Err(crate::step::no_record()),
         Mode::Literal => {
             let mut stmt = conn.prepare(&st.texts[i]).map_err(fail)?;
             run_stmt(&mut stmt, &[], reads, sink)?
@@ -261,7 +263,7 @@ impl Driver for Rusqlite {
             ("parameters", "i64, f64, text borrowed (ToSqlOutput::Borrowed); timestamps as ISO text (as the target stores them)".into()),
             ("rows changed", "Statement::execute (sqlite3_changes)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread, and r2d2's)".into()),
-            ("load", "C clients = C OS threads (std::thread::scope), each with its own connection (SQLite's multi-thread mode: NO_MUTEX, no connection shared between threads); persistent: client 0 uses the connection from open, the others each open their own (as open does) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: sleep until 100 µs before the intended start, then spin; BEGIN/COMMIT prepared per client before the barrier, a prepared statement per client in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("load", "C clients = C OS threads (std::thread::scope), each with its own connection (SQLite's multi-thread mode: NO_MUTEX, no connection shared between threads); persistent: client 0 uses the connection from open, the others each open their own (as open does) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; BEGIN/COMMIT prepared per client before the barrier, a prepared statement per client in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
             ("per-request", "open as open does (Connection::open_with_flags, busy timeout, PRAGMA foreign_keys = OFF), prepare what the operation needs (BEGIN/COMMIT of a batch with execute_batch), run it, Connection::close: all inside the operation's time".into()),
             ("pool", format!("r2d2 {} with r2d2_sqlite {}: SqliteConnectionManager::file(file).with_flags(rusqlite's defaults).with_init(busy timeout {BUSY_TIMEOUT_MS} ms, PRAGMA foreign_keys = OFF, statement cache capacity {POOL_STATEMENT_CACHE}); Pool::builder().max_size(pool_size).min_idle(Some(pool_size)): build() waits until all pool_size connections are open, before the barrier; test_on_check_out(false) (no is_valid statement per check-out), max_lifetime(None), idle_timeout(None), connection_timeout({POOL_TIMEOUT_S} s); each operation: Pool::get, the operation, the PooledConnection dropped back; the prepared mode and a batch's statement, BEGIN and COMMIT through Connection::prepare_cached (rusqlite's per-connection cache: prepared once per connection, on its first use, inside that operation's time); literal and extended prepare every operation as in the plain loop", env!("ABW_V_R2D2"), env!("ABW_V_R2D2_SQLITE"))),
         ];
@@ -363,6 +365,8 @@ fn fresh_once(conn: &Connection, st: &Step, params: &[P], i: usize, sink: &mut S
         Kind::Exec => {
             let p = &params[i * np..(i + 1) * np];
             match st.mode {
+                // record-level access is MariaDB's HANDLER: main answers it unsupported first
+                Mode::Record => return Err(crate::step::no_record()),
                 Mode::Literal => {
                     let mut stmt = conn.prepare(&st.texts[i]).map_err(fail)?;
                     run_stmt(&mut stmt, &[], reads, sink)

@@ -9,7 +9,12 @@
 //! in the plain loop. Open loop: from operation i's *intended* start to its end, so a stall
 //! that delays later operations shows in their latency (no coordinated omission); one that
 //! starts more than `late_ns` after its intended time counts as late, one that would start
-//! more than `skip_ns` late is skipped (pgbench -R --latency-limit).
+//! more than `skip_ns` late is skipped (pgbench -R --latency-limit). Uniform arrivals are
+//! dealt to the clients in turn, after the worker's `phase_ns`; an open loop by duration
+//! lasts its duration: a client starts no operation whose intended start is at or after it,
+//! then waits, idle and untimed, until it has passed; a client still behind schedule when it
+//! has passed stops too and counts the arrivals due before it that it never started as
+//! skipped (n + skipped = the intended starts inside the duration).
 
 use crate::protocol::SplitMix64;
 use crate::step::{now_ns, truthy, Fail, Res};
@@ -155,6 +160,8 @@ pub struct Load {
     pub rate: Option<f64>,
     pub poisson: bool,
     pub seed: u64,
+    /// uniform: this worker's first intended start
+    pub phase_ns: u64,
     pub late_ns: u64,
     pub skip_ns: Option<u64>,
     pub start_at_unix_ns: Option<u64>,
@@ -211,12 +218,18 @@ impl Load {
             Some(p) if (1..=100_000).contains(&p) => p as usize,
             Some(p) => return Err(Fail::protocol(format!("pool_size = {}: want at least 1", p as i64))),
         };
+        let phase_ns = match uint(msg, "phase_ns")? {
+            None => 0,
+            Some(p) if (p as i64) >= 0 => p,
+            Some(p) => return Err(Fail::protocol(format!("phase_ns = {}: want at least 0", p as i64))),
+        };
         let load = Load {
             clients,
             duration_ns,
             rate,
             poisson: parse_arrival(msg.get("arrival"))?,
             seed: uint(msg, "schedule_seed")?.unwrap_or(0),
+            phase_ns,
             late_ns: uint(msg, "late_ns")?.unwrap_or(1_000_000),
             skip_ns: uint(msg, "skip_ns")?.filter(|&s| s > 0),
             start_at_unix_ns: uint(msg, "start_at_unix_ns")?.filter(|&s| s > 0),
@@ -230,15 +243,22 @@ impl Load {
     }
 
     /// One client's loop state: client k (0-based) of `clients`, cycling through `count`
-    /// operations' arguments; open loop at rate / clients, seeded schedule_seed + k.
+    /// operations' arguments; open loop at rate / clients, seeded schedule_seed + k. Uniform
+    /// arrivals are evenly spaced at `rate` from `phase_ns` and dealt to the clients in turn:
+    /// client k's stream starts k / rate later (not C at once). Poisson streams need no phase.
     pub fn client(&self, k: usize, count: usize) -> ClientLoop {
         let schedule = self.rate.map(|r| {
             Schedule::new(r / self.clients as f64, self.poisson, self.seed.wrapping_add(k as u64)).expect("rate checked at parse")
         });
+        let phase_ns = match self.rate {
+            Some(r) if !self.poisson => (self.phase_ns as f64 + k as f64 * 1e9 / r) as u64,
+            _ => 0,
+        };
         ClientLoop {
             count,
             duration_ns: self.duration_ns,
             schedule,
+            phase_ns,
             late_ns: self.late_ns,
             skip_ns: self.skip_ns,
             start_at_unix_ns: self.start_at_unix_ns,
@@ -279,6 +299,8 @@ pub struct ClientLoop {
     pub count: usize,
     pub duration_ns: Option<u64>,
     pub schedule: Option<Schedule>,
+    /// added to every intended start (uniform: phase_ns + k / rate)
+    pub phase_ns: u64,
     pub late_ns: u64,
     pub skip_ns: Option<u64>,
     pub start_at_unix_ns: Option<u64>,
@@ -336,6 +358,14 @@ impl ThreadPause {
         }
         while now_ns() < deadline {
             std::hint::spin_loop();
+        }
+    }
+
+    /// An open-loop client whose arrivals are over: sleep (no spinning) until `deadline`.
+    pub fn idle_until(&self, deadline: u64) {
+        let now = now_ns();
+        if deadline > now {
+            std::thread::sleep(std::time::Duration::from_nanos(deadline - now));
         }
     }
 }
@@ -405,6 +435,14 @@ impl TaskPause {
             tokio::task::yield_now().await;
         }
     }
+
+    /// An open-loop client whose arrivals are over: sleep in the reactor (no yielding
+    /// spin) until `deadline`.
+    pub async fn idle_until(&self, deadline: u64) {
+        if deadline > now_ns() {
+            self.sleep_until(deadline).await;
+        }
+    }
 }
 
 /// One client's loop under load (`run_client!(&mut cl, j, op)` on a thread,
@@ -413,7 +451,11 @@ impl TaskPause {
 /// yields `Res<i64>`, the rows it read or changed; the `?` leaves the enclosing function or
 /// async block at the first error. The client waits (untimed) for the barrier, then reads
 /// the monotonic clock once before the loop and once after each operation; with a schedule,
-/// each operation waits for its intended start and its latency counts from there.
+/// each operation waits for its intended start and its latency counts from there, and by
+/// duration (open or closed) the loop runs while the previous operation ended before the end:
+/// an open-loop client starts no operation whose intended start is at or after the end, then
+/// waits (untimed) for the end, its elapsed running to then; one still behind schedule when
+/// the end has passed counts the arrivals due before the end that it never started as skipped.
 #[macro_export]
 macro_rules! run_client {
     (async $cl:expr, $j:ident, $op:expr) => {
@@ -429,12 +471,16 @@ macro_rules! run_client {
         let mut prev_ = start_;
         let stop_ = cl_.duration_ns.map(|d_| start_ + d_);
         let count_ = cl_.count as u64;
+        let phase_ = cl_.phase_ns;
         let mut i_: u64 = 0;
         while count_ > 0 && match stop_ { None => i_ < count_, Some(s_) => prev_ < s_ } {
             let $j = (i_ % count_) as usize;
-            let intended_ = cl_.schedule.as_mut().map(|s_| start_ + s_.next());
+            let intended_ = cl_.schedule.as_mut().map(|s_| start_ + phase_ + s_.next());
             let latency_;
             if let Some(intended_) = intended_ {
+                if stop_.is_some_and(|s_| intended_ >= s_) {
+                    break; // the arrivals are over; the trial is not
+                }
                 let now_ = $crate::step::now_ns();
                 if now_ < intended_ {
                     pause_.until(intended_) $($aw)*;
@@ -462,6 +508,19 @@ macro_rules! run_client {
                 cl_.first_op_ns = latency_; // the client's first operation that ran
             }
             i_ += 1;
+        }
+        if let Some(s_) = stop_.filter(|_| cl_.schedule.is_some()) {
+            if prev_ < s_ {
+                // an open loop lasts its duration (PROTOCOL.md): idle, untimed, until it has passed
+                pause_.idle_until(s_) $($aw)*;
+                prev_ = s_;
+            } else if let Some(sched_) = cl_.schedule.as_mut() {
+                // behind schedule at the end: the arrivals due before it that never started
+                while start_ + phase_ + sched_.next() < s_ {
+                    cl_.skipped += 1;
+                    i_ += 1;
+                }
+            }
         }
         cl_.n = i_ - cl_.skipped;
         cl_.start_ns = start_;

@@ -4,6 +4,7 @@
 //! line each way; stdout carries nothing else (fd 1 is pointed at stderr, the log, and the
 //! protocol is written to a private copy of the original stdout).
 
+mod drv_mysql;
 mod drv_postgres;
 mod drv_rusqlite;
 mod drv_sqlx;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use step::{Endpoint, Fail, Outcome, Res, Step};
 
 const PROTOCOL_VERSION: i64 = 1;
-const METHODS: &str = "rust-tokio-postgres, rust-postgres, rust-sqlx, rust-rusqlite";
+const METHODS: &str = "rust-tokio-postgres, rust-postgres, rust-sqlx, rust-rusqlite, rust-mysql";
 
 /// What `hello` reports about a driver.
 pub struct Hello {
@@ -47,6 +48,11 @@ pub struct Opened {
 /// the step made (statements) before it returns.
 pub trait Driver {
     fn hello(&self) -> Hello;
+    /// `capabilities.modes`: the exec modes it has (and `record` where it reads records
+    /// without SQL: MariaDB's HANDLER); a step in another mode is answered `unsupported`.
+    fn modes(&self) -> &'static [&'static str] {
+        &["literal", "extended", "prepared"]
+    }
     fn open(&mut self, ep: &Endpoint) -> Res<Opened>;
     fn close(&mut self);
     fn step(&mut self, st: &Step, ep: &Endpoint) -> Res<Outcome>;
@@ -72,6 +78,7 @@ fn make_driver(method: &str) -> Result<Box<dyn Driver>, String> {
         "rust-postgres" => Box::new(drv_postgres::Postgres::new(&settings).map_err(with_name)?),
         "rust-sqlx" => Box::new(drv_sqlx::Sqlx::new(&settings).map_err(with_name)?),
         "rust-rusqlite" => Box::new(drv_rusqlite::Rusqlite::new(&settings).map_err(with_name)?),
+        "rust-mysql" => Box::new(drv_mysql::Mysql::new(&settings).map_err(with_name)?),
         _ => return Err(format!("unknown method '{base}' (abworker-rust knows {METHODS})")),
     })
 }
@@ -110,6 +117,7 @@ impl Session {
 
     fn on_hello(&mut self) -> Map<String, Value> {
         let h = self.driver().hello();
+        let modes = self.driver().modes();
         let settings: Map<String, Value> = h.settings.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
         let a = json!({
             "protocol": PROTOCOL_VERSION,
@@ -122,7 +130,7 @@ impl Session {
             "capabilities": {
                 "dbms": h.dbms,
                 "kinds": ["connect", "scan", "exec", "batch"],
-                "modes": ["literal", "extended", "prepared"],
+                "modes": modes,
                 "batch": h.batch,
                 "concurrency": h.concurrency,
                 // steps under load: clients, duration, open loop at a rate, histograms, and the
@@ -163,8 +171,15 @@ impl Session {
 
     fn on_step(&mut self, msg: &Value) -> Res<Map<String, Value>> {
         let ep = self.endpoint.clone().ok_or_else(|| Fail::protocol("step before open"))?;
-        let dialect = if ep.dbms == "sqlite" { Dialect::SQLite } else { Dialect::PostgreSQL };
+        let dialect = match ep.dbms.as_str() {
+            "sqlite" => Dialect::SQLite,
+            "mariadb" => Dialect::MariaDB,
+            _ => Dialect::PostgreSQL,
+        };
         let st = Step::parse(msg, dialect)?;
+        if st.mode == step::Mode::Record && !self.driver().modes().contains(&"record") {
+            return Err(Fail::unsupported(format!("{} has no record-level access (mode record)", self.method)));
+        }
         let load = Load::parse(msg)?;
         let log = |e: &Fail| eprintln!("abworker-rust: step failed ({}): {}", e.kind, e.message);
         let out = match &load {

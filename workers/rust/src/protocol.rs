@@ -717,10 +717,12 @@ pub fn dollar_markers(sql: &str, marks: &[usize]) -> String {
 pub enum Dialect {
     PostgreSQL,
     SQLite,
+    /// backslash is an escape character in its strings (the default sql_mode)
+    MariaDB,
 }
 
 /// A value as an SQL literal (the `literal` mode's rules).
-pub fn literal(v: &Gv, out: &mut String) {
+pub fn literal(v: &Gv, dialect: Dialect, out: &mut String) {
     match v {
         Gv::Null => out.push_str("NULL"),
         Gv::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
@@ -733,6 +735,8 @@ pub fn literal(v: &Gv, out: &mut String) {
             for c in s.chars() {
                 if c == '\'' {
                     out.push_str("''");
+                } else if c == '\\' && dialect == Dialect::MariaDB {
+                    out.push_str("\\\\");
                 } else {
                     out.push(c);
                 }
@@ -748,12 +752,12 @@ pub fn literal(v: &Gv, out: &mut String) {
 }
 
 /// The statement with each marker replaced by its value as a literal.
-pub fn inline(sql: &str, marks: &[usize], values: &[Gv]) -> String {
+pub fn inline(sql: &str, marks: &[usize], values: &[Gv], dialect: Dialect) -> String {
     let mut out = String::with_capacity(sql.len() + values.len() * 16);
     let mut prev = 0;
     for (&m, v) in marks.iter().zip(values) {
         out.push_str(&sql[prev..m]);
-        literal(v, &mut out);
+        literal(v, dialect, &mut out);
         prev = m + 1;
     }
     out.push_str(&sql[prev..]);

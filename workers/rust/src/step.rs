@@ -44,6 +44,8 @@ pub struct Endpoint {
     pub schema: Option<String>,
     pub sslmode: String,
     pub file: Option<String>,
+    /// MariaDB: a unix socket file (connect through it rather than host and port)
+    pub socket: Option<String>,
 }
 
 fn s(v: &Value, key: &str) -> Option<String> {
@@ -74,6 +76,7 @@ impl Endpoint {
             schema: s(v, "schema").filter(|p| !p.is_empty()),
             sslmode: s(v, "sslmode").unwrap_or_else(|| "prefer".into()),
             file: s(v, "file"),
+            socket: s(v, "socket").filter(|p| !p.is_empty()),
         })
     }
 }
@@ -91,10 +94,27 @@ pub enum Mode {
     Literal,
     Extended,
     Prepared,
+    /// record-level access (MariaDB's HANDLER): a scan or a keyed exec, with `record`
+    Record,
+}
+
+/// The answer of a driver without record-level access to a `record` step (main.rs answers
+/// it before any driver is asked; this is the drivers' own word, should one reach them).
+pub fn no_record() -> Fail {
+    Fail::unsupported("record-level access (mode record) is MariaDB's HANDLER, which this driver does not have")
+}
+
+/// What a `record` step reads: every record of `table` (a scan), or those whose `index` key
+/// equals the step's params (an exec).
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub table: String,
+    pub index: Option<String>,
 }
 
 /// One step, with everything made before the clock: `values` holds n rows × nparams
-/// generated values; `texts` the inlined statements of a literal step.
+/// generated values; `texts` the inlined statements of a literal step (of a `record` exec,
+/// each operation's key values as literals, comma-separated).
 pub struct Step {
     pub kind: Kind,
     pub mode: Mode,
@@ -112,6 +132,7 @@ pub struct Step {
     pub hints: Vec<Hint>,
     pub texts: Vec<String>,
     pub dialect: Dialect,
+    pub record: Option<Record>,
 }
 
 fn int_field(msg: &Value, key: &str, dflt: i64) -> Res<i64> {
@@ -167,16 +188,25 @@ impl Step {
                 .ok_or_else(|| Fail::protocol("a step needs sql"))?
                 .to_string(),
         };
-        let mode = if kind == Kind::Exec {
-            match msg.get("mode").and_then(Value::as_str) {
-                Some("literal") => Mode::Literal,
-                Some("extended") => Mode::Extended,
-                Some("prepared") => Mode::Prepared,
-                Some(m) => return Err(Fail::protocol(format!("unknown mode '{m}'"))),
-                None => return Err(Fail::protocol("an exec step needs a mode")),
+        let mode = match (kind, msg.get("mode").and_then(Value::as_str)) {
+            (Kind::Exec | Kind::Scan, Some("record")) => Mode::Record,
+            (Kind::Exec, Some("literal")) => Mode::Literal,
+            (Kind::Exec, Some("extended")) => Mode::Extended,
+            (Kind::Exec, Some("prepared")) => Mode::Prepared,
+            (Kind::Exec, Some(m)) => return Err(Fail::protocol(format!("unknown mode '{m}'"))),
+            (Kind::Exec, None) => return Err(Fail::protocol("an exec step needs a mode")),
+            _ => Mode::Extended,
+        };
+        let record = if mode == Mode::Record {
+            let r = msg.get("record").ok_or_else(|| Fail::protocol("a record step needs record"))?;
+            let table = s(r, "table").ok_or_else(|| Fail::protocol("record needs a table"))?;
+            let index = s(r, "index");
+            if kind == Kind::Exec && index.is_none() {
+                return Err(Fail::protocol("a record exec step needs record.index (a keyed read)"));
             }
+            Some(Record { table, index })
         } else {
-            Mode::Extended
+            None
         };
         let marks = if kind == Kind::Connect { Vec::new() } else { protocol::markers(&sql) };
         let empty = Vec::new();
@@ -199,7 +229,23 @@ impl Step {
                     }
                 }
                 if kind == Kind::Exec && mode == Mode::Literal {
-                    texts = (0..n).map(|i| protocol::inline(&sql, &marks, &values[i * nparams..(i + 1) * nparams])).collect();
+                    texts = (0..n)
+                        .map(|i| protocol::inline(&sql, &marks, &values[i * nparams..(i + 1) * nparams], dialect))
+                        .collect();
+                } else if kind == Kind::Exec && mode == Mode::Record {
+                    // the key, as literals: HANDLER … READ index = (…)
+                    texts = (0..n)
+                        .map(|i| {
+                            let mut key = String::new();
+                            for (k, v) in values[i * nparams..(i + 1) * nparams].iter().enumerate() {
+                                if k > 0 {
+                                    key.push_str(", ");
+                                }
+                                protocol::literal(v, dialect, &mut key);
+                            }
+                            key
+                        })
+                        .collect();
                 }
             }
             Kind::Scan if nparams > 0 => {
@@ -227,6 +273,7 @@ impl Step {
             hints,
             texts,
             dialect,
+            record,
         })
     }
 

@@ -7,4 +7,7 @@ DRIVERS = {
     "py-asyncpg": "accessbench.pyworker.drivers.py_asyncpg",
     "py-pg8000": "accessbench.pyworker.drivers.py_pg8000",
     "py-pyodbc": "accessbench.pyworker.drivers.py_pyodbc",
+    "py-mysqlclient": "accessbench.pyworker.drivers.py_mysqlclient",
+    "py-pymysql": "accessbench.pyworker.drivers.py_pymysql",
+    "py-mariadb": "accessbench.pyworker.drivers.py_mariadb",
 }

@@ -20,6 +20,11 @@ SQLITE_OPTIONS = (
     "BigInt=0;JDConv=0;FKSupport=0;LongNames=0;ShortNames=0;"
 )
 
+# MariaDB Connector/ODBC: OPTION=2 is FLAG_FOUND_ROWS (an UPDATE counts the rows it matched, as
+# every MariaDB method does); statements prepared on the server (PrepOnClient=0, its default);
+# utf8mb4.
+MARIADB_OPTIONS = "Option=2;CharSet=utf8mb4;PrepOnClient=0;"
+
 
 def _braced(value: str) -> str:
     """A value in braces only when it holds characters a connection string would read as
@@ -32,6 +37,14 @@ def _braced(value: str) -> str:
 def connection_string(endpoint: dict) -> str:
     if endpoint["dbms"] == "sqlite":
         return f"Driver={{SQLite3}};Database={_braced(endpoint['file'])};{SQLITE_OPTIONS}"
+    if endpoint["dbms"] == "mariadb":
+        where = ([f"Socket={_braced(endpoint['socket'])}"] if endpoint.get("socket")
+                 else [f"Server={_braced(endpoint['host'])}", f"Port={endpoint['port']}"])
+        parts = ["Driver={MariaDB Unicode}", *where, f"Database={_braced(endpoint['database'])}",
+                 f"Uid={_braced(endpoint['user'])}"]
+        if endpoint.get("password"):
+            parts.append(f"Pwd={_braced(endpoint['password'])}")
+        return ";".join(parts) + ";" + MARIADB_OPTIONS
     parts = [
         "Driver={PostgreSQL Unicode}",
         f"Server={_braced(endpoint['host'])}",
@@ -54,4 +67,6 @@ def settings() -> dict[str, str]:
         "postgresql options": POSTGRESQL_OPTIONS,
         "sqlite driver": "SQLite3 ODBC driver, Driver={SQLite3}",
         "sqlite options": SQLITE_OPTIONS,
+        "mariadb driver": "MariaDB Connector/ODBC, Driver={MariaDB Unicode}; Socket= on the unix path, else Server/Port",
+        "mariadb options": MARIADB_OPTIONS,
     }

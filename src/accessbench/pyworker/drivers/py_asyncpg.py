@@ -20,13 +20,14 @@ class Driver(AsyncDriver):
     dbms = ("postgresql",)
     paramstyle = "numeric"
     batch_style = "executemany (pipelined) in one transaction per group"
+    concurrency = "async tasks (one per client on the worker's one asyncio event loop)"
     db_errors = (asyncpg.PostgresError, asyncpg.InterfaceError)
 
     def settings(self) -> dict[str, str]:
         return {
             "statement_cache_size": "0 (no automatic statement reuse)",
             "ssl": "the target's sslmode (disable on managed servers)",
-            "event_loop": "asyncio (default policy)",
+            "event_loop": "asyncio (default policy); under load every client is a task on this one loop",
             "pooled": "asyncpg.create_pool, min_size = max_size = pool_size per process, filled before the start; "
                       "reset=None (no reset query on release), no idle limit; acquire/release inside each operation",
             "literal": "execute(text): simple query protocol; rows are not returned, so only for statements that read none",
@@ -50,9 +51,10 @@ class Driver(AsyncDriver):
         return kwargs
 
     async def aopen(self, endpoint: dict, options: dict) -> dict:
-        self.conn = await asyncpg.connect(**self._kwargs(endpoint))
-        await self.conn.set_type_codec("float4", schema="pg_catalog", encoder=repr, decoder=float, format="text")
-        return {"server_pid": self.conn.get_server_pid(), "server_version": self.conn.get_settings().server_version}
+        conn = await asyncpg.connect(**self._kwargs(endpoint))
+        await conn.set_type_codec("float4", schema="pg_catalog", encoder=repr, decoder=float, format="text")
+        self.conn = conn  # only once ready, after the last await: clients sharing the loop rely on it
+        return {"server_pid": conn.get_server_pid(), "server_version": conn.get_settings().server_version}
 
     async def aclose(self) -> None:
         await self.conn.close()

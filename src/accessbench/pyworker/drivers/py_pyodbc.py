@@ -10,6 +10,7 @@ import pyodbc
 from ...protocol.sqltext import timestamps_as_text
 from ..base import Driver, Op
 from . import odbc
+from .mysql import SERVER_TID
 
 # The driver manager would otherwise keep closed connections for reuse, and a connect step
 # would measure the pool.
@@ -19,7 +20,7 @@ pyodbc.pooling = False
 class Driver(Driver):
     name = "py-pyodbc"
     driver = "pyodbc"
-    dbms = ("postgresql", "sqlite")
+    dbms = ("postgresql", "sqlite", "mariadb")
     paramstyle = "qmark"
     batch_style = ("executemany in one transaction per group: fast_executemany (parameter arrays) on "
                    "PostgreSQL; one SQLExecute per row on SQLite")
@@ -39,6 +40,9 @@ class Driver(Driver):
             "batch on sqlite": "fast_executemany=False: with it the SQLite ODBC driver crashes the process",
             "batch timestamps": "setinputsizes (SQL_TYPE_TIMESTAMP, 26, 6): without it fast_executemany "
                                 "sends psqlODBC timestamps truncated to whole seconds",
+            "mariadb timestamps": "bound as ISO text: a datetime pyodbc binds reaches MariaDB Connector/ODBC 3.1 "
+                                  "without its fractional seconds, whatever size is declared (c-odbc's "
+                                  "SQL_C_TYPE_TIMESTAMP keeps them)",
             **odbc.settings(),
         }
 
@@ -53,6 +57,8 @@ class Driver(Driver):
         info = {"server_version": self.conn.getinfo(pyodbc.SQL_DBMS_VER)}
         if self.dbms == "postgresql":
             info["server_pid"] = self.cur.execute("SELECT pg_backend_pid()").fetchone()[0]
+        elif self.dbms == "mariadb":
+            info["server_pid"] = self.cur.execute(SERVER_TID).fetchone()[0]
         return info
 
     def close(self) -> None:
@@ -105,8 +111,9 @@ class Driver(Driver):
         return self.in_transaction(lambda group: cur.executemany(sql, group))
 
     def adapt(self, args: list[tuple]) -> list:
-        if self.dbms == "sqlite":
-            # SQLite keeps timestamps as ISO text, as the data loader writes them.
+        if self.dbms in ("sqlite", "mariadb"):
+            # SQLite keeps timestamps as ISO text, as the data loader writes them; on MariaDB
+            # pyodbc's timestamp binding loses the microseconds (see settings).
             self.input_sizes = []
             return [timestamps_as_text(row) for row in args]
         width = len(args[0]) if args else 0

@@ -14,7 +14,11 @@ import java.util.concurrent.locks.LockSupport;
  * the plain loop. Open loop: from operation i's intended start to its end, so a stall that
  * delays later operations shows in their latency (no coordinated omission); an operation that
  * starts more than lateNs after its intended time is late, and one that would start more than
- * skipNs late is skipped (pgbench -R --latency-limit). */
+ * skipNs late is skipped (pgbench -R --latency-limit). Uniform arrivals are dealt to the
+ * clients in turn (client k's stream starts at phaseNs + k · 10^9 / rate), and an open loop by
+ * duration lasts its duration: it starts no arrival at or after it, a client whose arrivals are
+ * over idles (untimed) until it has passed, and one still behind schedule when it has passed
+ * stops there, counting the arrivals due before it that it had not started as skipped. */
 final class Load {
     /** Sleep until this close to an instant, then spin: parkNanos overshoots by ~50–60 µs (timer
      * slack), which would otherwise count as the client's own lateness. */
@@ -25,6 +29,7 @@ final class Load {
     double rate;           // operations per second of all clients together; 0: closed loop
     String arrival = "poisson";
     long seed;             // schedule_seed: client k's stream is seeded seed + k (mod 2^64)
+    long phaseNs;          // uniform: this worker's first intended start (one-client processes interleave)
     long lateNs = 1_000_000;
     long skipNs;           // 0: nothing is skipped
     long startAtUnixNs;    // 0: no barrier
@@ -54,6 +59,9 @@ final class Load {
             throw WorkerError.protocol("rate must be positive");
         l.arrival = text(msg, "arrival", "poisson");
         l.seed = Gen.u64(msg.get("schedule_seed"), "schedule_seed");
+        l.phaseNs = Main.integer(msg, "phase_ns", 0);
+        if (l.phaseNs < 0)
+            throw WorkerError.protocol("phase_ns must not be negative");
         l.lateNs = Main.integer(msg, "late_ns", 1_000_000);
         l.skipNs = Math.max(0, Main.integer(msg, "skip_ns", 0));
         l.startAtUnixNs = Main.integer(msg, "start_at_unix_ns", 0);
@@ -134,10 +142,21 @@ final class Load {
             Thread.onSpinWait();
     }
 
+    /** An open loop whose arrivals are over: idle (untimed) until its duration has passed. No
+     * spin: nothing is measured at this instant. */
+    private static void sleepUntil(long deadline) {
+        long left;
+        while ((left = deadline - System.nanoTime()) > 0)
+            LockSupport.parkNanos(left);
+    }
+
     /** Client k's loop: operations over the step's nops arguments (cycling through them when
      * the step runs by duration), after the barrier. */
     void run(Policy.Client client, int nops, int k, Result out, Failure failure) throws Exception {
         final Schedule schedule = rate > 0 ? new Schedule(rate / clients, arrival, seed + k) : null;
+        // uniform: the worker's arrivals dealt to its clients in turn, after the worker's phase
+        // (rounded down once: the offsets are whole ns, so this equals flooring each start)
+        final long phase = schedule != null && arrival.equals("uniform") ? (long) (phaseNs + k * 1e9 / rate) : 0;
         final Histogram histogram = out.histogram;
         final boolean byDuration = durationNs > 0;
         waitUntil(startAtUnixNs);
@@ -148,10 +167,15 @@ final class Load {
         long prev = start, i = 0, skipped = 0, rows = 0;
         int arg = 0;
         boolean first = true;
+        // by duration, open loop or closed, while the previous operation ended before the stop:
+        // no client serves a backlog past the duration (an open loop also ends at the break below)
         while (nops > 0 && (byDuration ? prev - stop < 0 : i < nops) && !failure.failed) {
             long now, latency;
             if (schedule != null) {
-                long intended = start + schedule.next();
+                long offset = phase + schedule.next();
+                if (byDuration && offset >= durationNs) // the arrivals are over; the trial is not
+                    break;
+                long intended = start + offset;
                 now = System.nanoTime();
                 if (now - intended < 0) {
                     pauseUntil(intended);
@@ -179,6 +203,17 @@ final class Load {
             prev = now;
             i++;
             arg = arg + 1 == nops ? 0 : arg + 1;
+        }
+        if (schedule != null && byDuration && !failure.failed) {
+            if (prev - stop < 0) { // an open loop lasts its duration (PROTOCOL.md)
+                sleepUntil(stop);
+                prev = stop;
+            } else { // behind schedule at the end: the arrivals due before it that never started
+                while (phase + schedule.next() < durationNs) {
+                    skipped++;
+                    i++;
+                }
+            }
         }
         out.n = i - skipped;
         out.skipped = skipped;

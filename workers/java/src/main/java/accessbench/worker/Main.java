@@ -56,7 +56,7 @@ public final class Main {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
         if (args.length != 1) {
-            System.err.println("usage: java -jar abworker-java.jar METHOD[/key=value,...]  (java-pgjdbc, java-sqlite-jdbc)");
+            System.err.println("usage: java -jar abworker-java.jar METHOD[/key=value,...]  (java-pgjdbc, java-sqlite-jdbc, java-mariadb)");
             System.exit(2);
         }
         // Deterministic session time zone: pgjdbc sends the JVM's default zone as TimeZone at
@@ -74,8 +74,11 @@ public final class Main {
     }
 
     /** ABWORKER_JAVA_TRACE=1: pgjdbc's own log at FINEST on stderr, every protocol message it sends
-     * and receives (FE=> / <=BE): how the pinned behaviour was checked. Never on in measurements. */
+     * and receives (FE=> / <=BE), and Connector/J's at TRACE (through SLF4J's simple logger, to
+     * stderr: every packet it sends and reads, in hex): how the pinned behaviour was checked.
+     * Never on in measurements. */
     private static void traceDriver() {
+        System.setProperty("org.slf4j.simpleLogger.log.org.mariadb.jdbc", "trace");
         java.util.logging.Logger log = java.util.logging.Logger.getLogger("org.postgresql");
         java.util.logging.ConsoleHandler h = new java.util.logging.ConsoleHandler();
         h.setLevel(java.util.logging.Level.FINEST);
@@ -95,8 +98,10 @@ public final class Main {
         switch (base) {
             case "java-pgjdbc" -> drv = new PgjdbcDriver();
             case "java-sqlite-jdbc" -> drv = new SqliteJdbcDriver();
+            case "java-mariadb" -> drv = new MariadbDriver();
             default -> {
-                unsupportedWhy = "unknown method '" + base + "' (abworker-java knows java-pgjdbc, java-sqlite-jdbc)";
+                unsupportedWhy = "unknown method '" + base + "' (abworker-java knows java-pgjdbc, java-sqlite-jdbc, "
+                        + "java-mariadb)";
                 return;
             }
         }
@@ -221,8 +226,13 @@ public final class Main {
                 + "per step) in this one JVM; connections are opened in those threads before the barrier (untimed); "
                 + "the barrier waits for the wall clock (Instant.now) to reach start_at_unix_ns with LockSupport.parkNanos, "
                 + "spinning the last 100 µs, then each client starts its own System.nanoTime clock; open loop: client k "
-                + "runs its own Schedule at rate / C seeded schedule_seed + k, parkNanos then a spin of the last 100 µs "
-                + "to each intended start, latency from the intended start; every latency into a fixed array of "
+                + "runs its own Schedule at rate / C seeded schedule_seed + k (uniform: starting at phase_ns + k * 1e9 / rate, "
+                + "the worker's arrivals dealt to its clients in turn), parkNanos then a spin of the last 100 µs "
+                + "to each intended start, latency from the intended start; by duration, open loop or closed, a client loops "
+                + "while its previous operation ended before start + duration_ms, and an open loop starts no arrival at or "
+                + "after duration_ms: its arrivals over, it parks (untimed) until the duration has passed, elapsed_ns running "
+                + "to then; still behind schedule when it has passed, it counts the arrivals due before then that it had not "
+                + "started as skipped; every latency into a fixed array of "
                 + "log-linear histogram counts (no allocation per operation); user_ns/sys_ns are the whole process's "
                 + "(every client thread, GC and JIT) from the clients' start to their end");
         s.put("persistent", "client 0 uses the session's connection (from open); clients 1..C-1 each open one "
@@ -251,8 +261,7 @@ public final class Main {
         for (String k : new String[] {"connect", "scan", "exec", "batch"})
             kinds.add(k);
         ArrayNode modes = caps.putArray("modes");
-        for (String m : new String[] {"literal", "extended", "prepared"})
-            modes.add(m);
+        drv.modes().forEach(modes::add);
         caps.put("batch", drv.batchStyle());
         caps.put("concurrency", "threads (one platform thread per client)");
         caps.put("jit", true);
@@ -451,17 +460,24 @@ public final class Main {
             segments = SqlText.segments(st.sql);
             st.nparams = segments.size() - 1;
         }
+        String mode = msg.path("mode").asText(null);
         if (st.kind == Step.EXEC) {
-            String mode = msg.path("mode").asText(null);
             if (mode == null)
                 throw WorkerError.protocol("an exec step needs a mode");
             st.mode = switch (mode) {
                 case "literal" -> Step.LITERAL;
                 case "extended" -> Step.EXTENDED;
                 case "prepared" -> Step.PREPARED;
+                case "record" -> Step.RECORD;
                 default -> throw WorkerError.protocol("unknown mode '" + mode + "'");
             };
+        } else if (st.kind != Step.CONNECT && "record".equals(mode)) { // a scan's other modes mean nothing
+            st.mode = Step.RECORD;
         }
+        if (st.mode != Step.NONE && !drv.modes().contains(Step.MODES[st.mode]))
+            throw WorkerError.unsupported(methodName + " has no " + Step.MODES[st.mode] + " mode");
+        if (st.mode == Step.RECORD)
+            recordStep(st, msg);
         if (st.kind == Step.BATCH) {
             if (batch < 1)
                 throw WorkerError.protocol("a batch step needs batch >= 1");
@@ -484,11 +500,16 @@ public final class Main {
             for (int i = 0; i < st.n; i++)
                 for (int k = 0; k < nspecs; k++)
                     st.params[i][k] = gens[k].next(i);
+            String dialect = endpoint.path("dbms").asText();
             if (st.kind == Step.EXEC && st.mode == Step.LITERAL) {
-                boolean postgres = !"sqlite".equals(endpoint.path("dbms").asText());
                 st.texts = new String[st.n];
                 for (int i = 0; i < st.n; i++)
-                    st.texts[i] = SqlText.inline(segments, st.params[i], postgres);
+                    st.texts[i] = SqlText.inline(segments, st.params[i], dialect);
+            } else if (st.mode == Step.RECORD) { // the key as literals: HANDLER h READ `index` = (…)
+                String read = "HANDLER " + st.handler + " READ `" + st.recordIndex + "` = (";
+                st.texts = new String[st.n];
+                for (int i = 0; i < st.n; i++)
+                    st.texts[i] = read + SqlText.literals(st.params[i], dialect) + ")";
             }
             for (Object[] row : st.params)
                 for (int k = 0; k < nspecs; k++)
@@ -526,6 +547,22 @@ public final class Main {
                 e.printStackTrace();
             }
         }
+    }
+
+    private static int handlers; // record steps so far: each names its HANDLER ab_h<n>
+
+    /** A record-level step (PROTOCOL.md "Record-level access"): a scan of record.table, or an
+     * exec keyed on record.index; the handler's name is chosen here, once for every client. */
+    private void recordStep(Step st, JsonNode msg) throws WorkerError {
+        JsonNode rec = msg.get("record");
+        if (rec == null || !rec.isObject() || !rec.path("table").isTextual())
+            throw WorkerError.protocol("a record step needs record: {\"table\": …}");
+        st.recordTable = rec.get("table").textValue();
+        JsonNode index = rec.get("index");
+        st.recordIndex = index != null && index.isTextual() && !index.textValue().isEmpty() ? index.textValue() : null;
+        if (st.kind == Step.BATCH || (st.kind == Step.EXEC && st.recordIndex == null))
+            throw WorkerError.unsupported("record-level access reads: a scan, or an exec step keyed on an index");
+        st.handler = "ab_h" + (++handlers);
     }
 
     /** One operation, with the BEGIN/COMMIT of commit_every around it. */

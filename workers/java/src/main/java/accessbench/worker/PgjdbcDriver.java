@@ -4,20 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.math.BigDecimal;
 import java.math.BigInteger;
-import java.math.MathContext;
-import java.math.RoundingMode;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
-import java.time.LocalDate;
 import java.time.LocalDateTime;
-import java.time.LocalTime;
-import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Properties;
 import org.postgresql.PGConnection;
@@ -37,10 +30,6 @@ final class PgjdbcDriver extends Driver {
     private static final int BOOLOID = 16, BYTEAOID = 17, INT8OID = 20, INT2OID = 21, INT4OID = 23, OIDOID = 26,
             XIDOID = 28, CIDOID = 29, FLOAT4OID = 700, FLOAT8OID = 701, DATEOID = 1082, TIMEOID = 1083,
             TIMESTAMPOID = 1114, TIMESTAMPTZOID = 1184, NUMERICOID = 1700;
-    // decoders
-    private static final byte D_TEXT = 0, D_INT = 1, D_FLOAT8 = 2, D_FLOAT4 = 3, D_NUMERIC = 4, D_BOOL = 5,
-            D_TIMESTAMP = 6, D_TIMESTAMPTZ = 7, D_DATE = 8, D_TIME = 9, D_BYTEA = 10;
-
     private static final String APPLICATION_NAME = "abworker-java";
     private static final String UNIX_FACTORY = "org.newsclub.net.unix.AFUNIXSocketFactory$FactoryArg";
 
@@ -172,11 +161,7 @@ final class PgjdbcDriver extends Driver {
     // ---- connections --------------------------------------------------------------------------------
 
     private Properties props(JsonNode ep, boolean simpleMode) {
-        Properties p = new Properties();
-        p.setProperty("user", ep.path("user").asText(""));
-        String pw = ep.path("password").asText("");
-        if (!pw.isEmpty())
-            p.setProperty("password", pw);
+        Properties p = credentials(ep);
         String ssl = ep.path("sslmode").asText("");
         p.setProperty("sslmode", ssl.isEmpty() ? "prefer" : ssl);
         p.setProperty("gssEncMode", "disable");
@@ -216,9 +201,7 @@ final class PgjdbcDriver extends Driver {
                 throw WorkerError.unsupported("unix sockets: junixsocket cannot load its native library: " + e);
             }
         }
-        String urlHost = unixSocket ? "localhost" : host.contains(":") ? "[" + host + "]" : host;
-        url = "jdbc:postgresql://" + urlHost + ":" + port + "/"
-                + URLEncoder.encode(ep.path("database").asText(""), StandardCharsets.UTF_8).replace("+", "%20");
+        url = serverUrl("jdbc:postgresql://", unixSocket ? "localhost" : host, port, ep);
         mainProps = props(ep, false);
         simpleProps = props(ep, true);
         jdbc = new org.postgresql.Driver(); // classes loaded before the clock
@@ -366,31 +349,6 @@ final class PgjdbcDriver extends Driver {
         }
     }
 
-    private void bind(PreparedStatement p, Object[] values) throws SQLException {
-        for (int k = 0; k < values.length; k++) {
-            Object v = values[k];
-            int j = k + 1;
-            if (v == null)
-                p.setNull(j, nullTypes[k]);
-            else if (v instanceof Long x)
-                p.setLong(j, x);
-            else if (v instanceof String x)
-                p.setString(j, x);
-            else if (v instanceof LocalDateTime x)
-                p.setObject(j, x);
-            else if (v instanceof Double x)
-                p.setDouble(j, x);
-            else if (v instanceof Boolean x)
-                p.setBoolean(j, x);
-            else if (v instanceof BigInteger x)
-                p.setBigDecimal(j, new BigDecimal(x));
-            else if (v instanceof BigDecimal x)
-                p.setBigDecimal(j, x);
-            else
-                p.setString(j, v.toString());
-        }
-    }
-
     private PreparedStatement prepared(Step st, int threshold) throws SQLException {
         if (ps == null) { // made in the first operation, inside its time
             ps = main.prepareStatement(st.sql);
@@ -426,7 +384,7 @@ final class PgjdbcDriver extends Driver {
                     return st.fetch ? read(st, stmt.executeQuery(st.texts[i])) : stmt.executeUpdate(st.texts[i]);
                 }
                 PreparedStatement p = prepared(st, st.mode == Step.PREPARED ? 1 : 0);
-                bind(p, st.params[i]);
+                bind(p, st.params[i], nullTypes);
                 if (!st.fetch)
                     return p.executeUpdate();
                 if (fetchSize > 0)
@@ -435,17 +393,12 @@ final class PgjdbcDriver extends Driver {
             }
             case Step.BATCH:
             default: {
-                int first = i * st.batch, last = Math.min(first + st.batch, st.n);
                 PreparedStatement p = prepared(st, 1);
                 main.setAutoCommit(false);
-                for (int r = first; r < last; r++) {
-                    bind(p, st.params[r]);
-                    p.addBatch();
-                }
-                p.executeBatch();
+                int rows = batchGroup(p, st, i, nullTypes);
                 main.commit();
                 main.setAutoCommit(true);
-                return last - first;
+                return rows;
             }
         }
     }
@@ -476,7 +429,7 @@ final class PgjdbcDriver extends Driver {
         for (int c = 0; c < nc; c++) {
             decoders[c] = switch (pg.getColumnOID(c + 1)) {
                 case INT2OID, INT4OID, INT8OID, OIDOID, XIDOID, CIDOID -> D_INT;
-                case FLOAT8OID -> D_FLOAT8;
+                case FLOAT8OID -> D_DOUBLE;
                 case FLOAT4OID -> D_FLOAT4;
                 case NUMERICOID -> D_NUMERIC;
                 case BOOLOID -> D_BOOL;
@@ -484,7 +437,7 @@ final class PgjdbcDriver extends Driver {
                 case TIMESTAMPTZOID -> D_TIMESTAMPTZ;
                 case DATEOID -> D_DATE;
                 case TIMEOID -> D_TIME;
-                case BYTEAOID -> D_BYTEA;
+                case BYTEAOID -> D_BYTES;
                 default -> D_TEXT; // char, name, text, bpchar, varchar, and anything else
             };
             hasFloat4 |= decoders[c] == D_FLOAT4;
@@ -496,97 +449,16 @@ final class PgjdbcDriver extends Driver {
         try (rs) {
             if (decoders == null)
                 decoders(rs);
-            final byte[] dec = decoders;
-            final int nc = dec.length;
             boolean[] binary = null;
             if (hasFloat4) { // pgjdbc switches a named statement to binary results after its first execution
+                final int nc = decoders.length;
                 PGResultSetMetaData md = rs.getMetaData().unwrap(PGResultSetMetaData.class);
                 binary = new boolean[nc];
                 for (int c = 0; c < nc; c++)
                     binary[c] = md.getFormat(c + 1) == 1;
             }
-            final Row row = st.row;
-            long count = 0;
-            while (rs.next()) {
-                row.reset(nc);
-                for (int c = 0; c < nc; c++) {
-                    int j = c + 1;
-                    switch (dec[c]) {
-                        case D_INT -> {
-                            long v = rs.getLong(j);
-                            if (v == 0 && rs.wasNull())
-                                row.setNull(c);
-                            else
-                                row.setLong(c, v);
-                        }
-                        case D_FLOAT8 -> {
-                            double v = rs.getDouble(j);
-                            if (v == 0 && rs.wasNull())
-                                row.setNull(c);
-                            else
-                                row.setDouble(c, v);
-                        }
-                        case D_FLOAT4 -> {
-                            double v = binary[c] ? float4AsText(rs.getFloat(j)) : rs.getDouble(j);
-                            if (v == 0 && rs.wasNull())
-                                row.setNull(c);
-                            else
-                                row.setDouble(c, v);
-                        }
-                        case D_NUMERIC -> {
-                            Object v;
-                            try {
-                                v = rs.getBigDecimal(j);
-                            } catch (SQLException e) { // NaN, ±Infinity: no BigDecimal; their text
-                                v = rs.getString(j);
-                            }
-                            row.set(c, Row.DECIMAL, v);
-                        }
-                        case D_BOOL -> {
-                            boolean v = rs.getBoolean(j);
-                            if (!v && rs.wasNull())
-                                row.setNull(c);
-                            else
-                                row.setBool(c, v);
-                        }
-                        case D_TIMESTAMP -> row.set(c, Row.TIMESTAMP, rs.getObject(j, LocalDateTime.class));
-                        case D_TIMESTAMPTZ -> row.set(c, Row.TIMESTAMP, rs.getObject(j, OffsetDateTime.class));
-                        case D_DATE -> row.set(c, Row.DATE, rs.getObject(j, LocalDate.class));
-                        case D_TIME -> row.set(c, Row.TIME, rs.getObject(j, LocalTime.class));
-                        case D_BYTEA -> row.set(c, Row.BYTES, rs.getBytes(j));
-                        default -> row.set(c, Row.TEXT, rs.getString(j));
-                    }
-                }
-                st.emit(row);
-                count++;
-            }
-            st.ncols = nc;
-            return count;
+            return readRows(st, rs, decoders, binary);
         }
-    }
-
-    /** A binary float4 as a text-format driver reads it: PostgreSQL prints the shortest text
-     * that reads back as the same float4 (the closest such text when several have that length),
-     * and that text is parsed as a double. */
-    static double float4AsText(float f) {
-        if (Float.isNaN(f) || Float.isInfinite(f) || f == 0)
-            return f;
-        BigDecimal exact = new BigDecimal((double) f);
-        for (int p = 1; p <= 9; p++) {
-            BigDecimal c = exact.round(new MathContext(p, RoundingMode.HALF_EVEN)), best = null;
-            BigDecimal ulp = c.ulp();
-            // the nearest p-digit decimal may miss where the float's neighbours are unevenly
-            // spaced (powers of two) while the next one still reads back
-            for (BigDecimal cand : new BigDecimal[] {c, c.subtract(ulp), c.add(ulp)}) {
-                if (cand.signum() == 0 || cand.precision() > p || Float.parseFloat(cand.toString()) != f)
-                    continue;
-                if (best == null || cand.subtract(exact).abs().compareTo(best.subtract(exact).abs()) < 0)
-                    best = cand;
-            }
-            if (best != null)
-                return Double.parseDouble(best.toString());
-        }
-        return (double) f; // not reached: 9 digits always read back
     }
 
     @Override

@@ -65,18 +65,33 @@ final class SqlText {
         return segments(sql).size() - 1;
     }
 
-    /** The statement with every marker replaced by its value as a literal. */
-    static String inline(List<String> segments, Object[] values, boolean postgres) {
+    /** The statement with every marker replaced by its value as a literal. dialect: the
+     * endpoint's dbms (postgresql, sqlite, mariadb). */
+    static String inline(List<String> segments, Object[] values, String dialect) {
         StringBuilder sb = new StringBuilder(segments.get(0));
         for (int k = 0; k < values.length; k++) {
-            literal(sb, values[k], postgres);
+            literal(sb, values[k], dialect);
             sb.append(segments.get(k + 1));
         }
         return sb.toString();
     }
 
-    /** A value as an SQL literal (PROTOCOL.md "Literal rules"). */
-    static void literal(StringBuilder sb, Object v, boolean postgres) {
+    /** Values as literals separated by ", " (a record-level key: HANDLER … READ index = (…)). */
+    static String literals(Object[] values, String dialect) {
+        StringBuilder sb = new StringBuilder();
+        for (int k = 0; k < values.length; k++) {
+            if (k > 0)
+                sb.append(", ");
+            literal(sb, values[k], dialect);
+        }
+        return sb.toString();
+    }
+
+    /** A value as an SQL literal (PROTOCOL.md "Literal rules"): bytes as '\x…'::bytea on
+     * PostgreSQL, X'…' elsewhere; on MariaDB, where a backslash in a string is an escape
+     * character, each backslash doubled too. */
+    static void literal(StringBuilder sb, Object v, String dialect) {
+        boolean postgres = "postgresql".equals(dialect);
         if (v == null) {
             sb.append("NULL");
         } else if (v instanceof Boolean b) {
@@ -99,6 +114,8 @@ final class SqlText {
                 sb.append("X'").append(hex).append('\'');
         } else {
             String s = v.toString();
+            if ("mariadb".equals(dialect))
+                s = s.replace("\\", "\\\\");
             sb.append('\'').append(s.replace("'", "''")).append('\'');
         }
     }

@@ -2,14 +2,11 @@ package accessbench.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
 import java.util.List;
 import java.util.Properties;
 import org.sqlite.SQLiteConfig;
@@ -192,27 +189,6 @@ final class SqliteJdbcDriver extends Driver {
         ps = null;
     }
 
-    private static void bind(PreparedStatement p, Object[] values) throws SQLException {
-        for (int k = 0; k < values.length; k++) {
-            Object v = values[k];
-            int j = k + 1;
-            if (v == null)
-                p.setNull(j, Types.NULL);
-            else if (v instanceof Long x)
-                p.setLong(j, x);
-            else if (v instanceof String x)
-                p.setString(j, x);
-            else if (v instanceof Double x)
-                p.setDouble(j, x);
-            else if (v instanceof Boolean x)
-                p.setBoolean(j, x);
-            else if (v instanceof BigInteger x)
-                p.setBigDecimal(j, new BigDecimal(x));
-            else
-                p.setString(j, v.toString());
-        }
-    }
-
     @Override
     long op(Step st, int i) throws SQLException {
         switch (st.kind) {
@@ -234,28 +210,23 @@ final class SqliteJdbcDriver extends Driver {
                 }
                 if (st.mode == Step.EXTENDED) {
                     try (PreparedStatement p = conn.prepareStatement(st.sql)) {
-                        bind(p, st.params[i]);
+                        bind(p, st.params[i], null);
                         return st.fetch ? read(st, p.executeQuery()) : p.executeUpdate();
                     }
                 }
                 if (ps == null) // parsed once, inside the first operation's time
                     ps = conn.prepareStatement(st.sql);
-                bind(ps, st.params[i]);
+                bind(ps, st.params[i], null);
                 return st.fetch ? read(st, ps.executeQuery()) : ps.executeUpdate();
             }
             case Step.BATCH:
             default: {
-                int first = i * st.batch, last = Math.min(first + st.batch, st.n);
                 conn.setAutoCommit(false);
                 if (ps == null)
                     ps = conn.prepareStatement(st.sql);
-                for (int r = first; r < last; r++) {
-                    bind(ps, st.params[r]);
-                    ps.addBatch();
-                }
-                ps.executeBatch();
+                int rows = batchGroup(ps, st, i, null);
                 conn.setAutoCommit(true);
-                return last - first;
+                return rows;
             }
         }
     }

@@ -5,7 +5,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 /** One step as parsed from its message, with everything made before the clock starts. */
 final class Step {
     static final int CONNECT = 0, SCAN = 1, EXEC = 2, BATCH = 3;
-    static final int NONE = 0, LITERAL = 1, EXTENDED = 2, PREPARED = 3;
+    static final int NONE = 0, LITERAL = 1, EXTENDED = 2, PREPARED = 3, RECORD = 4;
+    static final String[] MODES = {"", "literal", "extended", "prepared", "record"};
 
     int kind, mode;
     String sql;           // neutral form ('?' markers, which are also JDBC's); null for connect
@@ -17,7 +18,10 @@ final class Step {
     boolean fetch;        // the statement returns rows to read
     boolean verify;
     Object[][] params;    // n rows of nparams values, generated and adapted before the clock
-    String[] texts;       // literal mode: n statements with values inlined
+    String[] texts;       // literal mode: n statements with values inlined; record exec: n keyed reads
+    String recordTable;   // record mode: the table, its index (exec: the key's) and the handler's
+    String recordIndex;   // name (one per step, the same on every connection: HANDLER names are per
+    String handler;       // session)
     JsonNode endpoint;
     Checksum sink;        // verification: every decoded row goes here; null when timed
     int ncols;            // set by the driver: columns of the rows it read
@@ -39,6 +43,9 @@ final class Step {
         s.verify = verify;
         s.params = params;
         s.texts = texts;
+        s.recordTable = recordTable;
+        s.recordIndex = recordIndex;
+        s.handler = handler;
         s.endpoint = endpoint;
         return s;
     }

@@ -1,0 +1,35 @@
+"""py-pymysql: PyMySQL, a pure-Python MySQL/MariaDB protocol driver."""
+
+from __future__ import annotations
+
+import pymysql
+import pymysql.constants.CLIENT
+
+from .mysql import RECORD_SETTING, TextProtocolDriver, connect_kwargs
+
+
+class Driver(TextProtocolDriver):
+    name = "py-pymysql"
+    driver = "PyMySQL"
+    dbms = ("mariadb",)
+    batch_style = "executemany (rewritten into multi-row INSERTs by PyMySQL) in one transaction per group"
+    db_errors = (pymysql.Error,)
+
+    def version(self) -> str:
+        return pymysql.__version__
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "autocommit": "True",
+            "charset": "utf8mb4",
+            "client_flag": "FOUND_ROWS (an UPDATE counts the rows it matched)",
+            "cursor": "Cursor (buffered: the whole result is read before execute returns)",
+            "literal": "execute(text): text protocol (COM_QUERY)",
+            "record": RECORD_SETTING,
+            "extended": "unsupported: PyMySQL interpolates parameters on the client",
+            "prepared": "unsupported: PyMySQL has no binary-protocol prepared statements",
+        }
+
+    def _connect(self, endpoint: dict):
+        return pymysql.connect(**connect_kwargs(endpoint), autocommit=True, charset="utf8mb4",
+                               client_flag=pymysql.constants.CLIENT.FOUND_ROWS)

@@ -1,0 +1,485 @@
+package accessbench.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.util.List;
+import java.util.Properties;
+import org.mariadb.jdbc.util.VersionFactory;
+
+/** java-mariadb: MariaDB Connector/J 3 (org.mariadb.jdbc), pure Java, with every behaviour that
+ * would change a mode's meaning pinned (see settings()).
+ *
+ * One connection. Statement (COM_QUERY, text protocol) for literal, scans and record-level
+ * access (HANDLER); PreparedStatement with useServerPrepStmts=true (COM_STMT_PREPARE /
+ * COM_STMT_EXECUTE, binary protocol) and its prepare cache off for extended and prepared. */
+final class MariadbDriver extends Driver {
+    /** HANDLER … READ NEXT returns this many records per round trip in a record-level scan */
+    static final int HANDLER_ROWS = 1000;
+    /** the serving thread's OS id: the runner reads its CPU clock (one thread per connection) */
+    static final String SERVER_TID = "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()";
+
+    private org.mariadb.jdbc.Driver jdbc;
+    private String url;
+    private Properties props;
+    private Connection conn;
+    private long tid;  // the serving thread of conn; 0 = not asked yet
+    private String socket;
+
+    // per step
+    private Statement stmt;       // literal, scan, record: one per step, escape processing off
+    private PreparedStatement ps; // prepared / batch: made in the first operation
+    private byte[] decoders;      // per column, from the step's first result
+    private boolean handlerOpen;  // the step's HANDLER is open on conn
+    private String readFirst, readNext; // record scan: HANDLER h READ FIRST|NEXT LIMIT HANDLER_ROWS
+
+    @Override
+    String base() {
+        return "java-mariadb";
+    }
+
+    @Override
+    String driverName() {
+        return "MariaDB Connector/J (org.mariadb.jdbc:mariadb-java-client)";
+    }
+
+    @Override
+    String driverVersion() {
+        return VersionFactory.getInstance().getVersion();
+    }
+
+    @Override
+    List<String> dbms() {
+        return List.of("mariadb");
+    }
+
+    @Override
+    List<String> modes() {
+        return List.of("literal", "extended", "prepared", "record");
+    }
+
+    @Override
+    String batchStyle() {
+        return "addBatch per row + executeBatch on one server PreparedStatement (prepared in the first group), "
+                + "one transaction per group: an INSERT goes as COM_STMT_BULK_EXECUTE (useBulkStmtsForInserts), every "
+                + "row of the group in one packet and one round trip";
+    }
+
+    @Override
+    void configure(String key, String value) throws WorkerError {
+        throw WorkerError.unsupported("java-mariadb has no setting " + key + "=" + value);
+    }
+
+    @Override
+    void settings(ObjectNode s) {
+        s.put("connection", "one, opened at open; unix path: localSocket=<socket file> (Connector/J's unix-socket "
+                + "transport, JNA " + jnaVersion() + " calling socket/connect/send/recv of the C library: every read "
+                + "and write a JNA call); tcp: host:port, Connector/J's java.net.Socket with TCP_NODELAY; no TLS "
+                + "(sslMode=disable, the default); the endpoint's user and password (mysql_native_password on both "
+                + "paths)");
+        s.put("connection properties", "set (only what differs from the defaults: Connector/J parses each "
+                + "property by reflection at every connect): useServerPrepStmts=true, cachePrepStmts=false, "
+                + "tinyInt1isBit=false, transformedBitIsBoolean=false, yearIsDateType=false, "
+                + "jdbcCompliantTruncation=false, autocommit=true; defaults relied upon, checked at open against "
+                + "Connector/J's parsed configuration: useAffectedRows=false, useBulkStmts=false, "
+                + "useBulkStmtsForInserts=true, rewriteBatchedStatements=false, disablePipeline=false, "
+                + "allowMultiQueries=false, useCompression=false, defaultFetchSize=0, useReadAheadInput=false, "
+                + "useResetConnection=false, sslMode=disable, timezone and sessionVariables unset; other defaults "
+                + "kept: connectTimeout 30 s (the connect runs in the calling thread), tcpKeepAlive=true (probes only "
+                + "after the kernel's 2 h idle), allowLocalInfile=true (a capability flag: no LOAD DATA LOCAL is sent)");
+        s.put("found rows", "useAffectedRows=false: Connector/J sets the client flag CLIENT_FOUND_ROWS, so an UPDATE "
+                + "counts the rows it matched");
+        s.put("session", "after authentication Connector/J sends one query of its own (every connect): SET "
+                + "session_track_system_variables (autocommit, character_set_*, time_zone, tx_isolation), "
+                + "session_track_schema=1, NAMES utf8mb4 (collation utf8mb4_general_ci); with "
+                + "jdbcCompliantTruncation=false it leaves sql_mode as the server has it; no time zone is set (timezone "
+                + "unset: LocalDateTime values are neither converted nor read through a zone)");
+        s.put("connect", "org.mariadb.jdbc.Driver.connect with the same URL and properties (TCP or unix "
+                + "connect, handshake, mysql_native_password, then the SET query above: two round trips after the "
+                + "greeting), then close (COM_QUIT); per-request operations connect the same way; every connect "
+                + "parses the URL and properties into a Configuration (reflection) and loads its codec and "
+                + "authentication plugins (ServiceLoader): most of a connect's client CPU");
+        s.put("pooled connections", "made by HikariCP through org.mariadb.jdbc.Driver with this method's URL and "
+                + "properties; at the fill HikariCP reads the isolation level once (SELECT @@session.tx_isolation, "
+                + "untimed); a borrow or a return sends nothing (autocommit and the other states HikariCP would reset are "
+                + "never changed through its proxy), besides the validation (COM_PING) of a connection idle for over "
+                + "500 ms");
+        s.put("statement cache", "off (cachePrepStmts=false): closing a PreparedStatement sends COM_STMT_CLOSE at "
+                + "once, so every step (and every extended operation) prepares afresh");
+        s.put("autocommit", "on; a commit_every group and a batch group run inside setAutoCommit(false) ('set "
+                + "autocommit=0', a round trip) … setAutoCommit(true) ('set autocommit=1', a round trip, which "
+                + "commits the group): two round trips per transaction, as BEGIN … COMMIT");
+        s.put("literal", "Statement.executeQuery/executeUpdate of the text with values inlined (MariaDB literal "
+                + "rules: backslashes doubled, bytes as X'…'), escape processing off (the text is sent as it is): "
+                + "COM_QUERY, text protocol; one Statement per step");
+        s.put("extended", "a new PreparedStatement per operation (useServerPrepStmts=true): Connector/J writes "
+                + "COM_STMT_PREPARE and COM_STMT_EXECUTE (statement id -1: the one just prepared) together and reads "
+                + "both answers, one round trip, as mariadb_stmt_execute_direct; binary protocol; closed in the "
+                + "operation (COM_STMT_CLOSE, no answer)");
+        s.put("prepared", "one PreparedStatement per step, made in the first operation: COM_STMT_PREPARE with its "
+                + "first COM_STMT_EXECUTE (one round trip), then COM_STMT_EXECUTE per operation, binary protocol; "
+                + "closed after the step (COM_STMT_CLOSE), untimed");
+        s.put("record", "HANDLER table OPEN AS ab_h<n> when the step begins (untimed; under per-request inside the "
+                + "operation, on its new connection); per operation HANDLER … READ `index` = (key literals), or for a "
+                + "scan READ FIRST then READ NEXT, LIMIT " + HANDLER_ROWS + " records per round trip, until a short "
+                + "batch; HANDLER … CLOSE after the step; Statement.executeQuery (COM_QUERY), text protocol");
+        s.put("scan", "Statement.executeQuery (COM_QUERY, text protocol), escape processing off, fetch size 0: the "
+                + "whole result read before executeQuery returns");
+        s.put("parameters", "setLong, setString, setObject(LocalDateTime) (binary DATETIME with its microseconds), "
+                + "setDouble, setBoolean, setBigDecimal; NULL via setNull(Types.NULL); the SQL text goes through "
+                + "Connector/J's JDBC-escape parser ({fn …}, {ts …}: the suites' statements have none)");
+        s.put("batch", batchStyle() + "; a group of one row is a plain COM_STMT_EXECUTE (Connector/J uses bulk for "
+                + "two rows or more); other statements (useBulkStmts=false) go as one COM_STMT_EXECUTE per row, all "
+                + "written before the answers are read; the statement is prepared with the first group's execute "
+                + "(one round trip) and closed after the step");
+        s.put("decoding", "by the column's JDBC type from the result's column definitions (no catalog query): "
+                + "TINYINT/SMALLINT/INTEGER/BIGINT → getLong (BOOLEAN = TINYINT(1) is TINYINT with tinyInt1isBit=false: "
+                + "an integer 0/1; BIGINT UNSIGNED → getObject(BigInteger), its 64 bits); "
+                + "DOUBLE → getDouble; FLOAT → getFloat as its shortest decimal (the same in both protocols); "
+                + "DECIMAL → getBigDecimal (plain text with its scale); DATETIME/TIMESTAMP → "
+                + "getObject(LocalDateTime); DATE → LocalDate; TIME → LocalTime; BINARY/VARBINARY/BLOB/BIT → "
+                + "getBytes; a JDBC BOOLEAN column (none with these properties) → getBoolean; text types and "
+                + "anything else → getString");
+        s.put("server_pid", "the serving thread's OS id: " + SERVER_TID + " (at open, untimed; for another client "
+                + "after its trial)");
+    }
+
+    private static String jnaVersion() {
+        try {
+            return com.sun.jna.Native.VERSION;
+        } catch (LinkageError e) {
+            return "(not loadable: " + e + ")";
+        }
+    }
+
+    // ---- connections --------------------------------------------------------------------------------
+
+    private Properties props(JsonNode ep) {
+        Properties p = credentials(ep);
+        if (socket != null)
+            p.setProperty("localSocket", socket);
+        // Only what differs from Connector/J's defaults: it parses every property by reflection
+        // at every connect (each one costs client CPU there). The defaults that matter are
+        // checked once at open (checkConfiguration).
+        p.setProperty("useServerPrepStmts", "true");
+        p.setProperty("cachePrepStmts", "false");
+        p.setProperty("tinyInt1isBit", "false");
+        p.setProperty("transformedBitIsBoolean", "false");
+        p.setProperty("yearIsDateType", "false");
+        p.setProperty("jdbcCompliantTruncation", "false");
+        p.setProperty("autocommit", "true");
+        return p;
+    }
+
+    /** The configuration Connector/J makes of the URL and properties, checked against what
+     * settings() says (untimed, at open): the pinned values and the defaults relied upon. */
+    private void checkConfiguration() throws SQLException, WorkerError {
+        org.mariadb.jdbc.Configuration c = org.mariadb.jdbc.Configuration.parse(url, props);
+        StringBuilder bad = new StringBuilder();
+        expect(bad, "useServerPrepStmts", c.useServerPrepStmts(), true);
+        expect(bad, "cachePrepStmts", c.cachePrepStmts(), false);
+        expect(bad, "tinyInt1isBit", c.tinyInt1isBit(), false);
+        expect(bad, "transformedBitIsBoolean", c.transformedBitIsBoolean(), false);
+        expect(bad, "yearIsDateType", c.yearIsDateType(), false);
+        expect(bad, "jdbcCompliantTruncation", c.jdbcCompliantTruncation(), false);
+        expect(bad, "autocommit", c.autocommit(), Boolean.TRUE);
+        expect(bad, "useAffectedRows", c.useAffectedRows(), false);
+        expect(bad, "useBulkStmts", c.useBulkStmts(), false);
+        expect(bad, "useBulkStmtsForInserts", c.useBulkStmtsForInserts(), true);
+        expect(bad, "rewriteBatchedStatements", c.rewriteBatchedStatements(), false);
+        expect(bad, "disablePipeline", c.disablePipeline(), false);
+        expect(bad, "allowMultiQueries", c.allowMultiQueries(), false);
+        expect(bad, "useCompression", c.useCompression(), false);
+        expect(bad, "defaultFetchSize", c.defaultFetchSize(), 0);
+        expect(bad, "useReadAheadInput", c.useReadAheadInput(), false);
+        expect(bad, "useResetConnection", c.useResetConnection(), false);
+        expect(bad, "timezone", c.timezone(), null);
+        expect(bad, "sessionVariables", c.sessionVariables(), null);
+        expect(bad, "sslMode", c.sslMode().name(), "DISABLE");
+        expect(bad, "localSocket", c.localSocket(), socket);
+        if (bad.length() > 0)
+            throw new WorkerError("internal", "Connector/J " + driverVersion() + " configures" + bad
+                    + ", not what this worker pins and reports", null);
+    }
+
+    private static void expect(StringBuilder bad, String key, Object have, Object want) {
+        if (!java.util.Objects.equals(have, want))
+            bad.append(' ').append(key).append('=').append(have).append(" (want ").append(want).append(')');
+    }
+
+    @Override
+    void open(JsonNode ep, ObjectNode answer) throws SQLException, WorkerError {
+        String s = ep.path("socket").asText("");
+        socket = s.isEmpty() ? null : s;
+        if (socket != null) {
+            try {
+                com.sun.jna.Native.getDefaultStringEncoding(); // loads JNA's native library
+            } catch (LinkageError e) {
+                throw WorkerError.unsupported("unix sockets: Connector/J's localSocket needs JNA, which cannot load "
+                        + "its native library: " + e);
+            }
+        }
+        String host = socket != null ? "localhost" : ep.path("host").asText("localhost");
+        url = serverUrl("jdbc:mariadb://", host, ep.path("port").asText("3306"), ep);
+        props = props(ep);
+        checkConfiguration();
+        jdbc = new org.mariadb.jdbc.Driver(); // classes loaded before the clock
+        long start = System.nanoTime();
+        conn = jdbc.connect(url, props);
+        long connectNs = System.nanoTime() - start;
+        tid = serverTid(conn);
+        answer.put("connect_ns", connectNs);
+        answer.put("server_pid", tid);
+        answer.put("server_version", conn.getMetaData().getDatabaseProductVersion());
+    }
+
+    private static long serverTid(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet r = s.executeQuery(SERVER_TID)) {
+            return r.next() ? r.getLong(1) : 0;
+        }
+    }
+
+    @Override
+    void close() {
+        closeQuietly(conn);
+        conn = null;
+        tid = 0;
+    }
+
+    // ---- more clients (steps under load) --------------------------------------------------------
+
+    @Override
+    Driver client() {
+        MariadbDriver c = new MariadbDriver();
+        c.name = name;
+        c.jdbc = jdbc;
+        c.url = url;
+        c.props = props;
+        c.socket = socket;
+        return c;
+    }
+
+    @Override
+    void connect(Step st) throws SQLException {
+        conn = jdbc.connect(url, props);
+        tid = 0; // asked for only when wanted (serverPids), never inside an operation
+    }
+
+    @Override
+    void attach(Step st, Connection c) {
+        conn = c;
+        tid = 0;
+    }
+
+    /** Closes the step's statements (a PreparedStatement's COM_STMT_CLOSE has no answer); the
+     * HANDLER goes with the connection, which is closed or goes back to a pool next. */
+    @Override
+    void release(Step st) {
+        closeQuietly(stmt, ps);
+        stmt = null;
+        ps = null;
+        decoders = null;
+        handlerOpen = false;
+    }
+
+    @Override
+    String jdbcDriverClass() {
+        return org.mariadb.jdbc.Driver.class.getName();
+    }
+
+    @Override
+    String jdbcUrl() {
+        return url;
+    }
+
+    @Override
+    Properties connectProperties(Step st) {
+        return props;
+    }
+
+    @Override
+    String isValidDoes() {
+        return "Connector/J's isValid: COM_PING, one round trip";
+    }
+
+    @Override
+    long[] serverPids(Step st) {
+        if (conn == null)
+            return new long[0];
+        if (tid == 0) { // a client's connection: asked after its trial, untimed
+            try {
+                tid = serverTid(conn);
+            } catch (SQLException e) {
+                System.err.println("abworker-java: " + SERVER_TID + ": " + e);
+                return new long[0];
+            }
+        }
+        return new long[] {tid};
+    }
+
+    // ---- steps --------------------------------------------------------------------------------
+
+    @Override
+    Object adapt(Object v) {
+        return v instanceof GenTimestamp t ? Times.toLocal(t.micros()) : v;
+    }
+
+    @Override
+    void stepBegin(Step st) throws SQLException {
+        stmt = null;
+        ps = null;
+        decoders = null;
+        handlerOpen = false;
+        if (st.mode == Step.RECORD) {
+            readFirst = "HANDLER " + st.handler + " READ FIRST LIMIT " + HANDLER_ROWS;
+            readNext = "HANDLER " + st.handler + " READ NEXT LIMIT " + HANDLER_ROWS;
+            if (conn != null)
+                openHandler(st);
+        }
+    }
+
+    /** HANDLER table OPEN AS the step's name, on this driver's connection. */
+    private void openHandler(Step st) throws SQLException {
+        try (Statement s = conn.createStatement()) {
+            s.setEscapeProcessing(false);
+            s.execute("HANDLER " + st.recordTable + " OPEN AS " + st.handler);
+        }
+        handlerOpen = true;
+    }
+
+    private Statement statement() throws SQLException {
+        if (stmt == null) {
+            stmt = conn.createStatement();
+            stmt.setEscapeProcessing(false);
+        }
+        return stmt;
+    }
+
+    @Override
+    long op(Step st, int i) throws SQLException {
+        switch (st.kind) {
+            case Step.CONNECT: {
+                Connection c = jdbc.connect(url, props);
+                c.close();
+                return 0;
+            }
+            case Step.SCAN: {
+                if (st.mode == Step.RECORD)
+                    return recordScan(st);
+                return read(st, statement().executeQuery(st.sql));
+            }
+            case Step.EXEC: {
+                switch (st.mode) {
+                    case Step.LITERAL: {
+                        Statement s = statement();
+                        return st.fetch ? read(st, s.executeQuery(st.texts[i])) : s.executeUpdate(st.texts[i]);
+                    }
+                    case Step.RECORD: {
+                        if (!handlerOpen) // a per-request connection: opened inside its operation
+                            openHandler(st);
+                        return read(st, statement().executeQuery(st.texts[i]));
+                    }
+                    case Step.EXTENDED: {
+                        try (PreparedStatement p = conn.prepareStatement(st.sql)) {
+                            bind(p, st.params[i], null);
+                            return st.fetch ? read(st, p.executeQuery()) : p.executeUpdate();
+                        }
+                    }
+                    default: {
+                        if (ps == null) // prepared with the first execution, inside the first operation's time
+                            ps = conn.prepareStatement(st.sql);
+                        bind(ps, st.params[i], null);
+                        return st.fetch ? read(st, ps.executeQuery()) : ps.executeUpdate();
+                    }
+                }
+            }
+            case Step.BATCH:
+            default: {
+                conn.setAutoCommit(false);
+                if (ps == null)
+                    ps = conn.prepareStatement(st.sql);
+                int rows = batchGroup(ps, st, i, null);
+                conn.setAutoCommit(true); // commits the group
+                return rows;
+            }
+        }
+    }
+
+    /** Every record of the table: READ FIRST, then READ NEXT until a batch comes back short. */
+    private long recordScan(Step st) throws SQLException {
+        if (!handlerOpen)
+            openHandler(st);
+        Statement s = statement();
+        long total = 0, got = read(st, s.executeQuery(readFirst));
+        total += got;
+        while (got == HANDLER_ROWS) {
+            got = read(st, s.executeQuery(readNext));
+            total += got;
+        }
+        return total;
+    }
+
+    private void decoders(ResultSetMetaData md) throws SQLException {
+        int nc = md.getColumnCount();
+        decoders = new byte[nc];
+        for (int c = 0; c < nc; c++) {
+            int j = c + 1;
+            decoders[c] = switch (md.getColumnType(j)) {
+                case Types.TINYINT, Types.SMALLINT, Types.INTEGER -> D_INT;
+                case Types.BIGINT -> md.isSigned(j) ? D_INT : D_UINT64;
+                case Types.DOUBLE, Types.FLOAT -> D_DOUBLE;
+                case Types.REAL -> D_FLOAT;
+                case Types.DECIMAL, Types.NUMERIC -> D_DECIMAL;
+                case Types.BOOLEAN -> D_BOOL;
+                case Types.TIMESTAMP, Types.TIMESTAMP_WITH_TIMEZONE -> D_TIMESTAMP;
+                case Types.DATE -> D_DATE;
+                case Types.TIME -> D_TIME;
+                case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB, Types.BIT -> D_BYTES;
+                default -> D_TEXT; // CHAR, VARCHAR, LONGVARCHAR (TEXT), CLOB, and anything else
+            };
+        }
+    }
+
+    /** Reads every row of rs, decoding every value; returns the number of rows. */
+    private long read(Step st, ResultSet rs) throws SQLException {
+        try (rs) {
+            if (decoders == null)
+                decoders(rs.getMetaData());
+            return readRows(st, rs, decoders, null);
+        }
+    }
+
+    @Override
+    void txnBegin(Step st) throws SQLException {
+        conn.setAutoCommit(false);
+    }
+
+    @Override
+    void txnCommit(Step st) throws SQLException {
+        conn.setAutoCommit(true); // 'set autocommit=1' commits the open transaction
+    }
+
+    @Override
+    void recover(Step st) {
+        rollbackIfOpen(conn);
+    }
+
+    @Override
+    void stepEnd(Step st) {
+        boolean closeHandler = handlerOpen && conn != null;
+        release(st); // a PreparedStatement's COM_STMT_CLOSE goes now (it has no answer)
+        if (closeHandler) {
+            try (Statement s = conn.createStatement()) {
+                s.execute("HANDLER " + st.handler + " CLOSE");
+            } catch (SQLException e) {
+                System.err.println("abworker-java: HANDLER " + st.handler + " CLOSE: " + e);
+            }
+        }
+    }
+}
