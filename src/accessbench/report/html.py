@@ -303,7 +303,7 @@ def _sweeps(results: list[CellResult], anchors, colors, dashes) -> list[SweepSec
         clients = sorted({r.cell["clients"] or 1 for r in rs})
         throughput = charts.throughput_chart(
             sweep, [series(k, pts, lambda r: r.cell["clients"] or 1, lambda r: r.rate.median,
-                           lambda r: f"{r.cell['clients'] or 1} clients", lambda r: f"{fmt.rate(r.rate.median)} {unit}")
+                           _sweep_point, lambda r: f"{fmt.rate(r.rate.median)} {unit}")
                     for k, pts in curves.items()], legend, clients, unit, PAGE_W, variant)
         with_p99 = {k: [r for r in pts if (r.percentiles or {}).get(99.0)] for k, pts in curves.items()}
         latency = charts.latency_throughput_chart(
