@@ -193,3 +193,11 @@ def test_a_record_step_must_read_every_column_of_its_table():
     with pytest.raises(Exception) as e:
         parse(bad, "bad.toml")
     assert "SELECT * FROM records" in str(e.value)
+
+
+def test_autocommit_is_not_a_server_setting_a_suite_can_turn_off(tmp_path):
+    suite = tmp_path / "ac.toml"
+    suite.write_text(ENGINES.replace("innodb_flush_log_at_trx_commit = 2", "autocommit = 0"))
+    result = accessbench("run", "--suite", str(suite), "--target", "mariadb", "--method", "py-pymysql")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{suite}:" in result.stderr and "commit_every" in result.stderr

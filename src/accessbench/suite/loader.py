@@ -119,6 +119,10 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
             raise fail(("server", dbms), f"[server.{dbms}]: server settings are for {', '.join(SERVER_DBMSS)} "
                                          "(a table of setting = value, e.g. innodb_flush_log_at_trx_commit = 2)")
         for name, value in settings.items():
+            if name == "autocommit":  # workers pin it on: a server default would be overridden, or half-applied
+                raise fail(("server", dbms, name), f"[server.{dbms}] autocommit: every method runs in autocommit "
+                                                   "(recorded with the run); group statements into transactions "
+                                                   "with a step's commit_every")
             if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or not isinstance(value, (str, int, float, bool)):
                 raise fail(("server", dbms, name), f"[server.{dbms}] {name}: a setting name in lower case and a "
                                                    "string, number or boolean value")
