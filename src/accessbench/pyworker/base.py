@@ -17,6 +17,24 @@ from ..protocol import sqltext
 Op = Callable[[Any], Any]
 
 
+def cursor_scan(cur, sql: str) -> Op:
+    """A DB-API scan: execute, then fetch every row."""
+    def scan(_):
+        cur.execute(sql)
+        return cur.fetchall()
+
+    return scan
+
+
+def cursor_text(cur, reads: bool) -> Op:
+    """A DB-API ``literal`` op: the whole statement text, no parameters (so no %-formatting)."""
+    def op(text):
+        cur.execute(text)
+        return cur.fetchall() if reads else cur.rowcount
+
+    return op
+
+
 class Unsupported(Exception):
     """The driver cannot do what the step asks, as asked; answered as kind ``unsupported``."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from ..base import Driver, Op, Unsupported
+from ..base import Driver, Op, Unsupported, cursor_scan, cursor_text
 
 
 def connect_kwargs(endpoint: dict) -> dict:
@@ -113,24 +113,12 @@ class MariaDBDriver(Handlers, Driver):
         return connect
 
     def scan_op(self, sql: str) -> Op:
-        cur = self.cur
-
-        def scan(_):
-            cur.execute(sql)
-            return cur.fetchall()
-
-        return scan
+        return cursor_scan(self.cur, sql)
 
     def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
         if mode != "literal":
             raise Unsupported(f"{self.driver} has no {mode} mode: it interpolates parameters and sends text queries")
-        cur = self.cur
-
-        def op(text):
-            cur.execute(text)  # no parameters: the text goes as it is, no %-formatting
-            return cur.fetchall() if reads else cur.rowcount
-
-        return op
+        return cursor_text(self.cur, reads)
 
     def batch_op(self, sql: str) -> Op:
         cur, sql = self.cur, self.markers(sql)

@@ -9,7 +9,7 @@ import psycopg2
 import psycopg2.extensions
 
 from ...protocol import sqltext
-from ..base import Driver, Op, Unsupported
+from ..base import Driver, Op, Unsupported, cursor_scan, cursor_text
 from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
 
 _names = itertools.count(1)
@@ -78,24 +78,14 @@ class Driver(Driver):
         return connect
 
     def scan_op(self, sql: str) -> Op:
-        cur = self.cur
-
-        def scan(_):
-            cur.execute(sql)
-            return cur.fetchall()
-
-        return scan
+        return cursor_scan(self.cur, sql)
 
     def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
         cur = self.cur
         if mode == "extended":
             raise Unsupported("psycopg2 has no extended-protocol path: it interpolates parameters on the client")
         if mode == "literal":
-            def op(text):
-                cur.execute(text)
-                return cur.fetchall() if reads else cur.rowcount
-
-            return op
+            return cursor_text(cur, reads)
         name = f"ab_{next(_names)}"
         numbered = sqltext.convert(sql, "numeric")
         count = sqltext.count_markers(sql)
