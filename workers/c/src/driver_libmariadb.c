@@ -326,23 +326,7 @@ static int txn_commit(ab_conn *c, ab_step *st)
 
 static inline int64_t parse_int(const char *p, int is_unsigned)
 {
-    if (is_unsigned)
-        return (int64_t)strtoull(p, NULL, 10);
-    int neg = *p == '-';
-    uint64_t v = 0;
-    if (neg || *p == '+')
-        p++;
-    while (*p >= '0' && *p <= '9')
-        v = v * 10 + (uint64_t)(*p++ - '0');
-    return neg ? (int64_t)(0 - v) : (int64_t)v;
-}
-
-static inline int digits(const char **p, int n)
-{
-    int v = 0;
-    for (int k = 0; k < n && **p >= '0' && **p <= '9'; k++)
-        v = v * 10 + (*(*p)++ - '0');
-    return v;
+    return is_unsigned ? (int64_t)strtoull(p, NULL, 10) : ab_parse_int(p);
 }
 
 /* µs of '[-]H…H:MM:SS[.ffffff]' (TIME may exceed 24 hours, or be negative) */
@@ -355,9 +339,9 @@ static int64_t text_time_us(const char *p)
     while (*p >= '0' && *p <= '9')
         h = h * 10 + (*p++ - '0');
     p++;
-    int mi = digits(&p, 2);
+    int mi = ab_digits(&p, 2);
     p++;
-    int s = digits(&p, 2);
+    int s = ab_digits(&p, 2);
     int64_t us = 0;
     if (*p == '.') {
         int nd = 0;
@@ -374,11 +358,11 @@ static int64_t text_time_us(const char *p)
 /* days of 'YYYY-MM-DD', leaving *p after the day */
 static int64_t text_days(const char **p)
 {
-    int y = digits(p, 4);
+    int y = ab_digits(p, 4);
     (*p)++;
-    int m = digits(p, 2);
+    int m = ab_digits(p, 2);
     (*p)++;
-    int d = digits(p, 2);
+    int d = ab_digits(p, 2);
     return ab_days_from_civil(y, (unsigned)m, (unsigned)d);
 }
 

@@ -262,33 +262,15 @@ static inline uint64_t be64(const char *p)
     return (uint64_t)be32(p) << 32 | be32(p + 4);
 }
 
-static inline int64_t parse_int(const char *p)
-{
-    int neg = *p == '-';
-    uint64_t v = 0;
-    if (neg || *p == '+')
-        p++;
-    while (*p >= '0' && *p <= '9')
-        v = v * 10 + (uint64_t)(*p++ - '0');
-    return neg ? (int64_t)(0 - v) : (int64_t)v;
-}
-
-static inline int num(const char **p, int n)
-{
-    int v = 0;
-    for (int k = 0; k < n && **p >= '0' && **p <= '9'; k++)
-        v = v * 10 + (*(*p)++ - '0');
-    return v;
-}
 
 /* µs of 'HH:MM:SS[.ffffff]' */
 static int64_t parse_time(const char **p)
 {
-    int h = num(p, 2);
+    int h = ab_digits(p, 2);
     (*p)++;
-    int mi = num(p, 2);
+    int mi = ab_digits(p, 2);
     (*p)++;
-    int s = num(p, 2);
+    int s = ab_digits(p, 2);
     int64_t us = 0;
     if (**p == '.') {
         int nd = 0;
@@ -313,9 +295,9 @@ static void parse_ymd(const char **p, int64_t *y, int *m, int *d)
     while (**p >= '0' && **p <= '9')
         *y = *y * 10 + (*(*p)++ - '0');
     (*p)++;
-    *m = num(p, 2);
+    *m = ab_digits(p, 2);
     (*p)++;
-    *d = num(p, 2);
+    *d = ab_digits(p, 2);
 }
 
 static int64_t parse_timestamp(const char *p, int tz)
@@ -331,13 +313,13 @@ static int64_t parse_timestamp(const char *p, int tz)
     int64_t us = parse_time(&p);
     if (tz && (*p == '+' || *p == '-')) {
         int sign = *p++ == '-' ? -1 : 1;
-        int64_t off = num(&p, 2) * 3600;
+        int64_t off = ab_digits(&p, 2) * 3600;
         if (*p == ':') {
             p++;
-            off += num(&p, 2) * 60;
+            off += ab_digits(&p, 2) * 60;
             if (*p == ':') {
                 p++;
-                off += num(&p, 2);
+                off += ab_digits(&p, 2);
             }
         }
         us -= sign * off * 1000000LL;
@@ -492,21 +474,21 @@ static void decode_row(ab_conn *cn, ab_step *st, const PGresult *res, int r, int
             break;
         case INT2OID:
             v->type = AB_INT;
-            v->u.i = binary ? (int16_t)be16(p) : parse_int(p);
+            v->u.i = binary ? (int16_t)be16(p) : ab_parse_int(p);
             break;
         case INT4OID:
             v->type = AB_INT;
-            v->u.i = binary ? (int32_t)be32(p) : parse_int(p);
+            v->u.i = binary ? (int32_t)be32(p) : ab_parse_int(p);
             break;
         case INT8OID:
             v->type = AB_INT;
-            v->u.i = binary ? (int64_t)be64(p) : parse_int(p);
+            v->u.i = binary ? (int64_t)be64(p) : ab_parse_int(p);
             break;
         case OIDOID:
         case XIDOID:
         case CIDOID:
             v->type = AB_INT;
-            v->u.i = binary ? (int64_t)be32(p) : parse_int(p);
+            v->u.i = binary ? (int64_t)be32(p) : ab_parse_int(p);
             break;
         case FLOAT4OID:
             v->type = AB_FLOAT;
@@ -607,7 +589,7 @@ static int take_result(ab_conn *c, ab_step *st, PGresult *res, int reads, int64_
         st->ncols = nc;
         *count = nr;
     } else if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
-        *count = reads ? 0 : parse_int(PQcmdTuples(res));
+        *count = reads ? 0 : ab_parse_int(PQcmdTuples(res));
     } else {
         fail_result(c, res);
         PQclear(res);

@@ -52,6 +52,28 @@ typedef struct {
     uint64_t rows;
 } ab_checksum;
 
+/* Decimal text as the servers send it (a sign, then digits), parsed without locale or errno:
+ * these run for every value a text-protocol scan reads. */
+static inline int64_t ab_parse_int(const char *p)
+{
+    int neg = *p == '-';
+    uint64_t v = 0;
+    if (neg || *p == '+')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    return neg ? (int64_t)(0 - v) : (int64_t)v;
+}
+
+/* Up to n digits at *p, advancing *p past them (dates and times in text results). */
+static inline int ab_digits(const char **p, int n)
+{
+    int v = 0;
+    for (int k = 0; k < n && **p >= '0' && **p <= '9'; k++)
+        v = v * 10 + (*(*p)++ - '0');
+    return v;
+}
+
 static inline void ab_checksum_add(ab_checksum *c, const ab_value *row, int ncols)
 {
     c->total += ab_row_hash(row, ncols);
