@@ -350,6 +350,15 @@ class Check:
 def prepare(dbms: str, workdir: str, variant: Variant, seed: int) -> Target:
     target = make(dbms)
     target.start(workdir)
+    try:
+        _fill(target, dbms, variant, seed)
+    except BaseException:
+        target.stop()  # a server that started is never left behind
+        raise
+    return target
+
+
+def _fill(target: Target, dbms: str, variant: Variant, seed: int) -> None:
     target.create(variant.tables)
     for table in variant.tables:
         target.load(table, table_rows(table, seed))
@@ -358,7 +367,6 @@ def prepare(dbms: str, workdir: str, variant: Variant, seed: int) -> Target:
     marks = ", ".join("?" * len(TYPES_ROWS[dbms][0]))
     for row in TYPES_ROWS[dbms]:
         target.changes(f"INSERT INTO conf_types VALUES ({marks})", row)
-    return target
 
 
 def check(methods: list[Method], progress: Callable[[str], None] = lambda _: None) -> list[Outcome]:
