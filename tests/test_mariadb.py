@@ -7,6 +7,7 @@ from __future__ import annotations
 import pymysql
 import pytest
 
+from accessbench.errors import SuiteError
 from accessbench.runner.plan import variant_label, variant_targets
 from accessbench.stats.cells import analyse
 from accessbench.store import Store
@@ -190,7 +191,7 @@ def test_a_record_step_must_read_every_column_of_its_table():
     bad = ENGINES.replace('name = "scan-sql"', 'name = "scan-sql2"\nmode = "record"\nrecord = { table = "records" }', 1)
     bad = bad.replace('sql = "SELECT * FROM records"\niterations = 3\n\n[[steps]]\nname = "get',
                       'sql = "SELECT key1 FROM records"\niterations = 3\n\n[[steps]]\nname = "get', 1)
-    with pytest.raises(Exception) as e:
+    with pytest.raises(SuiteError) as e:
         parse(bad, "bad.toml")
     assert "SELECT * FROM records" in str(e.value)
 
@@ -201,3 +202,11 @@ def test_autocommit_is_not_a_server_setting_a_suite_can_turn_off(tmp_path):
     result = accessbench("run", "--suite", str(suite), "--target", "mariadb", "--method", "py-pymysql")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"{suite}:" in result.stderr and "commit_every" in result.stderr
+
+
+def test_a_suite_setting_the_server_has_no_default_record_for_is_recorded_too(tmp_path, workdir):
+    stored, _ = run(tmp_path, workdir, ENGINES.replace("innodb_flush_log_at_trx_commit = 2",
+                                                       "innodb_flush_log_at_trx_commit = 2\ninnodb_log_buffer_size = 8388608"),
+                    "--target", "mariadb", "--method", "py-mysqlclient")
+    (target,) = stored.targets
+    assert target["settings"]["innodb_log_buffer_size"] == "8388608"

@@ -24,8 +24,7 @@ from .postgresql import free_port
 
 DATABASE = "accessbench"
 USER = "accessbench"
-_TYPES = {"double": "DOUBLE", "real": "FLOAT", "bytes": "LONGBLOB", "timestamp": "DATETIME(6)",
-          "boolean": "BOOLEAN", "text": "TEXT"}
+_TYPES = {"double": "DOUBLE", "real": "FLOAT", "bytes": "LONGBLOB", "timestamp": "DATETIME(6)"}
 # The settings that decide results, recorded with every run (SHOW GLOBAL VARIABLES names).
 _SETTINGS = (
     "default_storage_engine", "innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "autocommit",
@@ -105,9 +104,11 @@ class MariaDBTarget(Target):
         self.admin = None
 
     def describe(self) -> dict[str, Any]:
-        rows = dict(self.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN (%s)" % ", ".join(f"'{s}'" for s in _SETTINGS)))
+        names = list(dict.fromkeys([*_SETTINGS, *self.server_settings]))  # and whatever the suite set
+        rows = dict(self.query(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({', '.join('?' * len(names))})",
+                               tuple(names)))
         version = self.query("SELECT VERSION()")[0][0]
-        return {"server_version": version, "settings": {name: rows.get(name) for name in _SETTINGS}}
+        return {"server_version": version, "settings": {name: rows.get(name) for name in names}}
 
     def create(self, tables: list[Table]) -> None:
         for table in tables:

@@ -81,9 +81,8 @@ class PostgresTarget(Target):
         self.admin = None
 
     def describe(self) -> dict[str, Any]:
-        settings = {
-            name: self.admin.execute("SELECT current_setting(%s)", [name]).fetchone()[0] for name in _SETTINGS
-        }
+        names = dict.fromkeys([*_SETTINGS, *self.server_settings])  # and whatever the suite set
+        settings = {name: self.admin.execute("SELECT current_setting(%s)", [name]).fetchone()[0] for name in names}
         return {"server_version": settings.pop("server_version"), "settings": settings}
 
     def create(self, tables: list[Table]) -> None:
