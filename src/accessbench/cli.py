@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sqlite3
 import sys
 
 from rich import box
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .errors import InputError
+from .errors import Fault, InputError
 from .stats.views import VIEWS
 
 DEFAULT_STORE = "accessbench.db"
@@ -140,7 +141,24 @@ def build_parser() -> Parser:
     run.add_argument("--report-dir", default=DEFAULT_REPORTS, metavar="DIR",
                      help=f"where the run's HTML report is written at the end (default ./{DEFAULT_REPORTS})")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report")
+    run.add_argument("--unconfined-sql", action="store_true",
+                     help="external servers: let your suite's SQL (setup, reset, check, steps) reach beyond the run's "
+                     "own schema or database. Without it that SQL runs as a role (user) made for the run with rights "
+                     "there only, and a server where none can be made refuses your suite; built-in suites need no flag")
     run.set_defaults(func=cmd_run)
+
+    clean = sub.add_parser(
+        "clean", help="list, and with --yes remove, what crashed runs left on an external server",
+        description="On an external server each run creates its own schema and role (PostgreSQL) or database and "
+        "user (MariaDB), named accessbench_<run>_<hex> and marked by a comment naming the run, and drops them at "
+        "its end. A run killed outright (SIGKILL, power loss) cannot: `clean` lists what such runs left — objects "
+        "with that name AND mark only, never anything else — and removes them with --yes. Objects of a run that is "
+        "still going are shown and left alone.",
+        epilog="examples:\n  accessbench clean --target postgresql://me@db:5432/app\n"
+        "  accessbench clean --target mariadb://me@db:3306/ --yes\n", formatter_class=argparse.RawDescriptionHelpFormatter)
+    clean.add_argument("--target", required=True, metavar="URL", help="a postgresql:// or mariadb:// URL")
+    clean.add_argument("--yes", action="store_true", help="remove what is listed (default: only list it)")
+    clean.set_defaults(func=cmd_clean)
 
     methods = sub.add_parser("methods", help="list every method, its driver version and settings, and whether it runs here")
     methods.set_defaults(func=cmd_methods)
@@ -289,6 +307,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(
         trials=args.trials if args.trials is not None else 5,
         warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
+        unconfined_sql=args.unconfined_sql,
     )
     store = Store(args.store)
     runner = Runner(suite, targets, wanted, usable, store, options, LiveProgress(console))
@@ -298,14 +317,57 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_id = runner.run()
     except KeyboardInterrupt:
         console.print(f"interrupted: run {runner.run_id} is stored with the trials that finished "
-                      f"(accessbench show {runner.run_id})", style="yellow")
+                      f"(accessbench show {runner.run_id}; carry on with accessbench run --resume {runner.run_id})",
+                      style="yellow")
+        for what in getattr(runner, "left_behind", []):
+            console.print(f"left behind: {what}", style="bold yellow", markup=False)
         return 130
+    except Fault as e:
+        raise Fault(f"run {runner.run_id} stopped: {e}") from None
     stored = store.load(run_id)
     _print(render(stored, color=console.is_terminal, width=console.width if console.is_terminal else None))
     console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
+    if stored.run["status"] != "complete":
+        print(f"accessbench: run {run_id} {stored.run['status']}: {stored.run['message']}", file=sys.stderr)
+        return 1
     return 0
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from . import targets as targets_mod
+
+    target = targets_mod.make(args.target)
+    if target.managed:
+        raise InputError(f"--target {args.target}: clean is for external servers (a managed one is removed whole "
+                         "at the end of its run)")
+    try:
+        found = target.leftovers()
+    except targets_mod.TargetUnavailable as e:
+        raise InputError(str(e)) from None
+    if not found:
+        _print(f"{target.name}: nothing left by accessbench runs\n")
+        return 0
+    lines, failed = [], 0
+    for leftover in found:
+        state = "in use by a running run: left alone" if leftover.in_use else ("removing" if args.yes else "left over")
+        lines.append(f"  {leftover.kind} {leftover.name} — {leftover.mark} — {state}")
+    _print(f"{target.name}: {len(found)} object(s) made by accessbench runs\n" + "\n".join(lines) + "\n")
+    if not args.yes:
+        _print("remove them with: accessbench clean --target URL --yes\n")
+        return 0
+    for leftover in found:
+        if leftover.in_use:
+            continue
+        try:
+            target.remove(leftover)
+            _print(f"removed {leftover.kind} {leftover.name}\n")
+        except targets_mod.TargetUnavailable as e:
+            failed += 1
+            print(f"accessbench: {e}", file=sys.stderr)
+    target.stop()
+    return 1 if failed else 0
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
@@ -343,7 +405,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for name in ("run", "started (UTC)", "suite", "status", "targets", "methods"):
         table.add_column(name)
     for r in rows:
-        table.add_row(r["id"], r["started_at"].replace("T", " ")[:19], r["suite"], r["status"],
+        status = r["status"] if r["status"] == "complete" or not r["message"] else f"{r['status']}: {r['message']}"
+        table.add_row(r["id"], r["started_at"].replace("T", " ")[:19], r["suite"], status,
                       r["targets"] or "", f"{r['methods']}: {(r['method_names'] or '').replace(',', ', ')}")
     _console().print(table)
     return 0
@@ -491,8 +554,11 @@ def cmd_suites(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    # SIGTERM ends a run the way Ctrl-C does: stored trials kept, servers stopped.
+    # SIGTERM and SIGHUP (the terminal closed) end a run the way Ctrl-C does: stored trials
+    # kept, servers stopped, work directories removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
+    args = None
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
@@ -501,6 +567,13 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except InputError as e:
         print(f"accessbench: {e}", file=sys.stderr)
+        return 2
+    except Fault as e:
+        print(f"accessbench: {e}", file=sys.stderr)
+        return 1
+    except sqlite3.DatabaseError as e:  # damaged pages show up when they are read
+        print(f"accessbench: --store {getattr(args, 'store', DEFAULT_STORE)}: not an accessbench store, or damaged "
+              f"({e})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("accessbench: interrupted", file=sys.stderr)

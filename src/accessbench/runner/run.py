@@ -11,18 +11,15 @@ import datetime as dt
 import os
 import secrets
 import shutil
-import signal
 import tempfile
-import threading
 import time
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .. import __version__
 from ..data.generate import table_rows
 from ..env import environment
-from ..errors import InputError
+from ..errors import Fault, first_line, InputError
 from ..methods import Method
 from ..paths import parse as parse_path
 from ..paths.calibrate import proxy_cost_us
@@ -37,6 +34,7 @@ from ..store import Store
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 from ..targets.postgresql import free_port
+from .cleanup import Cleanup
 from .cputime import total_cpu_ns
 from .plan import Cell, cells_by_step, count_executions, paths_of, trial_order, variant_targets
 from .worker import WorkerFailed, WorkerProcess, worker_environment
@@ -51,6 +49,7 @@ class RunOptions:
     timeout: float = 300.0
     quick: bool = False
     workdir: str | None = None
+    unconfined_sql: bool = False  # a user's suite may reach beyond the run's own schema on external servers
 
 
 class Progress:
@@ -95,17 +94,23 @@ def new_run_id() -> str:
     return dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-@contextmanager
-def _no_interrupts():
-    """Clean-up must finish: a second Ctrl-C must not leave a server running."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+def make_workdir(parent: str | None) -> str:
+    """The run's own work directory (removed at the end), under ``parent`` or the temp dir."""
+    if parent is not None and not os.path.isdir(parent):
+        raise InputError(f"--workdir {parent}: no such directory")
     try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        return tempfile.mkdtemp(prefix="accessbench-", dir=parent)
+    except OSError as e:
+        raise InputError(f"--workdir {parent or tempfile.gettempdir()}: cannot make the run's directory there "
+                         f"({e.strerror or e})") from None
+
+
+
+def _timed_out(error: Exception) -> bool:
+    """A statement on the runner's own connection stopped by its time bound (PostgreSQL
+    57014, MariaDB 1969, SQLite interrupted)."""
+    code = getattr(error, "sqlstate", None) or (error.args[0] if getattr(error, "args", None) else None)
+    return code in ("57014", 1969) or "interrupted" in str(error)
 
 
 class Runner:
@@ -130,44 +135,27 @@ class Runner:
     # the recipe
     def run(self) -> str:
         o = self.options
-        self.workdir = tempfile.mkdtemp(prefix="accessbench-", dir=o.workdir)
-        self.worker_env = worker_environment(self.workdir)
-        self.store.begin_run(
-            self.run_id, self.suite,
-            settings={
-                "trials": o.trials, "warmup": o.warmup, "max_warmup_jit": o.max_warmup, "timeout_s": o.timeout,
-                "quick": o.quick,
-                "targets": [t.name for t in self.targets], "paths": self.paths,
-                "methods": [m.name for m in self.methods], "seed": self.suite.seed,
-            },
-            environment=environment(), version=__version__,
-        )
-        status, message = "failed", None
-        started: list[Target] = []
+        self.workdir = make_workdir(o.workdir)
+        cleanup = Cleanup()
+        cleanup.push(lambda: f"the run's work directory {self.workdir}", lambda: shutil.rmtree(self.workdir))
         try:
-            for target in self.targets:
-                self.progress.note(f"starting {target.name}")
-                target.server_settings = self.suite.server.get(target.dbms, {})
-                if target.server_settings and not target.managed:  # never reconfigure a server we do not own
-                    self.progress.note(f"{target.name}: the suite's [server.{target.dbms}] settings apply to managed "
-                                       "servers only; this one is measured as it is (its settings are recorded)")
-                try:
-                    target.start(self.workdir)
-                except BaseException:
-                    target.stop()
-                    raise
-                started.append(target)
-                description = target.describe()
-                proxied = [p for p in paths_of(target, self.paths) if parse_path(p).proxied]
-                if proxied:
-                    description["settings"].update(self._start_proxies(target, proxied))
-                netem = [p for p in paths_of(target, self.paths) if parse_path(p).base == "netem"]
-                if netem:
-                    description["settings"].update(self._start_links(target, netem))
-                pooled = [p for p in paths_of(target, self.paths) if parse_path(p).base == "pooler"]
-                if pooled:
-                    description["settings"].update(self._start_poolers(target, pooled))
-                self.store.add_target(self.run_id, target, description)
+            self.worker_env = worker_environment(self.workdir)
+            self.store.begin_run(
+                self.run_id, self.suite,
+                settings={
+                    "trials": o.trials, "warmup": o.warmup, "max_warmup_jit": o.max_warmup, "timeout_s": o.timeout,
+                    "quick": o.quick,
+                    "targets": [t.name for t in self.targets], "paths": self.paths,
+                    "methods": [m.name for m in self.methods], "seed": self.suite.seed,
+                },
+                environment=environment(), version=__version__,
+            )
+        except BaseException:
+            cleanup.run()
+            raise
+        status, message = "failed", None
+        try:
+            self._start_targets(cleanup)
             targets_per_variant = variant_targets(self.suite.variants, self.targets)
             groups_per_variant = [cells_by_step(v, ts, self.paths, self.methods, self.suite.variants)
                                   for v, ts in zip(self.suite.variants, targets_per_variant)]
@@ -176,11 +164,15 @@ class Runner:
                 for v, ts, g in zip(self.suite.variants, targets_per_variant, groups_per_variant)
             ))
             for variant, targets, groups in zip(self.suite.variants, targets_per_variant, groups_per_variant):
-                self._load(variant, targets)
+                unloaded = self._load(variant, targets)
                 for group in groups:
-                    self._measure_step(group)
+                    self._measure_step(group, unloaded)
                 self._close_workers()
-            status = "complete"
+            if self.store.measured(self.run_id):
+                status = "complete"
+            else:
+                message = "nothing was measured: every cell failed or is unsupported (accessbench show " \
+                          f"{self.run_id} lists why)"
         except KeyboardInterrupt:
             status, message = "interrupted", "interrupted by the user"
             raise
@@ -188,42 +180,91 @@ class Runner:
             message = str(e)
             raise InputError(message) from None
         except Exception as e:
-            message = f"{type(e).__name__}: {e}"
+            message = str(e) if isinstance(e, Fault) else f"{type(e).__name__}: {e}"
             raise
         finally:
-            with _no_interrupts():
-                self.progress.end()
-                self._close_workers()
-                for proxy in self.proxies.values():
-                    proxy.stop()
-                for link in self.links.values():
-                    link.stop()
-                for pooler in self.poolers.values():
-                    pooler.stop()
-                for target in reversed(started):
-                    try:
-                        target.stop()
-                    except Exception as e:  # keep stopping the others
-                        self.progress.note(f"stopping {target.name}: {e}")
+            self.progress.end()
+            if status != "complete":  # stop what the servers still run for us before the workers go
+                self._cancel_everything()
+            cleanup.push(lambda: self._worker_pids(), self._close_workers)
+            self.left_behind = cleanup.run()
+            if self.left_behind:
+                message = f"{message + '; ' if message else ''}left behind: {'; '.join(self.left_behind)}"
+            try:
                 self.store.end_run(self.run_id, status, message)
-                shutil.rmtree(self.workdir, ignore_errors=True)
+            except Fault:
+                pass  # the store cannot be written: the caller says so
         return self.run_id
 
-    def _load(self, variant, targets: list[Target]) -> None:
-        for target in targets:
-            target.create(variant.tables)
-            for table in variant.tables:
-                self.progress.advance(f"loading {table.name} ({table.rows:,} rows) into {target.name}")
-                target.load(table, table_rows(table, self.suite.seed))
-            for sql in self.suite.setup.get(target.dbms, []):  # e.g. a server-side loop to call
-                target.execute(sql)
+    def _start_targets(self, cleanup: Cleanup) -> None:
+        """Each target started (its stop pushed first: stop is safe after a failed start), bounded
+        by --timeout on the runner's own connection, its paths started and its description stored."""
+        confine = not self.suite.source.startswith("builtin:") and not self.options.unconfined_sql
+        for target in self.targets:
+            self.progress.note(f"starting {target.name}")
+            target.server_settings = self.suite.server.get(target.dbms, {})
+            target.run_id, target.confine = self.run_id, confine and not target.managed
+            if target.server_settings and not target.managed:  # never reconfigure a server we do not own
+                self.progress.note(f"{target.name}: the suite's [server.{target.dbms}] settings apply to managed "
+                                   "servers only; this one is measured as it is (its settings are recorded)")
+            cleanup.push(target.holds, target.stop)
+            target.start(self.workdir)
+            target.bound(self.options.timeout)
+            description = target.describe()
+            proxied = [p for p in paths_of(target, self.paths) if parse_path(p).proxied]
+            if proxied:
+                cleanup.push(lambda: "latency proxies", lambda: [p.stop() for p in self.proxies.values()])
+                description["settings"].update(self._start_proxies(target, proxied))
+            netem = [p for p in paths_of(target, self.paths) if parse_path(p).base == "netem"]
+            if netem:
+                cleanup.push(lambda: f"network namespaces {', '.join(l.namespace for l in self.links.values())}",
+                             lambda: [link.stop() for link in self.links.values()])
+                description["settings"].update(self._start_links(target, netem))
+            pooled = [p for p in paths_of(target, self.paths) if parse_path(p).base == "pooler"]
+            if pooled:
+                cleanup.push(lambda: "PgBouncer", lambda: [pooler.stop() for pooler in self.poolers.values()])
+                description["settings"].update(self._start_poolers(target, pooled))
+            self.store.add_target(self.run_id, target, description)
 
-    def _measure_step(self, cells: list[Cell]) -> None:
+    def _alive(self, target: Target) -> None:
+        """A target that can no longer serve stops the run at once: every later cell would fail."""
+        why = target.alive()
+        if why:
+            raise Fault(why)
+
+    def _load(self, variant, targets: list[Target]) -> dict[str, str]:
+        """Tables created and loaded, then the suite's setup SQL, per target. A failure there
+        fails this variant on that target (its cells say why), not the run."""
+        unloaded: dict[str, str] = {}
+        for target in targets:
+            what = "creating the tables"
+            try:
+                target.create(variant.tables)
+                for table in variant.tables:
+                    self.progress.advance(f"loading {table.name} ({table.rows:,} rows) into {target.name}")
+                    what = f"loading {table.name}"
+                    target.load(table, table_rows(table, self.suite.seed))
+                for sql in self.suite.setup.get(target.dbms, []):  # e.g. a server-side loop to call
+                    what = f"setup `{sql}`"
+                    target.execute(sql)
+            except (KeyboardInterrupt, Fault):
+                raise
+            except Exception as e:
+                self._alive(target)
+                unloaded[target.name] = f"{what} failed: {first_line(e)}"
+                self.progress.note(f"ERROR {target.name}{f' [{variant.label}]' if variant.label else ''}: "
+                                   f"{unloaded[target.name]}")
+        return unloaded
+
+    def _measure_step(self, cells: list[Cell], unloaded: dict[str, str]) -> None:
         o = self.options
         states = {cell: CellState(self.store.add_cell(self.run_id, cell), planned=o.warmup + o.trials)
                   for cell in cells}
         for cell in cells:
             self.progress.advance(f"{cell.label} · verify")
+            if cell.target in unloaded:
+                self._fail(cell, states[cell], CellFailed("error", unloaded[cell.target]), quiet=True)
+                continue
             self._verify(cell, states[cell])
         self._compare(cells, states)
         for state in states.values():
@@ -339,8 +380,16 @@ class Runner:
         def ask(i: int) -> dict:
             return self._request(cell, workers[i], keys[i], self._load_message(cell, clients, processes, start_at, i))
 
-        with ThreadPoolExecutor(max_workers=processes) as pool:
+        pool = ThreadPoolExecutor(max_workers=processes)
+        try:
             answers, server_ns, wire = self._around(cell, pids, lambda: list(pool.map(ask, range(processes))))
+        except BaseException:  # Ctrl-C, or a client failed: the others must not run on for the trial's length
+            self._cancel(cell, keys)
+            for worker in workers:
+                worker.kill()
+            raise
+        finally:
+            pool.shutdown(wait=True)
         answer = merge_answers(answers)
         answer["processes"] = processes
         self._record(state, phase, seq, started_at, answer, None, server_ns, wire)
@@ -349,16 +398,27 @@ class Runner:
                 self.server_pids.setdefault(key, set()).update(a.get("server_pids") or [])
 
     def _reset(self, cell: Cell) -> None:
-        target = self.by_name[cell.target]
         for sql in cell.step.reset:
-            target.execute(sql)
+            self._own(cell, "reset", sql, lambda t, q=sql: t.execute(q))
+
+    def _own(self, cell: Cell, what: str, sql: str, do):
+        """A statement of the suite's on the runner's own connection (reset, check): bounded by
+        --timeout; a failure fails the cell with the statement and the error."""
+        target = self.by_name[cell.target]
+        try:
+            return do(target)
+        except (KeyboardInterrupt, Fault):
+            raise
+        except Exception as e:
+            self._alive(target)
+            raise CellFailed("timeout" if _timed_out(e) else "error", f"{what} `{sql}`: {first_line(e)}") from None
 
     def _ask(self, cell: Cell, message: dict) -> dict:
         return self._request(cell, self._worker(cell), cell.worker_key, message)
 
     def _request(self, cell: Cell, worker: WorkerProcess, key: tuple, message: dict) -> dict:
         try:
-            answer = worker.request(message, self.options.timeout)
+            answer = worker.request(message, self.options.timeout, before_kill=lambda: self._cancel(cell, [key]))
         except WorkerFailed as e:
             self.workers.pop(key, None)
             raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
@@ -386,7 +446,11 @@ class Runner:
         check = None
         if cell.step.check:
             checksum = Checksum()
-            checksum.add_rows(self.by_name[cell.target].query(cell.step.check))
+            try:
+                checksum.add_rows(self._own(cell, "check", cell.step.check, lambda t: t.query(cell.step.check)))
+            except CellFailed as e:
+                self._fail(cell, state, e)
+                return
             check = f"{checksum.hexdigest()}/{checksum.rows}"
         state.status, state.key = "ok", (answer["rows"], answer.get("checksum"), check)
         self.store.update_cell(
@@ -459,11 +523,37 @@ class Runner:
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
 
-    def _fail(self, cell: Cell, state: CellState, error: CellFailed) -> None:
+    def _fail(self, cell: Cell, state: CellState, error: CellFailed, quiet: bool = False) -> None:
         state.status, state.message = error.status, error.message
         self.store.update_cell(state.id, status=error.status, message=error.message)
-        if error.status != "unsupported":
+        if error.status in ("error", "timeout"):
+            self._alive(self.by_name[cell.target])
+        if error.status != "unsupported" and not quiet:
             self.progress.note(f"{error.status.upper()} {cell.label}: {error.message}")
+
+    def _cancel(self, cell: Cell, keys: list[tuple]) -> None:
+        """A worker that will be killed: first cancel what its sessions execute on the server."""
+        pids = set().union(*(self.server_pids.get(k, set()) for k in keys))
+        try:
+            self.by_name[cell.target].cancel(pids)
+        except Exception as e:  # the kill goes ahead; say what may still run
+            self.progress.note(f"could not cancel {cell.label}'s statement on the server: {first_line(e)}")
+
+    def _cancel_everything(self) -> None:
+        """On the way out of a stopped run: cancel the statements of every worker still there."""
+        for target in self.targets:
+            keys = [k for k in self.workers if k[1] == target.name]
+            if keys:
+                try:
+                    target.cancel(set().union(*(self.server_pids.get(k, set()) for k in keys)))
+                except Exception:
+                    pass
+            for key in keys:
+                self.workers[key].kill()
+
+    def _worker_pids(self) -> str | None:
+        alive = [str(w.proc.pid) for w in self.workers.values() if w.alive]
+        return f"worker processes {', '.join(alive)}" if alive else None
 
     # workers
     @staticmethod

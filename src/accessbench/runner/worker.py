@@ -61,8 +61,10 @@ class WorkerProcess:
             self.lines.put(line)
         self.lines.put(None)
 
-    def request(self, message: dict, timeout: float) -> dict:
-        """Send one message and return the worker's answer (``ok`` true or false)."""
+    def request(self, message: dict, timeout: float, before_kill=None) -> dict:
+        """Send one message and return the worker's answer (``ok`` true or false). With no
+        answer in time the worker is killed — after ``before_kill()`` (which cancels what it
+        started on the server)."""
         try:
             self.proc.stdin.write(json.dumps(message) + "\n")
             self.proc.stdin.flush()
@@ -71,8 +73,11 @@ class WorkerProcess:
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
+            if before_kill is not None:
+                before_kill()
             self.kill()
-            raise WorkerFailed("timeout", f"no answer within {timeout:g} s; worker killed") from None
+            cancelled = "its statement cancelled on the server, " if before_kill is not None else ""
+            raise WorkerFailed("timeout", f"no answer within {timeout:g} s; {cancelled}worker killed") from None
         if line is None:
             self.proc.wait()
             raise WorkerFailed("internal", f"worker exited (status {self.proc.returncode}) without answering")

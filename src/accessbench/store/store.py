@@ -3,6 +3,7 @@ ends, so a crash or Ctrl-C loses at most the trial in flight."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import zlib
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import Fault, InputError
 from ..protocol.histogram import Histogram
 from .migrations import MIGRATIONS
 
@@ -49,6 +50,20 @@ class StoredRun:
         return np.concatenate([np.frombuffer(zlib.decompress(b), dtype="<u8") for b in blobs])
 
 
+def _writes(method):
+    """A write the store cannot make (disk full, file gone read-only) stops the run as one line:
+    what was committed before stays."""
+
+    @functools.wraps(method)
+    def write(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise Fault(f"--store {self.path}: cannot write ({e}); every trial stored before is kept") from None
+
+    return write
+
+
 class Store:
     def __init__(self, path: str) -> None:
         self.path = path
@@ -57,14 +72,20 @@ class Store:
         except sqlite3.Error as e:
             raise InputError(f"--store {path}: cannot open ({e})") from None
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        try:
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.Error as e:
+            self.db.close()
+            raise InputError(f"--store {path}: cannot use it ({e})") from None
 
     def _migrate(self) -> None:
         try:
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if not version and self.db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0]:
+                raise sqlite3.DatabaseError("a SQLite database of something else: left as it is")
         except sqlite3.DatabaseError as e:
-            raise InputError(f"--store {self.path}: not an accessbench store ({e})") from None
+            raise InputError(f"--store {self.path}: not an accessbench store, or damaged ({e})") from None
         if version > len(MIGRATIONS):
             raise InputError(f"--store {self.path}: made by a newer accessbench (schema {version})")
         for number in range(version, len(MIGRATIONS)):
@@ -82,6 +103,7 @@ class Store:
         self.close()
 
     # writing: each call is its own transaction
+    @_writes
     def begin_run(self, run_id: str, suite, settings: dict, environment: dict, version: str) -> None:
         with self.db:
             self.db.execute(
@@ -91,6 +113,7 @@ class Store:
                  json.dumps(environment), version),
             )
 
+    @_writes
     def end_run(self, run_id: str, status: str, message: str | None = None) -> None:
         with self.db:
             self.db.execute(
@@ -98,6 +121,7 @@ class Store:
                 (status, _now(), message, run_id),
             )
 
+    @_writes
     def add_target(self, run_id: str, target, description: dict) -> None:
         with self.db:
             self.db.execute(
@@ -106,6 +130,7 @@ class Store:
                  json.dumps(description.get("settings", {}))),
             )
 
+    @_writes
     def add_method(self, run_id: str, hello: dict) -> None:
         with self.db:
             self.db.execute(
@@ -115,6 +140,7 @@ class Store:
                  json.dumps(hello.get("capabilities", {}))),
             )
 
+    @_writes
     def add_cell(self, run_id: str, cell) -> int:
         s = cell.step
         with self.db:
@@ -127,11 +153,13 @@ class Store:
             )
         return cur.lastrowid
 
+    @_writes
     def update_cell(self, cell_id: int, **fields: Any) -> None:
         names = ", ".join(f"{k} = ?" for k in fields)
         with self.db:
             self.db.execute(f"UPDATE cells SET {names} WHERE id = ?", (*fields.values(), cell_id))
 
+    @_writes
     def add_trial(self, cell_id: int, phase: str, seq: int, started_at: str, answer: dict,
                   latencies: bytes | None, server_ns: int | None = None, wire: dict | None = None) -> None:
         """A trial as it ends. Plain trials keep every latency; loaded ones their histogram."""
@@ -152,6 +180,11 @@ class Store:
             )
 
     # reading
+    def measured(self, run_id: str) -> int:
+        """How many timed trials the run has stored."""
+        return self.db.execute("SELECT count(*) FROM trials t JOIN cells c ON c.id = t.cell_id"
+                               " WHERE c.run_id = ? AND t.phase = 'trial'", (run_id,)).fetchone()[0]
+
     def runs(self, limit: int = 50) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT r.*, (SELECT group_concat(target, ', ') FROM run_targets t WHERE t.run_id = r.id) AS targets,"

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
+import secrets
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..suite.model import Table
@@ -11,6 +15,42 @@ from ..suite.model import Table
 
 class TargetUnavailable(Exception):
     """This target cannot be used on this machine; the message says why in one line."""
+
+
+# What accessbench creates on a server it does not own (a schema or role on PostgreSQL, a
+# database or user on MariaDB) is named ``accessbench_<run id>_<4 hex>`` — a name no user
+# object already has (creating it fails otherwise) — and marked by a comment naming the run.
+# It drops only objects whose name *and* mark say they are a run's own.
+OWNED_NAME = re.compile(r"^accessbench_\d{8}_\d{6}_[0-9a-f]{4}_[0-9a-f]{4}$")
+MARK = "accessbench run "
+
+
+def owned_name(run_id: str) -> str:
+    """A new name for the objects one start of a run creates on an external server (the random
+    tail keeps a resumed run's objects apart from anything an earlier attempt left)."""
+    name = f"accessbench_{run_id.replace('-', '_')}_{secrets.token_hex(2)}"
+    assert OWNED_NAME.match(name), name
+    return name
+
+
+def mark(run_id: str) -> str:
+    """The comment that marks an object as a run's own."""
+    started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{MARK}{run_id}, created {started}; dropped when the run ends, or by `accessbench clean`"
+
+
+def is_marked(name: str, comment: str | None) -> bool:
+    return bool(OWNED_NAME.match(name or "")) and (comment or "").startswith(MARK)
+
+
+@dataclass
+class Leftover:
+    """An object an earlier run created on an external server and did not drop."""
+
+    kind: str        # schema, role, database, user
+    name: str
+    mark: str        # its comment: which run, when
+    in_use: bool     # a run still holds it (its lock is taken): never removed
 
 
 class Target(ABC):
@@ -21,6 +61,13 @@ class Target(ABC):
     local_server = False    # a server process on this machine whose CPU the runner can read
     serves_by_thread = False  # its server_pids are OS thread ids of one server process (MariaDB)
     server_settings: dict[str, Any] = {}  # the suite's [server.DBMS]: a managed server starts with them
+    run_id = "manual"       # set by the runner before start: names and marks what an external run creates
+    # External servers: the suite's SQL must stay inside the run's own schema or database.
+    # Where the connecting user may create roles (users), it runs as one made for the run
+    # with rights there only; ``confine`` (a user's suite without --unconfined-sql) makes that
+    # a condition of starting at all.
+    confine = False
+    confined = True         # the suite's SQL reaches only what the run owns (managed: the whole server)
 
     @abstractmethod
     def start(self, workdir: str) -> None:
@@ -30,6 +77,32 @@ class Target(ABC):
     def stop(self) -> None:
         """Undo ``start``: drop accessbench's own objects, stop what was started. Safe to
         call twice and after a failed start."""
+
+    def alive(self) -> str | None:
+        """None while the target can serve; else why not, in one line (a server that died)."""
+        return None
+
+    def bound(self, seconds: float) -> None:
+        """Bound every statement on the runner's own connection (reset, check, setup) by
+        ``seconds``, as workers are bounded by --timeout."""
+
+    def cancel(self, pids: set[int]) -> None:
+        """Cancel the statements the run's own sessions are executing: those whose server
+        pids (thread ids on MariaDB) are given, or — where every session but the runner's is
+        provably the run's own — every active one. Called when a worker times out, before it
+        is killed, so that nothing it started keeps running on the server."""
+
+    def holds(self) -> str | None:
+        """What ``stop`` removes, in one line naming where it is — what stays behind if the
+        user stops the clean-up (None: nothing outside the run's work directory)."""
+        return None
+
+    def leftovers(self) -> list[Leftover]:
+        """Objects earlier runs created here and did not drop (external servers)."""
+        return []
+
+    def remove(self, leftover: Leftover) -> None:
+        """Drop one leftover, after checking again that its name and mark are a run's."""
 
     @abstractmethod
     def endpoint(self, path: str) -> dict[str, Any]:

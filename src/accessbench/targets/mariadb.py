@@ -15,11 +15,12 @@ import shutil
 import subprocess
 import time
 from typing import Any, Iterable
-from urllib.parse import unquote, urlsplit, urlunsplit
-
+from ..errors import InputError, first_line
 from ..protocol import sqltext
 from ..suite.model import Table
-from .base import Target, TargetUnavailable, column_ddl, index_ddl, server_can_enter
+from . import url as urls
+from .base import (MARK, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark, owned_name,
+                   server_can_enter)
 from .postgresql import free_port
 
 DATABASE = "accessbench"
@@ -71,6 +72,8 @@ class MariaDBTarget(Target):
     paths = ("unix", "tcp")
     serves_by_thread = True  # one thread per connection; workers report its OS thread id (TID)
 
+    database = DATABASE
+
     def __init__(self) -> None:
         self.admin = None
         self.workdir: str | None = None
@@ -86,22 +89,39 @@ class MariaDBTarget(Target):
                                client_flag=CLIENT.FOUND_ROWS)
 
     def _open_admin(self, **kwargs) -> None:
-        self.admin = self._connect(**kwargs)
-        with self.admin.cursor() as cur:
-            cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
-            cur.execute(f"USE {DATABASE}")
+        self.admin = self._connect(**kwargs, database=self.database)
 
-    def _close_admin(self, drop_database: bool) -> None:
+    def _close_admin(self) -> None:
         if self.admin is None:
             return
         try:
-            if drop_database:
-                with self.admin.cursor() as cur:
-                    cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
             self.admin.close()
-        except Exception:  # a server already gone: nothing left to drop
+        except Exception:  # a server already gone
             pass
         self.admin = None
+
+    def bound(self, seconds: float) -> None:
+        self.execute(f"SET SESSION max_statement_time = {seconds:.3f}")
+
+    def _cancel_on(self, conn, tids: set[int], user: str | None) -> None:
+        """KILL QUERY the run's statements still executing: those served by the given threads,
+        or with ``user`` named, every one of that user's; then the connections of any that a
+        second later still run."""
+        own = f"ID <> CONNECTION_ID() AND COMMAND = 'Query' AND (TID IN ({', '.join(map(str, tids)) or 'NULL'})"
+        own += " OR USER = %s)" if user else ")"
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT ID FROM information_schema.PROCESSLIST WHERE {own}", (user,) if user else ())
+            ids = [r[0] for r in cur.fetchall()]
+            for query_id in ids:
+                cur.execute(f"KILL QUERY {int(query_id)}")
+            deadline = time.monotonic() + 2
+            while ids and time.monotonic() < deadline:
+                time.sleep(0.05)
+                cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND ID IN "
+                            f"({', '.join(map(str, ids))})")
+                ids = [r[0] for r in cur.fetchall()]
+            for query_id in ids:
+                cur.execute(f"KILL CONNECTION {int(query_id)}")
 
     def describe(self) -> dict[str, Any]:
         names = list(dict.fromkeys([*_SETTINGS, *self.server_settings]))  # and whatever the suite set
@@ -236,7 +256,20 @@ class ManagedMariaDB(MariaDBTarget):
                 cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'")
             cur.execute(f"GRANT RELOAD, PROCESS ON *.* TO '{USER}'@'localhost'")
         root.close()
-        self._open_admin(unix_socket=self.socket, user=USER, password=self.password, database=DATABASE)
+        self._open_admin(unix_socket=self.socket, user=USER, password=self.password)
+
+    def holds(self) -> str | None:
+        if self.process is None:
+            return None
+        return f"the managed MariaDB server (pid {self.process.pid}), its files in {self.base}"
+
+    def alive(self) -> str | None:
+        if self.process is not None and self.process.poll() is not None:
+            return f"the managed MariaDB server stopped (mariadbd exited with status {self.process.returncode})"
+        return None
+
+    def cancel(self, pids: set[int]) -> None:
+        self._cancel_on(self.admin, pids, USER)  # the whole server is the run's; one cell runs at a time
 
     def _wait_ready(self, user: str):
         """Poll until the server lets its administrator in by the socket; that connection."""
@@ -258,11 +291,11 @@ class ManagedMariaDB(MariaDBTarget):
         raise TargetUnavailable(f"mariadbd did not accept connections within {START_TIMEOUT_S} s")
 
     def stop(self) -> None:
-        self._close_admin(drop_database=False)  # the whole data directory goes
+        self._close_admin()  # the whole data directory goes
         if self.process is not None:
             self.process.terminate()  # SIGTERM: a clean shutdown
             try:
-                self.process.wait(timeout=60)
+                self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -285,36 +318,194 @@ class ManagedMariaDB(MariaDBTarget):
 
 class ExternalMariaDB(MariaDBTarget):
     """A server the user runs (``mariadb://user:password@host:port/`` or ``mysql://…``, or
-    ``?socket=/path``): only the ``accessbench`` database is created and dropped."""
+    ``?socket=/path``). accessbench creates a database of its own for the run (named and marked
+    by its comment) and — where the connecting user may create users — a user for the run with
+    rights on that database only: workers and the suite's SQL log in as it. At the end it drops
+    only what it created, after checking the name and mark."""
 
     managed = False
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        parts = urlsplit(url)
-        self.name = urlunsplit((parts.scheme, (f"{unquote(parts.username)}@" if parts.username else "")
-                                + (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), "/", "", ""))
-        query = dict(q.split("=", 1) for q in parts.query.split("&") if "=" in q)
-        self.info = {"user": unquote(parts.username or "root"),
-                     "password": unquote(parts.password) if parts.password else os.environ.get("MYSQL_PWD", ""),
-                     "host": parts.hostname or "localhost", "port": parts.port or 3306}
+        self.url = urls.parse(url, ("mariadb", "mysql"))
+        self.name = self.url.name
+        query = self.url.query
+        unknown = sorted(set(query) - {"socket"})
+        if unknown:
+            raise InputError(f"--target {self.url.shown}: unknown URL parameter {unknown[0]!r} (only socket=PATH)")
+        self.info = {"user": self.url.user or "root",
+                     "password": self.url.password if self.url.password is not None else os.environ.get("MYSQL_PWD", ""),
+                     "host": self.url.host or "localhost", "port": self.url.port or 3306}
         if query.get("socket"):
             self.info["unix_socket"] = query["socket"]
         self.paths = ("unix",) if "unix_socket" in self.info else ("tcp",)
+        self.owner = None           # the user's own login: creates and drops the run's objects
+        self.user: str | None = None  # the run's user, where one could be made
+        self.user_password: str | None = None
+        self.database = ""
+
+    def _login(self, **override):
+        try:
+            return self._connect(**{**self.info, **override}, connect_timeout=10)
+        except Exception as e:
+            raise TargetUnavailable(f"cannot connect to {self.name}: {self.url.redact(first_line(e))}") from None
 
     def start(self, workdir: str) -> None:
+        import pymysql
+
         self.workdir = workdir
+        self.owner = self._login()
+        name = owned_name(self.run_id)
+        with self.owner.cursor() as cur:
+            cur.execute("SET SESSION lock_wait_timeout = 10")
+            # Held while the run lives: `accessbench clean` leaves a live run's objects alone.
+            cur.execute("SELECT GET_LOCK(%s, 0)", (name,))
+            try:
+                cur.execute(f"CREATE DATABASE `{name}` COMMENT %s", (mark(self.run_id),))
+            except pymysql.Error as e:
+                raise TargetUnavailable(f"{self.name}: cannot create the run's own database: {first_line(e)}") from None
+        self.database = name
         try:
+            self._make_user()
+        except pymysql.Error as e:
+            if self.confine:
+                raise TargetUnavailable(
+                    f"{self.name}: the run's own user could not be made ({first_line(e)}), so this suite's SQL cannot "
+                    "be confined to the run's database; connect as a user with CREATE USER and GRANT OPTION, run a "
+                    "built-in suite, or pass --unconfined-sql") from None
+        self.confined = self.user is not None
+        if self.user is None:
             self._open_admin(**self.info)
+
+    def _make_user(self) -> None:
+        """The run's user, at localhost (the socket) and at any host (TCP), with every right on the
+        run's database and none elsewhere; its password is given as a hash, so that no password
+        reaches a server log."""
+        import hashlib
+
+        import pymysql
+
+        password = secrets.token_urlsafe(18)
+        digest = "*" + hashlib.sha1(hashlib.sha1(password.encode()).digest()).hexdigest().upper()
+        name, made = self.database, []
+        try:
+            with self.owner.cursor() as cur:
+                for host in ("localhost", "%"):
+                    cur.execute(f"CREATE USER '{name}'@'{host}' IDENTIFIED BY PASSWORD %s", (digest,))
+                    made.append(host)
+                    cur.execute(f"GRANT ALL ON `{name}`.* TO '{name}'@'{host}'")
+            self.user, self.user_password = name, password
+            self._open_admin(**{**self.info, "user": name, "password": password})
+        except pymysql.Error:
+            with self.owner.cursor() as cur:
+                for host in made:
+                    cur.execute(f"DROP USER IF EXISTS '{name}'@'{host}'")
+            self.user = self.user_password = None
+            raise
+
+    def holds(self) -> str | None:
+        if not self.database:
+            return None
+        return (f"database {self.database}{f' and user {self.user}' if self.user else ''} on {self.name} "
+                f"(accessbench clean --target {self.name})")
+
+    def cancel(self, pids: set[int]) -> None:
+        if self.admin is not None:  # as the run's own user, every other session of it is the run's
+            self._cancel_on(self.admin, pids, self.user)
+
+    def alive(self) -> str | None:
+        try:
+            self.owner.ping(reconnect=False)
+            return None
         except Exception as e:
-            raise TargetUnavailable(f"cannot connect to {self.name}: {str(e).strip().splitlines()[0]}") from None
+            return f"lost the connection to {self.name}: {first_line(e)}"
 
     def stop(self) -> None:
-        self._close_admin(drop_database=True)
+        try:
+            if self.user and self.admin is not None:  # the run's sessions first: none may hold a lock
+                self._cancel_on(self.admin, set(), self.user)
+                with self.admin.cursor() as cur:
+                    cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = %s AND ID <> CONNECTION_ID()",
+                                (self.user,))
+                    for (session,) in cur.fetchall():
+                        cur.execute(f"KILL CONNECTION {int(session)}")
+        except Exception:
+            pass
+        self._close_admin()
+        if self.owner is None:
+            return
+        try:
+            if self.database:
+                self._drop(self.database, self.user)
+        finally:
+            try:
+                self.owner.close()  # also releases the run's lock
+            except Exception:
+                pass
+            self.owner = None
+
+    def _drop(self, name: str, user: str | None) -> None:
+        import pymysql
+
+        try:
+            with self.owner.cursor() as cur:
+                cur.execute("SET SESSION max_statement_time = 60")
+                cur.execute("SELECT SCHEMA_COMMENT FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (name,))
+                row = cur.fetchone()
+                if row is not None and not is_marked(name, row[0]):
+                    raise TargetUnavailable(f"{self.name}: database {name} does not carry accessbench's mark; left as it is")
+                if user and is_marked(user, MARK):  # the user is named as the database it may use, and nothing else
+                    for host in ("localhost", "%"):
+                        cur.execute(f"DROP USER IF EXISTS '{user}'@'{host}'")
+                if row is not None:
+                    cur.execute(f"DROP DATABASE `{name}`")
+        except pymysql.Error as e:
+            raise TargetUnavailable(f"{self.name}: left database {name}: {first_line(e)}; remove it later with "
+                                    f"`accessbench clean --target {self.name}`") from None
+
+    def leftovers(self) -> list[Leftover]:
+        import pymysql
+
+        self.owner = self.owner or self._login()
+        found = []
+        with self.owner.cursor() as cur:
+            cur.execute("SELECT 'database', SCHEMA_NAME, SCHEMA_COMMENT FROM information_schema.SCHEMATA"
+                        " WHERE SCHEMA_NAME LIKE 'accessbench\\_%'")
+            rows = list(cur.fetchall())
+            try:  # users have no comment: the run's carry its database's name, which has the form of the run's
+                cur.execute("SELECT DISTINCT User FROM mysql.user WHERE User LIKE 'accessbench\\_%'")
+                rows += [("user", u, f"{MARK}user for database {u}") for (u,) in cur.fetchall()]
+            except pymysql.Error:
+                pass  # no right to read mysql.user: the users go with their database's removal
+            for kind, name, comment in rows:
+                if not is_marked(name, comment):
+                    continue
+                cur.execute("SELECT IS_USED_LOCK(%s)", (name,))
+                found.append(Leftover(kind, name, comment, in_use=cur.fetchone()[0] is not None))
+        return found
+
+    def remove(self, leftover: Leftover) -> None:
+        self.owner = self.owner or self._login()
+        with self.owner.cursor() as cur:
+            cur.execute("SELECT GET_LOCK(%s, 0)", (leftover.name,))
+            if not cur.fetchone()[0]:
+                raise TargetUnavailable(f"{leftover.name} is in use by a running run; left as it is")
+            try:
+                self._drop(leftover.name, leftover.name)
+            finally:
+                cur.execute("SELECT RELEASE_LOCK(%s)", (leftover.name,))
 
     def endpoint(self, path: str) -> dict[str, Any]:
-        endpoint = {"dbms": "mariadb", "host": self.info["host"], "port": self.info["port"], "database": DATABASE,
-                    "user": self.info["user"], "password": self.info["password"]}
+        endpoint = {"dbms": "mariadb", "host": self.info["host"], "port": self.info["port"], "database": self.database,
+                    "user": self.user or self.info["user"], "password": self.user_password or self.info["password"]}
         if "unix_socket" in self.info:
             endpoint["socket"] = self.info["unix_socket"]
         return endpoint
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info["settings"]["accessbench's objects"] = (
+            f"database {self.database}" + (f", used as user {self.user} (the suite's SQL and the workers log in as it)"
+                                           if self.user else " (as the connecting user: no user could be made)"))
+        return info
+

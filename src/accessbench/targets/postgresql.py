@@ -13,14 +13,18 @@ import secrets
 import shutil
 import socket
 import subprocess
+import time
 from typing import Any, Iterable
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from psycopg.sql import SQL, Identifier, Literal
 
+from ..errors import first_line
 from ..protocol import sqltext
 from ..suite.model import Table
-from .base import Target, TargetUnavailable, column_ddl, index_ddl, server_can_enter
+from . import url as urls
+from .base import (Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark, owned_name,
+                   server_can_enter)
 
 SCHEMA = "accessbench"
 DATABASE = "accessbench"
@@ -62,6 +66,7 @@ def free_port() -> int:
 class PostgresTarget(Target):
     dbms = "postgresql"
     paths = ("unix", "tcp")
+    schema = SCHEMA
 
     def __init__(self) -> None:
         self.admin: psycopg.Connection | None = None
@@ -69,16 +74,31 @@ class PostgresTarget(Target):
     # the runner's own connection: schema, data, reset, check
     def _open_admin(self, **kwargs) -> None:
         self.admin = psycopg.connect(**kwargs, autocommit=True)
-        self.admin.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-        self.admin.execute(f"SET search_path TO {SCHEMA}")
+        self.admin.execute(SQL("SET search_path TO {}").format(Identifier(self.schema)))
 
-    def _close_admin(self, drop_schema: bool) -> None:
-        if self.admin is None:
-            return
-        if drop_schema and not self.admin.closed:
-            self.admin.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-        self.admin.close()
-        self.admin = None
+    def _close_admin(self) -> None:
+        if self.admin is not None:
+            self.admin.close()
+            self.admin = None
+
+    def bound(self, seconds: float) -> None:
+        self.admin.execute(SQL("SET statement_timeout = {}").format(Literal(f"{round(seconds * 1000)}ms")))
+
+    def _cancel_on(self, conn: psycopg.Connection, pids: set[int], users: list[str] | None) -> None:
+        """pg_cancel_backend on the run's sessions still executing: the given pids (on this
+        database, as one of ``users``), or with ``users`` named, every active one of theirs."""
+        own = conn.info.backend_pid
+        rows = conn.execute(
+            "SELECT pid, pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> %s AND state = 'active' AND (pid = ANY(%s) OR usename = ANY(%s))",
+            [own, sorted(pids), users or []]).fetchall()
+        deadline = time.monotonic() + 2  # a cancelled statement ends at its next check for interrupts
+        while rows and time.monotonic() < deadline:
+            time.sleep(0.05)
+            rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE pid = ANY(%s) AND state = 'active'",
+                                [[r[0] for r in rows]]).fetchall()
+        if rows:  # still busy: end the sessions themselves
+            conn.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [[r[0] for r in rows]])
 
     def describe(self) -> dict[str, Any]:
         names = dict.fromkeys([*_SETTINGS, *self.server_settings])  # and whatever the suite set
@@ -86,20 +106,22 @@ class PostgresTarget(Target):
         return {"server_version": settings.pop("server_version"), "settings": settings}
 
     def create(self, tables: list[Table]) -> None:
+        schema = Identifier(self.schema).as_string(self.admin)
         for table in tables:
-            self.admin.execute(f"DROP TABLE IF EXISTS {SCHEMA}.{table.name}")
-            self.admin.execute(column_ddl(table, _pg_type).replace("CREATE TABLE ", f"CREATE TABLE {SCHEMA}.", 1))
+            self.admin.execute(f"DROP TABLE IF EXISTS {schema}.{table.name}")  # an earlier variant's
+            self.admin.execute(column_ddl(table, _pg_type).replace("CREATE TABLE ", f"CREATE TABLE {schema}.", 1))
             for ddl in index_ddl(table):
-                self.admin.execute(ddl.replace(" ON ", f" ON {SCHEMA}.", 1))
+                self.admin.execute(ddl.replace(" ON ", f" ON {schema}.", 1))
 
     def load(self, table: Table, rows: Iterable[tuple]) -> None:
         names = ", ".join(c.name for c in table.columns)
+        schema = Identifier(self.schema).as_string(self.admin)
         with self.admin.cursor() as cur:
-            with cur.copy(f"COPY {SCHEMA}.{table.name} ({names}) FROM STDIN") as copy:
+            with cur.copy(f"COPY {schema}.{table.name} ({names}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
         # Fresh statistics and a visibility map, as a settled production table has.
-        self.admin.execute(f"VACUUM ANALYZE {SCHEMA}.{table.name}")
+        self.admin.execute(f"VACUUM ANALYZE {schema}.{table.name}")
 
     def execute(self, sql: str) -> None:
         self.admin.execute(sql)
@@ -186,7 +208,30 @@ class ManagedPostgres(PostgresTarget):
         self.started = True
         with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname="postgres", autocommit=True) as c:
             c.execute(f"CREATE DATABASE {DATABASE}")
+        with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE, autocommit=True) as c:
+            c.execute(f"CREATE SCHEMA {SCHEMA}")
         self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
+
+    def holds(self) -> str | None:
+        if not self.started:
+            return None
+        return f"the managed PostgreSQL server (pg_ctl -D {self.datadir} stop), its files in {os.path.dirname(self.datadir)}"
+
+    def alive(self) -> str | None:
+        """The postmaster of this cluster still runs (its pid file names it)."""
+        if not self.started:
+            return None
+        try:
+            with open(os.path.join(self.datadir, "postmaster.pid")) as f:
+                os.kill(int(f.readline()), 0)
+            return None
+        except (OSError, ValueError):
+            return f"the managed PostgreSQL server stopped (no postmaster for {self.datadir})"
+
+    def cancel(self, pids: set[int]) -> None:
+        # the whole cluster is the run's, and one cell runs at a time: every active session
+        # but the runner's own is the timed-out cell's
+        self._cancel_on(self.admin, pids, [USER])
 
     def listen_on(self, address: str, network: str) -> None:
         """Also accept connections on ``address`` (a netem link's host end) from ``network``,
@@ -195,7 +240,7 @@ class ManagedPostgres(PostgresTarget):
         self.admin.execute(f"ALTER SYSTEM SET listen_addresses = '{','.join(self.addresses)}'")
         with open(os.path.join(self.datadir, "pg_hba.conf"), "a") as hba:
             hba.write(f"host all all {network} scram-sha-256\n")
-        self._close_admin(drop_schema=False)
+        self._close_admin()
         # -l as at start: the new postmaster must not inherit (and hold open) our pipes
         self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", os.path.join(os.path.dirname(self.datadir), "server.log"),
                    "-m", "fast", "-w", "restart"], "restarting PostgreSQL")
@@ -209,13 +254,14 @@ class ManagedPostgres(PostgresTarget):
 
     def stop(self) -> None:
         try:
-            self._close_admin(drop_schema=False)  # the whole cluster goes
+            self._close_admin()  # the whole cluster goes
         except psycopg.Error:
             pass
         if self.started:
             self.started = False
             try:
-                self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-m", "fast", "-w", "stop"], "stopping PostgreSQL")
+                self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-m", "fast", "-w", "-t", "20", "stop"],
+                          "stopping PostgreSQL")
             except TargetUnavailable:
                 self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-m", "immediate", "-w", "stop"], "stopping PostgreSQL")
         if self.datadir:
@@ -238,38 +284,240 @@ class ManagedPostgres(PostgresTarget):
 
 
 class ExternalPostgres(PostgresTarget):
-    """A server the user runs: only the ``accessbench`` schema is created and dropped."""
+    """A server the user runs. accessbench creates a schema of its own for the run (named and
+    marked as the run's), and — where the connecting user may create roles — a role for the
+    run that owns that schema and nothing else: workers and the suite's SQL log in as that
+    role, so they can change nothing outside the run's schema. At the end it drops only what
+    it created, after checking the name and mark, and only when nothing of the user's depends
+    on it."""
 
     managed = False
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        parts = urlsplit(url)
-        self.url = url
-        netloc = parts.netloc.rsplit("@", 1)
-        user = netloc[0].split(":", 1)[0] + "@" if len(netloc) == 2 else ""
-        self.name = urlunsplit((parts.scheme, user + netloc[-1], parts.path, "", ""))  # no password
-        self.info = psycopg.conninfo.conninfo_to_dict(url)
+        self.url = urls.parse(url, ("postgresql", "postgres"))
+        self.name = self.url.name
+        self.info: dict[str, Any] = {"dbname": self.url.database, "user": self.url.user, "host": self.url.host,
+                                     "port": self.url.port, **self.url.query}
+        if self.url.password is not None:
+            self.info["password"] = self.url.password
         self.info.setdefault("password", os.environ.get("PGPASSWORD"))
         host = self.info.get("host") or "/var/run/postgresql"
         self.paths = ("unix",) if host.startswith("/") else ("tcp",)
+        self.owner: psycopg.Connection | None = None  # the user's own login: creates and drops the run's objects
+        self.role: str | None = None                   # the run's role, where one could be made
+        self.role_password: str | None = None
+        self.schema = ""
+
+    def _connect(self, **override) -> psycopg.Connection:
+        params = {k: v for k, v in {**self.info, **override}.items() if v is not None}
+        try:
+            return psycopg.connect(**params, autocommit=True, connect_timeout=10)
+        except psycopg.Error as e:
+            raise TargetUnavailable(f"cannot connect to {self.name}: {self.url.redact(first_line(e))}") from None
+        except Exception as e:  # a connection string the driver refuses: redacted, never a traceback
+            raise TargetUnavailable(f"{self.name}: {self.url.redact(first_line(e))}") from None
 
     def start(self, workdir: str) -> None:
+        self.owner = self._connect()
+        self.owner.execute("SET lock_timeout = '10s'")
+        may_create_roles = self.owner.execute(
+            "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user").fetchone()[0]
+        if self.confine and not may_create_roles:
+            raise TargetUnavailable(
+                f"{self.name}: user {self.owner.info.user} cannot create roles, so this suite's SQL cannot be confined "
+                "to the run's own schema; connect as a user with CREATEROLE, run a built-in suite, or pass "
+                "--unconfined-sql to let the suite's SQL reach the whole database")
+        self.schema = owned_name(self.run_id)
+        # Held while the run lives: `accessbench clean` leaves a live run's objects alone.
+        self.owner.execute("SELECT pg_advisory_lock(hashtext(%s))", [self.schema])
+        comment = Literal(mark(self.run_id))
+        schema = Identifier(self.schema)
         try:
-            self._open_admin(**{k: v for k, v in self.info.items() if v is not None})
+            with self.owner.transaction():
+                self.owner.execute(SQL("CREATE SCHEMA {}").format(schema))
+                self.owner.execute(SQL("COMMENT ON SCHEMA {} IS {}").format(schema, comment))
         except psycopg.Error as e:
-            raise TargetUnavailable(f"cannot connect to {self.name}: {str(e).strip().splitlines()[0]}") from None
+            self.schema = ""
+            raise TargetUnavailable(f"{self.name}: cannot create the run's own schema: {first_line(e)}") from None
+        if may_create_roles:
+            self._make_role(schema, comment)
+        self.confined = self.role is not None
+        if self.role is None:
+            self._open_admin(**{k: v for k, v in self.info.items() if v is not None})
+
+    def _make_role(self, schema, comment) -> None:
+        """The run's role: it logs in (SCRAM verifier made here, so no password reaches a server
+        log), owns the run's schema, and has no other right than PUBLIC's."""
+        name, password = Identifier(self.schema), secrets.token_urlsafe(18)
+        verifier = self.owner.pgconn.encrypt_password(password.encode(), self.schema.encode(), b"scram-sha-256")
+        with self.owner.transaction():
+            self.owner.execute(SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION "
+                                   "PASSWORD {}").format(name, Literal(verifier.decode())))
+            self.owner.execute(SQL("COMMENT ON ROLE {} IS {}").format(name, comment))
+            self.owner.execute(SQL("GRANT {} TO CURRENT_USER").format(name))  # to hand it the schema, drop it later
+            self.owner.execute(SQL("ALTER SCHEMA {} OWNER TO {}").format(schema, name))
+        self.role, self.role_password = self.schema, password
+        try:
+            self._open_admin(**{**{k: v for k, v in self.info.items() if v is not None},
+                                "user": self.role, "password": password, "connect_timeout": 10})
+        except psycopg.Error as e:  # pg_hba.conf lets only some roles in: no confinement here
+            why = first_line(e)
+            with self.owner.transaction():
+                self.owner.execute(SQL("ALTER SCHEMA {} OWNER TO CURRENT_USER").format(schema))
+                self.owner.execute(SQL("DROP ROLE {}").format(name))
+            self.role = self.role_password = None
+            if self.confine:
+                raise TargetUnavailable(
+                    f"{self.name}: the run's own role cannot log in ({why}), so this suite's SQL cannot be "
+                    "confined to the run's schema; allow it in pg_hba.conf, run a built-in suite, or pass "
+                    "--unconfined-sql") from None
+
+    def holds(self) -> str | None:
+        if not self.schema:
+            return None
+        return (f"schema {self.schema}{f' and role {self.role}' if self.role else ''} on {self.name} "
+                f"(accessbench clean --target {self.name})")
+
+    def cancel(self, pids: set[int]) -> None:
+        if self.owner is None:
+            return
+        # as the run's role every other session of it is the run's; otherwise only the given ones
+        self._cancel_on(self.owner, pids, [self.role] if self.role else None)
+
+    def alive(self) -> str | None:
+        try:
+            self.owner.execute("SELECT 1")
+            return None
+        except psycopg.Error as e:
+            return f"lost the connection to {self.name}: {first_line(e)}"
 
     def stop(self) -> None:
         try:
-            self._close_admin(drop_schema=True)
+            self._close_admin()
         except psycopg.Error:
             pass
+        if self.owner is None or self.owner.closed:
+            return
+        try:
+            if self.schema:
+                self._drop(self.schema, self.role)
+        finally:
+            self.owner.close()  # also releases the run's advisory lock
+            self.owner = None
+
+    def _drop(self, schema: str, role: str | None) -> None:
+        """Drop the run's schema (and role) — after checking their names and marks — inside one
+        transaction that is rolled back if anything outside them would go with them."""
+        conn = self.owner
+        conn.execute("SET statement_timeout = '60s'")
+        if role:  # its sessions first, so that none holds a lock the drop waits for
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role])
+        marked = conn.execute("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
+                              [schema]).fetchone()
+        role_mark = conn.execute("SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s",
+                                 [role]).fetchone() if role else None
+        if marked is not None and not is_marked(schema, marked[0]) or role_mark and not is_marked(role, role_mark[0]):
+            raise TargetUnavailable(f"{self.name}: {schema} does not carry accessbench's mark; left as it is")
+        try:
+            with conn.transaction():
+                before = _foreign_objects(conn, schema, role)
+                if marked is not None:
+                    conn.execute(SQL("DROP SCHEMA {} CASCADE").format(Identifier(schema)))
+                if role_mark is not None:
+                    conn.execute(SQL("DROP OWNED BY {} CASCADE").format(Identifier(role)))
+                    conn.execute(SQL("DROP ROLE {}").format(Identifier(role)))
+                gone = before - _foreign_objects(conn, schema, role)
+                if gone:
+                    raise _WouldDrop(gone)
+        except _WouldDrop as e:
+            raise TargetUnavailable(
+                f"{self.name}: left schema {schema}{f' and role {role}' if role else ''}: objects that are not the "
+                f"run's depend on it ({', '.join(sorted(e.objects)[:5])}); remove them, then `accessbench clean "
+                f"--target {self.name}`") from None
+        except psycopg.Error as e:
+            raise TargetUnavailable(f"{self.name}: left schema {schema}: {first_line(e)}; remove it later with "
+                                    f"`accessbench clean --target {self.name}`") from None
+
+    def leftovers(self) -> list[Leftover]:
+        conn = self.owner or self._connect()
+        self.owner = conn
+        found = []
+        rows = conn.execute(
+            "SELECT 'schema', nspname, obj_description(oid, 'pg_namespace') FROM pg_namespace"
+            " WHERE nspname LIKE 'accessbench\\_%' UNION ALL"
+            " SELECT 'role', rolname, shobj_description(oid, 'pg_authid') FROM pg_roles"
+            " WHERE rolname LIKE 'accessbench\\_%' ORDER BY 2, 1").fetchall()
+        for kind, name, comment in rows:
+            if not is_marked(name, comment):
+                continue
+            free = conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [name]).fetchone()[0]
+            if free:
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [name])
+            found.append(Leftover(kind, name, comment, in_use=not free))
+        return found
+
+    def remove(self, leftover: Leftover) -> None:
+        conn = self.owner or self._connect()
+        self.owner = conn
+        if not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [leftover.name]).fetchone()[0]:
+            raise TargetUnavailable(f"{leftover.name} is in use by a running run; left as it is")
+        try:
+            role = leftover.name if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                                 [leftover.name]).fetchone() else None
+            if role:
+                member = conn.execute("SELECT pg_has_role(%s, 'MEMBER')", [role]).fetchone()[0]
+                if not member:
+                    conn.execute(SQL("GRANT {} TO CURRENT_USER").format(Identifier(role)))
+            self._drop(leftover.name, role)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [leftover.name])
 
     def endpoint(self, path: str) -> dict[str, Any]:
         info = self.admin.info
         return {
             "dbms": "postgresql", "host": info.host, "port": info.port, "database": info.dbname,
-            "user": info.user, "password": self.info.get("password"), "schema": SCHEMA,
-            "sslmode": self.info.get("sslmode", "prefer"),
+            "user": self.role or info.user, "password": self.role_password or self.info.get("password"),
+            "schema": self.schema, "sslmode": self.info.get("sslmode", "prefer"),
         }
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info["settings"]["accessbench's objects"] = (
+            f"schema {self.schema}" + (f", owned by role {self.role} (the suite's SQL and the workers log in as it)"
+                                       if self.role else " (as the connecting user: no role could be made)"))
+        return info
+
+
+class _WouldDrop(Exception):
+    def __init__(self, objects: set[str]) -> None:
+        super().__init__(", ".join(sorted(objects)))
+        self.objects = objects
+
+
+# Every object that is neither in the run's schema nor owned by its role, by identity — what a
+# drop must leave exactly as it was (a user's view on the run's table, say, would go with a
+# CASCADE: the transaction is rolled back instead).
+_FOREIGN = """
+WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = %(schema)s),
+     r AS (SELECT oid FROM pg_roles WHERE rolname = %(role)s),
+     rel AS (SELECT oid FROM pg_class WHERE relnamespace NOT IN (SELECT oid FROM ns)
+                                        AND relowner NOT IN (SELECT oid FROM r))
+SELECT 'pg_class'::regclass, oid FROM rel
+UNION ALL SELECT 'pg_proc'::regclass, oid FROM pg_proc
+  WHERE pronamespace NOT IN (SELECT oid FROM ns) AND proowner NOT IN (SELECT oid FROM r)
+UNION ALL SELECT 'pg_type'::regclass, oid FROM pg_type
+  WHERE typnamespace NOT IN (SELECT oid FROM ns) AND typowner NOT IN (SELECT oid FROM r)
+UNION ALL SELECT 'pg_constraint'::regclass, oid FROM pg_constraint WHERE conrelid IN (SELECT oid FROM rel)
+UNION ALL SELECT 'pg_trigger'::regclass, oid FROM pg_trigger WHERE tgrelid IN (SELECT oid FROM rel)
+UNION ALL SELECT 'pg_attrdef'::regclass, oid FROM pg_attrdef WHERE adrelid IN (SELECT oid FROM rel)
+UNION ALL SELECT 'pg_policy'::regclass, oid FROM pg_policy WHERE polrelid IN (SELECT oid FROM rel)
+UNION ALL SELECT 'pg_rewrite'::regclass, oid FROM pg_rewrite WHERE ev_class IN (SELECT oid FROM rel)
+"""
+
+
+def _foreign_objects(conn: psycopg.Connection, schema: str, role: str | None) -> set[str]:
+    rows = conn.execute(f"SELECT pg_describe_object(c, o, 0) FROM ({_FOREIGN}) AS f(c, o)",
+                        {"schema": schema, "role": role or ""}).fetchall()
+    return {r[0] for r in rows}
+

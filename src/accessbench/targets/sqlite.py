@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from contextlib import contextmanager
 from typing import Any, Iterable
 
 from ..protocol.sqltext import timestamps_as_text
@@ -26,6 +28,21 @@ class SQLiteTarget(Target):
     def __init__(self) -> None:
         self.file: str | None = None
         self.conn: sqlite3.Connection | None = None
+        self.timeout: float | None = None
+        self.deadline = float("inf")  # loading and creating tables are not bounded
+
+    def bound(self, seconds: float) -> None:
+        # SQLite runs in this process: a progress handler interrupts a statement past its time
+        self.timeout = seconds
+        self.conn.set_progress_handler(lambda: int(time.monotonic() > self.deadline), 10_000)
+
+    @contextmanager
+    def _bounded(self):
+        self.deadline = time.monotonic() + (self.timeout or float("inf"))
+        try:
+            yield
+        finally:
+            self.deadline = float("inf")
 
     def start(self, workdir: str) -> None:
         self.file = os.path.join(workdir, "accessbench.sqlite")
@@ -69,15 +86,22 @@ class SQLiteTarget(Target):
         marks = ", ".join("?" * len(table.columns))
         names = ", ".join(c.name for c in table.columns)
         self.conn.execute("BEGIN")
-        self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", map(timestamps_as_text, rows))
+        try:
+            self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", map(timestamps_as_text, rows))
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
         self.conn.execute("COMMIT")
         self.conn.execute(f"ANALYZE {table.name}")
 
     def execute(self, sql: str) -> None:
-        self.conn.execute(sql)
+        with self._bounded():
+            self.conn.execute(sql)
 
     def changes(self, sql: str, params: tuple = ()) -> int:
-        return self.conn.execute(sql, timestamps_as_text(params)).rowcount
+        with self._bounded():
+            return self.conn.execute(sql, timestamps_as_text(params)).rowcount
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return self.conn.execute(sql, timestamps_as_text(params)).fetchall()
+        with self._bounded():
+            return self.conn.execute(sql, timestamps_as_text(params)).fetchall()

@@ -1,0 +1,43 @@
+"""Undoing what a run started, on every way out but SIGKILL.
+
+Each thing the run starts is pushed with a one-line description of where it lives; clean-up
+undoes them newest first, each bounded in time by its own means (worker and server stop
+timeouts, statement and lock timeouts on the server). A Ctrl-C during clean-up stops the
+waiting: what was not undone yet is returned, described, so the user knows what was left where.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+class Cleanup:
+    def __init__(self) -> None:
+        self._steps: list[tuple[Callable[[], str | None], Callable[[], None]]] = []
+
+    def push(self, describe: Callable[[], str | None], undo: Callable[[], None]) -> None:
+        """``undo`` on the way out; ``describe()`` says what stays behind if it cannot run
+        (None: nothing would)."""
+        self._steps.append((describe, undo))
+
+    def run(self) -> list[str]:
+        """Undo everything, newest first; what was left behind, one line each."""
+        left: list[str] = []
+        while self._steps:
+            describe, undo = self._steps.pop()
+            try:
+                undo()
+            except KeyboardInterrupt:  # the user stopped waiting: say what stays, undo nothing more
+                left += [what for what in (_safe(d) for d, _ in [(describe, undo), *reversed(self._steps)]) if what]
+                self._steps.clear()
+            except Exception as e:  # keep undoing the rest
+                what = _safe(describe)
+                left.append(f"{what}: {e}" if what else str(e))
+        return left
+
+
+def _safe(describe: Callable[[], str | None]) -> str | None:
+    try:
+        return describe()
+    except Exception:
+        return None
