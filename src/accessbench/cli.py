@@ -320,7 +320,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                       f"(accessbench show {runner.run_id}; carry on with accessbench run --resume {runner.run_id})",
                       style="yellow")
         for what in getattr(runner, "left_behind", []):
-            console.print(f"left behind: {what}", style="bold yellow", markup=False)
+            console.print(f"left behind: {what}", style="bold yellow", markup=False, soft_wrap=True)
         return 130
     except Fault as e:
         raise Fault(f"run {runner.run_id} stopped: {e}") from None

@@ -183,10 +183,10 @@ class Runner:
             message = str(e) if isinstance(e, Fault) else f"{type(e).__name__}: {e}"
             raise
         finally:
-            self.progress.end()
+            cleanup.push(self._worker_pids, self._close_workers)
             if status != "complete":  # stop what the servers still run for us before the workers go
-                self._cancel_everything()
-            cleanup.push(lambda: self._worker_pids(), self._close_workers)
+                cleanup.push(self._worker_pids, self._cancel_everything)
+            cleanup.push(lambda: None, self.progress.end)
             self.left_behind = cleanup.run()
             if self.left_behind:
                 message = f"{message + '; ' if message else ''}left behind: {'; '.join(self.left_behind)}"

@@ -391,7 +391,9 @@ class ExternalMariaDB(MariaDBTarget):
         try:
             with self.owner.cursor() as cur:
                 for host in ("localhost", "%"):
-                    cur.execute(f"CREATE USER '{name}'@'{host}' IDENTIFIED BY PASSWORD %s", (digest,))
+                    # (the host's '%' doubled: the statement has a parameter)
+                    cur.execute(f"CREATE USER '{name}'@'{host.replace('%', '%%')}' IDENTIFIED BY PASSWORD %s",
+                                (digest,))
                     made.append(host)
                     cur.execute(f"GRANT ALL ON `{name}`.* TO '{name}'@'{host}'")
             self.user, self.user_password = name, password
