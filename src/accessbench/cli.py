@@ -564,6 +564,11 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
+        if "://" in args.store:
+            from .targets.url import masked
+
+            raise InputError(f"--store {masked(args.store)}: a results file is expected (stores on servers are not "
+                             "supported)")
         return args.func(args)
     except InputError as e:
         print(f"accessbench: {e}", file=sys.stderr)

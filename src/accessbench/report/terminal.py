@@ -231,6 +231,7 @@ def _per_1000_table(results: list[CellResult]) -> Table:
     for variant, _, step in steps:
         table.add_column(escape(f"{step}{f' [{variant}]' if variant else ''}"), justify="right", no_wrap=True)
     rows: dict[tuple, dict] = {}
+    marks: set[str] = set()
     for r in results:
         key = (r.cell["method"], r.where)
         rows.setdefault(key, {})[(r.cell["variant"], r.cell["step_index"], r.cell["step"])] = r
@@ -241,13 +242,22 @@ def _per_1000_table(results: list[CellResult]) -> Table:
             if r is None:
                 values.append("")
             elif r.measured:
-                text = fmt.seconds(r.seconds_per_1000)
-                values.append(Text(text + ("!" if not r.ranked else ""), style="" if r.ranked else "red"))
+                mark = _MARKS.get(r.cell["status"], "")
+                marks.add(mark)
+                values.append(Text(fmt.seconds(r.seconds_per_1000) + mark, style="" if r.ranked else "red"))
             else:
                 values.append(Text("n/a" if r.cell["status"] == "unsupported" else r.cell["status"], style="dim"))
         table.add_row(method, where, *values)
-    table.caption = "! = verification mismatch: shown, not ranked"
+    legend = [text for mark, text in _MARK_LEGEND.items() if mark in marks]
+    table.caption = "; ".join(legend) or None
     return table
+
+
+# A figure whose cell is not ranked says why: its verification disagreed, or the cell stopped
+# (an error or a timeout) after the trials shown.
+_MARKS = {"mismatch": "!", "error": "†", "timeout": "†"}
+_MARK_LEGEND = {"!": "! = verification mismatch: shown, not ranked",
+                "†": "† = stopped by an error or timeout after the trials shown: not ranked"}
 
 
 def _study_table(stored: StoredRun, results: list[CellResult]) -> Table | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from .base import Target, TargetUnavailable
+from .url import masked
 
 MANAGED = ("postgresql", "sqlite", "mariadb")
 
@@ -30,7 +31,8 @@ def make(spec: str) -> Target:
         from .mariadb import ExternalMariaDB
 
         return ExternalMariaDB(spec)
-    raise InputError(f"--target {spec}: expected postgresql, sqlite, mariadb, or a postgresql:// or mariadb:// URL")
+    raise InputError(f"--target {masked(spec)}: expected postgresql, sqlite, mariadb, or a postgresql:// or "
+                     "mariadb:// URL")
 
 
 __all__ = ["Target", "TargetUnavailable", "make", "MANAGED"]

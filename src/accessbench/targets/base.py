@@ -150,6 +150,15 @@ def index_ddl(table: Table) -> list[str]:
     ]
 
 
+def process_alive(pid: int) -> bool:
+    """The process runs (a killed server whose parent has not reaped it yet is a zombie: dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def server_can_enter(workdir: str, user: str) -> None:
     """As root a managed server runs as its own OS user, which must be able to enter the
     work directory's parents."""

@@ -24,7 +24,7 @@ from ..protocol import sqltext
 from ..suite.model import Table
 from . import url as urls
 from .base import (Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark, owned_name,
-                   server_can_enter)
+                   process_alive, server_can_enter)
 
 SCHEMA = "accessbench"
 DATABASE = "accessbench"
@@ -223,10 +223,11 @@ class ManagedPostgres(PostgresTarget):
             return None
         try:
             with open(os.path.join(self.datadir, "postmaster.pid")) as f:
-                os.kill(int(f.readline()), 0)
-            return None
+                if process_alive(int(f.readline())):
+                    return None
         except (OSError, ValueError):
-            return f"the managed PostgreSQL server stopped (no postmaster for {self.datadir})"
+            pass
+        return f"the managed PostgreSQL server stopped (no postmaster for {self.datadir})"
 
     def cancel(self, pids: set[int]) -> None:
         # the whole cluster is the run's, and one cell runs at a time: every active session

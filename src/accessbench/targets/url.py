@@ -74,6 +74,10 @@ def _password_spans(text: str) -> list[tuple[int, int]]:
 
 
 def masked(text: str) -> str:
+    """``text`` with its passwords as ***; a text that is not a URL at all has any
+    ``:secret@`` masked, in case it was meant as one."""
+    if not _SCHEME.match(text):
+        return re.sub(r":[^:@/]*@", ":" + HIDDEN + "@", text)
     for begin, end in reversed(_password_spans(text)):
         text = text[:begin] + HIDDEN + text[end:]
     return text
