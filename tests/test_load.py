@@ -38,12 +38,12 @@ def step(name: str, sql: str = LOOKUP, mode: str = "prepared", params: str = '{k
             f"params = [{params}]\niterations = {iterations}\n{extra}\n")
 
 
-def run_suite(tmp_path, workdir, steps: str, *args: str):
+def run_suite(tmp_path, workdir, steps: str, *args: str, status: int = 0):
     suite = tmp_path / "load.toml"
     suite.write_text(SUITE.format(steps=steps))
     store = str(tmp_path / "s.db")
     result = accessbench("--store", store, "run", "--suite", str(suite), "--no-report", "--workdir", workdir, *args)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == status, result.stderr[-3000:]
     with Store(store) as s:
         return s.load(s.resolve("last")), result
 
@@ -141,9 +141,12 @@ def test_a_policy_a_worker_has_not_built_is_shown_unsupported_not_run_some_other
     if select(["c-sqlite"])[0].missing():
         pytest.skip("c-sqlite is not built here")
     steps = step("pooled", params='{kind = "const", value = 1}', iterations=10, clients=2, policy="pooled")
-    run, result = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "c-sqlite", "--trials", "1")
+    # its only cell is unsupported: nothing measured, a failed run (exit status 1)
+    run, result = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "c-sqlite", "--trials", "1",
+                            status=1)
     assert run.cells[0]["status"] == "unsupported"
     assert "no pooled connection policy" in run.cells[0]["message"]
+    assert run.run["status"] == "failed"
 
 
 @pytest.mark.server

@@ -143,6 +143,9 @@ def test_an_external_mariadb_touches_only_its_own_database_and_keeps_no_password
             cur.execute("CREATE DATABASE shop")
             for host in ("localhost", "127.0.0.1"):
                 cur.execute(f"GRANT ALL ON shop.* TO 'accessbench'@'{host}'")
+                # what a DBA grants a benchmark user: databases of accessbench's form, nothing else
+                cur.execute(f"REVOKE ALL ON accessbench.* FROM 'accessbench'@'{host}'")
+                cur.execute(f"GRANT ALL ON `accessbench\\_%`.* TO 'accessbench'@'{host}'")
             cur.execute("CREATE TABLE shop.customers (id INT PRIMARY KEY, name TEXT)")
             cur.execute("INSERT INTO shop.customers VALUES (1, 'ada'), (2, 'grace')")
         url = f"mariadb://accessbench:{server.password}@127.0.0.1:{server.port}/"

@@ -22,8 +22,9 @@ examples:
   accessbench run                                  the quick suite on a managed PostgreSQL (unix, tcp) and SQLite
   accessbench run --quick --target sqlite          a smoke run under a minute, no server needed
   accessbench run --method py-psycopg,py-asyncpg --path tcp --trials 10
-  accessbench run --target postgresql://me@db:5432/app   an external server (only schema 'accessbench' is touched)
-  accessbench run --target mariadb://me:pw@db:3306/      likewise (only database 'accessbench' is created and dropped)
+  accessbench run --target postgresql://me@db:5432/app   an external server: the run works in a schema and role of its own
+  accessbench run --target mariadb://me:pw@db:3306/      likewise, in a database and user of its own
+  accessbench clean --target postgresql://me@db/app      what runs killed outright left there; --yes removes it
   accessbench run --suite my-suite.toml            your own suite (see docs/suites.md)
   accessbench methods                              what can be measured here, and why not
   accessbench runs ; accessbench show last         stored runs, and one run's report again
@@ -118,7 +119,9 @@ def build_parser() -> Parser:
                          description="Start the targets, load the suite's data, verify every cell, run "
                          "warmups and interleaved trials, store each trial as it ends, print the report.",
                          epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--suite", default="quick", help="built-in suite name or a suite TOML file (default quick)")
+    # Options a resumed run keeps default to None, so that a given value can be told from a
+    # default (filled in by cmd_run, RUN_DEFAULTS).
+    run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
                      help="postgresql, mariadb (managed servers), sqlite, or a postgresql:// or mariadb:// URL "
                      "(default postgresql,mariadb,sqlite)")
@@ -130,18 +133,25 @@ def build_parser() -> Parser:
                      help="methods to measure (default: every available one; see `accessbench methods`)")
     run.add_argument("--trials", type=_positive, default=None, metavar="N",
                      help="timed trials per cell (default 5, also with --quick: a significance test needs at least 4)")
-    run.add_argument("--warmup", type=_positive, default=1, metavar="N", help="untimed warmup trials per cell (default 1)")
-    run.add_argument("--max-warmup", type=_positive, default=10, metavar="N",
+    run.add_argument("--warmup", type=_positive, default=None, metavar="N",
+                     help="untimed warmup trials per cell (default 1)")
+    run.add_argument("--max-warmup", type=_positive, default=None, metavar="N",
                      help="JIT runtimes (Java) warm up until two warmups agree within 5%%, up to N (default 10)")
-    run.add_argument("--quick", action="store_true", help="shrink iterations (suite's quick_scale) for a smoke run")
-    run.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
+    run.add_argument("--quick", action="store_true", default=None,
+                     help="shrink iterations (suite's quick_scale) for a smoke run")
+    run.add_argument("--timeout", type=_seconds, default=None, metavar="S",
                      help="seconds a worker may take to answer before it is killed (default 300)")
     run.add_argument("--workdir", default=None, metavar="DIR",
                      help="where managed servers and files live during the run (default: a new temp dir)")
     run.add_argument("--report-dir", default=DEFAULT_REPORTS, metavar="DIR",
                      help=f"where the run's HTML report is written at the end (default ./{DEFAULT_REPORTS})")
     run.add_argument("--no-report", action="store_true", help="do not write the HTML report")
-    run.add_argument("--unconfined-sql", action="store_true",
+    run.add_argument("--resume", default=None, metavar="RUN",
+                     help="carry on a stopped run (interrupted, failed or crashed) under its own id: only its missing "
+                     "trials are measured, with its settings; RUN is an id, a unique prefix or 'last'. Other options "
+                     "given must agree with the run's; give an external --target URL again (passwords are never "
+                     "stored)")
+    run.add_argument("--unconfined-sql", action="store_true", default=None,
                      help="external servers: let your suite's SQL (setup, reset, check, steps) reach beyond the run's "
                      "own schema or database. Without it that SQL runs as a role (user) made for the run with rights "
                      "there only, and a server where none can be made refuses your suite; built-in suites need no flag")
@@ -246,21 +256,50 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+# The defaults of the options a resumed run keeps, in one place (their arguments default to
+# None, so that an option given can be told from one left out).
+RUN_DEFAULTS = {"suite": "quick", "trials": 5, "warmup": 1, "max_warmup": 10, "timeout": 300.0, "quick": False,
+                "unconfined_sql": False}
+
+
+def _resume(args: argparse.Namespace):
+    """The stored run ``--resume`` names and its suite. Options given must agree with the run;
+    the others take its values (in ``args``). Refused with one line before anything runs."""
+    from . import targets as targets_mod
+    from .paths import parse as parse_path
+    from .runner.resume import KEPT, Resume
+    from .store import Store
+
+    def target_name(spec: str) -> str:
+        try:
+            return targets_mod.make(spec).name
+        except targets_mod.TargetUnavailable as e:
+            raise InputError(f"--target {spec}: {e}") from None
+
+    if not os.path.exists(args.store):
+        raise InputError(f"--store {args.store}: no such results file (runs are stored by `accessbench run`)")
+    resume = Resume(Store(args.store), args.resume)
+    resume.check()
+    dest = lambda option: option[2:].replace("-", "_")  # noqa: E731
+    for option, value in resume.settings_for({option: getattr(args, dest(option)) for option, _ in KEPT}).items():
+        setattr(args, dest(option), value)
+    suite = resume.suite(args.suite)
+    args.target = resume.target_specs(args.target, target_name)
+    args.path = resume.paths(args.path, lambda name: parse_path(name).name)
+    args.method = resume.methods(args.method)
+    return resume, suite
+
+
+def _selection(args: argparse.Namespace, suite, console: Console) -> tuple[list, list[str] | None, list]:
+    """The methods, paths and targets a run measures: those asked for (each must be usable
+    here), or every usable one, skipping, with a line each, what is not."""
     from . import methods as catalog
     from . import targets as targets_mod
     from .paths import netem_missing
     from .paths import parse as parse_path
     from .paths.pooler import missing as pooler_missing
     from .paths.proxy import missing as proxy_missing
-    from .report.live import LiveProgress
-    from .report.terminal import render
-    from .runner.run import RunOptions, Runner
-    from .store import Store
-    from .suite.loader import load
 
-    console = _console()
-    suite = load(args.suite, quick=args.quick)
     chosen = catalog.select(args.method)
     usable = []
     for method in chosen:
@@ -304,15 +343,45 @@ def cmd_run(args: argparse.Namespace) -> int:
                          "(and tcp+DELAY where they offer tcp)")
     if not targets:
         raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
+    return usable, wanted, targets
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .report.live import LiveProgress
+    from .report.terminal import render
+    from .runner.plan import variant_plan
+    from .runner.run import RunOptions, Runner
+    from .store import Store
+    from .suite.loader import load
+
+    console = _console()
+    resume, suite = _resume(args) if args.resume else (None, None)
+    for key, value in RUN_DEFAULTS.items():  # options not given (nor kept by a resumed run): their defaults
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if suite is None:
+        suite = load(args.suite, quick=args.quick)
+    try:
+        usable, wanted, targets = _selection(args, suite, console)
+    except InputError as e:  # what a resumed run measured can no longer be measured here
+        if resume:
+            raise resume.refusal(str(e)) from None
+        raise
     options = RunOptions(
-        trials=args.trials if args.trials is not None else 5,
-        warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick, workdir=args.workdir,
-        unconfined_sql=args.unconfined_sql,
+        trials=args.trials, warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick,
+        workdir=args.workdir, unconfined_sql=args.unconfined_sql,
     )
-    store = Store(args.store)
-    runner = Runner(suite, targets, wanted, usable, store, options, LiveProgress(console))
-    console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
-                  f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell → {args.store}")
+    store = resume.store if resume else Store(args.store)
+    done = resume.done() if resume else None
+    runner = Runner(suite, targets, wanted, usable, store, options, LiveProgress(console), done)
+    if resume:
+        cells = [c for _, _, groups in variant_plan(suite, targets, wanted, usable) for g in groups for c in g]
+        complete, to_measure = done.summary(cells, options.trials)
+        console.print(f"resuming run {runner.run_id}: {complete} of {len(cells)} cells complete, "
+                      f"{to_measure} trials to measure")
+    else:
+        console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
+                      f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell → {args.store}")
     try:
         run_id = runner.run()
     except KeyboardInterrupt:

@@ -12,7 +12,7 @@ from typing import Iterator
 
 from ..methods import Method
 from ..paths import parse as parse_path
-from ..suite.model import Step, Variant
+from ..suite.model import Step, Suite, Variant
 from ..targets import Target
 
 
@@ -76,6 +76,13 @@ def variant_targets(variants: list[Variant], targets: list[Target]) -> list[list
                 chosen.append(target)
         out.append(chosen)
     return out
+
+
+def variant_plan(suite: Suite, targets: list[Target], paths: list[str] | None,
+                 methods: list[Method]) -> list[tuple[Variant, list[Target], list[list[Cell]]]]:
+    """The whole run, variant by variant: the targets it is measured on, and its cells step by step."""
+    return [(variant, chosen, cells_by_step(variant, chosen, paths, methods, suite.variants))
+            for variant, chosen in zip(suite.variants, variant_targets(suite.variants, targets))]
 
 
 def variant_label(variant: Variant, variants: list[Variant], dbms: str) -> str:

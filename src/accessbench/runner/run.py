@@ -36,7 +36,8 @@ from ..targets import Target, TargetUnavailable
 from ..targets.postgresql import free_port
 from .cleanup import Cleanup
 from .cputime import total_cpu_ns
-from .plan import Cell, cells_by_step, count_executions, paths_of, trial_order, variant_targets
+from .plan import Cell, paths_of, trial_order, variant_plan
+from .resume import Done
 from .worker import WorkerFailed, WorkerProcess, worker_environment
 
 
@@ -115,7 +116,7 @@ def _timed_out(error: Exception) -> bool:
 
 class Runner:
     def __init__(self, suite: Suite, targets: list[Target], paths: list[str] | None, methods: list[Method],
-                 store: Store, options: RunOptions, progress: Progress | None = None) -> None:
+                 store: Store, options: RunOptions, progress: Progress | None = None, done: Done | None = None) -> None:
         self.suite, self.targets, self.paths, self.methods = suite, targets, paths, methods
         self.store, self.options = store, options
         self.progress = progress or Progress()
@@ -130,7 +131,8 @@ class Runner:
         self.proxies: dict[tuple[str, str], LatencyProxy] = {}  # (target, path) → its proxy
         self.links: dict[tuple[str, str], NetemLink] = {}  # (target, path) → its namespace link
         self.poolers: dict[tuple[str, str], PgBouncer] = {}  # (target, path) → its PgBouncer
-        self.run_id = new_run_id()
+        self.done = done or Done()  # what a resumed run already stored; nothing for a new one
+        self.run_id = self.done.run_id or new_run_id()
 
     # the recipe
     def run(self) -> str:
@@ -140,30 +142,29 @@ class Runner:
         cleanup.push(lambda: f"the run's work directory {self.workdir}", lambda: shutil.rmtree(self.workdir))
         try:
             self.worker_env = worker_environment(self.workdir)
-            self.store.begin_run(
-                self.run_id, self.suite,
-                settings={
-                    "trials": o.trials, "warmup": o.warmup, "max_warmup_jit": o.max_warmup, "timeout_s": o.timeout,
-                    "quick": o.quick,
-                    "targets": [t.name for t in self.targets], "paths": self.paths,
-                    "methods": [m.name for m in self.methods], "seed": self.suite.seed,
-                },
-                environment=environment(), version=__version__,
-            )
+            settings = {
+                "trials": o.trials, "warmup": o.warmup, "max_warmup_jit": o.max_warmup, "timeout_s": o.timeout,
+                "quick": o.quick, "unconfined_sql": o.unconfined_sql,
+                "targets": [t.name for t in self.targets], "paths": self.paths,
+                "methods": [m.name for m in self.methods], "seed": self.suite.seed,
+            }
+            if self.done.resumed:
+                self.store.resume_run(self.run_id, settings)
+            else:
+                self.store.begin_run(self.run_id, self.suite, settings=settings, environment=environment(),
+                                     version=__version__)
         except BaseException:
             cleanup.run()
             raise
         status, message = "failed", None
         try:
             self._start_targets(cleanup)
-            targets_per_variant = variant_targets(self.suite.variants, self.targets)
-            groups_per_variant = [cells_by_step(v, ts, self.paths, self.methods, self.suite.variants)
-                                  for v, ts in zip(self.suite.variants, targets_per_variant)]
-            self.progress.begin(sum(
-                count_executions(g, o.warmup, o.trials) + len(v.tables) * len(ts)
-                for v, ts, g in zip(self.suite.variants, targets_per_variant, groups_per_variant)
-            ))
-            for variant, targets, groups in zip(self.suite.variants, targets_per_variant, groups_per_variant):
+            # data is loaded only where a cell is still to be measured (everywhere, in a new run)
+            plan = [(v, self.done.to_measure(ts, groups, o.trials), groups)
+                    for v, ts, groups in variant_plan(self.suite, self.targets, self.paths, self.methods)]
+            self.progress.begin(sum(self.done.executions(groups, o.warmup, o.trials) + len(v.tables) * len(ts)
+                                    for v, ts, groups in plan))
+            for variant, targets, groups in plan:
                 unloaded = self._load(variant, targets)
                 for group in groups:
                     self._measure_step(group, unloaded)
@@ -258,7 +259,11 @@ class Runner:
 
     def _measure_step(self, cells: list[Cell], unloaded: dict[str, str]) -> None:
         o = self.options
-        states = {cell: CellState(self.store.add_cell(self.run_id, cell), planned=o.warmup + o.trials)
+        # A resumed run's complete and unsupported cells stay as stored; the others carry on in their rows.
+        kept = {cell: CellState(s.id, s.status, key=s.key) for cell in cells if (s := self.done.kept(cell, o.trials))}
+        cells = [cell for cell in cells if cell not in kept]
+        states = {cell: CellState(self.store.add_cell(self.run_id, cell, self.done.row(cell)),
+                                  planned=o.warmup + len(self.done.missing(cell, o.trials)))
                   for cell in cells}
         for cell in cells:
             self.progress.advance(f"{cell.label} · verify")
@@ -266,7 +271,7 @@ class Runner:
                 self._fail(cell, states[cell], CellFailed("error", unloaded[cell.target]), quiet=True)
                 continue
             self._verify(cell, states[cell])
-        self._compare(cells, states)
+        self._compare([*kept, *cells], {**kept, **states})  # the kept cells' first verification votes too
         for state in states.values():
             if not state.measurable:
                 self.progress.advance("", state.planned)  # nothing to measure
@@ -281,7 +286,7 @@ class Runner:
                 states[cell].planned += 1
             self.progress.extend(len(unsettled))
             self._rounds(((c, "warmup", seq) for c in unsettled), states)
-        self._rounds(trial_order(cells, 0, o.trials), states)
+        self._rounds(self.done.unmeasured(trial_order(cells, 0, o.trials)), states)
         for state in states.values():
             if state.warmups:
                 self.store.update_cell(state.id, warmups=len(state.warmups))
@@ -453,6 +458,15 @@ class Runner:
                 return
             check = f"{checksum.hexdigest()}/{checksum.rows}"
         state.status, state.key = "ok", (answer["rows"], answer.get("checksum"), check)
+        first = self.done.verified(cell)
+        if first is not None and first != state.key:  # a resumed cell must read what it read before
+            state.status = "mismatch"
+            state.message = (f"the resumed verification differs from the first attempt's: read {state.key[0]} rows "
+                             f"with checksum {state.key[1]}{f', table check {check}' if check else ''}; first "
+                             f"{first[0]} rows, {first[1]}{f', table check {first[2]}' if first[2] else ''}")
+            self.store.update_cell(state.id, status="mismatch", message=state.message)
+            self.progress.note(f"MISMATCH {cell.label}: {state.message}")
+            return
         self.store.update_cell(
             state.id, status="ok", checksum=answer.get("checksum"), check_checksum=check,
             verify_rows=answer["rows"], verify_values=answer.get("values"),

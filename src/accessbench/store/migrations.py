@@ -106,4 +106,8 @@ MIGRATIONS = [
     ALTER TABLE cells ADD COLUMN sweep TEXT;            -- the [[steps]] entry's name as written
     ALTER TABLE cells ADD COLUMN sweep_series TEXT;     -- its other varied values, e.g. policy=pooled
     """,
+    # 7: resumable runs: which process measures a run, so that one still going is never resumed
+    """
+    ALTER TABLE runs ADD COLUMN pid INTEGER;            -- the accessbench process that began or last resumed it
+    """,
 ]

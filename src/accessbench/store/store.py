@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
 import zlib
 from dataclasses import dataclass, field
@@ -113,9 +114,21 @@ class Store:
         with self.db:
             self.db.execute(
                 "INSERT INTO runs (id, started_at, status, suite, suite_source, suite_text, settings,"
-                " environment, version) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                " environment, version, pid) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, _now(), suite.name, suite.source, suite.text, json.dumps(settings),
-                 json.dumps(environment), version),
+                 json.dumps(environment), version, os.getpid()),
+            )
+
+    @_writes
+    def resume_run(self, run_id: str, settings: dict) -> None:
+        """A stopped run carried on: running again, its message cleared, the time it was resumed
+        added to its settings' ``resumed`` (settings it lacks, from an older accessbench, filled in)."""
+        with self.db:
+            stored = json.loads(self.db.execute("SELECT settings FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+            merged = {**settings, **stored, "resumed": [*stored.get("resumed", []), _now()]}
+            self.db.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, message = NULL, settings = ?, pid = ?"
+                " WHERE id = ?", (json.dumps(merged), os.getpid(), run_id),
             )
 
     @_writes
@@ -146,9 +159,13 @@ class Store:
             )
 
     @_writes
-    def add_cell(self, run_id: str, cell) -> int:
+    def add_cell(self, run_id: str, cell, existing: int | None = None) -> int:
+        """The cell's row: a new one, or ``existing`` (a resumed run's) set back to planned."""
         s = cell.step
         with self.db:
+            if existing is not None:
+                self.db.execute("UPDATE cells SET status = 'planned', message = NULL WHERE id = ?", (existing,))
+                return existing
             cur = self.db.execute(
                 "INSERT INTO cells (run_id, variant, target, path, method, step, step_index, kind, mode,"
                 " description, status, clients, policy, rate, sweep, sweep_series)"
@@ -190,6 +207,15 @@ class Store:
         return self.db.execute("SELECT count(*) FROM trials t JOIN cells c ON c.id = t.cell_id"
                                " WHERE c.run_id = ? AND t.phase = 'trial'", (run_id,)).fetchone()[0]
 
+    def stored_cells(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's cells as stored, each with the seqs of its timed trials (what a resume keeps)."""
+        rows = self.db.execute(
+            "SELECT c.id, c.variant, c.target, c.path, c.method, c.step, c.status, c.verify_rows, c.checksum,"
+            " c.check_checksum, (SELECT json_group_array(t.seq) FROM trials t WHERE t.cell_id = c.id"
+            " AND t.phase = 'trial') AS seqs FROM cells c WHERE c.run_id = ?", (run_id,),
+        ).fetchall()
+        return [{**dict(r), "seqs": json.loads(r["seqs"])} for r in rows]
+
     def runs(self, limit: int = 50) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT r.*, (SELECT group_concat(target, ', ') FROM run_targets t WHERE t.run_id = r.id) AS targets,"
@@ -215,11 +241,16 @@ class Store:
             )
         return rows[0][0]
 
-    def load(self, run_id: str) -> StoredRun:
-        q = lambda sql: [dict(r) for r in self.db.execute(sql, (run_id,)).fetchall()]  # noqa: E731
-        run = q("SELECT * FROM runs WHERE id = ?")[0]
+    def run(self, run_id: str) -> dict[str, Any]:
+        """The run's own row, its settings and environment decoded."""
+        run = dict(self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
         for key in ("settings", "environment"):
             run[key] = json.loads(run[key])
+        return run
+
+    def load(self, run_id: str) -> StoredRun:
+        q = lambda sql: [dict(r) for r in self.db.execute(sql, (run_id,)).fetchall()]  # noqa: E731
+        run = self.run(run_id)
         targets = q("SELECT * FROM run_targets WHERE run_id = ? ORDER BY target")
         for t in targets:
             t["settings"] = json.loads(t["settings"])

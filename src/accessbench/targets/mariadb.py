@@ -14,6 +14,7 @@ import secrets
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from typing import Any, Iterable
 from ..errors import InputError, first_line
 from ..protocol import sqltext
@@ -100,8 +101,19 @@ class MariaDBTarget(Target):
             pass
         self.admin = None
 
+    bound_s = 0.0  # the suite's statements on the runner's connection; creating and loading tables are not
+
     def bound(self, seconds: float) -> None:
+        self.bound_s = seconds
         self.execute(f"SET SESSION max_statement_time = {seconds:.3f}")
+
+    @contextmanager
+    def _unbounded(self):
+        self.execute("SET SESSION max_statement_time = 0")
+        try:
+            yield
+        finally:
+            self.execute(f"SET SESSION max_statement_time = {self.bound_s:.3f}")
 
     def _cancel_on(self, conn, tids: set[int], user: str | None) -> None:
         """KILL QUERY the run's statements still executing: those served by the given threads,
@@ -131,6 +143,10 @@ class MariaDBTarget(Target):
         return {"server_version": version, "settings": {name: rows.get(name) for name in names}}
 
     def create(self, tables: list[Table]) -> None:
+        with self._unbounded():
+            self._create(tables)
+
+    def _create(self, tables: list[Table]) -> None:
         for table in tables:
             self.execute(f"DROP TABLE IF EXISTS {table.name}")
             ddl = column_ddl(table, _maria_type)
@@ -141,6 +157,10 @@ class MariaDBTarget(Target):
                 self.execute(index)
 
     def load(self, table: Table, rows: Iterable[tuple]) -> None:
+        with self._unbounded():
+            self._load(table, rows)
+
+    def _load(self, table: Table, rows: Iterable[tuple]) -> None:
         """LOAD DATA LOCAL INFILE from a text file in the work directory: MariaDB's fast path."""
         path = os.path.join(self.workdir or "/tmp", f"load-{table.name}.tsv")
         with open(path, "w", encoding="utf-8", newline="\n") as f:
@@ -363,7 +383,8 @@ class ExternalMariaDB(MariaDBTarget):
             try:
                 cur.execute(f"CREATE DATABASE `{name}` COMMENT %s", (mark(self.run_id),))
             except pymysql.Error as e:
-                raise TargetUnavailable(f"{self.name}: cannot create the run's own database: {first_line(e)}") from None
+                raise TargetUnavailable(f"{self.name}: cannot create the run's own database ({first_line(e)}); grant "
+                                        f"the user CREATE, e.g. GRANT ALL ON `accessbench\\_%`.* TO …") from None
         self.database = name
         try:
             self._make_user()

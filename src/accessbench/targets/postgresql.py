@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import time
+from contextlib import contextmanager
 from typing import Any, Iterable
 
 import psycopg
@@ -81,8 +82,19 @@ class PostgresTarget(Target):
             self.admin.close()
             self.admin = None
 
+    bound_ms = 0  # the suite's statements on the runner's connection; creating and loading tables are not
+
     def bound(self, seconds: float) -> None:
-        self.admin.execute(SQL("SET statement_timeout = {}").format(Literal(f"{round(seconds * 1000)}ms")))
+        self.bound_ms = round(seconds * 1000)
+        self.admin.execute(SQL("SET statement_timeout = {}").format(Literal(self.bound_ms)))
+
+    @contextmanager
+    def _unbounded(self):
+        self.admin.execute("SET statement_timeout = 0")
+        try:
+            yield
+        finally:
+            self.admin.execute(SQL("SET statement_timeout = {}").format(Literal(self.bound_ms)))
 
     def _cancel_on(self, conn: psycopg.Connection, pids: set[int], users: list[str] | None) -> None:
         """pg_cancel_backend on the run's sessions still executing: the given pids (on this
@@ -106,6 +118,10 @@ class PostgresTarget(Target):
         return {"server_version": settings.pop("server_version"), "settings": settings}
 
     def create(self, tables: list[Table]) -> None:
+        with self._unbounded():
+            self._create(tables)
+
+    def _create(self, tables: list[Table]) -> None:
         schema = Identifier(self.schema).as_string(self.admin)
         for table in tables:
             self.admin.execute(f"DROP TABLE IF EXISTS {schema}.{table.name}")  # an earlier variant's
@@ -114,6 +130,10 @@ class PostgresTarget(Target):
                 self.admin.execute(ddl.replace(" ON ", f" ON {schema}.", 1))
 
     def load(self, table: Table, rows: Iterable[tuple]) -> None:
+        with self._unbounded():
+            self._load(table, rows)
+
+    def _load(self, table: Table, rows: Iterable[tuple]) -> None:
         names = ", ".join(c.name for c in table.columns)
         schema = Identifier(self.schema).as_string(self.admin)
         with self.admin.cursor() as cur:
@@ -340,7 +360,8 @@ class ExternalPostgres(PostgresTarget):
                 self.owner.execute(SQL("COMMENT ON SCHEMA {} IS {}").format(schema, comment))
         except psycopg.Error as e:
             self.schema = ""
-            raise TargetUnavailable(f"{self.name}: cannot create the run's own schema: {first_line(e)}") from None
+            raise TargetUnavailable(f"{self.name}: cannot create the run's own schema ({first_line(e)}); the user "
+                                    "needs CREATE on the database") from None
         if may_create_roles:
             self._make_role(schema, comment)
         self.confined = self.role is not None

@@ -1,0 +1,223 @@
+"""Carrying on a stopped run: ``accessbench run --resume RUN``.
+
+``Done`` is what a run already stored, read once from the store: per cell its row, status,
+first verification and which timed trials it has. The runner asks it which cells to leave as
+they are and which trials are still missing; a new run's ``Done`` is empty. ``Resume`` is
+the run to carry on as the command line sees it: whether it may be resumed here, and the
+settings, suite, targets, paths and methods it keeps — a refusal is one line naming the
+difference.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from typing import Any, Iterable, Iterator
+
+from ..errors import InputError
+from .plan import Cell
+
+# Options a resumed run keeps, and where its settings hold them.
+KEPT = (("--trials", "trials"), ("--warmup", "warmup"), ("--max-warmup", "max_warmup_jit"),
+        ("--timeout", "timeout_s"), ("--quick", "quick"), ("--unconfined-sql", "unconfined_sql"))
+_ADVICE = "a resumed run keeps its settings; start a new run for other ones"
+
+
+def identity(cell: Cell) -> tuple[str, str, str, str, str]:
+    """What names a cell in the store (UNIQUE in ``cells``)."""
+    return cell.variant, cell.target, cell.path, cell.method, cell.step.name
+
+
+@dataclass(frozen=True)
+class StoredCell:
+    id: int
+    status: str
+    key: tuple | None        # what its first verification read: (rows, checksum, check checksum)
+    seqs: frozenset[int]     # the timed trials it has
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a run has already stored; empty (``run_id`` None) for a new run."""
+
+    run_id: str | None = None
+    cells: dict[tuple, StoredCell] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, store, run_id: str) -> "Done":
+        return cls(run_id, {
+            (c["variant"], c["target"], c["path"], c["method"], c["step"]): StoredCell(
+                c["id"], c["status"],
+                (c["verify_rows"], c["checksum"], c["check_checksum"]) if c["verify_rows"] is not None else None,
+                frozenset(c["seqs"]))
+            for c in store.stored_cells(run_id)
+        })
+
+    @property
+    def resumed(self) -> bool:
+        return self.run_id is not None
+
+    def stored(self, cell: Cell) -> StoredCell | None:
+        return self.cells.get(identity(cell))
+
+    def kept(self, cell: Cell, trials: int) -> StoredCell | None:
+        """The stored cell, if it is left as it is: unsupported, or verified with every timed trial."""
+        s = self.stored(cell)
+        if s and (s.status == "unsupported" or s.status in ("ok", "mismatch") and s.seqs >= set(range(trials))):
+            return s
+        return None
+
+    def row(self, cell: Cell) -> int | None:
+        s = self.stored(cell)
+        return s.id if s else None
+
+    def verified(self, cell: Cell) -> tuple | None:
+        """What the cell's first verification read, if it got that far."""
+        s = self.stored(cell)
+        return s.key if s else None
+
+    def missing(self, cell: Cell, trials: int) -> list[int]:
+        """The seqs of the timed trials still to measure."""
+        s = self.stored(cell)
+        return [seq for seq in range(trials) if not s or seq not in s.seqs]
+
+    def unmeasured(self, order: Iterable[tuple[Cell, str, int]]) -> Iterator[tuple[Cell, str, int]]:
+        """``order`` without the timed trials already stored: the rest keep their interleaving."""
+        for cell, phase, seq in order:
+            s = self.stored(cell)
+            if not (phase == "trial" and s and seq in s.seqs):
+                yield cell, phase, seq
+
+    def executions(self, groups: list[list[Cell]], warmup: int, trials: int) -> int:
+        """Worker executions still to run: verification, warmups and missing trials of every cell not kept."""
+        return sum(1 + warmup + len(self.missing(c, trials)) for g in groups for c in g if not self.kept(c, trials))
+
+    def to_measure(self, targets: list, groups: list[list[Cell]], trials: int) -> list:
+        """The targets with a cell still to measure (only they need the variant's data loaded)."""
+        names = {c.target for g in groups for c in g if not self.kept(c, trials)}
+        return [t for t in targets if t.name in names]
+
+    def summary(self, cells: list[Cell], trials: int) -> tuple[int, int]:
+        """(cells kept as they are, timed trials still to measure)."""
+        kept = sum(self.kept(c, trials) is not None for c in cells)
+        return kept, sum(len(self.missing(c, trials)) for c in cells if not self.kept(c, trials))
+
+
+def _alive(pid: int | None) -> bool:
+    """Another accessbench process with this pid is running (on this host)."""
+    if pid == os.getpid():
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"accessbench" in f.read()
+    except (OSError, TypeError):
+        return False
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return ",".join(value)
+    return str(value)
+
+
+def _short(line: str | None, width: int = 40) -> str:
+    if line is None:
+        return "(no such line)"
+    line = line.strip()
+    return repr(line if len(line) <= width else line[: width - 1] + "…")
+
+
+class Resume:
+    """A stored run to carry on, and what it keeps. Every method refuses with one line."""
+
+    def __init__(self, store, ref: str) -> None:
+        self.store = store
+        self.run_id = store.resolve(ref)
+        self.run = store.run(self.run_id)
+        self.settings = self.run["settings"]
+
+    def refusal(self, why: str) -> InputError:
+        return InputError(f"--resume {self.run_id}: {why}")
+
+    def check(self) -> None:
+        """The run can be carried on here: not complete, measured on this host, not still going."""
+        run = self.run
+        if run["status"] == "complete":
+            raise self.refusal("the run is complete: nothing to resume")
+        host, here = run["environment"].get("hostname"), platform.node()
+        if host != here:
+            raise self.refusal(f"the run was measured on host {host}, this is {here} (a run's trials come from "
+                               "one machine; start a new run here)")
+        if run["status"] == "running" and _alive(run.get("pid")):
+            raise self.refusal(f"the run is still being measured by process {run['pid']} (stop it first)")
+
+    def settings_for(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The run's value of each kept option; a given one must agree (``given``: option → value,
+        None where not given)."""
+        out = {}
+        for option, key in KEPT:
+            value, stored = given.get(option), self.settings.get(key)
+            if stored is None:  # a setting an older accessbench did not store: as given, else the default
+                out[option] = value
+                continue
+            if value is not None and value != stored:
+                shown = (f"{option} differs from the run's: it ran without it" if isinstance(stored, bool)
+                         else f"{option} {_shown(value)} differs from the run's {_shown(stored)}")
+                raise self.refusal(f"{shown} ({_ADVICE})")
+            out[option] = stored
+        return out
+
+    def suite(self, given: str | None):
+        """The run's suite, parsed from its stored text as at the start; ``--suite`` given must
+        be that same text."""
+        from ..suite.loader import builtin_names, load, parse
+
+        run, quick = self.run, bool(self.settings.get("quick"))
+        if given is not None:
+            source = run["suite_source"]
+            if given in builtin_names() and source.startswith("builtin:") and source != f"builtin:{given}":
+                raise self.refusal(f"--suite {given} differs from the run's {source.removeprefix('builtin:')} "
+                                   f"({_ADVICE})")
+            text = load(given, quick=quick).text
+            if text != run["suite_text"]:
+                lines = zip_longest(text.splitlines(), run["suite_text"].splitlines())
+                number, (mine, theirs) = next((n, pair) for n, pair in enumerate(lines, 1) if pair[0] != pair[1])
+                raise self.refusal(f"--suite {given} differs from the run's suite ({source}) at line {number}: "
+                                   f"{_short(mine)} here, {_short(theirs)} in the run ({_ADVICE})")
+        return parse(run["suite_text"], run["suite_source"], quick=quick)
+
+    def target_specs(self, given: list[str] | None, name_of) -> list[str]:
+        """What to make the run's targets from, in the run's order: managed ones by name,
+        external ones from the URL given again (passwords are never stored). ``name_of(spec)``
+        is the name a target made from ``spec`` is stored under."""
+        stored = self.settings["targets"]
+        if given is None:
+            if any("://" in name for name in stored):
+                raise self.refusal(f"give --target {','.join(stored)} again, with the password in the URL or "
+                                   "PGPASSWORD/MYSQL_PWD: passwords are never stored")
+            return list(stored)
+        by_name = {name_of(spec): spec for spec in given}
+        if sorted(by_name) != sorted(stored) or len(by_name) != len(given):
+            raise self.refusal(f"--target {','.join(by_name)} differs from the run's {','.join(stored)} ({_ADVICE})")
+        return [by_name[name] for name in stored]
+
+    def paths(self, given: list[str] | None, name_of) -> list[str] | None:
+        """The paths the run asked for (None: every path each target has)."""
+        stored = self.settings.get("paths")
+        if given is not None and (stored is None or sorted(map(name_of, given)) != sorted(map(name_of, stored))):
+            theirs = ",".join(stored) if stored else "(every path each target has)"
+            raise self.refusal(f"--path {','.join(given)} differs from the run's {theirs} ({_ADVICE})")
+        return stored
+
+    def methods(self, given: list[str] | None) -> list[str]:
+        stored = self.settings["methods"]
+        if given is not None and sorted(set(given)) != sorted(stored):
+            raise self.refusal(f"--method {','.join(given)} differs from the run's {','.join(stored)} ({_ADVICE})")
+        return list(stored)
+
+    def done(self) -> Done:
+        return Done.of(self.store, self.run_id)

@@ -1,0 +1,203 @@
+"""Resuming a stopped run: the same run carries on, measuring only what it is missing, and
+refuses (one line, exit 2) when asked to be something else."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from accessbench.suite.loader import load
+
+from .conftest import SCRATCH, accessbench
+
+TRIALS = 6
+METHODS = ("py-sqlite3", "c-sqlite")
+RUN = ("run", "--quick", "--target", "sqlite", "--method", ",".join(METHODS), "--trials", str(TRIALS),
+       "--warmup", "0", "--no-report")
+
+
+def start(store: str, workdir: str, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "accessbench", "--store", store, *RUN, "--workdir", workdir],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRATCH, **popen)
+
+
+def wait_for_trials(store: str, proc: subprocess.Popen, at_least: int = 3) -> int:
+    """Poll the store until the run has stored some timed trials (and is not done yet)."""
+    deadline, trials = time.monotonic() + 120, 0
+    while trials < at_least and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+        if os.path.exists(store):
+            try:
+                with sqlite3.connect(store) as db:
+                    trials = db.execute("SELECT count(*) FROM trials WHERE phase = 'trial'").fetchone()[0]
+            except sqlite3.OperationalError:  # schema not there yet
+                pass
+    assert trials >= at_least and proc.poll() is None, "the run never stored a trial, or ended first"
+    return trials
+
+
+def rows(store: str, sql: str, *params) -> list[tuple]:
+    with sqlite3.connect(store) as db:
+        return db.execute(sql, params).fetchall()
+
+
+def trial_seqs(store: str) -> dict[tuple, list[int]]:
+    """Every cell of the store, with the seqs of its timed trials."""
+    found = rows(store, "SELECT c.method, c.step, t.seq FROM cells c LEFT JOIN trials t ON t.cell_id = c.id"
+                        " AND t.phase = 'trial' ORDER BY c.id, t.seq")
+    out: dict[tuple, list[int]] = {}
+    for method, step, seq in found:
+        out.setdefault((method, step), [])
+        if seq is not None:
+            out[(method, step)].append(seq)
+    return out
+
+
+def assert_complete(store: str, run_id: str) -> None:
+    assert rows(store, "SELECT id, status, message FROM runs") == [(run_id, "complete", None)]
+    planned = {(m, s) for m in METHODS for s in load("quick", quick=True).step_names}
+    assert trial_seqs(store) == {cell: list(range(TRIALS)) for cell in planned}
+
+
+def processes_in_group(pgid: int) -> list[str]:
+    """Live (not zombie) processes of a process group."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(pid)
+    return found
+
+
+@pytest.fixture(scope="module")
+def interrupted():
+    """A results store holding one run stopped by Ctrl-C with some trials stored."""
+    folder = tempfile.mkdtemp(prefix="accessbench-resume-")
+    os.chmod(folder, 0o755)
+    store = os.path.join(folder, "interrupted.db")
+    proc = start(store, folder)
+    try:
+        wait_for_trials(store, proc)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert rows(store, "SELECT status FROM runs") == [("interrupted",)]
+    yield store
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def stopped(interrupted, tmp_path):
+    """A copy of the interrupted run's store, for one test to change, and the run's id."""
+    store = str(tmp_path / "s.db")
+    shutil.copy(interrupted, store)
+    return store, rows(store, "SELECT id FROM runs")[0][0]
+
+
+def test_an_interrupted_run_carries_on_under_its_own_id_measuring_only_the_missing_trials(stopped):
+    store, run_id = stopped
+    before = rows(store, "SELECT * FROM trials ORDER BY id")
+    cells = len(METHODS) * len(load("quick", quick=True).step_names)
+    complete = rows(store, "SELECT count(*) FROM cells c WHERE status = 'unsupported' OR status IN ('ok', 'mismatch')"
+                           " AND (SELECT count(*) FROM trials t WHERE t.cell_id = c.id AND phase = 'trial') = ?",
+                    TRIALS)[0][0]
+    missing = cells * TRIALS - sum(row[2] == "trial" for row in before)
+    result = accessbench("--store", store, "run", "--resume", run_id[:13])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"resuming run {run_id}: {complete} of {cells} cells complete, {missing} trials to measure" in result.stdout
+    assert_complete(store, run_id)
+    assert rows(store, f"SELECT * FROM trials WHERE id <= {before[-1][0]} ORDER BY id") == before
+    settings = json.loads(rows(store, "SELECT settings FROM runs")[0][0])
+    assert len(settings["resumed"]) == 1 and settings["trials"] == TRIALS
+
+
+def test_a_resume_with_other_trials_is_refused_naming_both_values_and_changes_nothing(stopped):
+    store, run_id = stopped
+    before = rows(store, "SELECT * FROM trials ORDER BY id")
+    result = accessbench("--store", store, "run", "--resume", run_id, "--trials", "10")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"accessbench: --resume {run_id}: --trials 10 differs from the run's {TRIALS} (a resumed run keeps its "
+        "settings; start a new run for other ones)"]
+    assert rows(store, "SELECT status FROM runs") == [("interrupted",)]
+    assert rows(store, "SELECT * FROM trials ORDER BY id") == before
+
+
+def test_a_resume_with_a_changed_suite_file_is_refused_naming_the_first_differing_line(stopped, tmp_path):
+    store, run_id = stopped
+    text = load("quick").text
+    suite = tmp_path / "quick.toml"
+    suite.write_text(text.replace("iterations = 50\n", "iterations = 51\n", 1))
+    line = text.splitlines().index("iterations = 50") + 1
+    result = accessbench("--store", store, "run", "--resume", run_id, "--suite", str(suite))
+    assert result.returncode == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert f"at line {line}: 'iterations = 51' here, 'iterations = 50' in the run" in result.stderr
+
+
+def test_a_resume_on_other_targets_or_methods_is_refused(stopped):
+    store, run_id = stopped
+    for option, value, stored in (("--target", "postgresql", "sqlite"), ("--method", "c-sqlite", ",".join(METHODS))):
+        result = accessbench("--store", store, "run", "--resume", run_id, option, value)
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [
+            f"accessbench: --resume {run_id}: {option} {value} differs from the run's {stored} (a resumed run keeps "
+            "its settings; start a new run for other ones)"]
+
+
+def test_an_unknown_run_is_refused(stopped):
+    store, _ = stopped
+    result = accessbench("--store", store, "run", "--resume", "19990101")
+    assert result.returncode == 2
+    assert len(result.stderr.splitlines()) == 1 and "19990101" in result.stderr
+
+
+def test_a_complete_run_is_refused_as_there_is_nothing_to_resume(tmp_path):
+    store = str(tmp_path / "s.db")
+    done = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", "c-sqlite",
+                       "--trials", "1", "--warmup", "0", "--no-report")
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = accessbench("--store", store, "run", "--resume", "last")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"accessbench: --resume {rows(store, 'SELECT id FROM runs')[0][0]}: the run is complete: nothing to resume"]
+
+
+def test_a_crashed_run_is_resumed_once_its_process_is_gone_and_leaves_no_process_behind(tmp_path, workdir):
+    store = str(tmp_path / "s.db")
+    proc = start(store, workdir, start_new_session=True)
+    try:
+        wait_for_trials(store, proc)
+        os.killpg(proc.pid, signal.SIGSTOP)  # frozen mid-run: still going as far as a resume can tell
+        run_id = rows(store, "SELECT id FROM runs")[0][0]
+        refused = accessbench("--store", store, "run", "--resume", run_id)
+        assert refused.returncode == 2
+        assert f"the run is still being measured by process {proc.pid}" in refused.stderr
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while processes_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_in_group(proc.pid) == [], "a worker of the killed run lives on"
+    finally:
+        if proc.poll() is None or processes_in_group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert rows(store, "SELECT status FROM runs") == [("running",)]
+    result = accessbench("--store", store, "run", "--resume", run_id, "--workdir", workdir)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert_complete(store, run_id)
