@@ -152,7 +152,7 @@ class UserMariaDB:
     def run_objects(self) -> list[str]:
         with self.root() as c, c.cursor() as cur:
             cur.execute("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_COMMENT LIKE 'accessbench run %'"
-                        " UNION ALL SELECT User FROM mysql.user WHERE User LIKE 'accessbench\\_2%'")
+                        " UNION ALL SELECT DISTINCT User FROM mysql.user WHERE User LIKE 'accessbench\\_2%'")
             return [r[0] for r in cur.fetchall()]
 
 
@@ -397,3 +397,33 @@ def test_a_second_ctrl_c_during_clean_up_says_what_was_left_and_clean_removes_on
     assert user_pg.run_objects() == []
     assert user_pg.snapshot() == before
     assert _last_run(store).run["status"] == "interrupted"
+
+
+# a run killed outright cannot drop what it made: `clean` finds exactly that, and removes it
+
+def test_clean_removes_what_a_killed_run_left_on_mariadb_and_nothing_else(user_maria, tmp_path):
+    before = user_maria.snapshot()
+    store = tmp_path / "s.db"
+    proc = subprocess.Popen([sys.executable, "-m", "accessbench", "--store", str(store), "run", "--no-report",
+                             "--quick", "--target", user_maria.dba, "--method", "py-mysqlclient", "--trials", "50"],
+                            cwd=SCRATCH, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _wait_for(lambda: os.path.exists(store) and Store(str(store)).measured(_last_run(store).run["id"]) > 0,
+                  "a stored trial")
+        os.killpg(proc.pid, signal.SIGKILL)  # the runner and its workers: nothing can clean up
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    left = user_maria.run_objects()
+    assert len(left) == 2 and left[0] == left[1]  # the run's database and its user
+    listed = accessbench("clean", "--target", user_maria.dba)
+    assert listed.returncode == 0 and left[0] in listed.stdout and "shop" not in listed.stdout
+    assert "remove them with" in listed.stdout
+    assert user_maria.run_objects() == left  # listing removes nothing
+    removed = accessbench("clean", "--target", user_maria.dba, "--yes")
+    assert removed.returncode == 0, removed.stderr
+    assert user_maria.run_objects() == []
+    assert user_maria.snapshot() == before
+    assert _last_run(store).run["status"] == "running"  # as the killed run left it: --resume can carry it on

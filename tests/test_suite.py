@@ -164,3 +164,55 @@ def test_load_settings_read_units_and_refuse_what_is_not_one():
 def test_a_study_figure_must_name_a_step_of_the_suite():
     text = BASE + '\n[study]\ntitle = "t"\n[[study.figures]]\nlabel = "x"\npublished = "1 s"\nstep = "nope"\npath = "unix"\n'
     assert "no step 'nope' in the suite" in error_of(text)
+
+
+def test_every_builtin_suite_loads_and_fits_the_limits_of_every_dbms():
+    from accessbench.suite.limits import check_for_dbms
+
+    for name in builtin_names():
+        for quick in (False, True):
+            suite = load(name, quick=quick)
+            for dbms in ("postgresql", "mariadb", "sqlite"):
+                check_for_dbms(suite, dbms)  # raises a SuiteError naming file:line
+
+
+def test_the_docs_list_every_soft_limit_with_its_default():
+    from pathlib import Path
+
+    from accessbench.suite.limits import Limits
+
+    doc = (Path(__file__).parent.parent / "docs" / "suites.md").read_text().split("## Limits", 1)[1]
+    for key, field in Limits.model_fields.items():
+        assert f"| `{key}` | {field.default:,} |" in doc, key
+
+
+def test_a_soft_limit_names_itself_and_how_to_raise_it_and_the_override_is_checked():
+    text = BASE.replace("iterations = 5", "iterations = 20_000_000")
+    assert error_of(text) == ("my.toml:19: steps.0.iterations: 20,000,000 is above the limit of 10,000,000 per step "
+                              "(raise it with [suite.limits] iterations = …)")
+    raised = text.replace("seed = 7", "seed = 7\n\n[suite.limits]\niterations = 20_000_000")
+    assert parse(raised, "x.toml").variants[0].steps[0].iterations == 20_000_000
+    assert "a limit is a whole number" in error_of(raised.replace("iterations = 20_000_000\n", "iterations = 0\n", 1))
+
+
+def test_a_suite_file_is_read_as_utf8_with_its_line_ends_as_before(tmp_path):
+    from accessbench.suite.loader import read
+
+    path = tmp_path / "crlf.toml"
+    path.write_bytes(BASE.replace("\n", "\r\n").encode())
+    assert read(path) == BASE  # as Path.read_text gave it: a stored run compares this text
+    path.write_bytes(BASE.encode().replace(b'name = "t1"', b'name = "t\xe91"'))
+    with pytest.raises(SuiteError, match=r"crlf.toml:6: not UTF-8: byte 0xe9 at column 10"):
+        read(path)
+
+
+def test_variants_and_steps_are_counted_before_anything_is_expanded():
+    import time
+
+    keys = ", ".join(f"k{i} = {list(range(100))}" for i in range(6))
+    sql = "SELECT v FROM t1 WHERE id = ? -- " + "".join(f"${{k{i}}}" for i in range(6))
+    vary = f'mode = "prepared"\nsql_for = {{ sqlite = "{sql}" }}\nvary = {{ {keys} }}'
+    text = BASE.replace('mode = "prepared"', vary)
+    start = time.monotonic()
+    assert "1,000,000,000,000 steps is above the limit of 10,000" in error_of(text)
+    assert time.monotonic() - start < 5  # counted, not expanded (expanding ate memory for ever)

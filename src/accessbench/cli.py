@@ -347,11 +347,7 @@ def _selection(args: argparse.Namespace, suite, console: Console) -> tuple[list,
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .report.live import LiveProgress
-    from .report.terminal import render
-    from .runner.plan import variant_plan
-    from .runner.run import RunOptions, Runner
-    from .store import Store
+    from .suite.limits import check_for_dbms
     from .suite.loader import load
 
     console = _console()
@@ -367,6 +363,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         if resume:
             raise resume.refusal(str(e)) from None
         raise
+    for dbms in dict.fromkeys(t.dbms for t in targets):  # what each DBMS itself would refuse, before anything runs
+        check_for_dbms(suite, dbms)
+    # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once
+    from .report.live import LiveProgress
+    from .report.terminal import render
+    from .runner.plan import variant_plan
+    from .runner.run import RunOptions, Runner
+    from .store import Store
     options = RunOptions(
         trials=args.trials, warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick,
         workdir=args.workdir, unconfined_sql=args.unconfined_sql,

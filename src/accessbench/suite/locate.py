@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+# The name neither starts nor ends with a space, so that the spaces around it belong to \s*
+# alone: a name that may is matched in cubic time, seconds for a line of 2,000 spaces.
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"'](?:[A-Za-z0-9_.\-\"' ]*[A-Za-z0-9_.\-\"'])?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=\s*(.*)$")
 
 
@@ -37,7 +39,8 @@ def key_lines(text: str) -> dict[tuple, int]:
     table: tuple = ()
     array_key: tuple | None = None  # inside a multi-line array value
     array_depth, element = 0, -1
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # TOML ends lines at \n only (splitlines would also split at \x0c, \u2028, … inside strings)
+    for number, raw in enumerate(text.split("\n"), start=1):
         stripped = raw.strip()
         if array_key is not None:
             if array_depth == 1 and stripped and stripped[0] not in "]#":

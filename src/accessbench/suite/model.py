@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ..protocol.sqltext import count_markers
+from .limits import LOOSEST, STEP_NAME, identifier_problem, type_problem
 
 DBMS = ("postgresql", "sqlite")
 MODES = ("literal", "extended", "prepared")
@@ -30,7 +31,8 @@ SERVER_DBMSS = ("postgresql", "mariadb")  # managed servers whose settings a sui
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a TOML value of the wrong type is an error, not coerced (true is no 1, "5" no 5)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class _Gen(Strict):
@@ -99,10 +101,23 @@ Generator = Annotated[
 ]
 
 
+def _identifier(kind: str, name: str) -> str:
+    """A name no DBMS with a server takes is refused here; 63 vs 64 (PostgreSQL's and
+    MariaDB's) is limits.check_for_dbms's, once the targets are known."""
+    if problem := identifier_problem(kind, name):
+        raise ValueError(problem)
+    return name
+
+
 class Column(Strict):
     name: str = Field(pattern=NAME.pattern)
     type: str
     gen: Generator
+
+    @field_validator("name")
+    @classmethod
+    def _short_name(cls, v: str) -> str:
+        return _identifier("column name", v)
 
     @field_validator("type")
     @classmethod
@@ -112,6 +127,8 @@ class Column(Strict):
                 f"unknown SQL type {v!r} (smallint, integer, bigint, boolean, double, real, text, "
                 "date, timestamp, bytes, char(n), varchar(n), numeric(p,s))"
             )
+        if problem := type_problem(v, LOOSEST):
+            raise ValueError(problem)
         return v
 
 
@@ -119,21 +136,38 @@ class Table(Strict):
     name: str = Field(pattern=NAME.pattern)
     description: str = ""
     rows: int = Field(ge=0)
-    columns: list[Column] = Field(min_length=1)
+    columns: list[Column] = Field(min_length=1, max_length=LOOSEST.columns)
     primary_key: list[str] = []
     indexes: list[list[str]] = []
-    engine: str | None = Field(None, pattern=r"^[A-Za-z][A-Za-z0-9_]*$",
+    engine: str | None = Field(None, pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=64,
                                description="MariaDB storage engine (InnoDB, MyISAM, Aria); other DBMSs have none")
+
+    @field_validator("name")
+    @classmethod
+    def _short_name(cls, v: str) -> str:
+        return _identifier("table name", v)
 
     @model_validator(mode="after")
     def _keys_name_columns(self) -> "Table":
         names = [c.name for c in self.columns]
-        if len(set(names)) != len(names):
-            raise ValueError(f"table {self.name}: a column name is repeated")
+        folded = [n.lower() for n in names]  # every DBMS compares column names without case
+        if len(set(folded)) != len(folded):
+            twice = next(n for n in names if folded.count(n.lower()) > 1)
+            raise ValueError(f"table {self.name}: column name {twice!r} is repeated")
         for key in [self.primary_key, *self.indexes]:
+            if not key and key is not self.primary_key:  # no primary key is [], an index no []
+                raise ValueError(f"table {self.name}: an index needs at least one column")
+            if len(set(key)) != len(key):
+                raise ValueError(f"table {self.name}: a key or index names a column twice: {key}")
             for col in key:
                 if col not in names:
                     raise ValueError(f"table {self.name}: no column {col!r} for a key or index")
+        if len(set(map(tuple, self.indexes))) != len(self.indexes):
+            raise ValueError(f"table {self.name}: an index is declared twice")
+        for column in self.columns:  # PostgreSQL and MariaDB refuse NULL in a key
+            if column.name in self.primary_key and column.gen.null:
+                raise ValueError(f"table {self.name}: {column.name} is in the primary key but its "
+                                 f"generator makes NULLs (null = {column.gen.null})")
         return self
 
 
@@ -143,12 +177,13 @@ class RecordAccess(Strict):
     The step's SQL reads the same: ``SELECT * FROM table`` (every column, table order),
     with ``WHERE`` on the key for a keyed read."""
 
-    table: str = Field(pattern=NAME.pattern)
-    index: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="PRIMARY or an index name")
+    table: str = Field(pattern=NAME.pattern, max_length=LOOSEST.identifier)
+    index: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=LOOSEST.identifier,
+                              description="PRIMARY or an index name")
 
 
 class Step(Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.\-\[\]=,]+$")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-\[\]=,]+$", max_length=STEP_NAME)
     kind: Literal["connect", "scan", "exec", "batch"]
     description: str = ""
     params: list[Generator] = []  # before sql, so that sql's validator can count against it
@@ -166,7 +201,7 @@ class Step(Strict):
     # Under load (see docs/suites.md): C clients at once, for a duration instead of a count
     # (iterations then sizes the pool of parameters the loop cycles through), optionally
     # open-loop at a total rate, with a connection policy.
-    clients: int = Field(1, ge=1, le=1000)
+    clients: int = Field(1, ge=1)  # at most the soft limit [suite.limits] clients: the loader checks
     duration: float | None = Field(None, gt=0, description="seconds")
     rate: float | None = Field(None, gt=0, description="operations per second, all clients together")
     arrival: Literal["poisson", "uniform"] = "poisson"
@@ -175,6 +210,9 @@ class Step(Strict):
     # Set by the loader when ``vary`` sweeps clients or rate: (the [[steps]] entry's name as
     # written, the other varied values) — so a report can draw one curve per series.
     _sweep: tuple[str, str] | None = PrivateAttr(None)
+    # Set by the loader: the [[steps]] entry this step was expanded from, so that a later
+    # check (limits.check_for_dbms) can name the line it was written at.
+    _entry: int | None = PrivateAttr(None)
 
     @field_validator("duration", mode="before")
     @classmethod
@@ -189,15 +227,29 @@ class Step(Strict):
     @field_validator("sql")
     @classmethod
     def _markers_match_params(cls, sql: str | None, info) -> str | None:
+        _not_blank(sql)
         _check_markers(sql, info.data.get("params", []))
         return sql
 
     @field_validator("sql_for")
     @classmethod
     def _override_markers_match_params(cls, sql_for: dict, info) -> dict:
-        for sql in sql_for.values():
+        for dbms, sql in sql_for.items():
+            _not_blank(sql, f"sql_for.{dbms}")
             _check_markers(sql, info.data.get("params", []))
         return sql_for
+
+    @field_validator("reset")
+    @classmethod
+    def _reset_statements(cls, reset: list[str]) -> list[str]:
+        for sql in reset:
+            _not_blank(sql, "a reset statement")
+        return reset
+
+    @field_validator("check")
+    @classmethod
+    def _check_query(cls, check: str | None) -> str | None:
+        return _not_blank(check)
 
     @model_validator(mode="after")
     def _fits_kind(self) -> "Step":
@@ -229,7 +281,14 @@ class Step(Strict):
             raise ValueError(f"batch applies to batch steps only, not {self.kind}")
         if self.kind == "scan" and self.params:
             raise ValueError("a scan step runs one query without params")
+        if self.kind != "exec" and self.commit_every:
+            raise ValueError(f"commit_every applies to exec steps only, not {self.kind}")
         return self
+
+    @property
+    def entry(self) -> int | None:
+        """The index of the [[steps]] entry this step was written as."""
+        return self._entry
 
     def sql_on(self, dbms: str) -> str | None:
         return self.sql_for.get(dbms, self.sql)
@@ -284,6 +343,13 @@ def _check_markers(sql: str | None, params: list) -> None:
         raise ValueError(f"{count_markers(sql)} '?' markers but {len(params)} params")
 
 
+def _not_blank(sql: str | None, what: str | None = None) -> str | None:
+    """SQL that is only spaces is a mistake every DBMS would answer with a syntax error."""
+    if sql is not None and not sql.strip():
+        raise ValueError(f"{what} is empty" if what else "is empty")
+    return sql
+
+
 class StudyFigure(Strict):
     """One published figure, and where the run's own measurement of it comes from.
 
@@ -295,12 +361,12 @@ class StudyFigure(Strict):
     "1000"`` seconds per 1,000 units (rows read or operations: study S2's form), times
     ``times``. A ratio figure divides two other figures by label."""
 
-    label: str
+    label: str = Field(min_length=1)
     published: str = ""
     step: str | list[str] | None = None
     path: str | None = None
-    per_param: int | None = None
-    times: float = 1.0
+    per_param: int | None = Field(None, ge=0)
+    times: float = Field(1.0, gt=0)
     ratio: list[str] = Field(default_factory=list)
     per: Literal["operation", "second", "1000"] = "operation"
 
@@ -336,6 +402,8 @@ class Study(Strict):
     @model_validator(mode="after")
     def _rows_name_figures(self) -> "Study":
         labels = {f.label for f in self.figures}
+        if len(labels) != len(self.figures):
+            raise ValueError("two figures have the same label")
         for row in self.rows:
             unknown = [k for k in row.values if k not in labels]
             if unknown:
