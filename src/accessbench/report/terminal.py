@@ -59,8 +59,10 @@ def render(stored: StoredRun, color: bool = False, width: int | None = None, vie
 
 def _header(console: Console, stored: StoredRun, view: View) -> None:
     run, settings = stored.run, stored.run["settings"]
+    resumed = settings.get("resumed") or []
     console.print(Text(f"accessbench run {run['id']}", style="bold"),
-                  f"· suite {run['suite']} ({run['suite_source']}) · {run['started_at']} · {run['status']}")
+                  f"· suite {run['suite']} ({run['suite_source']}) · {run['started_at']} · {run['status']}"
+                  + (f" · resumed {', '.join(resumed)}" if resumed else ""))
     targets = ", ".join(
         f"{t['target']} {t['server_version'] or ''} ({'managed' if t['managed'] else 'external'})".replace("  ", " ")
         for t in stored.targets
