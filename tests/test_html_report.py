@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from accessbench.methods import select
-from accessbench.report import format as fmt
+from accessbench import formatting as fmt
 from accessbench.report.html import render_html
 from accessbench.stats.cells import analyse, by_step
 from accessbench.store import Store

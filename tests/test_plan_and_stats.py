@@ -66,7 +66,7 @@ def test_latency_percentiles_are_exact_and_include_the_maximum():
 
 
 def test_durations_pick_their_unit_after_rounding():
-    from accessbench.report.format import duration
+    from accessbench.formatting import duration
 
     assert duration(999_700_000) == "1 s"
     assert duration(20_100) == "20.1 µs"

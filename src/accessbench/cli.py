@@ -290,63 +290,13 @@ def _resume(args: argparse.Namespace):
     return resume, suite
 
 
-def _selection(args: argparse.Namespace, suite, console: Console) -> tuple[list, list[str] | None, list]:
-    """The methods, paths and targets a run measures: those asked for (each must be usable
-    here), or every usable one, skipping, with a line each, what is not."""
-    from . import methods as catalog
-    from . import targets as targets_mod
-    from .paths import netem_missing
-    from .paths import parse as parse_path
-    from .paths.pooler import missing as pooler_missing
-    from .paths.proxy import missing as proxy_missing
-
-    chosen = catalog.select(args.method)
-    usable = []
-    for method in chosen:
-        why = method.missing()
-        if why and args.method:
-            raise InputError(f"--method {method.name}: unavailable here: {why}")
-        if why:
-            console.print(f"skipping {method.name}: {why}", style="yellow")
-        else:
-            usable.append(method)
-    wanted = args.path or suite.paths  # the suite may name its paths; --path overrides
-    paths = [parse_path(p) for p in wanted] if wanted else None
-    for path in paths or []:
-        why = (netem_missing(path.delay_us) if path.base == "netem" else proxy_missing() if path.proxied
-               else pooler_missing() if path.base == "pooler" else None)
-        if why:
-            raise InputError(f"--path {path.name}: unavailable here: {why}")
-    targets, offered = [], set()
-    for spec in args.target or ["postgresql", "mariadb", "sqlite"]:
-        try:
-            target = targets_mod.make(spec)
-        except targets_mod.TargetUnavailable as e:
-            if args.target:
-                raise InputError(f"--target {spec}: {e}") from None
-            console.print(f"SKIPPING target {spec}: {e}", style="bold yellow")
-            continue
-        if not any(target.dbms in m.dbms for m in usable):
-            if args.target:
-                raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
-            continue
-        offered.update(target.paths)
-        if paths and not any(p.rides_on in target.paths for p in paths):
-            if args.target:
-                raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, not {', '.join(wanted)}")
-            continue
-        targets.append(target)
-    # A path the user named must exist somewhere; a suite's own paths apply where they can.
-    unknown = [p.name for p in paths or [] if p.rides_on not in offered] if args.path else []
-    if unknown:
-        raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))} "
-                         "(and tcp+DELAY where they offer tcp)")
-    if not targets:
-        raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
-    return usable, wanted, targets
+def _print_skipped(console: Console, skipped) -> None:
+    for text, style in skipped:
+        console.print(text, style=style)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .runner.select import Refused, select
     from .suite.limits import check_for_dbms
     from .suite.loader import load
 
@@ -358,11 +308,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if suite is None:
         suite = load(args.suite, quick=args.quick)
     try:
-        usable, wanted, targets = _selection(args, suite, console)
-    except InputError as e:  # what a resumed run measured can no longer be measured here
+        selection = select(suite, args.method, args.path, args.target)
+    except Refused as e:  # what a resumed run measured can no longer be measured here
+        _print_skipped(console, e.skipped)
         if resume:
             raise resume.refusal(str(e)) from None
         raise
+    _print_skipped(console, selection.skipped)
+    usable, wanted, targets = selection.methods, selection.paths, selection.targets
     for dbms in dict.fromkeys(t.dbms for t in targets):  # what each DBMS itself would refuse, before anything runs
         check_for_dbms(suite, dbms)
     # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Callable, Sequence
 
-from . import format as fmt
+from .. import formatting as fmt
 
 # Layout constants (px). Text widths are estimated, as there is no font metrics here:
 # CHAR_W is a generous average width of a 12 px system-font character.

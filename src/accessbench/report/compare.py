@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..stats.compare import Pair
-from . import format as fmt
+from .. import formatting as fmt
 
 
 def _verdict(pair: Pair) -> Text:

@@ -18,7 +18,7 @@ from ..stats.stability import flags
 from ..stats.views import VIEWS, View
 from ..store import StoredRun
 from . import charts
-from . import format as fmt
+from .. import formatting as fmt
 from .study import study_table
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..stats.cells import CellResult
 from ..store import StoredRun
-from . import format as fmt
+from .. import formatting as fmt
 
 
 @dataclass

@@ -16,11 +16,11 @@ from rich.text import Text
 
 from ..stats import model
 from ..stats.cells import CellResult, analyse, by_step
-from ..stats.compare import compare
+from ..stats.compare import ALPHA, NOISE, compare
 from ..stats.stability import Flag, flags
 from ..stats.views import VIEWS, View
 from ..store import StoredRun
-from . import format as fmt
+from .. import formatting as fmt
 from .study import study_table
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
@@ -123,7 +123,7 @@ def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
     missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
     notes = []
     if alike:
-        notes.append("≈ no significant difference from the best (Mann-Whitney p ≥ 0.05 or within 3%)")
+        notes.append(f"≈ no significant difference from the best (Mann-Whitney p ≥ {ALPHA:g} or within {NOISE:.0%})")
     if missing:
         notes.append("not measured: " + ", ".join(missing))
     table.caption, table.caption_justify = " · ".join(notes) or None, "left"
@@ -313,7 +313,7 @@ def _not_measured(console: Console, results: list[CellResult]) -> None:
 _FLAG_TITLES = {
     "unstable": "unstable (standard deviation above 10% of the mean)",
     "short": "too short (a trial under 3 ms is at the mercy of one preemption)",
-    "few": "too few trials for their spread (to resolve 3% differences)",
+    "few": f"too few trials for their spread (to resolve {NOISE:.0%} differences)",
     "outlier": "outliers (modified z-score above 14; kept, never removed)",
 }
 _FLAGS_SHOWN = 8

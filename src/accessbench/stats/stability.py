@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..report.format import rate as _number
+from ..formatting import rate as _number
 from .cells import CellResult
+from .compare import NOISE
 
 UNSTABLE_CV = 0.10          # pyperf's threshold: sd above 10% of the mean
 SHORT_TRIAL_NS = 3_000_000  # under a few ms one preemption (a 4 ms scheduler tick) skews a trial
@@ -45,7 +46,7 @@ def outliers(values: np.ndarray) -> list[int]:
     return [i for i, v in enumerate(values) if 0.6745 * abs(v - median) / mad > OUTLIER_Z]
 
 
-def flags(result: CellResult, threshold: float = 0.03) -> list[Flag]:
+def flags(result: CellResult, threshold: float = NOISE) -> list[Flag]:
     """What to be careful of in a cell; the kind says which rule, the text gives the numbers."""
     if not result.measured:
         return []

@@ -1,4 +1,5 @@
-"""Number formatting shared by reports: a few significant digits, units a reader expects."""
+"""Number formatting shared by the reports and the stats' warning texts: a few significant
+digits, units a reader expects."""
 
 from __future__ import annotations
 

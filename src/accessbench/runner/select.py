@@ -1,0 +1,136 @@
+"""Which targets, paths and methods a run measures: those asked for (each must be usable
+here), or every usable one, leaving out, with a note each, what is not.
+
+Pure rules over plain values: what is available here comes from three callables, the real
+ones by default, so the rules can be tried without this machine's workers and servers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+from .. import targets as targets_mod
+from ..errors import InputError
+from ..methods import Method
+from ..methods import select as select_methods
+from ..paths import Path, netem_missing
+from ..paths import parse as parse_path
+from ..paths.pooler import missing as pooler_missing
+from ..paths.proxy import missing as proxy_missing
+from ..suite.model import Suite
+from ..targets import Target, TargetUnavailable
+
+DEFAULT_TARGETS = ("postgresql", "mariadb", "sqlite")
+
+
+class Skipped(NamedTuple):
+    """One line saying what a run leaves out, and the rich style it is printed in."""
+
+    text: str
+    style: str
+
+
+class Refused(InputError):
+    """An input error of the selection, with the lines about what it had left out before it."""
+
+    def __init__(self, message: str, skipped: list[Skipped]) -> None:
+        super().__init__(message)
+        self.skipped = skipped
+
+
+@dataclass(frozen=True)
+class Selection:
+    methods: list[Method]      # usable here
+    paths: list[str] | None    # as named (--path, else the suite's); None: every path each target has
+    targets: list[Target]
+    skipped: list[Skipped]
+
+
+def path_missing(path: Path) -> str | None:
+    """Why a path cannot run here (one line), or None: netem needs the kernel's, proxied paths
+    accessbench's proxy, pooler paths PgBouncer."""
+    if path.base == "netem":
+        return netem_missing(path.delay_us)
+    if path.proxied:
+        return proxy_missing()
+    if path.base == "pooler":
+        return pooler_missing()
+    return None
+
+
+def select(
+    suite: Suite,
+    methods: list[str] | None = None,
+    paths: list[str] | None = None,
+    targets: list[str] | None = None,
+    *,
+    method_missing: Callable[[Method], str | None] = Method.missing,
+    path_missing: Callable[[Path], str | None] = path_missing,
+    make_target: Callable[[str], Target] = targets_mod.make,
+) -> Selection:
+    """The run's methods, paths and targets from the --method, --path and --target lists
+    (None when not given). What was named must be usable, else a ``Refused`` input error;
+    what was not named is left out where it cannot run, with a ``Skipped`` line."""
+    skipped: list[Skipped] = []
+    wanted = paths or suite.paths  # the suite may name its paths; --path overrides
+    try:
+        usable = _methods(methods, method_missing, skipped)
+        parsed = _paths(wanted, path_missing)
+        chosen = _targets(targets, usable, parsed, bool(paths), make_target, skipped)
+    except InputError as e:
+        raise Refused(str(e), skipped) from None
+    return Selection(usable, wanted, chosen, skipped)
+
+
+def _methods(names: list[str] | None, missing: Callable[[Method], str | None], skipped: list[Skipped]) -> list[Method]:
+    usable = []
+    for method in select_methods(names):
+        why = missing(method)
+        if why and names:
+            raise InputError(f"--method {method.name}: unavailable here: {why}")
+        if why:
+            skipped.append(Skipped(f"skipping {method.name}: {why}", "yellow"))
+        else:
+            usable.append(method)
+    return usable
+
+
+def _paths(names: list[str] | None, missing: Callable[[Path], str | None]) -> list[Path] | None:
+    parsed = [parse_path(p) for p in names] if names else None
+    for path in parsed or []:
+        why = missing(path)
+        if why:
+            raise InputError(f"--path {path.name}: unavailable here: {why}")
+    return parsed
+
+
+def _targets(specs: list[str] | None, usable: list[Method], paths: list[Path] | None, named_paths: bool,
+             make: Callable[[str], Target], skipped: list[Skipped]) -> list[Target]:
+    chosen, offered = [], set()
+    for spec in specs or DEFAULT_TARGETS:
+        try:
+            target = make(spec)
+        except TargetUnavailable as e:
+            if specs:
+                raise InputError(f"--target {spec}: {e}") from None
+            skipped.append(Skipped(f"SKIPPING target {spec}: {e}", "bold yellow"))
+            continue
+        if not any(target.dbms in m.dbms for m in usable):
+            if specs:
+                raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
+            continue
+        offered.update(target.paths)
+        if paths and not any(p.rides_on in target.paths for p in paths):
+            if specs:
+                raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, "
+                                 f"not {', '.join(p.name for p in paths)}")
+            continue
+        chosen.append(target)
+    # A path the user named must exist somewhere; a suite's own paths apply where they can.
+    unknown = [p.name for p in paths or [] if p.rides_on not in offered] if named_paths else []
+    if unknown:
+        raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))} "
+                         "(and tcp+DELAY where they offer tcp)")
+    if not chosen:
+        raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
+    return chosen
