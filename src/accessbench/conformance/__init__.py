@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..data.generate import table_rows
 from ..methods import Method
+from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
 from ..protocol.prng import derive_seed
@@ -296,7 +297,7 @@ class Check:
         client per process), open loop at a rate, and each connection policy it lists."""
         mode = next(m for m in ("prepared", "extended", "literal") if m in caps.get("modes", ["prepared"]))
         step = next(s for s in variant.steps if s.name == f"select-{mode}")
-        clients = 1 if caps.get("concurrency") == "processes" else 3
+        clients = 1 if caps.get("concurrency") == PROCESSES else 3
         base = {**self._message(target, step), "histogram": True, "clients": clients}
         cases = [(f"closed loop, {clients} client{'s' if clients > 1 else ''}, 200 ms", {"duration_ms": 200}),
                  ("open loop, 500/s uniform, 200 ms", {"duration_ms": 200, "rate": 500.0, "arrival": "uniform",

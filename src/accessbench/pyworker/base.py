@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import time
 from array import array
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from ..protocol import sqltext
+from ..protocol.capabilities import PROCESSES
 
 Op = Callable[[Any], Any]
 
@@ -40,15 +41,57 @@ class Unsupported(Exception):
 
 
 class Driver:
+    """One access method, as the host (host.py) sees it: the host reads and calls what is
+    declared here and nothing else. A driver module's ``Driver`` sets the class attributes
+    that ``hello`` reports, implements the connection life and one op builder per step kind,
+    and overrides the rest where the driver has it (a pool, record-level access, preparation
+    to release). A driver whose API is coroutines derives from ``AsyncDriver`` instead.
+    """
+
     name = ""                 # the method name, e.g. "py-psycopg"
     driver = ""               # the distribution / import name whose version is reported
     dbms: tuple[str, ...] = ()
     paramstyle = "qmark"      # how '?' markers are rewritten for this driver
     batch_style = ""          # how a batch step is carried out
-    # One client per worker process (the GIL): for C clients the runner starts C workers.
-    concurrency = "processes"
     modes = ("literal", "extended", "prepared")
     db_errors: tuple[type[BaseException], ...] = ()
+    """The driver's database errors: a step that raises one is rolled back (``recover``) and
+    answered as kind ``db`` with ``sqlstate(error)``."""
+
+    concurrency: ClassVar[str] = PROCESSES
+    """``capabilities.concurrency`` in ``hello``: how the worker drives the clients of a loaded
+    step. ``PROCESSES`` (the default, and the only value for a synchronous driver, under the
+    GIL): one client per worker process, and the runner starts C workers for C clients. An
+    async driver may instead drive every client on its one event loop, and says how in words
+    (py-asyncpg: ``"async tasks (…)"``)."""
+
+    is_async: ClassVar[bool] = False
+    """False: ops are plain functions, called in a plain loop. True only for ``AsyncDriver``:
+    ops and the pool's methods are coroutine functions, and the host also uses ``run``,
+    ``aopen`` and ``aclose``. The host branches on this, never on the class."""
+
+    has_pool: ClassVar[bool] = False
+    """True when the driver implements ``pool`` and ``attach`` (the runtime's usual pool): only
+    then does ``hello`` list the ``pooled`` connection policy."""
+
+    conn: Any = None
+    """The connection the ops built next run on, the driver's own connection object: set by
+    ``open`` (``aopen``) and by ``attach``; None before the first ``open``. The host reads it
+    to keep hold of a connection while it opens others (an async driver's extra clients, a
+    per-request op) and hands it back with ``attach``; an ``aopen`` sets it after its last
+    await, so that on a shared event loop it is the connection this client opened."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A driver's declarations must match what it implements: the host trusts them."""
+        super().__init_subclass__(**kwargs)
+        where = f"{cls.__module__}.{cls.__name__}"
+        if cls.has_pool != (cls.pool is not Driver.pool):
+            raise TypeError(f"{where}: has_pool = True and a pool() of its own go together")
+        if cls.has_pool and cls.attach is Driver.attach:
+            raise TypeError(f"{where}: has_pool = True needs attach() as well as pool()")
+        if cls.concurrency != PROCESSES and not cls.is_async:
+            raise TypeError(f"{where}: concurrency = {cls.concurrency!r}, but only an AsyncDriver drives "
+                            "several clients in one process")
 
     def version(self) -> str:
         from importlib.metadata import version
@@ -106,11 +149,13 @@ class Driver:
     # the pooled policy: the driver's usual pool, and ops built on a borrowed connection
     def pool(self, endpoint: dict, size: int):
         """A filled pool of ``size`` connections with ``borrow()``, ``give_back(conn)`` and
-        ``close()`` (coroutines ``borrow``/``give_back``/``close`` for an async driver)."""
+        ``close()`` (coroutines ``borrow``/``give_back``/``close`` for an async driver).
+        Implement it together with ``attach`` and set ``has_pool = True``."""
         raise Unsupported(f"{self.name} has no pool of its own")
 
     def attach(self, conn) -> None:
-        """Use a borrowed connection for the ops built next."""
+        """Make ``conn`` (a borrowed connection, or one the host kept from ``conn``) the
+        driver's ``conn`` for the ops built next."""
         raise Unsupported(f"{self.name} has no pool of its own")
 
     def end_step(self) -> None:
@@ -185,12 +230,16 @@ class Driver:
 
 class AsyncDriver(Driver):
     """A driver whose API is coroutines: ops are async and the loops run inside one event
-    loop turn, so no loop start-up sits inside a measurement."""
+    loop turn, so no loop start-up sits inside a measurement. It implements ``aopen``,
+    ``aclose`` and ``aexecute``; ``open``, ``close`` and ``execute`` run them on its loop."""
+
+    is_async = True
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
 
     def run(self, coro):
+        """Run a coroutine on the driver's one event loop, which its connections belong to."""
         return self.loop.run_until_complete(coro)
 
     def with_commits(self, op: Op, every: int, total: int) -> Op:
@@ -210,9 +259,11 @@ class AsyncDriver(Driver):
         return committing
 
     async def aopen(self, endpoint: dict, options: dict) -> dict:
+        """``open`` as a coroutine; sets ``conn`` after its last await."""
         raise NotImplementedError
 
     async def aclose(self) -> None:
+        """Close ``conn``."""
         raise NotImplementedError
 
     def open(self, endpoint: dict, options: dict) -> dict:

@@ -17,10 +17,11 @@ from array import array
 from typing import Any, TextIO
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
+from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.histogram import Histogram
 from ..protocol.schedule import Schedule
-from .base import AsyncDriver, Driver, Unsupported
+from .base import Driver, Unsupported
 from .load import Load
 from .load import run as load_loop
 from .drivers import DRIVERS
@@ -68,7 +69,7 @@ class Session:
                 "concurrency": d.concurrency,
                 # steps under load: by duration, open loop at a rate, latency histograms, and
                 # the connection policies built for this driver
-                "load": {"policies": [p for p in POLICIES if p != "pooled" or type(d).pool is not Driver.pool]},
+                "load": {"policies": [p for p in POLICIES if p != "pooled" or d.has_pool]},
             },
         }
 
@@ -119,7 +120,7 @@ class Session:
         reads = bool(msg.get("fetch", kind == "scan")) and kind in ("scan", "exec")
         args = self._args(kind, msg, n)
         clients = int(msg.get("clients", 1))
-        if clients != 1 and d.concurrency == "processes":
+        if clients != 1 and d.concurrency == PROCESSES:
             raise Unsupported(f"{d.name} drives one client per process: the runner starts one worker per client")
         policy = msg.get("policy", "persistent")
         if policy not in POLICIES:
@@ -200,7 +201,7 @@ class Session:
         d = self.driver
         endpoint, options = self.endpoint, self.options
         d.close()
-        if isinstance(d, AsyncDriver):
+        if d.is_async:
             async def aop(arg):
                 await d.aopen(endpoint, options)
                 # nothing awaits between the open and building the op, so with several
@@ -238,7 +239,7 @@ class Session:
                 built = ops[id(conn)] = build()
             return built
 
-        if isinstance(d, AsyncDriver):
+        if d.is_async:
             async def aop(arg):
                 conn = await pool.borrow()
                 try:
@@ -258,7 +259,7 @@ class Session:
         return op
 
     def _close_pool(self, pool) -> None:
-        if isinstance(self.driver, AsyncDriver):
+        if self.driver.is_async:
             self.driver.run(pool.close())
         else:
             pool.close()
@@ -287,7 +288,7 @@ class Session:
 
     def _close_clients(self, conns: list) -> None:
         d = self.driver
-        own = getattr(d, "conn", None)
+        own = d.conn
         for conn in conns:
             d.attach(conn)
             d.run(d.aclose())
@@ -297,7 +298,7 @@ class Session:
     def _loaded(self, ops: list, args, reads: bool, sql: str | None, load: Load, policy: str) -> dict:
         d = self.driver
         before = resource.getrusage(resource.RUSAGE_SELF)
-        if isinstance(d, AsyncDriver):
+        if d.is_async:
             async def together():  # gathered inside the driver's loop, which its connections belong to
                 return await asyncio.gather(*(load_loop(op, args, reads, load, awaits=True, client=k,
                                                         shared_loop=len(ops) > 1) for k, op in enumerate(ops)))
@@ -413,7 +414,7 @@ def main(argv: list[str]) -> int:
     base, _, settings = argv[0].partition("/")
     try:
         driver = importlib.import_module(DRIVERS[base]).Driver()
-    except ImportError as e:  # still answer every message, so the runner can say why
+    except (ImportError, TypeError) as e:  # still answer every message, so the runner can say why
         traceback.print_exc()
         driver = Missing(argv[0], f"driver module not importable: {e}")
     if settings:  # no Python driver has settings yet: none may be silently ignored

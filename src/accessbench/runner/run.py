@@ -27,6 +27,7 @@ from ..paths.netem import NetemLink
 from ..paths.pooler import POOL_SIZE as POOLER_POOL_SIZE
 from ..paths.pooler import PgBouncer
 from ..paths.proxy import LatencyProxy
+from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.histogram import Histogram
 from ..protocol.prng import derive_seed
@@ -369,7 +370,7 @@ class Runner:
             raise CellFailed("unsupported", f"{cell.method}'s worker has no {cell.step.policy} connection policy "
                                             f"(it has {', '.join(policies) or 'none'})")
         clients = cell.step.clients
-        processes = clients if caps.get("concurrency") == "processes" else 1
+        processes = clients if caps.get("concurrency") == PROCESSES else 1
         workers = [self._worker(cell, i) for i in range(processes)]  # all up before the barrier
         self._reset(cell)
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")

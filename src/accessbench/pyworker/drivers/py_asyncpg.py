@@ -22,6 +22,7 @@ class Driver(AsyncDriver):
     batch_style = "executemany (pipelined) in one transaction per group"
     concurrency = "async tasks (one per client on the worker's one asyncio event loop)"
     db_errors = (asyncpg.PostgresError, asyncpg.InterfaceError)
+    has_pool = True
 
     def settings(self) -> dict[str, str]:
         return {

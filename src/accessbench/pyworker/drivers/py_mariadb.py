@@ -19,6 +19,7 @@ class Driver(MariaDBDriver):
     modes = ("literal", "extended", "record")
     batch_style = "executemany (COM_STMT_BULK_EXECUTE: one round trip per group) in one transaction per group"
     db_errors = (mariadb.Error,)
+    has_pool = True
 
     def version(self) -> str:
         return mariadb.__version__

@@ -15,6 +15,7 @@ class Driver(Driver):
     paramstyle = "format"
     batch_style = "executemany (pipeline mode) in one transaction per group"
     db_errors = (psycopg.Error,)
+    has_pool = True
 
     def settings(self) -> dict[str, str]:
         return {

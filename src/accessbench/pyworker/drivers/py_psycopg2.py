@@ -23,6 +23,7 @@ class Driver(Driver):
     batch_style = "executemany (one statement per row) in one transaction per group"
     modes = ("literal", "prepared")
     db_errors = (psycopg2.Error,)
+    has_pool = True
 
     def version(self) -> str:
         return psycopg2.__version__.split()[0]
