@@ -342,6 +342,15 @@ def test_a_timed_out_statement_is_cancelled_on_the_server_and_the_run_goes_on(db
 
 # clean-up interrupted: a second Ctrl-C says what was left where, and `clean` removes it
 
+def _stored_trials(store) -> int:
+    """Timed trials the run in ``store`` has committed so far (0 before its run row exists)."""
+    try:
+        with Store(str(store)) as s:
+            return s.measured(s.resolve("last"))
+    except Exception:
+        return 0
+
+
 def _wait_for(predicate, what: str, seconds: float = 120):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -366,8 +375,7 @@ def test_a_second_ctrl_c_during_clean_up_says_what_was_left_and_clean_removes_on
             " WHERE n.nspname LIKE 'accessbench\\_2%' AND c.relname = 'webhits'").fetchone(), "the run's table")[0]
         blocker.autocommit = False
         blocker.execute(f'LOCK TABLE "{schema}".webhits IN ACCESS SHARE MODE')
-        _wait_for(lambda: os.path.exists(store) and Store(str(store)).measured(_last_run(store).run["id"]) > 0,
-                  "a stored trial")
+        _wait_for(lambda: _stored_trials(store), "a stored trial")
         proc.send_signal(signal.SIGINT)
         watcher = user_pg.connect()
         _wait_for(lambda: watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
@@ -409,8 +417,7 @@ def test_clean_removes_what_a_killed_run_left_on_mariadb_and_nothing_else(user_m
                             cwd=SCRATCH, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        _wait_for(lambda: os.path.exists(store) and Store(str(store)).measured(_last_run(store).run["id"]) > 0,
-                  "a stored trial")
+        _wait_for(lambda: _stored_trials(store), "a stored trial")
         os.killpg(proc.pid, signal.SIGKILL)  # the runner and its workers: nothing can clean up
         proc.communicate(timeout=60)
     finally:
