@@ -363,6 +363,7 @@ def _wait_for(predicate, what: str, seconds: float = 120):
 
 def test_a_second_ctrl_c_during_clean_up_says_what_was_left_and_clean_removes_only_that(user_pg, tmp_path):
     before = user_pg.snapshot()
+    earlier = user_pg.run_objects()  # none, unless an earlier test failed: never this run's
     store = tmp_path / "s.db"
     proc = subprocess.Popen([sys.executable, "-m", "accessbench", "--store", str(store), "run", "--no-report",
                              "--quick", "--target", user_pg.dba, "--method", "py-psycopg", "--trials", "50"],
@@ -372,7 +373,8 @@ def test_a_second_ctrl_c_during_clean_up_says_what_was_left_and_clean_removes_on
         # once the run has its schema and tables, hold a lock its drop will have to wait for
         schema = _wait_for(lambda: blocker.execute(
             "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname LIKE 'accessbench\\_2%' AND c.relname = 'webhits'").fetchone(), "the run's table")[0]
+            " WHERE n.nspname LIKE 'accessbench\\_2%%' AND c.relname = 'webhits' AND NOT n.nspname = ANY(%s)",
+            [earlier]).fetchone(), "the run's table")[0]
         blocker.autocommit = False
         blocker.execute(f'LOCK TABLE "{schema}".webhits IN ACCESS SHARE MODE')
         _wait_for(lambda: _stored_trials(store), "a stored trial")

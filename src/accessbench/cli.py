@@ -355,6 +355,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
+    for what in runner.left_behind:  # a clean-up that could not finish: say what stays where
+        console.print(f"left behind: {what}", style="bold yellow", markup=False, soft_wrap=True)
     if stored.run["status"] != "complete":
         print(f"accessbench: run {run_id} {stored.run['status']}: {stored.run['message']}", file=sys.stderr)
         return 1

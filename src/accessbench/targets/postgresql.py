@@ -24,8 +24,8 @@ from ..errors import first_line
 from ..protocol import sqltext
 from ..suite.model import Table
 from . import url as urls
-from .base import (Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark, owned_name,
-                   process_alive, server_can_enter)
+from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
+                   owned_name, process_alive, server_can_enter)
 
 SCHEMA = "accessbench"
 DATABASE = "accessbench"
@@ -517,12 +517,13 @@ class _WouldDrop(Exception):
         self.objects = objects
 
 
-# Every object that is neither in the run's schema nor owned by its role, by identity — what a
-# drop must leave exactly as it was (a user's view on the run's table, say, would go with a
-# CASCADE: the transaction is rolled back instead).
+# Every object that is neither in a run's schema nor owned by a run's role, by identity — what
+# a drop must leave exactly as it was (a user's view on the run's table, say, would go with a
+# CASCADE: the transaction is rolled back instead). Other runs' objects are left out: they
+# come and go while this one drops its own.
 _FOREIGN = """
-WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = %(schema)s),
-     r AS (SELECT oid FROM pg_roles WHERE rolname = %(role)s),
+WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = %(schema)s OR nspname ~ %(pattern)s),
+     r AS (SELECT oid FROM pg_roles WHERE rolname = %(role)s OR rolname ~ %(pattern)s),
      rel AS (SELECT oid FROM pg_class WHERE relnamespace NOT IN (SELECT oid FROM ns)
                                         AND relowner NOT IN (SELECT oid FROM r))
 SELECT 'pg_class'::regclass, oid FROM rel
@@ -540,6 +541,6 @@ UNION ALL SELECT 'pg_rewrite'::regclass, oid FROM pg_rewrite WHERE ev_class IN (
 
 def _foreign_objects(conn: psycopg.Connection, schema: str, role: str | None) -> set[str]:
     rows = conn.execute(f"SELECT pg_describe_object(c, o, 0) FROM ({_FOREIGN}) AS f(c, o)",
-                        {"schema": schema, "role": role or ""}).fetchall()
+                        {"schema": schema, "role": role or "", "pattern": OWNED_NAME.pattern}).fetchall()
     return {r[0] for r in rows}
 
