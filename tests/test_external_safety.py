@@ -227,29 +227,23 @@ def _last_run(store):
 
 # 1. a user's schema named accessbench, and everything else of theirs, survives a run
 
-def test_a_run_on_an_external_postgresql_leaves_the_users_own_accessbench_schema_byte_for_byte(user_pg, tmp_path):
-    before = user_pg.snapshot()
-    result = _run(tmp_path / "s.db", "--quick", "--target", user_pg.dba, "--method", "py-psycopg,c-libpq")
+@pytest.mark.parametrize("fixture, methods, statuses, own", [
+    ("user_pg", "py-psycopg,c-libpq", {"ok"}, "owned by role accessbench_"),
+    ("user_maria", "py-pymysql,c-libmariadb", {"ok", "unsupported"}, "used as user accessbench_"),  # PyMySQL: literal only
+])
+def test_a_run_on_an_external_server_leaves_the_users_own_accessbench_objects_byte_for_byte(
+        fixture, methods, statuses, own, request, tmp_path):
+    server = request.getfixturevalue(fixture)
+    before = server.snapshot()
+    result = _run(tmp_path / "s.db", "--quick", "--target", server.dba, "--method", methods)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert user_pg.snapshot() == before
-    assert user_pg.run_objects() == []
-    _no_secret(user_pg, result.stdout, result.stderr, (tmp_path / "s.db").read_bytes().decode("latin-1"))
+    assert server.snapshot() == before
+    assert server.run_objects() == []
+    _no_secret(server, result.stdout, result.stderr, (tmp_path / "s.db").read_bytes().decode("latin-1"))
     run = _last_run(tmp_path / "s.db")
-    assert all(c["status"] == "ok" for c in run.cells)
-    # the run worked in its own schema, as a role of its own
-    assert "owned by role accessbench_" in run.targets[0]["settings"]["accessbench's objects"]
-
-
-def test_a_run_on_an_external_mariadb_leaves_the_users_own_accessbench_database_byte_for_byte(user_maria, tmp_path):
-    before = user_maria.snapshot()
-    result = _run(tmp_path / "s.db", "--quick", "--target", user_maria.dba, "--method", "py-pymysql,c-libmariadb")
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert user_maria.snapshot() == before
-    assert user_maria.run_objects() == []
-    _no_secret(user_maria, result.stdout, result.stderr, (tmp_path / "s.db").read_bytes().decode("latin-1"))
-    run = _last_run(tmp_path / "s.db")
-    assert {c["status"] for c in run.cells} == {"ok", "unsupported"}  # PyMySQL has literal mode only
-    assert "used as user accessbench_" in run.targets[0]["settings"]["accessbench's objects"]
+    assert {c["status"] for c in run.cells} == statuses
+    # the run worked in its own schema (database), as a role (user) of its own
+    assert own in run.targets[0]["settings"]["accessbench's objects"]
 
 
 # 2. a suite's SQL is confined to the run's own schema or database
@@ -315,7 +309,6 @@ def test_a_timed_out_statement_is_cancelled_on_the_server_and_the_run_goes_on(db
     suite = _suite(tmp_path, SLEEPY_SUITE.replace("SLEEPFN", sleep))
     method = "py-psycopg,c-libpq" if dbms == "postgresql" else "py-pymysql,c-libmariadb"
     before = server.snapshot()
-    started = time.monotonic()
     result = _run(tmp_path / "s.db", "--suite", suite, "--target", server.dba, "--method", method, "--timeout", "3",
                   timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -337,7 +330,6 @@ def test_a_timed_out_statement_is_cancelled_on_the_server_and_the_run_goes_on(db
                         " AND ID <> CONNECTION_ID()")
             assert cur.fetchone()[0] == 0
     assert server.snapshot() == before and server.run_objects() == []
-    assert time.monotonic() - started < 280  # a hang guard, far above the ~30 s this takes
 
 
 # clean-up interrupted: a second Ctrl-C says what was left where, and `clean` removes it

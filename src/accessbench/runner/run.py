@@ -107,7 +107,6 @@ def make_workdir(parent: str | None) -> str:
                          f"({e.strerror or e})") from None
 
 
-
 def _timed_out(error: Exception) -> bool:
     """A statement on the runner's own connection stopped by its time bound (PostgreSQL
     57014, MariaDB 1969, SQLite interrupted)."""
@@ -213,20 +212,25 @@ class Runner:
             target.start(self.workdir)
             target.bound(self.options.timeout)
             description = target.describe()
+            # whatever its paths start (also if starting them fails half-way) stops before the target
+            cleanup.push(lambda name=target.name: "; ".join(what for what, _ in self._path_things(name)) or None,
+                         lambda name=target.name: [thing.stop() for _, thing in self._path_things(name)])
             proxied = [p for p in paths_of(target, self.paths) if parse_path(p).proxied]
             if proxied:
-                cleanup.push(lambda: "latency proxies", lambda: [p.stop() for p in self.proxies.values()])
                 description["settings"].update(self._start_proxies(target, proxied))
             netem = [p for p in paths_of(target, self.paths) if parse_path(p).base == "netem"]
             if netem:
-                cleanup.push(lambda: f"network namespaces {', '.join(l.namespace for l in self.links.values())}",
-                             lambda: [link.stop() for link in self.links.values()])
                 description["settings"].update(self._start_links(target, netem))
             pooled = [p for p in paths_of(target, self.paths) if parse_path(p).base == "pooler"]
             if pooled:
-                cleanup.push(lambda: "PgBouncer", lambda: [pooler.stop() for pooler in self.poolers.values()])
                 description["settings"].update(self._start_poolers(target, pooled))
             self.store.add_target(self.run_id, target, description)
+
+    def _path_things(self, target: str) -> list[tuple[str, object]]:
+        """The latency proxies, netem links and PgBouncers started for a target's paths."""
+        kinds = (("latency proxy", self.proxies), ("netem link", self.links), ("PgBouncer", self.poolers))
+        return [(f"the {kind} for {target}/{path}", thing)
+                for kind, things in kinds for (name, path), thing in things.items() if name == target]
 
     def _alive(self, target: Target) -> None:
         """A target that can no longer serve stops the run at once: every later cell would fail."""
@@ -390,7 +394,7 @@ class Runner:
         try:
             answers, server_ns, wire = self._around(cell, pids, lambda: list(pool.map(ask, range(processes))))
         except BaseException:  # Ctrl-C, or a client failed: the others must not run on for the trial's length
-            self._cancel(cell, keys)
+            self._cancel(self.by_name[cell.target], keys)
             for worker in workers:
                 worker.kill()
             raise
@@ -424,7 +428,8 @@ class Runner:
 
     def _request(self, cell: Cell, worker: WorkerProcess, key: tuple, message: dict) -> dict:
         try:
-            answer = worker.request(message, self.options.timeout, before_kill=lambda: self._cancel(cell, [key]))
+            answer = worker.request(message, self.options.timeout,
+                                    before_kill=lambda: self._cancel(self.by_name[cell.target], [key]))
         except WorkerFailed as e:
             self.workers.pop(key, None)
             raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
@@ -546,23 +551,19 @@ class Runner:
         if error.status != "unsupported" and not quiet:
             self.progress.note(f"{error.status.upper()} {cell.label}: {error.message}")
 
-    def _cancel(self, cell: Cell, keys: list[tuple]) -> None:
-        """A worker that will be killed: first cancel what its sessions execute on the server."""
-        pids = set().union(*(self.server_pids.get(k, set()) for k in keys))
+    def _cancel(self, target: Target, keys: list[tuple]) -> None:
+        """Workers that will be killed: first cancel what their sessions execute on the server."""
         try:
-            self.by_name[cell.target].cancel(pids)
+            target.cancel(set().union(*(self.server_pids.get(k, set()) for k in keys)))
         except Exception as e:  # the kill goes ahead; say what may still run
-            self.progress.note(f"could not cancel {cell.label}'s statement on the server: {first_line(e)}")
+            self.progress.note(f"could not cancel a statement on {target.name}: {first_line(e)}")
 
     def _cancel_everything(self) -> None:
         """On the way out of a stopped run: cancel the statements of every worker still there."""
         for target in self.targets:
             keys = [k for k in self.workers if k[1] == target.name]
             if keys:
-                try:
-                    target.cancel(set().union(*(self.server_pids.get(k, set()) for k in keys)))
-                except Exception:
-                    pass
+                self._cancel(target, keys)
             for key in keys:
                 self.workers[key].kill()
 

@@ -68,11 +68,6 @@ def _writes(method):
 class Store:
     def __init__(self, path: str) -> None:
         self.path = path
-        if "://" in path:
-            from ..targets.url import masked
-
-            raise InputError(f"--store {masked(path)}: a results file is expected (stores on servers are not "
-                             "supported)")
         try:
             self.db = sqlite3.connect(path)
         except sqlite3.Error as e:

@@ -67,7 +67,6 @@ class Target(ABC):
     # with rights there only; ``confine`` (a user's suite without --unconfined-sql) makes that
     # a condition of starting at all.
     confine = False
-    confined = True         # the suite's SQL reaches only what the run owns (managed: the whole server)
 
     @abstractmethod
     def start(self, workdir: str) -> None:

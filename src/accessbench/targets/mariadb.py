@@ -20,8 +20,8 @@ from ..errors import InputError, first_line
 from ..protocol import sqltext
 from ..suite.model import Table
 from . import url as urls
-from .base import (MARK, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark, owned_name,
-                   server_can_enter)
+from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
+                   owned_name, server_can_enter)
 from .postgresql import free_port
 
 DATABASE = "accessbench"
@@ -115,14 +115,15 @@ class MariaDBTarget(Target):
         finally:
             self.execute(f"SET SESSION max_statement_time = {self.bound_s:.3f}")
 
-    def _cancel_on(self, conn, tids: set[int], user: str | None) -> None:
-        """KILL QUERY the run's statements still executing: those served by the given threads,
-        or with ``user`` named, every one of that user's; then the connections of any that a
-        second later still run."""
-        own = f"ID <> CONNECTION_ID() AND COMMAND = 'Query' AND (TID IN ({', '.join(map(str, tids)) or 'NULL'})"
-        own += " OR USER = %s)" if user else ")"
+    def _cancel_on(self, conn, user: str, tids: set[int] | None = None) -> None:
+        """KILL QUERY the run's statements still executing: every one of ``user`` (a user only the
+        run logs in as), or, where the login is shared with sessions that are not the run's, only
+        those served by ``tids`` among them; then the connections of any still running."""
+        where = "ID <> CONNECTION_ID() AND COMMAND = 'Query' AND USER = %s"
+        if tids is not None:
+            where += f" AND TID IN ({', '.join(map(str, map(int, tids))) or 'NULL'})"
         with conn.cursor() as cur:
-            cur.execute(f"SELECT ID FROM information_schema.PROCESSLIST WHERE {own}", (user,) if user else ())
+            cur.execute(f"SELECT ID FROM information_schema.PROCESSLIST WHERE {where}", (user,))
             ids = [r[0] for r in cur.fetchall()]
             for query_id in ids:
                 cur.execute(f"KILL QUERY {int(query_id)}")
@@ -289,7 +290,7 @@ class ManagedMariaDB(MariaDBTarget):
         return None
 
     def cancel(self, pids: set[int]) -> None:
-        self._cancel_on(self.admin, pids, USER)  # the whole server is the run's; one cell runs at a time
+        self._cancel_on(self.admin, USER)  # the whole server is the run's; one cell runs at a time
 
     def _wait_ready(self, user: str):
         """Poll until the server lets its administrator in by the socket; that connection."""
@@ -394,7 +395,6 @@ class ExternalMariaDB(MariaDBTarget):
                     f"{self.name}: the run's own user could not be made ({first_line(e)}), so this suite's SQL cannot "
                     "be confined to the run's database; connect as a user with CREATE USER and GRANT OPTION, run a "
                     "built-in suite, or pass --unconfined-sql") from None
-        self.confined = self.user is not None
         if self.user is None:
             self._open_admin(**self.info)
 
@@ -433,8 +433,12 @@ class ExternalMariaDB(MariaDBTarget):
                 f"(accessbench clean --target {self.name})")
 
     def cancel(self, pids: set[int]) -> None:
-        if self.admin is not None:  # as the run's own user, every other session of it is the run's
-            self._cancel_on(self.admin, pids, self.user)
+        if self.admin is None:
+            return
+        if self.user:  # every session of the run's own user is the run's
+            self._cancel_on(self.admin, self.user)
+        else:  # the user's own login: only the sessions the run's workers reported
+            self._cancel_on(self.admin, self.info["user"], pids)
 
     def alive(self) -> str | None:
         try:
@@ -446,7 +450,6 @@ class ExternalMariaDB(MariaDBTarget):
     def stop(self) -> None:
         try:
             if self.user and self.admin is not None:  # the run's sessions first: none may hold a lock
-                self._cancel_on(self.admin, set(), self.user)
                 with self.admin.cursor() as cur:
                     cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = %s AND ID <> CONNECTION_ID()",
                                 (self.user,))
@@ -477,7 +480,7 @@ class ExternalMariaDB(MariaDBTarget):
                 row = cur.fetchone()
                 if row is not None and not is_marked(name, row[0]):
                     raise TargetUnavailable(f"{self.name}: database {name} does not carry accessbench's mark; left as it is")
-                if user and is_marked(user, MARK):  # the user is named as the database it may use, and nothing else
+                if user and OWNED_NAME.match(user):  # named as the run's database: users carry no comment
                     for host in ("localhost", "%"):
                         cur.execute(f"DROP USER IF EXISTS '{user}'@'{host}'")
                 if row is not None:

@@ -96,14 +96,14 @@ class PostgresTarget(Target):
         finally:
             self.admin.execute(SQL("SET statement_timeout = {}").format(Literal(self.bound_ms)))
 
-    def _cancel_on(self, conn: psycopg.Connection, pids: set[int], users: list[str] | None) -> None:
-        """pg_cancel_backend on the run's sessions still executing: the given pids (on this
-        database, as one of ``users``), or with ``users`` named, every active one of theirs."""
-        own = conn.info.backend_pid
+    def _cancel_on(self, conn: psycopg.Connection, users: list[str], pids: set[int] | None = None) -> None:
+        """pg_cancel_backend on the run's sessions still executing: every active one of ``users``
+        (roles only the run logs in as), or, where the login is shared with sessions that are not
+        the run's, only those of ``pids`` among them; pg_terminate_backend on any still busy."""
         rows = conn.execute(
             "SELECT pid, pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> %s AND state = 'active' AND (pid = ANY(%s) OR usename = ANY(%s))",
-            [own, sorted(pids), users or []]).fetchall()
+            " AND pid <> pg_backend_pid() AND state = 'active' AND usename = ANY(%s) AND (%s OR pid = ANY(%s))",
+            [users, pids is None, sorted(pids or ())]).fetchall()
         deadline = time.monotonic() + 2  # a cancelled statement ends at its next check for interrupts
         while rows and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -252,7 +252,7 @@ class ManagedPostgres(PostgresTarget):
     def cancel(self, pids: set[int]) -> None:
         # the whole cluster is the run's, and one cell runs at a time: every active session
         # but the runner's own is the timed-out cell's
-        self._cancel_on(self.admin, pids, [USER])
+        self._cancel_on(self.admin, [USER])
 
     def listen_on(self, address: str, network: str) -> None:
         """Also accept connections on ``address`` (a netem link's host end) from ``network``,
@@ -364,7 +364,6 @@ class ExternalPostgres(PostgresTarget):
                                     "needs CREATE on the database") from None
         if may_create_roles:
             self._make_role(schema, comment)
-        self.confined = self.role is not None
         if self.role is None:
             self._open_admin(**{k: v for k, v in self.info.items() if v is not None})
 
@@ -404,8 +403,10 @@ class ExternalPostgres(PostgresTarget):
     def cancel(self, pids: set[int]) -> None:
         if self.owner is None:
             return
-        # as the run's role every other session of it is the run's; otherwise only the given ones
-        self._cancel_on(self.owner, pids, [self.role] if self.role else None)
+        if self.role:  # every session of the run's role is the run's
+            self._cancel_on(self.owner, [self.role])
+        else:  # the user's own login: only the sessions the run's workers reported
+            self._cancel_on(self.owner, [self.owner.info.user], pids)
 
     def alive(self) -> str | None:
         try:
