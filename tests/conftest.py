@@ -48,3 +48,17 @@ def processes_mentioning(text: str) -> list[str]:
         if text in cmdline and str(os.getpid()) != pid:
             found.append(f"{pid}: {cmdline}")
     return found
+
+
+def processes_with_files_in(directory: str) -> list[str]:
+    """Processes holding a file under ``directory`` open (a log, even once deleted)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            held = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds]
+        except OSError:
+            continue
+        if any(path.startswith(directory.rstrip("/") + "/") for path in held) and str(os.getpid()) != pid:
+            found.append(pid)
+    return found

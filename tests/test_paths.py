@@ -1,6 +1,8 @@
 """Path names: the proxied and netem forms, and errors that name the bad one."""
 
+import os
 import re
+import tempfile
 
 import pytest
 
@@ -36,3 +38,41 @@ def test_netem_paths_parse_and_say_whether_the_kernel_has_netem():
 def test_a_malformed_path_is_an_input_error_naming_it(name):
     with pytest.raises(InputError, match=re.escape(f"--path {name}:")):
         parse(name)
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("inproc", "Direct"), ("unix", "Direct"), ("tcp", "Direct"), ("tcp+250us", "Proxied"),
+    ("netem:1ms", "Netem"), ("pooler", "Pooler"), ("pooler:session", "Pooler"),
+])
+def test_each_name_belongs_to_exactly_one_path_kind(name, kind):
+    from accessbench.paths import KINDS
+
+    assert [k.__name__ for k in KINDS if k.parse(name) is not None] == [kind]
+
+
+def test_every_path_kind_rides_on_a_path_targets_offer():
+    assert {parse(n).rides_on for n in ("inproc", "unix", "tcp", "tcp+1ms", "netem:1ms", "pooler")} \
+        == {"inproc", "unix", "tcp"}
+
+
+@pytest.mark.server
+def test_a_path_that_fails_to_start_ends_the_run_with_why_and_stops_the_paths_started_before_it(workdir):
+    from accessbench.paths.proxy import binary
+
+    from .conftest import accessbench, processes_with_files_in
+
+    scratch = tempfile.mkdtemp()
+    with open(f"{scratch}/abproxy", "w") as f:  # notes each start, then is the proxy
+        f.write(f"#!/bin/sh\necho started >> {scratch}/starts\nexec {binary()} \"$@\"\n")
+    with open(f"{scratch}/pgbouncer", "w") as f:  # a PgBouncer that cannot start
+        f.write("#!/bin/sh\necho 'FATAL cannot load config' >&2\nexit 1\n")
+    for name in ("abproxy", "pgbouncer"):
+        os.chmod(f"{scratch}/{name}", 0o755)
+    env = {**os.environ, "ACCESSBENCH_PROXY": f"{scratch}/abproxy", "PATH": f"{scratch}:{os.environ['PATH']}"}
+    result = accessbench("--store", f"{scratch}/s.db", "run", "--quick", "--no-report", "--target", "postgresql",
+                         "--path", "tcp+100us,pooler", "--method", "py-psycopg", "--workdir", workdir, env=env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "PgBouncer exited with status 1" in result.stderr
+    assert os.path.exists(f"{scratch}/starts")  # the proxy path was started before the pooler failed
+    assert processes_with_files_in(workdir) == []
+    assert os.listdir(workdir) == []

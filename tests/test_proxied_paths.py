@@ -38,15 +38,20 @@ iterations = 3
 """
 
 
-def test_a_proxied_run_counts_round_trips_per_operation_and_measures_the_proxy(tmp_path):
+def run_suite(tmp_path, *args: str):
+    """The round-trip suite run with ``args``; the stored run."""
     suite = tmp_path / "rt.toml"
     suite.write_text(SUITE)
     store = str(tmp_path / "s.db")
-    result = accessbench("--store", store, "run", "--suite", str(suite), "--target", "postgresql",
-                         "--path", "tcp,tcp+100us", "--method", "c-libpq,py-psycopg", "--trials", "2", "--warmup", "0")
+    result = accessbench("--store", store, "run", "--suite", str(suite), "--warmup", "0", *args)
     assert result.returncode == 0, result.stderr[-2000:]
     with Store(store) as s:
-        run = s.load(s.resolve("last"))
+        return s.load(s.resolve("last"))
+
+
+def test_a_proxied_run_counts_round_trips_per_operation_and_measures_the_proxy(tmp_path):
+    run = run_suite(tmp_path, "--target", "postgresql", "--path", "tcp,tcp+100us", "--method", "c-libpq,py-psycopg",
+                    "--trials", "2")
     (target,) = run.targets
     assert set(target["settings"]["proxy_cost_us"]) == {"tcp+0us", "tcp+100us"}
     for cell in run.cells:
@@ -62,3 +67,12 @@ def test_a_proxied_run_counts_round_trips_per_operation_and_measures_the_proxy(t
         for t in trials:
             assert t["round_trips"] == t["n"] + extra, (cell["method"], cell["step"], t["round_trips"], t["n"])
             assert t["bytes_to_server"] > 0 and t["bytes_to_client"] > 0
+
+
+def test_a_proxied_path_reaches_mariadb_and_its_proxy_cost_is_measured_with_mariadbs_own_round_trips(tmp_path):
+    run = run_suite(tmp_path, "--target", "mariadb", "--path", "tcp+100us", "--method", "py-pymysql", "--trials", "1")
+    (target,) = run.targets
+    assert set(target["settings"]["proxy_cost_us"]) == {"tcp+0us", "tcp+100us"}
+    measured = [c for c in run.cells if c["status"] == "ok"]
+    assert {c["step"] for c in measured} >= {"get-literal", "scan"}
+    assert all(t["round_trips"] for c in measured for t in run.trials[c["id"]])

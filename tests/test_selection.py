@@ -136,3 +136,19 @@ def test_the_default_on_this_machine_selects_postgresql_mariadb_and_sqlite():
     selection = select(QUICK)
     assert names(selection)[1] == ["postgresql", "mariadb", "sqlite"]
     assert selection.methods and selection.paths is None
+
+
+def test_a_named_pooler_path_on_a_target_that_cannot_sit_behind_pgbouncer_is_refused_saying_why():
+    refused("--target mariadb: pooler paths need a managed PostgreSQL (accessbench starts PgBouncer in front of it)",
+            targets=["mariadb"], paths=["pooler"])
+    refused("--path pooler: pooler paths need a managed PostgreSQL (accessbench starts PgBouncer in front of it)",
+            targets=["mariadb"], paths=["tcp+1ms", "pooler"])
+
+
+def test_a_suites_pooler_path_applies_only_to_the_targets_that_can_have_it():
+    from accessbench.runner.plan import paths_of
+
+    suite = load("s5-connections", quick=True)
+    selection = select(suite, method_missing=available, path_missing=available)
+    by_target = {t.name: paths_of(t, selection.paths) for t in selection.targets}
+    assert by_target == {"postgresql": ["unix", "tcp", "pooler"], "mariadb": ["unix", "tcp"]}

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
+from . import paths
 from .errors import Fault, InputError
 from .stats.views import VIEWS
 
@@ -126,9 +127,7 @@ def build_parser() -> Parser:
                      help="postgresql, mariadb (managed servers), sqlite, or a postgresql:// or mariadb:// URL "
                      "(default postgresql,mariadb,sqlite)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
-                     help="inproc, unix, tcp, tcp+DELAY[~JITTER][@BANDWIDTH] through accessbench's latency "
-                     "proxy (e.g. tcp+250us, tcp+1ms~50us@100mbit), or pooler / pooler:session (PgBouncer in "
-                     "transaction / session mode before a managed PostgreSQL) (default: every path each target has)")
+                     help=f"{paths.HELP} (default: every path each target has)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one; see `accessbench methods`)")
     run.add_argument("--trials", type=_positive, default=None, metavar="N",

@@ -8,35 +8,31 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any, Callable
 
-import psycopg
-
-from . import parse
+from .base import Path
 from .proxy import LatencyProxy
 
 
-def _per_query_ns(conn: psycopg.Connection, n: int) -> float:
+def _per_query_ns(round_trip: Callable[[], Any], n: int) -> float:
     clock = time.perf_counter_ns
     start = clock()
     for _ in range(n):
-        conn.execute("SELECT 1", prepare=True).fetchall()
+        round_trip()
     return (clock() - start) / n
 
 
-def proxy_cost_us(endpoint: dict, log_path: str, path: str = "tcp+0us", rounds: int = 5, queries: int = 300) -> float:
+def proxy_cost_us(target: Any, log_path: str, path: Path, rounds: int = 5, queries: int = 300) -> float:
     """Median over interleaved rounds of (proxied − direct) time per SELECT 1 minus the
-    round trip's two delays, in µs."""
-    spec = parse(path)
-    proxy = LatencyProxy(spec, endpoint["host"], endpoint["port"], log_path)
-    kwargs = {k: endpoint[k] for k in ("user", "password") if endpoint.get(k)}
+    round trip's two delays, in µs: the target's own connections (``Target.round_trips``)
+    to its TCP endpoint and through a proxy in front of it."""
+    endpoint = target.endpoint("tcp")
+    proxy = LatencyProxy(path, endpoint["host"], endpoint["port"], log_path)
     try:
-        direct = psycopg.connect(host=endpoint["host"], port=endpoint["port"], dbname=endpoint["database"],
-                                 sslmode="disable", autocommit=True, **kwargs)
-        proxied = psycopg.connect(host="127.0.0.1", port=proxy.port, dbname=endpoint["database"],
-                                  sslmode="disable", autocommit=True, **kwargs)
-        with direct, proxied:
+        with target.round_trips(endpoint) as direct, \
+                target.round_trips({**endpoint, "host": "127.0.0.1", "port": proxy.port}) as proxied:
             _per_query_ns(direct, queries // 3), _per_query_ns(proxied, queries // 3)  # warm both
             differences = [_per_query_ns(proxied, queries) - _per_query_ns(direct, queries) for _ in range(rounds)]
     finally:
         proxy.stop()
-    return statistics.median(differences) / 1000 - 2 * spec.delay_us
+    return statistics.median(differences) / 1000 - 2 * path.delay_us

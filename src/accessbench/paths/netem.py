@@ -1,14 +1,82 @@
-"""The kernel's netem delay between a worker and a managed server: the worker runs in a
-network namespace joined to the host by a veth pair, with a netem qdisc on each end adding
-the path's delay (and jitter) in its direction. `netem:0us` adds no qdisc: a veth hop."""
+"""``netem:DELAY``: the kernel's netem delay between a worker and a managed server. The worker
+runs in a network namespace joined to the host by a veth pair, with a netem qdisc on each end
+adding the path's delay (and jitter) in its direction; the server also listens on the host's
+end. ``netem:0us`` adds no qdisc: a veth hop. Needs root, iproute2 and the kernel's netem."""
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import platform
+import re
+import shutil
 import subprocess
+from typing import Any
 
-from . import Path
+from .base import _DURATION, Path, PathRun, microseconds
+
+_NAME = re.compile(rf"^netem:{_DURATION}$", re.IGNORECASE)
+
+
+def netem_missing(delay_us: float = 1.0) -> str | None:
+    """Why a kernel netem path cannot run here, or None. Without a delay (netem:0us) only the
+    network namespace is needed."""
+    if os.geteuid() != 0:
+        return "netem paths need root (network namespaces and qdiscs)"
+    if not shutil.which("ip") or not shutil.which("tc"):
+        return "netem paths need iproute2 (ip, tc)"
+    release = platform.release()
+    if not delay_us or os.path.isdir("/sys/module/sch_netem"):
+        return None
+    modules = f"/lib/modules/{release}"
+    for index in ("modules.builtin", "modules.dep"):
+        try:
+            with open(os.path.join(modules, index)) as f:
+                if "sch_netem" in f.read():
+                    return None
+        except OSError:
+            pass
+    return f"kernel netem is absent (no sch_netem for kernel {release}); use tcp+DELAY, accessbench's own proxy"
+
+
+class Netem(Path):
+    forms = "netem:DELAY"
+    help = "netem:DELAY (the kernel's netem qdisc, where the kernel has it; root)"
+    setting = "netem"
+    runs = "netem link"
+    needs = "netem paths need a managed server (it must listen on the link)"
+
+    @classmethod
+    def parse(cls, name: str) -> Netem | None:
+        match = _NAME.match(name)
+        return cls(name, "netem", microseconds(*match.groups())) if match else None
+
+    @property
+    def rides_on(self) -> str:
+        return "tcp"
+
+    def missing(self) -> str | None:
+        return netem_missing(self.delay_us)
+
+    @classmethod
+    def start_all(cls, paths: list[Path], target: Any, run: PathRun) -> dict[str, Any]:
+        super().start_all(paths, target, run)
+        return {cls.setting: "; ".join(f"{p.name}: namespace {p.running.namespace}, {p.running.ns_address} → "
+                                       f"{p.running.host_address}" for p in paths)}
+
+    def start(self, target: Any, run: PathRun) -> None:
+        """A namespace and veth pair with netem; the managed server then also listens on the
+        link's host end (a target that cannot says so)."""
+        self.running = link = NetemLink(self, run.links)  # stopped even if it starts only half-way
+        run.links += 1
+        link.start()
+        target.listen_on(link.host_address, str(link.network))
+
+    def endpoint(self, target: Any) -> dict[str, Any]:
+        return {**target.endpoint("tcp"), "host": self.running.host_address}
+
+    def command(self, argv: list[str]) -> list[str]:
+        return self.running.wrap(argv)
 
 
 def _run(*args: str) -> None:

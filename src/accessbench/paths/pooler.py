@@ -1,5 +1,5 @@
-"""The `pooler` paths: PgBouncer (Debian's package) between the workers and a managed
-PostgreSQL, started and stopped by the runner like the server itself.
+"""``pooler`` (``pooler:transaction``) and ``pooler:session``: PgBouncer (Debian's package) in
+that pool mode between the workers and a managed PostgreSQL, started and stopped with the run.
 
 Clients reach PgBouncer over loopback TCP with SCRAM, as they reach the server directly on
 `tcp`; PgBouncer reaches the server over its unix socket. Startup parameters PgBouncer does not
@@ -14,6 +14,10 @@ import shutil
 import socket
 import subprocess
 import time
+from typing import Any
+
+from ..targets.base import free_port
+from .base import Path, PathRun
 
 MODES = ("transaction", "session")
 POOL_SIZE = 20  # server connections per user and database: more than any suite's clients
@@ -27,6 +31,47 @@ def missing() -> str | None:
     if not os.path.exists(_binary()):
         return "PgBouncer is not installed (Debian: apt-get install pgbouncer; make setup installs it)"
     return None
+
+
+class Pooler(Path):
+    forms = "pooler or pooler:session"
+    help = "pooler / pooler:session (PgBouncer in transaction / session mode before a managed PostgreSQL)"
+    setting = "pooler"
+    runs = "PgBouncer"
+    needs = "pooler paths need a managed PostgreSQL (accessbench starts PgBouncer in front of it)"
+    server_cpu_known = False  # the backend pid a client is told is PgBouncer's own
+
+    @classmethod
+    def parse(cls, name: str) -> Pooler | None:
+        if name not in ("pooler", "pooler:transaction", "pooler:session"):
+            return None
+        path = cls(name, "pooler")
+        path.pool_mode = name.partition(":")[2] or "transaction"
+        return path
+
+    @property
+    def rides_on(self) -> str:
+        return "tcp"
+
+    def missing(self) -> str | None:
+        return missing()
+
+    @classmethod
+    def start_all(cls, paths: list[Path], target: Any, run: PathRun) -> dict[str, Any]:
+        super().start_all(paths, target, run)
+        return {cls.setting: f"{paths[0].running.version()}; " + "; ".join(
+            f"{p.name}: pool_mode={p.pool_mode}, default_pool_size={POOL_SIZE}, clients over TCP with SCRAM, "
+            "server over its unix socket" for p in paths)}
+
+    def start(self, target: Any, run: PathRun) -> None:
+        server = target.behind_pooler()  # a target that cannot be pooled says so
+        run.progress.note(f"starting PgBouncer ({self.pool_mode} pooling) for {target.name}")
+        directory = os.path.join(run.workdir, f"pgbouncer-{self.pool_mode}")
+        self.running = PgBouncer(self.pool_mode, server["socket_dir"], server["port"], server["user"],
+                                 server["password"], directory, free_port())
+
+    def endpoint(self, target: Any) -> dict[str, Any]:
+        return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
 
 
 class PgBouncer:

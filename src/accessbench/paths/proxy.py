@@ -1,4 +1,4 @@
-"""The latency proxy (proxy/build/abproxy) seen from the runner: start it in front of a
+"""The latency proxy (proxy/build/abproxy) as a process: start it in front of a
 target, read its counters around each trial, stop it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import socket
 import subprocess
 from pathlib import Path as FilePath
 
-from . import Path
+from .base import Path
 
 
 def binary() -> FilePath:

@@ -36,11 +36,12 @@ class Cell:
 
 
 def paths_of(target: Target, paths: list[str] | None) -> list[str]:
-    """The paths a target is measured on: those asked for that it offers (a proxied
-    ``tcp+…`` path rides on its ``tcp``), or all its own when none are asked for."""
+    """The paths a target is measured on: those asked for that can reach it (a proxied
+    ``tcp+…`` path rides on its ``tcp``; a pooler needs a managed PostgreSQL), or all its own
+    when none are asked for."""
     if paths is None:
         return list(target.paths)
-    return [p for p in paths if parse_path(p).rides_on in target.paths]
+    return [p for p in paths if parse_path(p).refuses(target) is None]
 
 
 def cells_by_step(

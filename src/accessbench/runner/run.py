@@ -21,12 +21,8 @@ from ..data.generate import table_rows
 from ..env import environment
 from ..errors import Fault, first_line, InputError
 from ..methods import Method
-from ..paths import parse as parse_path
-from ..paths.calibrate import proxy_cost_us
-from ..paths.netem import NetemLink
-from ..paths.pooler import POOL_SIZE as POOLER_POOL_SIZE
-from ..paths.pooler import PgBouncer
-from ..paths.proxy import LatencyProxy
+from .. import paths as path_kinds
+from ..paths import Path, PathRun
 from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.histogram import Histogram
@@ -34,7 +30,6 @@ from ..protocol.prng import derive_seed
 from ..store import Store
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
-from ..targets.postgresql import free_port
 from .cleanup import Cleanup
 from .cputime import total_cpu_ns
 from .plan import Cell, paths_of, trial_order, variant_plan
@@ -128,9 +123,7 @@ class Runner:
         self.capabilities: dict[str, dict] = {}  # method → capabilities from its hello
         self.settings: dict[str, dict] = {}      # method → pinned settings from its hello
         self.server_pids: dict[tuple, set[int]] = {}  # worker → every backend it has reported
-        self.proxies: dict[tuple[str, str], LatencyProxy] = {}  # (target, path) → its proxy
-        self.links: dict[tuple[str, str], NetemLink] = {}  # (target, path) → its namespace link
-        self.poolers: dict[tuple[str, str], PgBouncer] = {}  # (target, path) → its PgBouncer
+        self.routes: dict[tuple[str, str], Path] = {}  # (target, path name) → the path, started
         self.done = done or Done()  # what a resumed run already stored; nothing for a new one
         self.run_id = self.done.run_id or new_run_id()
 
@@ -201,6 +194,7 @@ class Runner:
         """Each target started (its stop pushed first: stop is safe after a failed start), bounded
         by --timeout on the runner's own connection, its paths started and its description stored."""
         confine = not self.suite.source.startswith("builtin:") and not self.options.unconfined_sql
+        path_run = PathRun(self.workdir, self.progress)
         for target in self.targets:
             self.progress.note(f"starting {target.name}")
             target.server_settings = self.suite.server.get(target.dbms, {})
@@ -212,25 +206,16 @@ class Runner:
             target.start(self.workdir)
             target.bound(self.options.timeout)
             description = target.describe()
+            routes = [path_kinds.parse(name) for name in paths_of(target, self.paths)]
+            self.routes.update(((target.name, path.name), path) for path in routes)
             # whatever its paths start (also if starting them fails half-way) stops before the target
-            cleanup.push(lambda name=target.name: "; ".join(what for what, _ in self._path_things(name)) or None,
-                         lambda name=target.name: [thing.stop() for _, thing in self._path_things(name)])
-            proxied = [p for p in paths_of(target, self.paths) if parse_path(p).proxied]
-            if proxied:
-                description["settings"].update(self._start_proxies(target, proxied))
-            netem = [p for p in paths_of(target, self.paths) if parse_path(p).base == "netem"]
-            if netem:
-                description["settings"].update(self._start_links(target, netem))
-            pooled = [p for p in paths_of(target, self.paths) if parse_path(p).base == "pooler"]
-            if pooled:
-                description["settings"].update(self._start_poolers(target, pooled))
+            cleanup.push(lambda routes=routes: "; ".join(filter(None, (p.holds() for p in routes))) or None,
+                         lambda routes=routes: [path.stop() for path in routes])
+            for kind in path_kinds.KINDS:  # each kind's paths together: some share a start-up cost
+                group = [path for path in routes if type(path) is kind]
+                if group:
+                    description["settings"].update(kind.start_all(group, target, path_run))
             self.store.add_target(self.run_id, target, description)
-
-    def _path_things(self, target: str) -> list[tuple[str, object]]:
-        """The latency proxies, netem links and PgBouncers started for a target's paths."""
-        kinds = (("latency proxy", self.proxies), ("netem link", self.links), ("PgBouncer", self.poolers))
-        return [(f"the {kind} for {target}/{path}", thing)
-                for kind, things in kinds for (name, path), thing in things.items() if name == target]
 
     def _alive(self, target: Target) -> None:
         """A target that can no longer serve stops the run at once: every later cell would fail."""
@@ -299,7 +284,7 @@ class Runner:
     def _server_cpu_known(self, cell: Cell) -> bool:
         """The serving backends' CPU can be read: a server on this machine, reached directly
         (behind PgBouncer the backend pid a client is told is PgBouncer's own)."""
-        return self.by_name[cell.target].local_server and parse_path(cell.path).base != "pooler"
+        return self.by_name[cell.target].local_server and self.routes[(cell.target, cell.path)].server_cpu_known
 
     def _jit(self, cell: Cell) -> bool:
         return bool(self.capabilities.get(cell.method, {}).get("jit"))
@@ -524,16 +509,16 @@ class Runner:
         """Run ``ask`` and measure around it what the worker cannot: the serving backends' CPU
         (managed servers run on this machine) and what crossed the latency proxy (only this
         cell's workers talk through it meanwhile)."""
-        proxy = self.proxies.get((cell.target, cell.path))
-        wire_before = proxy.totals() if proxy else None
+        path = self.routes[(cell.target, cell.path)]
+        wire_before = path.counters()
         threads = self.by_name[cell.target].serves_by_thread
         server_before = total_cpu_ns(pids, threads)
         answer = ask()
         server_after = total_cpu_ns(pids, threads)
         server_ns = server_after - server_before if server_before is not None and server_after is not None else None
         wire = None
-        if proxy:
-            after = proxy.totals()
+        if wire_before is not None:
+            after = path.counters()
             wire = {k: after[k] - wire_before[k] for k in ("round_trips", "c2s_bytes", "s2c_bytes")}
         return answer, server_ns, wire
 
@@ -586,8 +571,7 @@ class Runner:
             return worker
         method, target = self.method_by_name[cell.method], self.by_name[cell.target]
         log = os.path.join(self.workdir, f"worker-{'-'.join(key).replace('/', '_')}.log")
-        link = self.links.get((cell.target, cell.path))
-        command = link.wrap(method.command()) if link else method.command()
+        command = self.routes[(cell.target, cell.path)].command(method.command())
         worker = WorkerProcess(command, log, self.worker_env)
         try:
             hello = worker.request({"op": "hello"}, self.options.timeout)
@@ -599,7 +583,8 @@ class Runner:
                 self.capabilities[method.name] = hello.get("capabilities", {})
                 self.settings[method.name] = hello.get("settings", {})
             opened = worker.request(
-                {"op": "open", "endpoint": self._endpoint(target, cell.path), "options": {}, "clients": 1},
+                {"op": "open", "endpoint": self.routes[(target.name, cell.path)].endpoint(target), "options": {},
+                 "clients": 1},
                 self.options.timeout,
             )
             if not opened.get("ok"):
@@ -615,63 +600,6 @@ class Runner:
             raise
         self.workers[key] = worker
         return worker
-
-    # paths
-    def _endpoint(self, target: Target, path: str) -> dict:
-        pooler = self.poolers.get((target.name, path))
-        if pooler is not None:
-            return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": pooler.port}
-        proxy, link = self.proxies.get((target.name, path)), self.links.get((target.name, path))
-        if proxy is not None:
-            return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": proxy.port}
-        if link is not None:
-            return {**target.endpoint("tcp"), "host": link.host_address}
-        return target.endpoint(path)
-
-    def _start_links(self, target: Target, paths: list[str]) -> dict:
-        """A network namespace and veth pair with netem per path; the managed server also
-        listens on each link's host end."""
-        if not hasattr(target, "listen_on"):
-            raise TargetUnavailable(f"{target.name}: netem paths need a managed server (it must listen on the link)")
-        for name in paths:
-            link = NetemLink(parse_path(name), len(self.links))
-            self.links[(target.name, name)] = link
-            link.start()
-            target.listen_on(link.host_address, str(link.network))
-        return {"netem": "; ".join(f"{n}: namespace {l.namespace}, {l.ns_address} → {l.host_address}"
-                                   for (t, n), l in self.links.items() if t == target.name)}
-
-    def _start_poolers(self, target: Target, paths: list[str]) -> dict:
-        """PgBouncer per pooler path, in that path's pool mode, in front of the managed server."""
-        if not hasattr(target, "behind_pooler"):
-            raise TargetUnavailable(f"{target.name}: pooler paths need a managed PostgreSQL (accessbench starts "
-                                    "PgBouncer in front of it)")
-        server = target.behind_pooler()
-        for name in paths:
-            mode = parse_path(name).pool_mode
-            self.progress.note(f"starting PgBouncer ({mode} pooling) for {target.name}")
-            directory = os.path.join(self.workdir, f"pgbouncer-{mode}")
-            self.poolers[(target.name, name)] = PgBouncer(
-                mode, server["socket_dir"], server["port"], server["user"], server["password"], directory, free_port())
-        version = next(iter(self.poolers.values())).version()
-        return {"pooler": f"{version}; " + "; ".join(
-            f"{n}: pool_mode={p.mode}, default_pool_size={POOLER_POOL_SIZE}, clients over TCP with SCRAM, "
-            "server over its unix socket" for (t, n), p in self.poolers.items() if t == target.name)}
-
-    def _start_proxies(self, target: Target, paths: list[str]) -> dict:
-        """A latency proxy in front of the target's TCP port for each proxied path, and the
-        proxy's own cost at 0 µs, measured now: it is part of every proxied figure."""
-        tcp = target.endpoint("tcp")
-        for name in paths:
-            log = os.path.join(self.workdir, f"proxy-{name.replace('/', '_')}.log")
-            self.proxies[(target.name, name)] = LatencyProxy(parse_path(name), tcp["host"], tcp["port"], log)
-        self.progress.note(f"measuring the latency proxy's own cost on {target.name}")
-        log = os.path.join(self.workdir, "proxy-calibration.log")
-        costs = {name: proxy_cost_us(tcp, log, name, queries=max(50, int(300_000 / (300 + parse_path(name).delay_us))))
-                 for name in dict.fromkeys(["tcp+0us", *paths])}
-        text = "; ".join(f"{name}: +{cost:.1f} µs" for name, cost in costs.items())
-        return {"latency proxy": f"abproxy; its own cost per round trip beyond the delay (measured this run): {text}",
-                "proxy_cost_us": {name: round(cost, 2) for name, cost in costs.items()}}
 
     def _close_workers(self) -> None:
         for worker in self.workers.values():

@@ -13,10 +13,8 @@ from .. import targets as targets_mod
 from ..errors import InputError
 from ..methods import Method
 from ..methods import select as select_methods
-from ..paths import Path, netem_missing
+from ..paths import Path
 from ..paths import parse as parse_path
-from ..paths.pooler import missing as pooler_missing
-from ..paths.proxy import missing as proxy_missing
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 
@@ -46,18 +44,6 @@ class Selection:
     skipped: list[Skipped]
 
 
-def path_missing(path: Path) -> str | None:
-    """Why a path cannot run here (one line), or None: netem needs the kernel's, proxied paths
-    accessbench's proxy, pooler paths PgBouncer."""
-    if path.base == "netem":
-        return netem_missing(path.delay_us)
-    if path.proxied:
-        return proxy_missing()
-    if path.base == "pooler":
-        return pooler_missing()
-    return None
-
-
 def select(
     suite: Suite,
     methods: list[str] | None = None,
@@ -65,7 +51,7 @@ def select(
     targets: list[str] | None = None,
     *,
     method_missing: Callable[[Method], str | None] = Method.missing,
-    path_missing: Callable[[Path], str | None] = path_missing,
+    path_missing: Callable[[Path], str | None] = lambda path: path.missing(),
     make_target: Callable[[str], Target] = targets_mod.make,
 ) -> Selection:
     """The run's methods, paths and targets from the --method, --path and --target lists
@@ -120,17 +106,26 @@ def _targets(specs: list[str] | None, usable: list[Method], paths: list[Path] | 
                 raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
             continue
         offered.update(target.paths)
-        if paths and not any(p.rides_on in target.paths for p in paths):
+        if paths and all(p.refuses(target) for p in paths):
             if specs:
-                raise InputError(f"--target {spec}: offers paths {', '.join(target.paths)}, "
-                                 f"not {', '.join(p.name for p in paths)}")
+                raise InputError(f"--target {spec}: {_refusal(target, paths)}")
             continue
         chosen.append(target)
-    # A path the user named must exist somewhere; a suite's own paths apply where they can.
+    # A path the user named must reach some target; a suite's own paths apply where they can.
     unknown = [p.name for p in paths or [] if p.rides_on not in offered] if named_paths else []
     if unknown:
         raise InputError(f"--path {','.join(unknown)}: the targets offer {', '.join(sorted(offered))} "
                          "(and tcp+DELAY where they offer tcp)")
     if not chosen:
         raise InputError("nothing to measure: no target has an available method (see `accessbench methods`)")
+    unhelped = [p for p in paths or [] if all(p.refuses(t) for t in chosen)] if named_paths else []
+    if unhelped:
+        raise InputError(f"--path {unhelped[0].name}: {unhelped[0].refuses(chosen[0])}")
     return chosen
+
+
+def _refusal(target: Target, paths: list[Path]) -> str:
+    """Why none of the paths reaches the target: the paths it offers, or what a path needs."""
+    if not any(p.rides_on in target.paths for p in paths):
+        return f"offers paths {', '.join(target.paths)}, not {', '.join(p.name for p in paths)}"
+    return next(p.refuses(target) for p in paths if p.rides_on in target.paths)

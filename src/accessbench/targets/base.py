@@ -6,11 +6,13 @@ import datetime as dt
 import os
 import re
 import secrets
+import socket
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable
 
-from ..suite.model import Table
+if TYPE_CHECKING:  # annotations only: the paths import this module, and --help should stay quick
+    from ..suite.model import Table
 
 
 class TargetUnavailable(Exception):
@@ -58,6 +60,7 @@ class Target(ABC):
     dbms: str
     managed: bool
     paths: tuple[str, ...]  # paths this target can be reached by, default first
+    helps: frozenset[str] = frozenset()  # path kinds it helps: "netem" (listen_on), "pooler" (behind_pooler)
     local_server = False    # a server process on this machine whose CPU the runner can read
     serves_by_thread = False  # its server_pids are OS thread ids of one server process (MariaDB)
     server_settings: dict[str, Any] = {}  # the suite's [server.DBMS]: a managed server starts with them
@@ -108,6 +111,21 @@ class Target(ABC):
         """What a worker's ``open`` needs to reach the target by ``path`` (may hold a
         password: sent to workers, never stored or printed)."""
 
+    def listen_on(self, address: str, network: str) -> None:
+        """Also accept connections on ``address`` (a netem link's host end) from ``network``:
+        targets whose ``helps`` has "netem"."""
+        raise NotImplementedError(f"{self.name} does not help netem paths")
+
+    def round_trips(self, endpoint: dict[str, Any]) -> ContextManager[Callable[[], None]]:
+        """A connection of the runner's own by ``endpoint`` (as a worker is given it), and one
+        round trip on it (SELECT 1): the yardstick for what a path between them adds."""
+        raise TargetUnavailable(f"{self.name}: the runner cannot time round trips to it")
+
+    def behind_pooler(self) -> dict[str, Any]:
+        """What PgBouncer needs to serve this server (socket_dir, port, user, password): targets
+        whose ``helps`` has "pooler"."""
+        raise NotImplementedError(f"{self.name} does not help pooler paths")
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """Server version and the settings that decide results, for the run record."""
@@ -147,6 +165,12 @@ def index_ddl(table: Table) -> list[str]:
         f"CREATE INDEX {table.name}_{'_'.join(cols)}_idx ON {table.name} ({', '.join(cols)})"
         for cols in table.indexes
     ]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def process_alive(pid: int) -> bool:

@@ -21,8 +21,7 @@ from ..protocol import sqltext
 from ..suite.model import Table
 from . import url as urls
 from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
-                   owned_name, server_can_enter)
-from .postgresql import free_port
+                   free_port, owned_name, server_can_enter)
 
 DATABASE = "accessbench"
 USER = "accessbench"
@@ -135,6 +134,16 @@ class MariaDBTarget(Target):
                 ids = [r[0] for r in cur.fetchall()]
             for query_id in ids:
                 cur.execute(f"KILL CONNECTION {int(query_id)}")
+
+    @contextmanager
+    def round_trips(self, endpoint: dict[str, Any]):
+        conn = self._connect(host=endpoint["host"], port=int(endpoint["port"]), user=endpoint["user"],
+                             password=endpoint.get("password") or "", database=endpoint["database"])
+        try:
+            with conn.cursor() as cur:
+                yield lambda: (cur.execute("SELECT 1"), cur.fetchall())
+        finally:
+            conn.close()
 
     def describe(self) -> dict[str, Any]:
         names = list(dict.fromkeys([*_SETTINGS, *self.server_settings]))  # and whatever the suite set

@@ -11,7 +11,6 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ from ..protocol import sqltext
 from ..suite.model import Table
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
-                   owned_name, process_alive, server_can_enter)
+                   free_port, owned_name, process_alive, server_can_enter)
 
 SCHEMA = "accessbench"
 DATABASE = "accessbench"
@@ -56,12 +55,6 @@ def find_bindir() -> str:
         "no PostgreSQL server binaries (initdb, pg_ctl): install postgresql-15 (make setup does) "
         "or set ACCESSBENCH_PG_BINDIR"
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PostgresTarget(Target):
@@ -111,6 +104,13 @@ class PostgresTarget(Target):
                                 [[r[0] for r in rows]]).fetchall()
         if rows:  # still busy: end the sessions themselves
             conn.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [[r[0] for r in rows]])
+
+    @contextmanager
+    def round_trips(self, endpoint: dict[str, Any]):
+        kwargs = {k: endpoint[k] for k in ("user", "password") if endpoint.get(k)}
+        with psycopg.connect(host=endpoint["host"], port=endpoint["port"], dbname=endpoint["database"],
+                             sslmode="disable", autocommit=True, **kwargs) as conn:
+            yield lambda: conn.execute("SELECT 1", prepare=True).fetchall()
 
     def describe(self) -> dict[str, Any]:
         names = dict.fromkeys([*_SETTINGS, *self.server_settings])  # and whatever the suite set
@@ -162,6 +162,7 @@ class ManagedPostgres(PostgresTarget):
     name = "postgresql"
     managed = True
     local_server = True
+    helps = frozenset({"netem", "pooler"})  # the server is ours: it can listen on a link, sit behind PgBouncer
 
     def __init__(self) -> None:
         super().__init__()

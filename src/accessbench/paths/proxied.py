@@ -1,0 +1,68 @@
+"""``tcp+DELAY[~JITTER][@BANDWIDTH]``: TCP through accessbench's latency proxy, which adds
+DELAY to every chunk in each direction (``250us``, ``1ms``), optionally with normal jitter of
+σ = JITTER and a bandwidth cap (``@10mbit``, ``@1MB`` per second), and counts round trips and
+bytes. The proxy's own cost is measured when it starts, since every figure through it
+carries that cost."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from . import proxy
+from .base import _DURATION, Path, PathRun, microseconds
+from .calibrate import proxy_cost_us
+
+_BANDWIDTH = r"(\d+(?:\.\d+)?)(kbit|mbit|gbit|kb|mb|gb|b)"
+_NAME = re.compile(rf"^tcp\+{_DURATION}(?:~{_DURATION})?(?:@{_BANDWIDTH})?$", re.IGNORECASE)
+_BYTES_PER = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kbit": 125, "mbit": 125e3, "gbit": 125e6}
+
+
+class Proxied(Path):
+    forms = "tcp+DELAY[~JITTER][@BANDWIDTH] (e.g. tcp+250us, tcp+1ms~50us@100mbit)"
+    help = "tcp+DELAY[~JITTER][@BANDWIDTH] through accessbench's latency proxy (e.g. tcp+250us, tcp+1ms~50us@100mbit)"
+    setting = "latency proxy"
+    runs = "latency proxy"
+
+    @classmethod
+    def parse(cls, name: str) -> Proxied | None:
+        match = _NAME.match(name)
+        if not match:
+            return None
+        delay, dunit, jitter, junit, bw, bwunit = match.groups()
+        return cls(name, "tcp", microseconds(delay, dunit), microseconds(jitter, junit) if jitter else 0.0,
+                   float(bw) * _BYTES_PER[bwunit.lower()] if bw else None)
+
+    @property
+    def proxied(self) -> bool:
+        return True
+
+    def missing(self) -> str | None:
+        return proxy.missing()
+
+    @classmethod
+    def start_all(cls, paths: list[Path], target: Any, run: PathRun) -> dict[str, Any]:
+        """A proxy in front of the target's TCP port per path, then the proxy's own cost per
+        round trip beyond its delay, measured now at 0 µs and at each path's delay."""
+        super().start_all(paths, target, run)
+        run.progress.note(f"measuring the latency proxy's own cost on {target.name}")
+        log = os.path.join(run.workdir, "proxy-calibration.log")
+        costs = {path.name: proxy_cost_us(target, log, path, queries=max(50, int(300_000 / (300 + path.delay_us))))
+                 for path in [cls.parse("tcp+0us"), *(p for p in paths if p.name != "tcp+0us")]}
+        text = "; ".join(f"{name}: +{cost:.1f} µs" for name, cost in costs.items())
+        return {cls.setting: f"abproxy; its own cost per round trip beyond the delay (measured this run): {text}",
+                "proxy_cost_us": {name: round(cost, 2) for name, cost in costs.items()}}
+
+    def start(self, target: Any, run: PathRun) -> None:
+        tcp = target.endpoint("tcp")
+        log = os.path.join(run.workdir, f"proxy-{self.name.replace('/', '_')}.log")
+        self.running = proxy.LatencyProxy(self, tcp["host"], tcp["port"], log)
+
+    def endpoint(self, target: Any) -> dict[str, Any]:
+        return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
+
+    def counters(self) -> dict[str, int]:
+        """Only one cell's workers talk through the proxy at a time: the difference of two
+        readings is that cell's."""
+        return self.running.totals()
