@@ -62,3 +62,20 @@ def processes_with_files_in(directory: str) -> list[str]:
         if any(path.startswith(directory.rstrip("/") + "/") for path in held) and str(os.getpid()) != pid:
             found.append(pid)
     return found
+
+
+@pytest.fixture(scope="session")
+def sqlite_run(tmp_path_factory):
+    """A real stored run the report tests share: SQLite at --quick size, Python's sqlite3 and
+    (when built) the C worker, 3 trials."""
+    from accessbench.methods import select
+    from accessbench.store import Store
+
+    work = tmp_path_factory.mktemp("run")
+    methods = "py-sqlite3" if select(["c-sqlite"])[0].missing() else "py-sqlite3,c-sqlite"
+    # cwd: whatever the run itself writes (its own report) stays out of the checkout.
+    result = accessbench("--store", str(work / "results.db"), "run", "--quick", "--target", "sqlite",
+                         "--method", methods, "--trials", "3", cwd=work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with Store(str(work / "results.db")) as store:
+        return store.load(store.resolve("last"))

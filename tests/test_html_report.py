@@ -12,13 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from accessbench.methods import select
 from accessbench import formatting as fmt
 from accessbench.report.html import render_html
 from accessbench.stats.cells import analyse, by_step
-from accessbench.store import Store
 
-from .conftest import accessbench
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -26,16 +23,8 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
-    """A real run: SQLite at --quick size, Python's sqlite3 and (when built) the C worker."""
-    work = tmp_path_factory.mktemp("run")
-    methods = "py-sqlite3" if select(["c-sqlite"])[0].missing() else "py-sqlite3,c-sqlite"
-    # cwd: whatever the run itself writes (its own report) stays out of the checkout.
-    result = accessbench("--store", str(work / "results.db"), "run", "--quick", "--target", "sqlite",
-                         "--method", methods, "--trials", "3", cwd=work)
-    assert result.returncode == 0, result.stderr[-3000:]
-    with Store(str(work / "results.db")) as store:
-        return store.load(store.resolve("last"))
+def stored(sqlite_run):
+    return sqlite_run
 
 
 @pytest.fixture(scope="module")

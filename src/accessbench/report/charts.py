@@ -16,6 +16,7 @@ from html import escape
 from typing import Callable, Sequence
 
 from .. import formatting as fmt
+from .model import Share
 
 # Layout constants (px). Text widths are estimated, as there is no font metrics here:
 # CHAR_W is a generous average width of a 12 px system-font character.
@@ -62,19 +63,12 @@ class Bar:
 
 
 @dataclass(frozen=True)
-class Part:
-    kind: str                       # client · server · wait · rest (wait and server, not split)
-    share: float                    # of the operation's time, 0..1
-    text: str
-
-
-@dataclass(frozen=True)
 class Breakdown:
     """Where one cell's time per operation went; parts is empty when nothing is known."""
 
     label: str
     total_text: str
-    parts: tuple[Part, ...]
+    parts: tuple[Share, ...]
     data: dict[str, str] = field(default_factory=dict)
 
 

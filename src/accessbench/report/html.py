@@ -1,10 +1,9 @@
 """The self-contained HTML report of a run: one file with its CSS, script and charts inline,
-so it opens anywhere, offline, years later. The figures come from the same analysis and the
-same formatting as the terminal report; this module only arranges them for the template."""
+so it opens anywhere, offline, years later. Every figure comes from the report model
+(report/model.py), as in the terminal report; this module only arranges them for the template."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
@@ -12,14 +11,12 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from ..stats.cells import CellResult, analyse, by_step
-from ..stats.compare import compare
-from ..stats.stability import flags
-from ..stats.views import VIEWS, View
+from ..stats.cells import CellResult
+from ..stats.views import View
 from ..store import StoredRun
 from . import charts
 from .. import formatting as fmt
-from .study import study_table
+from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, build, step_title
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -27,7 +24,6 @@ TEMPLATES = Path(__file__).parent / "templates"
 PAGE_W = 980
 BARS_W_PAIRED = 600
 BREAKDOWN_W = 370
-PERCENTILES = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (100.0, "max"))
 PATH_LEGEND_COLOR = "#555"
 
 
@@ -92,28 +88,30 @@ class SweepSection:
 
 def render_html(stored: StoredRun, view: str = "median") -> str:
     """The whole report as one HTML document."""
-    if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r}: choose from {', '.join(VIEWS)}")
-    v = VIEWS[view]
-    results = analyse(stored)
-    steps = by_step(results)
+    return render_report(build(stored, view))
+
+
+def render_report(report: Report) -> str:
+    stored, results = report.stored, report.results
     methods = sorted({r.cell["method"] for r in results} | {m["method"] for m in stored.methods})
     colors = {m: charts.PALETTE[i % len(charts.PALETTE)] for i, m in enumerate(methods)}
     wheres = list(dict.fromkeys(r.where for r in results))
     dashes = {w: charts.DASHES[i % len(charts.DASHES)] for i, w in enumerate(wheres)}
-    anchors = {(variant, step): f"step-{i + 1}" for i, (variant, step, _) in enumerate(steps)}
+    anchors = {(s.variant, s.step): f"step-{i + 1}" for i, s in enumerate(report.steps)}
     return _template().render(
         run=stored.run,
-        view=v,
-        header=_header(stored, v),
-        verdicts=_verdicts(steps, v, anchors),
+        view=report.view,
+        alpha=f"{report.alpha:g}",
+        noise=f"{report.noise:.0%}",
+        header=report.header.lines,
+        note=report.header.note,
+        verdicts=_verdicts(report.verdicts, anchors),
         sweeps=_sweeps(results, anchors, colors, dashes),
-        study=_study(stored, results),
-        steps=[_step_section(variant, step, rs, v, anchors[(variant, step)], colors, dashes)
-               for variant, step, rs in steps],
+        study=_study(report),
+        steps=[_step_section(s, report.view, anchors[(s.variant, s.step)], colors, dashes) for s in report.steps],
         filters=_filters(results),
         methods=_methods(stored),
-        verification=_verification(steps),
+        verification=_verification(report.steps),
         problems=_problems(results),
         environment=_pairs(_flatten(stored.run["environment"])),
         settings=_pairs(_flatten(stored.run["settings"])),
@@ -136,112 +134,30 @@ def _asset(name: str) -> str:
     return (TEMPLATES / name).read_text(encoding="utf-8")
 
 
-# --- figures as the view states them ---------------------------------------------------------
-
-def figure(view: View, value: float | None) -> str:
-    """A view's figure in the terminal report's format: units/s, a duration, or seconds."""
-    if value is None:
-        return "—"
-    if view.kind == "rate":
-        return fmt.rate(value)
-    return fmt.seconds(value) if view.name == "per1000" else fmt.duration(value)
-
-
 def tick(view: View, value: float) -> str:
     """An axis label: the figure's format, and a bare 0 at the origin ("0 ns" reads oddly)."""
-    return "0" if value == 0 else figure(view, value)
-
-
-def spread_text(view: View, r: CellResult) -> str:
-    spread = view.spread(r)
-    return f"{figure(view, spread[0])}–{figure(view, spread[1])}" if spread else ""
-
-
-def with_unit(view: View, r: CellResult) -> str:
-    """'41,230 ops/s [40,100–42,000]', '12.3 µs per op [12.1 µs–12.9 µs]'."""
-    text = figure(view, view.value(r))
-    unit = view.unit(r)
-    text += f" {unit}" if view.kind == "rate" or view.name == "per1000" else f" per {unit.split()[-1]}"
-    spread = spread_text(view, r)
-    return f"{text} [{spread}]" if spread else text
+    return "0" if value == 0 else view.text(value)
 
 
 def _filter_data(r: CellResult) -> dict[str, str]:
     return {"method": r.cell["method"], "target": r.cell["target"], "path": r.cell["path"]}
 
 
-def _step_title(variant: str, step: str) -> str:
-    return f"{step} [{variant}]" if variant else step
-
-
-# --- header ----------------------------------------------------------------------------------
-
-def _header(stored: StoredRun, view: View) -> list[tuple[str, str]]:
-    """(label, text) lines, as the terminal report's header says them."""
-    run, settings, env = stored.run, stored.run["settings"], stored.run["environment"]
-    lines = [("suite", f"{run['suite']} ({run['suite_source']})"),
-             ("status", run["status"]),
-             ("date", _when(run.get("started_at"), run.get("finished_at")))]
-    lines.append(("targets", ", ".join(
-        " ".join(filter(None, [t["target"], t["server_version"],
-                               f"({'managed' if t['managed'] else 'external'})"])) for t in stored.targets)))
-    for t in stored.targets:
-        for key in ("latency proxy", "netem"):
-            if key in t["settings"]:
-                lines.append((f"{key} ({t['target']})", str(t["settings"][key])))
-    power = env.get("power", {})
-    idle = f" · cpuidle {power['cpuidle_driver']}" if isinstance(power, dict) and power.get("cpuidle_driver") else ""
-    lines.append(("host", f"{env.get('hostname', '')} · {env.get('cpu')} · {env.get('cores')} cores · "
-                          f"{env.get('memory_gib')} GiB · {env.get('os')} · kernel {env.get('kernel')}{idle}"))
-    lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup, interleaved across "
-                            f"methods{' · --quick sizes' if settings.get('quick') else ''}"))
-    lines.append(("figure", view.rule))
-    return lines
-
-
-def _when(started: str | None, finished: str | None) -> str:
-    if not started:
-        return ""
-    try:
-        a = dt.datetime.fromisoformat(started)
-        text = a.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
-        if finished:
-            took = int((dt.datetime.fromisoformat(finished) - a).total_seconds())
-            text += f" · took {took // 60} min {took % 60} s" if took >= 60 else f" · took {took} s"
-        return text
-    except ValueError:  # a hand-edited store: show what is there
-        return f"{started} – {finished or ''}"
-
-
 # --- verdict -----------------------------------------------------------------------------------
 
-def _verdicts(steps, view: View, anchors) -> Table:
+def _verdicts(verdicts: list[Verdict], anchors) -> Table:
     """Per step and target, the best verified cell and whether it beats the runner-up there
-    significantly. Per target, because which SQLite driver beats which PostgreSQL driver is
-    rarely the question a step asks."""
+    significantly (report.model decides; this lays it out)."""
     rows = []
-    for variant, step, rs in steps:
-        link = Cell(_step_title(variant, step), href=f"#{anchors[(variant, step)]}")
-        targets = list(dict.fromkeys(r.cell["target"] for r in rs))
-        for target in targets:
-            ranked = [r for r in view.rank([r for r in rs if r.cell["target"] == target]) if r.ranked]
-            data = {"target": target}
-            if not ranked:
-                rows.append(Row([link, Cell(target), Cell("no verified cell"), Cell(""), Cell("")], data))
-                continue
-            best = ranked[0]
-            # The runner-up is the next *method*: the same driver on another path is not a rival.
-            second = next((r for r in ranked if r.cell["method"] != best.cell["method"]), None)
-            if second is not None:
-                c = compare(best, second)
-                runner_up = f"{second.cell['method']} @ {second.cell['path']}"
-                verdict = (f"no significant difference from {runner_up}" if not c.significant
-                           else f"{c.verdict} than {runner_up}")
-                against = Cell(verdict, title=c.reason, cls="" if c.significant else "muted")
-            else:
-                against = Cell("the only verified method", cls="muted")
-            rows.append(Row([link, Cell(target), Cell(f"{best.cell['method']} @ {best.cell['path']}"),
-                             Cell(with_unit(view, best), sort=repr(view.value(best))), against], data))
+    for v in verdicts:
+        link = Cell(v.step.title, href=f"#{anchors[(v.step.variant, v.step.step)]}")
+        data = {"target": v.target}
+        if v.best is None:
+            rows.append(Row([link, Cell(v.target), Cell(v.against), Cell(""), Cell("")], data))
+            continue
+        against = Cell(v.against, title=v.reason or None, cls="" if v.significant else "muted")
+        rows.append(Row([link, Cell(v.target), Cell(f"{v.best.cell['method']} @ {v.best.cell['path']}"),
+                         Cell(v.with_unit, sort=v.best.figure.sort), against], data))
     return Table([Column("step"), Column("target"), Column("fastest verified cell"), Column("figure", numeric=True),
                   Column("against the next method")], rows)
 
@@ -256,8 +172,8 @@ class StudySection:
     note: str
 
 
-def _study(stored: StoredRun, results: list[CellResult]) -> StudySection | None:
-    study = study_table(stored, results)
+def _study(report: Report) -> StudySection | None:
+    study = report.study
     if study is None:
         return None
     columns = [Column("")] + [Column(label, numeric=True) for label in study.columns]
@@ -313,7 +229,7 @@ def _sweeps(results: list[CellResult], anchors, colors, dashes) -> list[SweepSec
                     for k, pts in with_p99.items() if pts], legend, PAGE_W, variant, unit)
         steps = list(dict.fromkeys(r.cell["step"] for r in rs))
         sections.append(SweepSection(
-            anchor=f"sweep-{i + 1}", title=_step_title(variant, sweep),
+            anchor=f"sweep-{i + 1}", title=step_title(variant, sweep),
             description=f"{len(steps)} steps of one [[steps]] entry, varying "
                         f"{' and '.join(k for k in ('clients', 'rate') if len({r.cell[k] for r in rs}) > 1)}.",
             throughput=Markup(throughput), latency=Markup(latency),
@@ -329,100 +245,72 @@ def _sweep_point(r: CellResult) -> str:
 
 # --- one step ------------------------------------------------------------------------------------
 
-def _step_section(variant: str, step: str, rs: list[CellResult], view: View, anchor: str,
-                  colors: dict[str, str], dashes: dict[str, str]) -> StepSection:
-    measured = view.rank([r for r in rs if r.measured])
-    first = rs[0].cell
-    mode = f", {first['mode']}" if first["mode"] else ""
-    breakdown = _breakdown_chart(step, variant, measured)
-    bars = charts.bar_chart(step, [_bar(r, view) for r in measured], _axis_title(view, measured),
-                            partial(tick, view), BARS_W_PAIRED if breakdown else PAGE_W, variant)
+def _step_section(step: StepReport, view: View, anchor: str, colors: dict[str, str],
+                  dashes: dict[str, str]) -> StepSection:
+    breakdown = _breakdown_chart(step)
+    bars = charts.bar_chart(step.step, [_bar(row) for row in step.rows], _axis_title(view, step),
+                            partial(tick, view), BARS_W_PAIRED if breakdown else PAGE_W, step.variant)
     return StepSection(
-        anchor=anchor, step=step, variant=variant, title=_step_title(variant, step),
-        description=f"{first['kind']}{mode}: {first['description']}",
+        anchor=anchor, step=step.step, variant=step.variant, title=step.title, description=step.heading,
         bars=Markup(bars), breakdown=Markup(breakdown),
-        percentiles=Markup(_percentile_chart(step, variant, measured, colors, dashes)),
-        table=_step_table(measured, view),
-        not_measured=[f"{r.label} ({r.cell['status']})" for r in rs if not r.measured],
+        percentiles=Markup(_percentile_chart(step, colors, dashes)),
+        table=_step_table(step, view),
+        not_measured=[f"{r.label} ({r.cell['status']})" for r in step.not_measured],
     )
 
 
-def _axis_title(view: View, measured: list[CellResult]) -> str:
-    if not measured:
+def _axis_title(view: View, step: StepReport) -> str:
+    if not step.rows:
         return ""
     what = {"median": "median", "best": "best trial", "mean": "mean", "per1000": "median"}.get(view.name, view.name)
     spread = f" · whiskers: {view.spread_name}" if view.spread_name else ""
     better = "" if view.higher_is_better else " · shorter is better"
-    return f"{view.unit(measured[0])} · {what}{spread}{better}"
+    return f"{step.unit} · {what}{spread}{better}"
 
 
-def _bar(r: CellResult, view: View) -> charts.Bar:
-    spread = view.spread(r)
-    return charts.Bar(label=r.label, value=view.value(r), text=figure(view, view.value(r)),
-                      low=spread[0] if spread else None, high=spread[1] if spread else None,
-                      spread_text=spread_text(view, r), verified=r.ranked,
-                      data=_filter_data(r) | {"status": r.cell["status"]})
+def _bar(row: CellRow) -> charts.Bar:
+    return charts.Bar(label=row.result.label, value=row.figure.value, text=row.figure.text,
+                      low=row.spread[0].value if row.spread else None, high=row.spread[1].value if row.spread else None,
+                      spread_text=row.spread_text, verified=row.rank is not None,
+                      data=_filter_data(row.result) | {"status": row.status})
 
 
-def _breakdown_chart(step: str, variant: str, measured: list[CellResult]) -> str:
+def _breakdown_chart(step: StepReport) -> str:
     """Only when the client's CPU per op is known for some cell of the step."""
-    if not any(r.cpu_per_op_ns is not None for r in measured):
+    if not any(row.result.cpu_per_op_ns is not None for row in step.rows):
         return ""
-    rows = [charts.Breakdown(r.label, fmt.duration(r.per_op_ns), tuple(time_parts(r)), _filter_data(r))
-            for r in measured]
-    return charts.breakdown_chart(step, rows, BREAKDOWN_W, variant)
+    rows = [charts.Breakdown(row.result.label, fmt.duration(row.result.per_op_ns), row.shares,
+                             _filter_data(row.result)) for row in step.rows]
+    return charts.breakdown_chart(step.step, rows, BREAKDOWN_W, step.variant)
 
 
-def time_parts(r: CellResult) -> list[charts.Part]:
-    """Shares of an operation's time, clamped as the terminal's breakdown bar clamps them
-    (CPU clocks tick coarser than short operations, so CPU can exceed elapsed)."""
-    if not r.per_op_ns or r.cpu_per_op_ns is None:
-        return []
-    client = min(1.0, r.cpu_per_op_ns / r.per_op_ns)
-    parts = [charts.Part("client", client, fmt.duration(r.cpu_per_op_ns))]
-    if r.server_cpu_per_op_ns is None:
-        parts.append(charts.Part("rest", 1.0 - client, fmt.duration(r.wait_per_op_ns)))
-        return parts
-    server = min(1.0 - client, r.server_cpu_per_op_ns / r.per_op_ns)
-    parts.append(charts.Part("server", server, fmt.duration(r.server_cpu_per_op_ns)))
-    parts.append(charts.Part("wait", max(0.0, 1.0 - client - server), fmt.duration(r.wait_per_op_ns)))
-    return parts
-
-
-def _legend(measured: list[CellResult], colors, dashes) -> list[charts.LegendItem]:
-    methods = sorted({r.cell["method"] for r in measured})
+def _legend(step: StepReport, colors, dashes) -> list[charts.LegendItem]:
+    methods = sorted({row.cell["method"] for row in step.rows})
     items = [charts.LegendItem(m, colors[m], "", {"method": m}) for m in methods]
-    wheres = list(dict.fromkeys(r.where for r in measured))
+    wheres = list(dict.fromkeys(row.result.where for row in step.rows))
     if len(wheres) > 1:
         items += [charts.LegendItem(w, PATH_LEGEND_COLOR, dashes[w],
                                     {"target": w.split("/")[0], "path": w.split("/", 1)[1]}) for w in wheres]
     return items
 
 
-def _percentile_chart(step: str, variant: str, measured: list[CellResult], colors, dashes) -> str:
+def _percentile_chart(step: StepReport, colors, dashes) -> str:
     series = []
-    for r in measured:
-        p = r.percentiles or {}
-        points = tuple(charts.Point(i, p[q], name, fmt.duration(p[q]))
-                       for i, (q, name) in enumerate(PERCENTILES) if p.get(q))
+    for row in step.rows:
+        points = tuple(charts.Point(i, row.percentiles[q].value, name, row.percentiles[q].text)
+                       for i, (q, name) in enumerate(PERCENTILES) if row.percentiles[q].value)
         if points:
-            series.append(charts.Series(r.label, points, colors[r.cell["method"]], dashes[r.where],
-                                        _filter_data(r)))
+            series.append(charts.Series(row.result.label, points, colors[row.cell["method"]], dashes[row.result.where],
+                                        _filter_data(row.result)))
     if not series:
         return ""
-    return charts.percentile_chart(step, series, _legend(measured, colors, dashes),
-                                   [name for _, name in PERCENTILES], PAGE_W, variant)
+    return charts.percentile_chart(step.step, series, _legend(step, colors, dashes),
+                                   [name for _, name in PERCENTILES], PAGE_W, step.variant)
 
 
-def _raw(value: float | None) -> str | None:
-    """The unrounded number the table's script sorts on."""
-    return None if value is None else repr(float(value))
-
-
-def _step_table(measured: list[CellResult], view: View) -> Table:
-    unit = view.unit(measured[0]) if measured else ""
+def _step_table(step: StepReport, view: View) -> Table:
     columns = [Column("#", True, "rank among verified cells"), Column("method"), Column("target"), Column("path")]
-    columns += [Column(unit, True, view.rule)]
+    columns += [Column(step.unit, True, view.rule)]
     columns += [Column(view.spread_name, True)] if view.spread_name else []
     columns += [Column("×\u00a0behind", True, "how many times behind the best verified cell (1.00× for the best)"),
                 Column("p50", True), Column("p99", True), Column("p99.9", True), Column("max", True),
@@ -431,36 +319,29 @@ def _step_table(measured: list[CellResult], view: View) -> Table:
                 Column("RT/op", True, "round trips per operation, counted by the latency proxy"),
                 Column("trials", True), Column("CV", True, "coefficient of variation of the trials' figures"),
                 Column("verified"), Column("flags")]
-    best = next((r for r in measured if r.ranked), None)
-    rows, rank = [], 0
-    for r in measured:
-        rank += r.ranked
-        p = r.percentiles or {}
-        spread = view.spread(r)
-        behind = view.times_behind(r, best) if r.ranked and best else None
-        status = r.cell["status"]
-        cells = [Cell(str(rank) if r.ranked else "–", str(rank) if r.ranked else None),
-                 Cell(r.cell["method"]), Cell(r.cell["target"]), Cell(r.cell["path"])]
-        cells += [Cell(figure(view, view.value(r)), _raw(view.value(r)))]
-        cells += [Cell(spread_text(view, r), _raw(spread[0]) if spread else None)] if view.spread_name else []
-        cells += [Cell(fmt.ratio(behind) if behind is not None else "", _raw(behind))]
-        cells += [Cell(fmt.duration(p.get(q)), _raw(p.get(q))) for q in (50.0, 99.0, 99.9, 100.0)]
-        cells += [Cell(fmt.duration(r.cpu_per_op_ns), _raw(r.cpu_per_op_ns)),
-                  Cell(fmt.duration(r.server_cpu_per_op_ns), _raw(r.server_cpu_per_op_ns)),
-                  Cell(f"{r.round_trips_per_op:.3g}" if r.round_trips_per_op is not None else "—",
-                       _raw(r.round_trips_per_op)),
-                  Cell(str(r.rate.n), str(r.rate.n)),
-                  Cell(f"{r.rate.cv:.1%}", _raw(r.rate.cv)),
-                  Cell(status, status, r.cell.get("message") or None, f"status status-{status}", pill=True),
-                  _flags_cell(r)]
-        rows.append(Row(cells, _filter_data(r), "" if r.ranked else "unverified"))
+    rows = []
+    for row in step.rows:
+        rank = str(row.rank) if row.rank is not None else None
+        cells = [Cell(rank or "–", rank), Cell(row.cell["method"]), Cell(row.cell["target"]), Cell(row.cell["path"]),
+                 _figure_cell(row.figure)]
+        cells += [Cell(row.spread_text, row.spread[0].sort if row.spread else None)] if view.spread_name else []
+        cells += [Cell(row.behind.text, row.behind.sort) if row.behind else Cell("")]
+        cells += [_figure_cell(row.percentiles[q]) for q in (50.0, 99.0, 99.9, 100.0)]
+        cells += [_figure_cell(row.client_cpu), _figure_cell(row.server_cpu), _figure_cell(row.round_trips),
+                  Cell(str(row.trials), str(row.trials)), _figure_cell(row.cv),
+                  Cell(row.status, row.status, row.cell.get("message") or None, f"status status-{row.status}", pill=True),
+                  _flags_cell(row)]
+        rows.append(Row(cells, _filter_data(row.result), "" if row.rank is not None else "unverified"))
     return Table(columns, rows)
 
 
-def _flags_cell(r: CellResult) -> Cell:
-    found = flags(r)
-    kinds = " ".join(f.kind for f in found)
-    return Cell(kinds, kinds, cls="flags", badges=tuple((f.kind, f.text) for f in found))
+def _figure_cell(f) -> Cell:
+    return Cell(f.text, f.sort)
+
+
+def _flags_cell(row: CellRow) -> Cell:
+    kinds = " ".join(f.kind for f in row.flags)
+    return Cell(kinds, kinds, cls="flags", badges=tuple((f.kind, f.text) for f in row.flags))
 
 
 # --- methods, verification, environment ------------------------------------------------------------
@@ -481,25 +362,24 @@ def _methods(stored: StoredRun) -> list[MethodInfo]:
             for m in stored.methods]
 
 
-def _verification(steps) -> Table:
+def _verification(steps: list[StepReport]) -> Table:
     """Methods × steps, each cell coloured by its verification status."""
-    columns = [Column("method"), Column("target/path")] + [
-        Column(_step_title(variant, step)) for variant, step, _ in steps]
+    columns = [Column("method"), Column("target/path")] + [Column(s.title) for s in steps]
     grid: dict[tuple, dict] = {}
-    for variant, step, rs in steps:
-        for r in rs:
+    for s in steps:
+        for r in [*(row.result for row in s.rows), *s.not_measured]:
             key = (r.cell["method"], r.cell["target"], r.cell["path"])
-            grid.setdefault(key, {})[(variant, step)] = r
+            grid.setdefault(key, {})[s.title] = r
     rows = []
     for (method, target, path), cells in sorted(grid.items()):
         row = [Cell(method), Cell(f"{target}/{path}")]
-        for variant, step, _ in steps:
-            r = cells.get((variant, step))
+        for s in steps:
+            r = cells.get(s.title)
             if r is None:
                 row.append(Cell("", cls="status"))
                 continue
             status = r.cell["status"]
-            title = f"{_step_title(variant, step)} · {r.label}: {status}" + (
+            title = f"{s.title} · {r.label}: {status}" + (
                 f" — {r.cell['message']}" if r.cell.get("message") else "")
             row.append(Cell(STATUS_MARK.get(status, status), status, title, f"status status-{status}"))
         rows.append(Row(row, {"method": method, "target": target, "path": path}))
@@ -510,7 +390,7 @@ STATUS_MARK = {"ok": "✓", "mismatch": "≠", "unsupported": "n/a", "error": "e
 
 
 def _problems(results: list[CellResult]) -> Table:
-    rows = [Row([Cell(r.cell["method"]), Cell(r.where), Cell(_step_title(r.cell["variant"], r.cell["step"])),
+    rows = [Row([Cell(r.cell["method"]), Cell(r.where), Cell(step_title(r.cell["variant"], r.cell["step"])),
                  Cell(r.cell["status"], cls=f"status status-{r.cell['status']}", pill=True),
                  Cell(r.cell.get("message") or "", cls="message")], _filter_data(r))
             for r in results if r.cell["status"] != "ok"]

@@ -1,12 +1,11 @@
 """The terminal report of a run: per step, methods ranked by median with a 95% CI, and the
-methods × steps table in seconds per 1,000 units (study S2's form). Returns text; rich
-tables, colour only when asked (the CLI asks when stdout is a terminal)."""
+methods × steps table in seconds per 1,000 units (study S2's form). It lays out the report
+model (report/model.py) and computes no figure of its own. Returns text; rich tables, colour
+only when asked (the CLI asks when stdout is a terminal)."""
 
 from __future__ import annotations
 
 import io
-
-import numpy as np
 
 from rich import box
 from rich.console import Console
@@ -15,13 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..stats import model
-from ..stats.cells import CellResult, analyse, by_step
-from ..stats.compare import ALPHA, NOISE, compare
-from ..stats.stability import Flag, flags
-from ..stats.views import VIEWS, View
+from ..stats.cells import analyse
 from ..store import StoredRun
 from .. import formatting as fmt
-from .study import study_table
+from .model import CellRow, Report, StepReport, build
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
@@ -29,169 +25,120 @@ _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "e
 def render(stored: StoredRun, color: bool = False, width: int | None = None, view: str = "median") -> str:
     """The whole report. ``view`` picks the rule for each step's figure: median (default),
     best (S1), mean (S3) or per1000 (S2's table alone)."""
+    return render_report(build(stored, view), color, width)
+
+
+def render_report(report: Report, color: bool = False, width: int | None = None) -> str:
     out = io.StringIO()
     # Without a terminal there is no width to respect: wide enough for the S2 table.
     console = Console(file=out, force_terminal=color, no_color=not color, width=width or 240,
                       highlight=False, soft_wrap=False)
-    results = analyse(stored)
-    _header(console, stored, VIEWS[view])
-    for variant, step, rs in by_step(results):
+    view = report.view.name
+    _header(console, report)
+    for step in report.steps:
         if view == "median":
-            console.print(_step_table(variant, step, rs))
+            console.print(_step_table(report, step))
         elif view != "per1000":
-            console.print(_view_table(VIEWS[view], variant, step, rs))
-    console.print(_per_1000_table(results))
+            console.print(_view_table(report, step))
+    console.print(_per_1000_table(report))
     if view == "per1000":
         return out.getvalue()
-    predictions = _predictions_table(results)
-    if predictions is not None:
-        console.print(predictions)
-    study = _study_table(stored, results)
-    if study is not None:
-        console.print(study)
-    cold = _cold_start_table(stored, results)
-    if cold is not None:
-        console.print(cold)
-    _not_measured(console, results)
-    console.print(render_flags(results))
+    for table in (_predictions_table(report), _study_table(report), _cold_start_table(report)):
+        if table is not None:
+            console.print(table)
+    _not_measured(console, report)
+    console.print(render_flags(report))
     return out.getvalue()
 
 
-def _header(console: Console, stored: StoredRun, view: View) -> None:
-    run, settings = stored.run, stored.run["settings"]
-    resumed = settings.get("resumed") or []
-    console.print(Text(f"accessbench run {run['id']}", style="bold"),
-                  f"· suite {run['suite']} ({run['suite_source']}) · {run['started_at']} · {run['status']}"
-                  + (f" · resumed {', '.join(resumed)}" if resumed else ""))
-    targets = ", ".join(
-        f"{t['target']} {t['server_version'] or ''} ({'managed' if t['managed'] else 'external'})".replace("  ", " ")
-        for t in stored.targets
-    )
-    console.print(f"targets: {targets}")
-    for t in stored.targets:
-        for key in ("latency proxy", "netem", "pooler"):
-            if key in t["settings"]:
-                console.print(f"{key} ({t['target']}): {t['settings'][key]}")
-    env = run["environment"]
-    power = env.get("power", {})
-    idle = f" · cpuidle {power['cpuidle_driver']}" if power.get("cpuidle_driver") else ""
-    console.print(f"host: {env.get('cpu')} · {env.get('cores')} cores · {env.get('memory_gib')} GiB · "
-                  f"{env.get('os')} · kernel {env.get('kernel')}{idle}")
-    console.print(
-        f"trials: {settings['trials']} per cell after {settings['warmup']} warmup, interleaved across methods"
-        f"{' · --quick sizes' if settings.get('quick') else ''} · figure: {view.rule}"
-    )
-    if run.get("message"):
-        console.print(Text(f"note: {run['message']}", style="yellow"))
+def _header(console: Console, report: Report) -> None:
+    console.print(Text(f"accessbench run {report.header.run_id}", style="bold"))
+    for label, text in report.header.lines:
+        console.print(f"{label}: {text}", markup=False)
+    if report.header.note:
+        console.print(Text(f"note: {report.header.note}", style="yellow"))
     console.print()
 
 
-def _step_table(variant: str, step: str, rs: list[CellResult]) -> Table:
-    first = rs[0].cell
-    mode = f", {first['mode']}" if first["mode"] else ""
-    title = escape(f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}{mode}: {first['description']}")
-    unit = rs[0].unit
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
-    for name, justify in [("#", "right"), ("method", "left"), ("target/path", "left"),
-                          (f"{unit}/s", "right"), ("95% CI", "right"), ("CV", "right"), ("vs best", "right"),
-                          ("p50", "right"), ("p99", "right"), ("client CPU/op", "right"),
-                          ("server CPU/op", "right"), ("time: client▕server▕wait", "left"),
-                          ("RT/op", "right"), ("verified", "left")]:
+def _table(title: str, columns: list[tuple[str, str]], **caption) -> Table:
+    table = Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
+                  caption_justify="left", **caption)
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
-    loaded = any(r.per_client_rates is not None and len(r.per_client_rates) > 0 for r in rs)
-    if loaded:  # under load: each client's own rate, and how late an open loop fell behind
-        table.add_column("per client", justify="right", no_wrap=True)
-        table.add_column("late", justify="right", no_wrap=True)
-    best_cell = next((r for r in rs if r.ranked), None)
-    # Each ranked cell against the best, once: marks the rows and decides the caption.
-    alike = {id(r) for r in rs if r.ranked and r is not best_cell and not compare(best_cell, r).significant}
-    rank = 0
-    for r in (r for r in rs if r.measured):
-        status = r.cell["status"]
-        rank += r.ranked
-        p = r.percentiles or {}
-        table.add_row(
-            str(rank) if r.ranked else "-", r.cell["method"], r.where, fmt.rate(r.rate.median),
-            f"{fmt.rate(r.rate.ci_low)}–{fmt.rate(r.rate.ci_high)}", f"{r.rate.cv:.1%}",
-            (("≈" if id(r) in alike else "") + fmt.ratio(best_cell.rate.median / r.rate.median)) if r.ranked else "",
-            fmt.duration(p.get(50.0)), fmt.duration(p.get(99.0)), fmt.duration(r.cpu_per_op_ns),
-            fmt.duration(r.server_cpu_per_op_ns), _breakdown(r),
-            f"{r.round_trips_per_op:.3g}" if r.round_trips_per_op is not None else "—",
-            Text(status, style=_STATUS_STYLE.get(status, "")),
-            *(_per_client(r) if loaded else ()),
-        )
-    missing = [f"{r.cell['method']} @ {r.where} ({r.cell['status']})" for r in rs if not r.measured]
-    notes = []
-    if alike:
-        notes.append(f"≈ no significant difference from the best (Mann-Whitney p ≥ {ALPHA:g} or within {NOISE:.0%})")
-    if missing:
-        notes.append("not measured: " + ", ".join(missing))
-    table.caption, table.caption_justify = " · ".join(notes) or None, "left"
     return table
 
 
-def _per_client(r: CellResult) -> tuple[str, str]:
-    """A loaded cell's clients: their median rate with the slowest and fastest, and the share
-    of open-loop operations that started late."""
-    rates = r.per_client_rates
-    spread = (f"{fmt.rate(float(np.median(rates)))} [{fmt.rate(float(rates.min()))}–{fmt.rate(float(rates.max()))}]"
-              if rates is not None and len(rates) else "")
-    late = f"{r.late_share:.1%}" + (f" +{r.skipped} skipped" if r.skipped else "") if r.late_share is not None else ""
-    return spread, late
+def _status(row: CellRow) -> Text:
+    return Text(row.status, style=_STATUS_STYLE.get(row.status, ""))
 
 
-def _view_table(view: View, variant: str, step: str, rs: list[CellResult]) -> Table:
+def _rank(row: CellRow) -> str:
+    return str(row.rank) if row.rank is not None else "-"
+
+
+def _step_table(report: Report, step: StepReport) -> Table:
+    """The default view's table: every figure of each cell, ranked by median."""
+    table = _table(f"{step.title} — {step.heading}", [
+        ("#", "right"), ("method", "left"), ("target/path", "left"), (step.unit, "right"), ("95% CI", "right"),
+        ("CV", "right"), ("vs best", "right"), ("p50", "right"), ("p99", "right"), ("client CPU/op", "right"),
+        ("server CPU/op", "right"), ("time: client▕server▕wait", "left"), ("RT/op", "right"), ("verified", "left"),
+        *([("per client", "right"), ("late", "right")] if step.loaded else [])])
+    for row in step.rows:
+        table.add_row(
+            _rank(row), row.cell["method"], row.result.where, row.figure.text, row.spread_text, row.cv.text,
+            (("≈" if row.alike else "") + row.behind.text) if row.behind else "",
+            row.percentiles[50.0].text, row.percentiles[99.0].text, row.client_cpu.text, row.server_cpu.text,
+            _breakdown(row), row.round_trips.text, _status(row), *((row.per_client, row.late) if step.loaded else ()))
+    notes = []
+    if any(row.alike for row in step.rows):
+        notes.append(f"≈ no significant difference from the best (Mann-Whitney p ≥ {report.alpha:g} "
+                     f"or within {report.noise:.0%})")
+    if step.not_measured:
+        notes.append("not measured: " + ", ".join(f"{r.label} ({r.cell['status']})" for r in step.not_measured))
+    table.caption = " · ".join(notes) or None
+    return table
+
+
+def _view_table(report: Report, step: StepReport) -> Table:
     """A step's cells ranked by one of the studies' rules."""
-    first = rs[0].cell
-    title = escape(f"{step}{f' [{variant}]' if variant else ''} — {first['kind']}: {view.unit(rs[0])}, {view.rule}")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
-    columns = [("#", "right"), ("method", "left"), ("target/path", "left"), (view.name, "right")]
-    columns += [(view.spread_name, "right")] if view.spread_name else []
-    columns += [("vs best", "right"), ("trials", "right"), ("verified", "left")]
-    for name, justify in columns:
-        table.add_column(name, justify=justify, no_wrap=True)
-    show = fmt.rate if view.kind == "rate" else (fmt.seconds if view.name == "per1000" else fmt.duration)
-    ranked = [r for r in view.rank(rs) if r.measured]
-    best = ranked[0] if ranked and ranked[0].ranked else None
-    for rank, r in enumerate(ranked, 1):
-        spread = view.spread(r)
-        row = [str(rank) if r.ranked else "-", r.cell["method"], r.where, show(view.value(r))]
-        row += [f"{show(spread[0])}–{show(spread[1])}" if spread else ""] if view.spread_name else []
-        row += [fmt.ratio(view.times_behind(r, best)) if best and r.ranked else "", str(r.rate.n),
-                Text(r.cell["status"], style=_STATUS_STYLE.get(r.cell["status"], ""))]
-        table.add_row(*row)
+    view = report.view
+    table = _table(f"{step.title} — {step.kind}: {step.unit}, {view.rule}", [
+        ("#", "right"), ("method", "left"), ("target/path", "left"), (view.name, "right"),
+        *([(view.spread_name, "right")] if view.spread_name else []),
+        ("vs best", "right"), ("trials", "right"), ("verified", "left")])
+    for row in step.rows:
+        table.add_row(_rank(row), row.cell["method"], row.result.where, row.figure.text,
+                      *([row.spread_text] if view.spread_name else []), row.behind.text if row.behind else "",
+                      str(row.trials), _status(row))
     return table
 
 
 _BAR = 16
+_BAR_CHARS = {"client": ("█", "cyan"), "server": ("▓", "magenta"), "wait": ("░", "dim")}
 
 
-def _breakdown(r: CellResult) -> Text:
-    """Each operation's time as shares: the client's CPU, the server's CPU, and the wait
-    neither accounts for (network, scheduling). Unknown parts are left out."""
-    if not r.per_op_ns or r.cpu_per_op_ns is None:
-        return Text("")
-    client = min(1.0, r.cpu_per_op_ns / r.per_op_ns)
-    server = min(1.0 - client, (r.server_cpu_per_op_ns or 0.0) / r.per_op_ns)
-    c, s = round(client * _BAR), round(server * _BAR)
-    bar = Text("█" * c, style="cyan") + Text("▓" * s, style="magenta")
-    if r.server_cpu_per_op_ns is not None:
-        bar += Text("░" * max(0, _BAR - c - s), style="dim")
+def _breakdown(row: CellRow) -> Text:
+    """The time breakdown as a bar: client CPU, server CPU, and the wait; where the server's
+    CPU is unknown, only the client's part is drawn."""
+    bar, used = Text(), 0
+    for share in row.shares:
+        if share.kind not in _BAR_CHARS:
+            continue
+        char, style = _BAR_CHARS[share.kind]
+        n = _BAR - used if share.kind == "wait" else round(share.share * _BAR)
+        bar += Text(char * max(0, n), style=style)
+        used += n
     return bar
 
 
-def _predictions_table(results: list[CellResult]) -> Table | None:
-    rows = model.checks(results)
-    if not rows:
+def _predictions_table(report: Report) -> Table | None:
+    if not report.predictions:
         return None
-    table = Table(title="Round-trip model: per-op time predicted from tcp vs measured through the latency proxy",
-                  title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
-                  caption="predicted = per-op on tcp + round trips/op × 2 × delay; error = (predicted − measured) / measured",
-                  caption_justify="left")
-    for name, justify in [("method", "left"), ("step", "left"), ("path", "left"), ("tcp /op", "right"),
-                          ("RT/op", "right"), ("predicted /op", "right"), ("measured /op", "right"), ("error", "right")]:
-        table.add_column(name, justify=justify, no_wrap=True)
-    for p in rows:
+    table = _table("Round-trip model: per-op time predicted from tcp vs measured through the latency proxy", [
+        ("method", "left"), ("step", "left"), ("path", "left"), ("tcp /op", "right"), ("RT/op", "right"),
+        ("predicted /op", "right"), ("measured /op", "right"), ("error", "right")],
+        caption="predicted = per-op on tcp + round trips/op × 2 × delay; error = (predicted − measured) / measured")
+    for p in report.predictions:
         table.add_row(p.base.cell["method"], p.base.cell["step"], p.measured.cell["path"], fmt.duration(p.base.per_op_ns),
                       f"{p.round_trips_per_op:.3g}", fmt.duration(p.predicted_ns), fmt.duration(p.measured.per_op_ns),
                       f"{p.error:+.1%}")
@@ -223,53 +170,25 @@ def render_predictions(stored: StoredRun, latency_us: float, base_path: str = "t
     return out.getvalue()
 
 
-def _per_1000_table(results: list[CellResult]) -> Table:
-    steps = list(dict.fromkeys((r.cell["variant"], r.cell["step_index"], r.cell["step"]) for r in results))
-    steps.sort(key=lambda s: s[:2])
-    table = Table(title="Seconds per 1,000 units (median; connections, rows or operations as per step)",
-                  title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
-    table.add_column("method", no_wrap=True)
-    table.add_column("target/path", no_wrap=True)
-    for variant, _, step in steps:
-        table.add_column(escape(f"{step}{f' [{variant}]' if variant else ''}"), justify="right", no_wrap=True)
-    rows: dict[tuple, dict] = {}
-    marks: set[str] = set()
-    for r in results:
-        key = (r.cell["method"], r.where)
-        rows.setdefault(key, {})[(r.cell["variant"], r.cell["step_index"], r.cell["step"])] = r
-    for (method, where), cells in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        values = []
-        for step in steps:
-            r = cells.get(step)
-            if r is None:
-                values.append("")
-            elif r.measured:
-                mark = _MARKS.get(r.cell["status"], "")
-                marks.add(mark)
-                values.append(Text(fmt.seconds(r.seconds_per_1000) + mark, style="" if r.ranked else "red"))
-            else:
-                values.append(Text("n/a" if r.cell["status"] == "unsupported" else r.cell["status"], style="dim"))
-        table.add_row(method, where, *values)
-    legend = [text for mark, text in _MARK_LEGEND.items() if mark in marks]
-    table.caption = "; ".join(legend) or None
+def _per_1000_table(report: Report) -> Table:
+    matrix = report.matrix
+    table = _table("Seconds per 1,000 units (median; connections, rows or operations as per step)",
+                   [("method", "left"), ("target/path", "left")] + [(escape(title), "right") for title in matrix.steps])
+    for method, where, cells in matrix.rows:
+        table.add_row(method, where, *(
+            "" if c is None else Text(c.text, style=("" if c.ranked else "red") if c.measured else "dim")
+            for c in cells))
+    table.caption = "; ".join(matrix.legend) or None
     return table
 
 
-# A figure whose cell is not ranked says why: its verification disagreed, or the cell stopped
-# (an error or a timeout) after the trials shown.
-_MARKS = {"mismatch": "!", "error": "†", "timeout": "†"}
-_MARK_LEGEND = {"!": "! = verification mismatch: shown, not ranked",
-                "†": "† = stopped by an error or timeout after the trials shown: not ranked"}
-
-
-def _study_table(stored: StoredRun, results: list[CellResult]) -> Table | None:
+def _study_table(report: Report) -> Table | None:
     """A built-in study's published figures, and the same figures from this run."""
-    study = study_table(stored, results)
+    study = report.study
     if study is None:
         return None
     caption = f"today's figures: {study.sources}" + (f"\n{study.note}" if study.note else "")
-    table = Table(title=study.title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
-                  caption=caption, caption_justify="left")
+    table = _table(study.title, [], caption=caption)
     table.add_column("", overflow="fold", min_width=24)
     for label in study.columns:
         table.add_column(label, justify="right")
@@ -280,65 +199,42 @@ def _study_table(stored: StoredRun, results: list[CellResult]) -> Table | None:
     return table
 
 
-def _cold_start_table(stored: StoredRun, results: list[CellResult]) -> Table | None:
+def _cold_start_table(report: Report) -> Table | None:
     """JIT runtimes: the first operation before any warm-up, against the warm median."""
-    jit = {m["method"] for m in stored.methods if m["capabilities"].get("jit")}
-    rows = [r for r in results if r.cell["method"] in jit and r.measured and r.cell.get("cold_first_op_ns")]
-    if not rows:
+    if not report.cold_starts:
         return None
-    table = Table(title="Cold start (JIT runtimes): first operation of each cell vs warm p50",
-                  title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
-    for name, justify in [("method", "left"), ("target/path", "left"), ("step", "left"), ("cold 1st op", "right"),
-                          ("warm p50", "right"), ("cold/warm", "right"), ("warmups", "right")]:
-        table.add_column(name, justify=justify, no_wrap=True)
-    for r in rows:
-        cold, warm = r.cell["cold_first_op_ns"], (r.percentiles or {}).get(50.0)
-        table.add_row(r.cell["method"], r.where, r.cell["step"], fmt.duration(cold), fmt.duration(warm),
-                      f"{cold / warm:.1f}×" if warm else "", str(r.cell.get("warmups") or ""))
+    table = _table("Cold start (JIT runtimes): first operation of each cell vs warm p50", [
+        ("method", "left"), ("target/path", "left"), ("step", "left"), ("cold 1st op", "right"),
+        ("warm p50", "right"), ("cold/warm", "right"), ("warmups", "right")])
+    for c in report.cold_starts:
+        table.add_row(c.result.cell["method"], c.result.where, c.result.cell["step"], c.cold.text, c.warm.text,
+                      c.ratio, c.warmups)
     return table
 
 
-def _not_measured(console: Console, results: list[CellResult]) -> None:
-    seen = {}
-    for r in results:
-        if not r.measured and r.cell["status"] != "ok":
-            seen.setdefault((r.label, r.cell["status"], r.cell["message"]), []).append(r.cell["step"])
-    if not seen:
+def _not_measured(console: Console, report: Report) -> None:
+    if not report.not_measured:
         return
     console.print(Text("Not measured", style="bold"))
-    for (where, status, message), steps in seen.items():
-        console.print(f"  {where} · {status} · {', '.join(dict.fromkeys(steps))}: {message}")
+    for n in report.not_measured:
+        console.print(f"  {n.where} · {n.status} · {', '.join(n.steps)}: {n.message}", markup=False)
 
 
-_FLAG_TITLES = {
-    "unstable": "unstable (standard deviation above 10% of the mean)",
-    "short": "too short (a trial under 3 ms is at the mercy of one preemption)",
-    "few": f"too few trials for their spread (to resolve {NOISE:.0%} differences)",
-    "outlier": "outliers (modified z-score above 14; kept, never removed)",
-}
 _FLAGS_SHOWN = 8
 
 
-def render_flags(results: list[CellResult]) -> Text:
+def render_flags(report: Report) -> Text:
     """pyperf-style warnings, grouped by kind: a few cells each, the count of the rest."""
-    by_kind: dict[str, list[tuple[CellResult, Flag]]] = {}
-    for r in results:
-        for f in flags(r):
-            by_kind.setdefault(f.kind, []).append((r, f))
     text = Text()
-    if not by_kind:
+    if not report.warnings:
         return text
     text.append("Warnings", style="bold yellow")
     text.append(" — the figures stand, but read these cells with care\n")
-    for kind, title in _FLAG_TITLES.items():
-        found = by_kind.get(kind, [])
-        if not found:
-            continue
-        text.append(f"  {title}: {len(found)} cell{'s' if len(found) > 1 else ''}\n", style="yellow")
-        if kind == "few":
-            needs = sorted(f.trials_needed for _, f in found)
-            text.append(f"    half of them need {needs[len(needs) // 2]}+ trials, the worst {needs[-1]}; "
-                        f"rerun with --trials N, or accept a coarser resolution\n")
+    for group in report.warnings:
+        found = group.cells
+        text.append(f"  {group.title}: {len(found)} cell{'s' if len(found) > 1 else ''}\n", style="yellow")
+        if group.summary:
+            text.append(f"    {group.summary}\n")
             continue
         for r, f in found[:_FLAGS_SHOWN]:
             text.append(f"    {r.label} · {r.cell['step']}: {f.text}\n")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from .. import formatting as fmt
+
 if TYPE_CHECKING:  # the CLI lists the views without loading numpy
     from .cells import CellResult
 
@@ -25,6 +27,12 @@ class View:
         if self.name == "per1000":
             return f"s per 1,000 {r.unit}"
         return f"{r.unit}/s" if self.kind == "rate" else f"time per {r.one_unit}"
+
+    def text(self, value: float | None) -> str:
+        """A figure of this view as every report shows it: units/s, a duration, or seconds."""
+        if self.kind == "rate":
+            return fmt.rate(value)
+        return fmt.seconds(value) if self.name == "per1000" else fmt.duration(value)
 
     def rank(self, results: list[CellResult]) -> list[CellResult]:
         """Verified cells best first, then the rest in their given order."""

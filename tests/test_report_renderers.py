@@ -1,0 +1,148 @@
+"""The terminal and the HTML report are two renderings of one report model: read back from
+their output (the terminal's text columns, the page's tables), they show the same figures for
+every cell and the same header."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from accessbench.report import model
+from accessbench.report.html import render_html
+from accessbench.report.terminal import render
+
+# The columns both step tables show: terminal header → HTML header (None: the figure column,
+# whose name is the step's unit in both).
+SHARED = {None: None, "95% CI": "95% CI", "vs best": "×\u00a0behind", "p50": "p50", "p99": "p99",
+          "client CPU/op": "client CPU", "server CPU/op": "server CPU", "RT/op": "RT/op", "CV": "CV",
+          "verified": "verified"}
+RIGHT = {"#", "95% CI", "CV", "vs best", "p50", "p99", "client CPU/op", "server CPU/op", "RT/op"}
+
+
+class _Tables(HTMLParser):
+    """The page's step tables: {step title: [{column: text}]}, and the header's pairs."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps: dict[str, list[dict[str, str]]] = {}
+        self.header: list[tuple[str, str]] = []
+        self._title = self._text = self._tag = None
+        self._in_step = self._in_cells = self._in_meta = False
+        self._columns: list[str] = []
+        self._row: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "section":
+            self._in_step = "step" in (a.get("class") or "").split()
+        elif tag == "dl" and a.get("class") == "meta":
+            self._in_meta = True
+        elif tag == "table" and self._in_step and "cells" in (a.get("class") or ""):
+            self._in_cells, self._columns = True, []
+            self.steps[self._title] = []
+        elif tag == "tr" and self._in_cells:
+            self._row = []
+        if tag in ("h2", "th", "td", "dt", "dd"):
+            self._tag, self._text = tag, ""
+
+    def handle_data(self, data):
+        if self._text is not None:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._in_cells = False
+        elif tag == "dl":
+            self._in_meta = False
+        elif tag == "tr" and self._in_cells and self._row:
+            self.steps[self._title].append(dict(zip(self._columns, self._row)))
+            self._row = None
+        if tag != self._tag:
+            return
+        text, self._tag, self._text = self._text.strip(), None, None
+        if tag == "h2" and self._in_step:
+            self._title = text
+        elif tag == "th" and self._in_cells:
+            self._columns.append(text)
+        elif tag == "td" and self._row is not None:
+            self._row.append(text)
+        elif tag == "dt" and self._in_meta:
+            self.header.append((text, ""))
+        elif tag == "dd" and self._in_meta:
+            self.header[-1] = (self.header[-1][0], text)
+
+
+def _terminal_tables(text: str, units: dict[str, str]) -> dict[str, list[dict[str, str]]]:
+    """The terminal's step tables read back by column: a cell's text starts where its
+    left-justified header starts, or ends where its right-justified header ends."""
+    lines, tables, i = text.splitlines(), {}, 0
+    titles = {f"{title} — ": title for title in units}
+    while i < len(lines):
+        title = next((t for prefix, t in titles.items() if lines[i].startswith(prefix)), None)
+        if title is None:
+            i += 1
+            continue
+        head = lines[i + 2]
+        spans = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+(?: \S+)*", head)]
+        rows, i = [], i + 4  # title, blank line, header, rule
+        while i < len(lines) and lines[i].strip():
+            row = {}
+            for m in re.finditer(r"\S+(?: \S+)*", lines[i]):
+                for name, start, end in spans:
+                    right = name in RIGHT or name == units[title]
+                    if (m.end() == end) if right else (m.start() == start):
+                        row[name] = m.group()
+            rows.append(row)
+            i += 1
+        tables[title] = rows
+    return tables
+
+
+@pytest.fixture(scope="module")
+def report(sqlite_run):
+    return model.build(sqlite_run)
+
+
+def test_the_terminal_and_the_html_report_show_the_same_figures_for_every_cell(sqlite_run, report):
+    units = {s.title: s.unit for s in report.steps}
+    terminal = _terminal_tables(render(sqlite_run), units)
+    page = _Tables()
+    page.feed(render_html(sqlite_run))
+    assert set(terminal) == set(page.steps) == set(units)
+    compared = 0
+    for title, unit in units.items():
+        html_rows = {(r["method"], f"{r['target']}/{r['path']}"): r for r in page.steps[title]}
+        term_rows = {(r["method"], r["target/path"]): r for r in terminal[title]}
+        assert set(html_rows) == set(term_rows), title
+        for key, h in html_rows.items():
+            t = term_rows[key]
+            for term_name, html_name in SHARED.items():
+                shown = t.get(term_name or unit, "").lstrip("≈")
+                assert shown == h[html_name or unit], (title, key, term_name or unit, shown, h[html_name or unit])
+                compared += 1
+    assert compared >= 10 * len(units)  # a figure per shared column, for every cell of every step
+
+
+def test_both_reports_open_with_the_same_header(sqlite_run):
+    page = _Tables()
+    page.feed(render_html(sqlite_run))
+    terminal = render(sqlite_run).splitlines()
+    assert page.header and all(f"{label}: {text}" in terminal for label, text in page.header)
+
+
+def test_every_figure_of_a_row_is_the_views_own_format_of_its_value(report):
+    for step in report.steps:
+        for row in step.rows:
+            assert row.figure.text == report.view.text(row.figure.value)
+            if row.spread:
+                assert row.spread_text == f"{report.view.text(row.spread[0].value)}–{report.view.text(row.spread[1].value)}"
+
+
+def test_the_time_breakdown_never_exceeds_the_operations_time(report):
+    rows = [row for step in report.steps for row in step.rows if row.shares]
+    assert rows
+    for row in rows:
+        assert all(0.0 <= share.share <= 1.0 for share in row.shares)
+        assert sum(share.share for share in row.shares) == pytest.approx(1.0)
