@@ -1,8 +1,12 @@
-// What a driver module implements. An op is one operation of a step: a function of one
-// argument prepared before the clock (a parameter array, a literal statement text, a batch
-// group, or null) returning the rows it read (an array of row arrays, every value decoded) or,
-// for statements that read none, the number of rows it changed. Drivers whose API is
-// synchronous set `sync` and return plain values; the others return promises.
+// The driver interface: what a driver module's default export (a subclass of `Driver`,
+// registered in drivers/index.js) implements, and all the host (main.js, step.js) uses of it;
+// the host never looks at a driver's class.
+//
+// An op is one operation of a step: a function of one argument prepared before the clock (a
+// parameter array, a literal statement text, a batch group, or null) returning the rows it read
+// (an array of row arrays, every value decoded) or, for statements that read none, the number of
+// rows it changed. Drivers whose API is synchronous set `sync` and return plain values; the
+// others return promises.
 //
 // Steps under load: a driver says how it drives several clients (`concurrency`) and which
 // connection policies it has built (`loadPolicies`). Its ops take an optional connection (the
@@ -41,15 +45,103 @@ export function packageVersion(name) {
   }
 }
 
+// `concurrency` when a process drives one client (the runner starts one worker per client)
+export const PROCESSES = 'processes';
+// `concurrency` of the drivers whose API is promises
+export const ASYNC_TASKS = 'async tasks (one async loop per client on the one event loop)';
+
+function missing(driver, member) {
+  return new Error(`${driver.constructor.name} does not implement ${member}`);
+}
+
 export class Driver {
   constructor(method) {
-    this.method = method;
-    this.sync = false;
-    this.modes = ['literal', 'extended', 'prepared'];
+    this.method = method; // the method name, settings included (node-pg/batch=pipeline)
+    // declared by every driver (hello's capabilities): the package's name, the DBMSs it reaches
+    this.driverName = undefined;
+    this.dbms = [];
+    this.modes = ['literal', 'extended', 'prepared']; // and 'record' with recordOp
+    this.sync = false; // ops return plain values, not promises
+    this.concurrency = PROCESSES; // or ASYNC_TASKS: several clients on this process's event loop
+    this.loadPolicies = ['persistent']; // and 'per-request', 'pooled' where built
+    this.last = null; // the columns of the last rows read, as the driver describes them
   }
 
+  // ---- who it is: hello ------------------------------------------------------------------------
+
+  // a `key=value` setting of the method name; anything unknown is Unsupported
   configure(key, value) {
     throw new Unsupported(`${this.method.split('/')[0]} has no setting ${key}=${value}`);
+  }
+
+  version() {
+    throw missing(this, 'version()');
+  }
+
+  // every pinned setting, as texts
+  settings() {
+    throw missing(this, 'settings()');
+  }
+
+  batchStyle() {
+    throw missing(this, 'batchStyle()');
+  }
+
+  // ---- the session's connection -----------------------------------------------------------------
+
+  // connects to an endpoint; returns what `open` answers besides connect_ns (server_pid,
+  // server_version)
+  async open(ep) {
+    throw missing(this, 'open(ep)');
+  }
+
+  async close() {
+    throw missing(this, 'close()');
+  }
+
+  // the backend serving the session's connection (0: none to report)
+  serverPid() {
+    return 0;
+  }
+
+  // ---- steps: parameters before the clock, one op builder per step kind --------------------------
+
+  // generated rows → the driver's own parameter values (batch, extended, prepared)
+  adapt(rows) {
+    return rows;
+  }
+
+  // connect step: open and close a connection to `ep` per operation
+  connectOp(ep) {
+    throw missing(this, 'connectOp(ep)');
+  }
+
+  scanOp(sql, conn) {
+    throw missing(this, 'scanOp(sql, conn)');
+  }
+
+  // mode literal, extended or prepared; `reads`: the op returns the rows (else the rows changed)
+  execOp(sql, mode, reads, conn) {
+    throw missing(this, 'execOp(sql, mode, reads, conn)');
+  }
+
+  // one group of rows per operation, in one transaction
+  batchOp(sql, conn) {
+    throw missing(this, 'batchOp(sql, conn)');
+  }
+
+  // mode record (only where `modes` lists it): may be async, untimed
+  recordOp(kind, record, conn) {
+    throw new Unsupported(`${this.method} has no record-level access (mode record)`);
+  }
+
+  // commit_every: BEGIN and COMMIT on a connection (the session's own when undefined)
+  txnBegin(conn) {
+    throw missing(this, 'txnBegin(conn)');
+  }
+
+  txnCommit(conn) {
+    throw missing(this, 'txnCommit(conn)');
   }
 
   // column kinds of the last rows read (null: by each value's type), and their number
@@ -58,18 +150,81 @@ export class Driver {
   }
 
   width() {
+    return this.last ? this.last.length : undefined;
+  }
+
+  // after every step, untimed: release what the step prepared on the session's connection
+  async endStep() {}
+
+  // ---- errors -------------------------------------------------------------------------------
+
+  // answered as kind `db`: by default every error the driver or the network raised
+  isDbError(e) {
+    return isDriverError(e);
+  }
+
+  errorMessage(e) {
+    return `${e.name || 'Error'}: ${e.message}`;
+  }
+
+  sqlstate(e) {
     return undefined;
   }
 
-  serverPid() {
-    return 0;
+  // after a db error: leave the session's connection usable (roll back an open transaction)
+  async recover() {}
+
+  // ---- under load: the policies of loadPolicies ---------------------------------------------------
+
+  // persistent, clients after the first: { conn, pid } of a connection of their own (untimed)
+  async openClient(ep) {
+    throw missing(this, 'openClient(ep)');
   }
 
-  adapt(rows) {
-    return rows;
+  async closeClient(conn) {
+    throw missing(this, 'closeClient(conn)');
   }
 
-  async endStep() {}
+  // per-request: an op that connects, runs build(conn)'s op and closes, inside its time
+  perRequestOp(ep, build) {
+    throw missing(this, 'perRequestOp(ep, build)');
+  }
+
+  // pooled: the driver's own pool of `size` connections, filled (untimed) …
+  async openPool(ep, size) {
+    throw missing(this, 'openPool(ep, size)');
+  }
+
+  // … an op that borrows a connection, runs build(conn)'s op on it and gives it back …
+  pooledOp(pool, build) {
+    throw missing(this, 'pooledOp(pool, build)');
+  }
+
+  // … and ended after the step
+  async closePool(pool) {
+    throw missing(this, 'closePool(pool)');
+  }
+}
+
+// A pooled op over a pool that lends whole connections (`borrow()` resolves to one, its
+// `release()` gives it back): borrow, run, release — inside the operation's time. The op for a
+// connection is built the first time it is lent (a prepared statement is prepared once per
+// pooled connection), and awaited (a record-mode build is async: it opens its HANDLER).
+export function lendingOp(borrow, build) {
+  const ops = new Map();
+  return async (arg) => {
+    const c = await borrow();
+    try {
+      let op = ops.get(c);
+      if (op === undefined) {
+        op = await build(c);
+        ops.set(c, op);
+      }
+      return await op(arg);
+    } finally {
+      c.release();
+    }
+  };
 }
 
 // An error the driver (or the network under it) raised, as opposed to a bug in this worker.

@@ -1,20 +1,23 @@
 // abworker-node: the Node.js worker of accessbench (protocol/PROTOCOL.md, version 1).
 //
-// parse message → dispatch on op / step kind → timed loop → answer. One JSON object per line
-// each way; stdout carries nothing else (console output of any library goes to stderr).
+// parse message → dispatch on op → answer. One JSON object per line each way; stdout carries
+// nothing else (console output of any library goes to stderr). A step is parsed and checked
+// whole first (step.js: message → step object, every protocol error there), then run here: its
+// op built by the driver, then the verification pass, the plain timed loop or the loop under
+// load (load.js).
 //
-//   node workers/node/src/main.js METHOD      (node-pg, node-postgres-js, node-better-sqlite3, node-mysql2)
+//   node workers/node/src/main.js METHOD      (a method of the registry, src/drivers/index.js)
 
 import fs from 'node:fs';
 import os from 'node:os';
 import readline from 'node:readline';
 
 import { parse as parseJson, stringify, JSONError } from './json.js';
-import {
-  Checksum, ProtocolError, countMarkers, generateRows, generateValues, inline, literal, segments, toJsonValue, typedValue,
-} from './protocol.js';
-import { Unsupported } from './driver.js';
-import { Histogram, Schedule, barrier, loadOf, merge, runClient } from './load.js';
+import { Checksum, ProtocolError, generateValues, toJsonValue, typedValue } from './protocol.js';
+import { PROCESSES, Unsupported } from './driver.js';
+import { DRIVERS, loadDriver } from './drivers/index.js';
+import { Histogram, Schedule, barrier, merge, runClient } from './load.js';
+import { KINDS, intField, parseStep } from './step.js';
 
 // ---- stdout belongs to the protocol ---------------------------------------------------------
 
@@ -37,89 +40,24 @@ function writeLine(text) {
 process.on('unhandledRejection', (e) => log('abworker-node: unhandled rejection:', e && e.stack ? e.stack : e));
 process.on('uncaughtException', (e) => log('abworker-node: uncaught exception:', e && e.stack ? e.stack : e));
 
-// ---- drivers ----------------------------------------------------------------------------------
-
-const DRIVERS = {
-  'node-pg': './drivers/pg.js',
-  'node-postgres-js': './drivers/postgresjs.js',
-  'node-better-sqlite3': './drivers/sqlite.js',
-  'node-mysql2': './drivers/mysql2.js',
-};
-
-// Stands in for a driver that cannot be used (unknown method or setting, module not
-// installed): every message is answered `unsupported` with the reason; bye still ends.
-class Missing {
-  constructor(why) {
-    this.why = why;
-  }
-}
-
-async function loadDriver(method) {
-  const slash = method.indexOf('/');
-  const base = slash < 0 ? method : method.slice(0, slash);
-  if (!(base in DRIVERS)) {
-    return new Missing(`unknown method '${base}' (abworker-node knows ${Object.keys(DRIVERS).join(', ')})`);
-  }
-  let mod;
-  try {
-    mod = await import(DRIVERS[base]);
-  } catch (e) {
-    log(e && e.stack ? e.stack : e);
-    return new Missing(`${base}: driver module not importable (npm ci --prefix workers/node): ${e.message}`);
-  }
-  const driver = new mod.default(method);
-  if (slash >= 0) {
-    for (const kv of method.slice(slash + 1).split(',')) {
-      const eq = kv.indexOf('=');
-      if (eq < 0) return new Missing(`${method}: setting '${kv}' is not key=value`);
-      try {
-        driver.configure(kv.slice(0, eq), kv.slice(eq + 1));
-      } catch (e) {
-        return new Missing(`${method}: ${e.message}`);
-      }
-    }
-  }
-  return driver;
-}
-
-// ---- message fields -----------------------------------------------------------------------
-
-function intField(msg, key, dflt) {
-  const v = msg[key];
-  if (v === undefined || v === null) {
-    if (dflt === undefined) throw new ProtocolError(`missing field '${key}'`);
-    return dflt;
-  }
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'string' && /^-?[0-9]+$/.test(v)) return Number(v);
-  throw new ProtocolError(`field '${key}' must be an integer`);
-}
-
-function truthy(v) {
-  if (v === undefined || v === null || v === false) return false;
-  if (typeof v === 'bigint') return v !== 0n;
-  if (typeof v === 'number') return v !== 0;
-  if (typeof v === 'string' || Array.isArray(v)) return v.length > 0;
-  if (typeof v === 'object') return Object.keys(v).length > 0;
-  return true;
-}
-
 const clock = process.hrtime.bigint;
 
 // ---- the session ------------------------------------------------------------------------------
 
 class Session {
-  constructor(method, driver) {
+  // `driver` is null when the method cannot be used; `why` then says why, and every message is
+  // answered `unsupported` with it (bye still ends).
+  constructor(method, driver, why) {
     this.method = method;
     this.driver = driver;
+    this.why = why;
     this.endpoint = null;
   }
 
   async handle(msg) {
     if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) throw new ProtocolError('not a JSON object');
     const op = msg.op;
-    if (this.driver instanceof Missing) throw new Unsupported(this.driver.why);
+    if (this.driver === null) throw new Unsupported(this.why);
     switch (op) {
       case 'hello': return this.hello();
       case 'open': return this.open(msg);
@@ -150,7 +88,7 @@ class Session {
           'libuv thread pool), microsecond resolution',
         'event loop': 'one message at a time; every operation awaited before the next starts (no overlap of ' +
           'operations, except where the batch style says so); under load each client is its own such loop',
-        load: (d.concurrency === 'processes'
+        load: (d.concurrency === PROCESSES
           ? 'one client per worker process (the runner starts one process per client); '
           : 'C clients as C async loops (tasks) on the one event loop of this process, interleaving at their ' +
             'awaits; ') +
@@ -174,7 +112,7 @@ class Session {
       },
       capabilities: {
         dbms: d.dbms,
-        kinds: ['connect', 'scan', 'exec', 'batch'],
+        kinds: KINDS,
         modes: d.modes,
         batch: d.batchStyle(),
         concurrency: d.concurrency,
@@ -256,101 +194,23 @@ class Session {
 
   async step(msg) {
     if (!this.endpoint) throw new ProtocolError('step before open');
+    return this.run(parseStep(msg, this.driver, this.endpoint.dbms));
+  }
+
+  // Runs a parsed step: the untimed verification pass, the plain timed loop or the loop under
+  // load. After a `db` error whatever transaction is open is rolled back; a pool the step made
+  // is ended and what the step prepared released, whatever happened (untimed).
+  async run(step) {
     const d = this.driver;
-    const kind = msg.kind;
-    if (!['connect', 'scan', 'exec', 'batch'].includes(kind)) throw new ProtocolError(`unknown step kind ${JSON.stringify(kind)}`);
-    const n = intField(msg, 'iterations');
-    if (n < 0) throw new ProtocolError('a step needs iterations >= 0');
-    const sql = kind === 'connect' ? null : msg.sql;
-    if (kind !== 'connect' && typeof sql !== 'string') throw new ProtocolError(`a ${kind} step needs sql`);
-    const specs = msg.params === undefined || msg.params === null ? [] : msg.params;
-    if (!Array.isArray(specs)) throw new ProtocolError('params must be a list');
-    const markers = sql === null ? 0 : countMarkers(sql);
-
-    // parameters generated (and adapted, or for literal inlined) before the clock; `build(conn)`
-    // makes the op on a connection (the session's own when conn is undefined). A record-mode
-    // build is async (it opens the table's HANDLER, untimed where the op is built before the
-    // clock); the others are plain functions, awaited all the same.
-    let build, args, reads = false, every = 0;
-    const mode = kind === 'scan' || kind === 'exec' ? msg.mode : undefined;
-    if (mode === 'record' && !d.modes.includes('record')) {
-      throw new Unsupported(`${this.method} has no record-level access (mode record)`);
-    }
-    if (mode === 'record') {
-      const record = msg.record;
-      if (record === null || typeof record !== 'object' || typeof record.table !== 'string') {
-        throw new ProtocolError('mode record needs record: {table[, index]}');
-      }
-      if (kind === 'exec' && typeof record.index !== 'string') {
-        throw new ProtocolError('an exec step in mode record needs record.index');
-      }
-      if (specs.length !== markers) throw new ProtocolError(`${markers} markers but ${specs.length} params`);
-      reads = true;
-      // keyed reads: the key's values as literals, HANDLER … READ index = (key)
-      const dbms = this.endpoint.dbms;
-      args = kind === 'scan'
-        ? new Array(n).fill(null)
-        : generateRows(specs, n).map((row) => row.map((v) => literal(v, dbms)).join(', '));
-      every = kind === 'exec' ? intField(msg, 'commit_every', 0) : 0;
-      build = async (conn) => {
-        const op = await d.recordOp(kind, record, conn);
-        return every > 0 ? withCommits(d, op, every, n, conn) : op;
-      };
-    } else if (kind === 'connect') {
-      const ep = this.endpoint;
-      build = () => d.connectOp(ep);
-      args = new Array(n).fill(null);
-    } else if (kind === 'scan') {
-      if (markers) throw new ProtocolError(`a scan runs one query without params, but the sql has ${markers} markers`);
-      build = (conn) => d.scanOp(sql, conn);
-      args = new Array(n).fill(null);
-      reads = true;
-    } else if (kind === 'exec') {
-      if (!['literal', 'extended', 'prepared'].includes(mode)) throw new ProtocolError(`unknown mode ${JSON.stringify(mode)}`);
-      if (specs.length !== markers) throw new ProtocolError(`${markers} markers but ${specs.length} params`);
-      reads = truthy(msg.fetch);
-      const rows = generateRows(specs, n);
-      if (mode === 'literal') {
-        const segs = segments(sql);
-        args = rows.map((row) => inline(segs, row, this.endpoint.dbms));
-      } else {
-        args = d.adapt(rows);
-      }
-      every = intField(msg, 'commit_every', 0);
-      build = every > 0
-        ? (conn) => (d.sync ? withCommitsSync : withCommits)(d, d.execOp(sql, mode, reads, conn), every, n, conn)
-        : (conn) => d.execOp(sql, mode, reads, conn);
-    } else {
-      const size = intField(msg, 'batch');
-      if (size < 1) throw new ProtocolError('a batch step needs batch >= 1');
-      if (specs.length !== markers) throw new ProtocolError(`${markers} markers but ${specs.length} params`);
-      const rows = d.adapt(generateRows(specs, n));
-      args = [];
-      for (let i = 0; i < n; i += size) args.push(rows.slice(i, i + size));
-      build = (conn) => d.batchOp(sql, conn);
-    }
-
-    const policy = msg.policy ?? 'persistent';
-    if (!d.loadPolicies.includes(policy)) {
-      throw new Unsupported(`${this.method} has no '${policy}' connection policy (it has ${d.loadPolicies.join(', ')})`);
-    }
-    const clients = intField(msg, 'clients', 1);
-    if (clients < 1) throw new ProtocolError('clients must be >= 1');
-    const loaded = policy !== 'persistent' || clients !== 1 ||
-      ['duration_ms', 'rate', 'histogram'].some((k) => truthy(msg[k]));
-    if (loaded && every > 0 && (policy !== 'persistent' || truthy(msg.duration_ms))) {
-      throw new Unsupported('commit_every under load is built for persistent connections by count only (a ' +
-        'transaction cannot span connections, and by duration its last operation is not known in advance)');
-    }
-
+    const build = this.builder(step);
     const pool = { pool: null };
     try {
-      if (truthy(msg.verify)) {
-        const op = policy === 'persistent' ? await build() : await this.policyOp(policy, msg, build, pool);
-        return await this.verify(op, args, reads);
+      if (step.verify) {
+        const op = step.policy === 'persistent' ? await build() : await this.policyOp(step, build, pool);
+        return await this.verify(op, step.args, step.reads);
       }
-      if (loaded) return await this.loaded(msg, build, args, reads, policy, clients, pool);
-      return await this.timed(await build(), args, reads, msg.latency_file);
+      if (step.loaded) return await this.loaded(step, build, pool);
+      return await this.timed(await build(), step.args, step.reads, step.latencyFile);
     } catch (e) {
       if (d.isDbError(e)) {
         try {
@@ -376,31 +236,52 @@ class Session {
     }
   }
 
+  // `build(conn)` makes the step's op on a connection (the session's own when conn is
+  // undefined), untimed where the op is built before the clock. A record-mode build is async
+  // (it opens the table's HANDLER); the others are plain functions, awaited all the same.
+  builder(step) {
+    const d = this.driver;
+    const { kind, mode, sql, reads, every, n } = step;
+    if (mode === 'record') {
+      return async (conn) => {
+        const op = await d.recordOp(kind, step.record, conn);
+        return every > 0 ? withCommits(d, op, every, n, conn) : op;
+      };
+    }
+    switch (kind) {
+      case 'connect': {
+        const ep = this.endpoint;
+        return () => d.connectOp(ep);
+      }
+      case 'scan':
+        return (conn) => d.scanOp(sql, conn);
+      case 'exec':
+        return every > 0
+          ? (conn) => (d.sync ? withCommitsSync : withCommits)(d, d.execOp(sql, mode, reads, conn), every, n, conn)
+          : (conn) => d.execOp(sql, mode, reads, conn);
+      default:
+        return (conn) => d.batchOp(sql, conn);
+    }
+  }
+
   // The op of a per-request or pooled step, shared by every client; a pool is made and filled
   // here (untimed) and left in holder.pool for the step to end.
-  async policyOp(policy, msg, build, holder) {
+  async policyOp(step, build, holder) {
     const d = this.driver;
-    if (policy === 'per-request') return d.perRequestOp(this.endpoint, build);
-    const size = intField(msg, 'pool_size', intField(msg, 'clients', 1));
-    if (size < 1) throw new ProtocolError('pool_size must be >= 1');
-    holder.pool = await d.openPool(this.endpoint, size);
+    if (step.policy === 'per-request') return d.perRequestOp(this.endpoint, build);
+    holder.pool = await d.openPool(this.endpoint, step.poolSize);
     return d.pooledOp(holder.pool, build);
   }
 
   // A step under load: C clients, each with its op (persistent: on its own connection, made
   // before the barrier; per-request and pooled: one op for all), started together at the
   // barrier; their results merged into one answer.
-  async loaded(msg, build, args, reads, policy, clients, holder) {
+  async loaded(step, build, holder) {
     const d = this.driver;
-    if (clients > 1 && d.concurrency === 'processes') {
-      throw new Unsupported(`${this.method} drives one client per process (its API is synchronous): ` +
-        'the runner starts one worker per client');
-    }
-    const load = loadOf(msg);
-    if (load.rate) new Schedule(load.rate, load.arrival, 0n); // a bad rate or arrival: answered before anything runs
+    const { args, reads, clients, load } = step;
     const ops = [], extra = [], pids = [];
     try {
-      if (policy === 'persistent') {
+      if (step.policy === 'persistent') {
         ops.push(await build());
         const own = d.serverPid();
         if (own) pids.push(own);
@@ -412,7 +293,7 @@ class Session {
           if (r.value.pid) pids.push(r.value.pid);
         }
       } else {
-        const op = await this.policyOp(policy, msg, build, holder);
+        const op = await this.policyOp(step, build, holder);
         for (let k = 0; k < clients; k++) ops.push(op);
       }
 
@@ -587,7 +468,7 @@ function errorAnswer(session, e) {
   } else if (e instanceof ProtocolError || e instanceof JSONError) {
     kind = 'protocol';
     message = `${e.name}: ${e.message}`;
-  } else if (session.driver && !(session.driver instanceof Missing) && session.driver.isDbError(e)) {
+  } else if (session.driver !== null && session.driver.isDbError(e)) {
     kind = 'db';
     message = session.driver.errorMessage(e);
     sqlstate = session.driver.sqlstate(e);
@@ -608,9 +489,15 @@ async function main(argv) {
     process.exit(2);
   }
   const method = argv[0];
-  const driver = await loadDriver(method);
-  if (driver instanceof Missing) log(`abworker-node: ${driver.why}`);
-  const session = new Session(method, driver);
+  let driver = null, why = null;
+  try {
+    driver = await loadDriver(method);
+  } catch (e) {
+    if (!(e instanceof Unsupported)) throw e;
+    why = e.message;
+    log(`abworker-node: ${why}`);
+  }
+  const session = new Session(method, driver, why);
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
   for await (const line of rl) {
     if (!line.trim()) continue;

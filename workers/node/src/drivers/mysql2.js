@@ -18,7 +18,7 @@
 
 import mysql from 'mysql2';
 
-import { Driver, Unsupported, isDriverError, packageVersion } from '../driver.js';
+import { ASYNC_TASKS, Driver, Unsupported, lendingOp, packageVersion } from '../driver.js';
 import { K, Timestamp, convertMarkers, daysFromCivil } from '../protocol.js';
 
 const { Types } = mysql;
@@ -251,11 +251,10 @@ export default class Mysql2Driver extends Driver {
     this.modes = ['literal', 'extended', 'prepared', 'record'];
     this.client = null;
     this.pid = 0;
-    this.last = null; // fields of the last result read
     this.prepared = []; // texts prepared in this step on the session's own connection
     this.handlers = []; // HANDLERs opened in this step on the session's own connection
     this.setAutocommit = false; // the server starts sessions without autocommit: set it on each
-    this.concurrency = 'async tasks (one async loop per client on the one event loop)';
+    this.concurrency = ASYNC_TASKS;
     this.loadPolicies = ['persistent', 'per-request', 'pooled'];
   }
 
@@ -426,10 +425,6 @@ export default class Mysql2Driver extends Driver {
     return this.last ? this.last.map(kindOf) : null;
   }
 
-  width() {
-    return this.last ? this.last.length : undefined;
-  }
-
   connectOp(ep) {
     const config = this.config(ep);
     return async () => {
@@ -580,23 +575,9 @@ export default class Mysql2Driver extends Driver {
     return pool;
   }
 
-  // borrow, run, release — inside the operation's time; the op for a pooled connection is built
-  // the first time that connection is lent (a prepared statement is prepared once per connection)
+  // borrow (getConnection), run, release — inside the operation's time
   pooledOp(pool, build) {
-    const ops = new Map();
-    return async (arg) => {
-      const c = await getConnection(pool);
-      try {
-        let op = ops.get(c);
-        if (op === undefined) {
-          op = await build(c);
-          ops.set(c, op);
-        }
-        return await op(arg);
-      } finally {
-        c.release();
-      }
-    };
+    return lendingOp(() => getConnection(pool), build);
   }
 
   closePool(pool) {
@@ -612,10 +593,6 @@ export default class Mysql2Driver extends Driver {
     if (!c) return;
     for (const text of texts) c.unprepare(text); // COM_STMT_CLOSE (no reply), out of mysql2's cache
     for (const name of names) await query(c, `HANDLER ${name} CLOSE`);
-  }
-
-  isDbError(e) {
-    return isDriverError(e);
   }
 
   errorMessage(e) {

@@ -8,11 +8,11 @@
 
 import pg from 'pg';
 
-import { Driver, Unsupported, isDriverError, packageVersion } from '../driver.js';
+import { ASYNC_TASKS, Unsupported, lendingOp, packageVersion } from '../driver.js';
 import { ProtocolError, convertMarkers } from '../protocol.js';
-import { adaptParam, kindOf, messageOf, parserFor, sqlstateOf } from './pgtext.js';
+import { PgTextDriver, kindOf, parserFor } from './pgtext.js';
 
-const { Client, DatabaseError, Pool } = pg;
+const { Client, Pool } = pg;
 
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 
@@ -37,17 +37,15 @@ function sslFor(mode) {
 
 let statementCounter = 0;
 
-export default class PgDriver extends Driver {
+export default class PgDriver extends PgTextDriver {
   constructor(method) {
     super(method);
     this.driverName = 'pg';
-    this.dbms = ['postgresql'];
     this.pipeline = false;
     this.client = null;
-    this.last = null; // fields of the last result read
     this.prepared = []; // statement names made in this step (on the session's own client)
     this.startupOptions = null; // '-c …' of the startup packet of connections made under load
-    this.concurrency = 'async tasks (one async loop per client on the one event loop)';
+    this.concurrency = ASYNC_TASKS;
     this.loadPolicies = ['persistent', 'per-request', 'pooled'];
   }
 
@@ -125,9 +123,12 @@ export default class PgDriver extends Driver {
     return c;
   }
 
-  async connectClient(ep, ssl, params) {
-    const client = new Client(this.config(ep, ssl));
+  // a connected Client (untimed: the session's, a persistent client's); `params` collects the
+  // server's parameter statuses
+  async connectClient(config, params) {
+    const client = new Client(config);
     client.on('error', (e) => log('abworker-node: pg client error:', e && e.message));
+    client.on('notice', (m) => log(`abworker-node: ${m.severity}: ${m.message}`));
     if (params) {
       client.connection.on('parameterStatus', (m) => {
         params[m.parameterName] = m.parameterValue;
@@ -146,13 +147,12 @@ export default class PgDriver extends Driver {
     const params = {};
     this.ssl = sslFor(ep.sslmode);
     try {
-      this.client = await this.connectClient(ep, this.ssl, params);
+      this.client = await this.connectClient(this.config(ep, this.ssl), params);
     } catch (e) {
       if ((ep.sslmode || 'prefer') !== 'prefer' || !/does not support SSL/i.test(String(e && e.message))) throw e;
       this.ssl = false;
-      this.client = await this.connectClient(ep, this.ssl, params);
+      this.client = await this.connectClient(this.config(ep, this.ssl), params);
     }
-    this.client.on('notice', (m) => log(`abworker-node: ${m.severity}: ${m.message}`));
     this.startupOptions = null;
     if (!String(params.DateStyle || '').startsWith('ISO')) {
       await this.client.query('SET DateStyle = ISO');
@@ -179,16 +179,8 @@ export default class PgDriver extends Driver {
     return c.query('COMMIT');
   }
 
-  adapt(rows) {
-    return rows.map((row) => row.map(adaptParam));
-  }
-
   kinds() {
     return this.last ? this.last.map((f) => kindOf(f.dataTypeID)) : null;
-  }
-
-  width() {
-    return this.last ? this.last.length : undefined;
   }
 
   connectOp(ep) {
@@ -276,15 +268,7 @@ export default class PgDriver extends Driver {
 
   // a persistent client's own connection (untimed)
   async openClient(ep) {
-    const c = new Client(this.loadConfig(ep));
-    c.on('error', (e) => log('abworker-node: pg client error:', e && e.message));
-    c.on('notice', (m) => log(`abworker-node: ${m.severity}: ${m.message}`));
-    try {
-      await c.connect();
-    } catch (e) {
-      c.end().catch(() => {});
-      throw e;
-    }
+    const c = await this.connectClient(this.loadConfig(ep));
     return { conn: c, pid: c.processID };
   }
 
@@ -336,23 +320,9 @@ export default class PgDriver extends Driver {
     return pool;
   }
 
-  // borrow, run, release — inside the operation's time; the op for a pooled client is built
-  // the first time that client is lent (a prepared statement is parsed once per connection)
+  // borrow (pool.connect()), run, release — inside the operation's time
   pooledOp(pool, build) {
-    const ops = new Map();
-    return async (arg) => {
-      const c = await pool.connect();
-      try {
-        let op = ops.get(c);
-        if (op === undefined) {
-          op = build(c);
-          ops.set(c, op);
-        }
-        return await op(arg);
-      } finally {
-        c.release();
-      }
-    };
+    return lendingOp(() => pool.connect(), build);
   }
 
   async closePool(pool) {
@@ -371,17 +341,5 @@ export default class PgDriver extends Driver {
       delete parsed[name];
       delete c.connection.submittedNamedStatements[name];
     }
-  }
-
-  isDbError(e) {
-    return e instanceof DatabaseError || isDriverError(e);
-  }
-
-  errorMessage(e) {
-    return messageOf(e);
-  }
-
-  sqlstate(e) {
-    return sqlstateOf(e);
   }
 }

@@ -6,7 +6,11 @@
 //   timestamp/timestamptz → BigInt µs since 1970 (parsed from the text, microseconds kept, no
 //   time-zone shift; timestamptz converted to UTC by its printed offset); date → Number days
 //   since 1970; time → Number µs since midnight; every other type → the text as sent (string).
+//
+// With them `PgTextDriver`, the base of both drivers: parameters sent as text, errors answered
+// with the server's severity and SQLSTATE.
 
+import { Driver } from '../driver.js';
 import { K, daysFromCivil } from '../protocol.js';
 
 export const OID = {
@@ -140,7 +144,7 @@ export function kindOf(oid) {
 
 // Generated parameters → what both PostgreSQL drivers send: text of unspecified type (the
 // server infers it, as c-libpq's PQexecParams with NULL paramTypes), NULL as null.
-export function adaptParam(v) {
+function adaptParam(v) {
   if (v === null || v === undefined) return null;
   switch (typeof v) {
     case 'string': return v;
@@ -153,11 +157,24 @@ export function adaptParam(v) {
   return String(v);
 }
 
-export function sqlstateOf(e) {
-  return e && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
-}
+// What both PostgreSQL drivers share: the DBMS, text parameters, and errors answered with the
+// server's severity and SQLSTATE.
+export class PgTextDriver extends Driver {
+  constructor(method) {
+    super(method);
+    this.dbms = ['postgresql'];
+  }
 
-export function messageOf(e) {
-  const sev = e && (e.severity || e.severity_local);
-  return sev && e.message ? `${sev}: ${e.message}` : `${e && e.name ? e.name : 'Error'}: ${e && e.message}`;
+  adapt(rows) {
+    return rows.map((row) => row.map(adaptParam));
+  }
+
+  errorMessage(e) {
+    const sev = e && (e.severity || e.severity_local);
+    return sev && e.message ? `${sev}: ${e.message}` : `${e && e.name ? e.name : 'Error'}: ${e && e.message}`;
+  }
+
+  sqlstate(e) {
+    return e && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
+  }
 }

@@ -7,9 +7,9 @@
 
 import postgres from 'postgres';
 
-import { Driver, isDriverError, packageVersion } from '../driver.js';
+import { ASYNC_TASKS, packageVersion } from '../driver.js';
 import { ProtocolError, convertMarkers } from '../protocol.js';
-import { OID, PARSERS, adaptParam, identity, kindOf, messageOf, sqlstateOf } from './pgtext.js';
+import { OID, PARSERS, PgTextDriver, identity, kindOf } from './pgtext.js';
 
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 
@@ -35,17 +35,15 @@ function sslFor(mode) {
 let statementCounter = 0;
 const EMPTY = { simple: true };
 
-export default class PostgresJsDriver extends Driver {
+export default class PostgresJsDriver extends PgTextDriver {
   constructor(method) {
     super(method);
     this.driverName = 'postgres (postgres.js)';
-    this.dbms = ['postgresql'];
     this.sql = null;
     this.pid = 0;
-    this.last = null; // columns of the last result read
     this.usedPrepared = false;
     this.startupParams = {}; // startup parameters of connections made under load, beyond options()
-    this.concurrency = 'async tasks (one async loop per client on the one event loop)';
+    this.concurrency = ASYNC_TASKS;
     this.loadPolicies = ['persistent', 'per-request', 'pooled'];
   }
 
@@ -184,16 +182,8 @@ export default class PostgresJsDriver extends Driver {
     return s.unsafe('COMMIT', [], { simple: true });
   }
 
-  adapt(rows) {
-    return rows.map((row) => row.map(adaptParam));
-  }
-
   kinds() {
     return this.last ? this.last.map((c) => kindOf(c.type)) : null;
-  }
-
-  width() {
-    return this.last ? this.last.length : undefined;
   }
 
   connectOp(ep) {
@@ -330,18 +320,6 @@ export default class PostgresJsDriver extends Driver {
         "SELECT name FROM pg_prepared_statements WHERE statement LIKE '/* abw:%'", [], { simple: true });
       for (const { name } of made) await this.sql.unsafe(`DEALLOCATE "${name.replaceAll('"', '""')}"`, [], { simple: true });
     }
-  }
-
-  isDbError(e) {
-    return e instanceof postgres.PostgresError || isDriverError(e);
-  }
-
-  errorMessage(e) {
-    return messageOf(e);
-  }
-
-  sqlstate(e) {
-    return sqlstateOf(e);
   }
 }
 

@@ -7,7 +7,7 @@
 
 import Database from 'better-sqlite3';
 
-import { Driver, packageVersion } from '../driver.js';
+import { Driver, PROCESSES, packageVersion } from '../driver.js';
 import { ProtocolError } from '../protocol.js';
 
 const OPEN = { timeout: 5000 }; // busy timeout in ms, as c-sqlite and Python's sqlite3
@@ -25,7 +25,7 @@ export default class SqliteDriver extends Driver {
     this.db = null;
     this.lastStmt = null; // the statement of the last rows read
     this.closedWidth = undefined; // its columns, when it was read on a connection closed since
-    this.concurrency = 'processes';
+    this.concurrency = PROCESSES;
     this.loadPolicies = ['persistent', 'per-request'];
   }
 
