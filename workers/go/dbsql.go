@@ -14,8 +14,6 @@ import (
 // adapt parameters, how to decode a result and how to classify errors.
 
 type sqlMethod interface {
-	// base: the method's name (for the answer to a setting it does not have).
-	base() string
 	// openDB returns a *sql.DB for the endpoint (openPinned of its connector, but for
 	// go-sqlite, whose connect step is sql.Open of the DSN).
 	openDB(ep endpoint) (*sql.DB, error)
@@ -52,104 +50,92 @@ func newSQLPlan(n int) *sqlPlan {
 	return &sqlPlan{dests: make([]any, n), hashes: make([]func(uint64) uint64, n)}
 }
 
+// column sets column c: dest is what rows.Scan fills; valid is its NULL flag (false: hashed
+// as NULL), hash how its value is hashed otherwise.
+func (p *sqlPlan) column(c int, dest any, valid *bool, hash func(uint64) uint64) {
+	p.dests[c] = dest
+	p.hashes[c] = nullable(valid, hash)
+}
+
 // Column kinds the methods decode alike: column c is scanned into a new sql.Null* of the
 // kind and hashed from it.
 
 // nullInt: integers, as sql.NullInt64.
 func (p *sqlPlan) nullInt(c int) {
 	v := new(sql.NullInt64)
-	p.dests[c] = v
-	p.hashes[c] = func(h uint64) uint64 {
-		if !v.Valid {
-			return hNull(h)
-		}
-		return hInt(h, v.Int64)
-	}
+	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hInt(h, v.Int64) })
 }
 
 // nullFloat: floating point, as sql.NullFloat64; a single-precision column (single) is
 // hashed as its float32's shortest text.
 func (p *sqlPlan) nullFloat(c int, single bool) {
 	v := new(sql.NullFloat64)
-	p.dests[c] = v
-	p.hashes[c] = func(h uint64) uint64 {
-		if !v.Valid {
-			return hNull(h)
-		}
+	p.column(c, v, &v.Valid, func(h uint64) uint64 {
 		if single {
 			return hFloat(h, float4AsDouble(float32(v.Float64)))
 		}
 		return hFloat(h, v.Float64)
-	}
+	})
 }
 
 // nullDecimal: exact numbers, as their text (sql.NullString, scale kept).
 func (p *sqlPlan) nullDecimal(c int) {
 	v := new(sql.NullString)
-	p.dests[c] = v
-	p.hashes[c] = func(h uint64) uint64 {
-		if !v.Valid {
-			return hNull(h)
-		}
-		return hDecimal(h, v.String)
-	}
+	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hDecimal(h, v.String) })
 }
 
 // nullTimestamp: timestamps, as sql.NullTime.
 func (p *sqlPlan) nullTimestamp(c int) {
 	v := new(sql.NullTime)
-	p.dests[c] = v
-	p.hashes[c] = func(h uint64) uint64 {
-		if !v.Valid {
-			return hNull(h)
-		}
-		return hTimestamp(h, v.Time.UnixMicro())
-	}
+	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hTimestamp(h, v.Time.UnixMicro()) })
 }
 
 // nullDate: dates, as sql.NullTime.
 func (p *sqlPlan) nullDate(c int) {
 	v := new(sql.NullTime)
-	p.dests[c] = v
-	p.hashes[c] = func(h uint64) uint64 {
-		if !v.Valid {
-			return hNull(h)
-		}
-		return hDate(h, unixDays(v.Time))
-	}
+	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hDate(h, unixDays(v.Time)) })
 }
 
 // nullBytes: binary strings, as sql.Null[[]byte].
 func (p *sqlPlan) nullBytes(c int) {
 	v := new(sql.Null[[]byte])
-	p.dests[c] = v
-	p.hashes[c] = func(h uint64) uint64 {
-		if !v.Valid {
-			return hNull(h)
-		}
-		return hBytes(h, v.V)
-	}
+	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hBytes(h, v.V) })
 }
 
 // nullText: text, as sql.NullString.
 func (p *sqlPlan) nullText(c int) {
 	v := new(sql.NullString)
-	p.dests[c] = v
-	p.hashes[c] = func(h uint64) uint64 {
-		if !v.Valid {
-			return hNull(h)
-		}
-		return hText(h, v.String)
-	}
+	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hText(h, v.String) })
 }
 
 // pinPool: one connection, never closed by age or idleness, so every operation of a step
 // runs on the same server session.
-func pinPool(db *sql.DB) {
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
+func pinPool(db *sql.DB) { sizePool(db, 1) }
+
+// sizePool: size connections at most and at rest, none closed for age or idleness.
+func sizePool(db *sql.DB, size int) {
+	db.SetMaxOpenConns(size)
+	db.SetMaxIdleConns(size)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
+}
+
+// fillPool fills a new pool before the barrier: it holds size connections at once, each
+// made by the pool (acquire), then hands them all back (release), idle.
+func fillPool[C any](size int, acquire func() (C, error), release func(C)) error {
+	held := make([]C, 0, size)
+	var err error
+	for len(held) < size {
+		var c C
+		if c, err = acquire(); err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		release(c)
+	}
+	return err
 }
 
 // openPinned: a *sql.DB of the method's connector (as it comes from connector(ep)), its pool
@@ -215,9 +201,7 @@ func (d *sqlDriver) close() {
 func (d *sqlDriver) serverPID() int64 { return d.pid }
 
 // configure: the database/sql methods have no settings.
-func (d *sqlDriver) configure(key, value string) error {
-	return unsupported("%s has no setting %s=%s", d.m.base(), key, value)
-}
+func (d *sqlDriver) configure(key, value string) error { return noSetting{} }
 
 func (d *sqlDriver) begin(st *step) error {
 	d.stmt, d.txStmt, d.tx, d.plan = nil, nil, nil, nil
@@ -491,29 +475,15 @@ func (p *sqlPool) close() {
 	p.db.Close()
 }
 
-// newPool: size connections at most and at rest, none closed for age or idleness, filled by
-// holding size connections at once before handing them back.
+// newPool: database/sql's pool of the method's connector, sized and filled before the barrier.
 func (d *sqlDriver) newPool(ep endpoint, size int) (connPool, error) {
 	c, err := d.m.connector(ep)
 	if err != nil {
 		return nil, err
 	}
 	db := sql.OpenDB(c)
-	db.SetMaxOpenConns(size)
-	db.SetMaxIdleConns(size)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	held := make([]*sql.Conn, 0, size)
-	for len(held) < size {
-		var c *sql.Conn
-		if c, err = db.Conn(ctx); err != nil {
-			break
-		}
-		held = append(held, c)
-	}
-	for _, c := range held {
-		c.Close() // back to the pool, idle
-	}
+	sizePool(db, size)
+	err = fillPool(size, func() (*sql.Conn, error) { return db.Conn(ctx) }, func(c *sql.Conn) { c.Close() })
 	if err != nil {
 		db.Close()
 		return nil, err

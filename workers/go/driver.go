@@ -8,56 +8,6 @@ import (
 	"strings"
 )
 
-type stepKind int
-
-const (
-	kConnect stepKind = iota
-	kScan
-	kExec
-	kBatch
-)
-
-type execMode int
-
-const (
-	mNone execMode = iota
-	mLiteral
-	mExtended
-	mPrepared
-	mRecord // record-level access (drivers that implement recorder)
-)
-
-// step is one execution of a step: what the message asked, with the parameters generated
-// (and for literal, the texts rendered) before any clock starts.
-type step struct {
-	kind        stepKind
-	mode        execMode
-	sql         string // neutral form, '?' markers; "" for connect
-	nparams     int
-	n           int  // iterations: rows for batch, operations otherwise
-	batch       int  // rows per group
-	nops        int  // operations: n, or groups for batch
-	commitEvery int  // exec: operations per transaction, 0 = autocommit
-	fetch       bool // the statement returns rows that are read to the end
-	verify      bool
-	params      [][]param // n rows × nparams
-	texts       []string  // literal mode: n statements with values inlined; record: n keys as literals
-	recTable    string    // record mode: the table, and for an exec keyed read the index
-	recIndex    string
-	endpoint    endpoint
-	ncols       int // set by the driver: columns of the rows it read
-}
-
-// group returns the rows [first, last) of batch group i.
-func (st *step) group(i int) (int, int) {
-	first := i * st.batch
-	last := first + st.batch
-	if last > st.n {
-		last = st.n
-	}
-	return first, last
-}
-
 // endpoint as the runner sends it.
 type endpoint map[string]any
 
@@ -92,13 +42,12 @@ func unsupported(format string, args ...any) *failure { return fail("unsupported
 // groups of operations for commit_every, recover after a failure, and end (untimed). One
 // dbDriver is used by one goroutine at a time.
 type dbDriver interface {
-	base() string
 	driverName() string
 	driverVersion() string
 	dbms() []string
 	batchStyle() string
 	settings() map[string]string
-	// configure takes one key=value setting of the method name.
+	// configure takes one key=value setting of the method name (noSetting for one it has not).
 	configure(key, value string) error
 	// open connects (timed as connect_ns); describe then reports the backend (untimed).
 	open(ep endpoint) error

@@ -56,7 +56,6 @@ func newMysqlDriver() dbDriver {
 	return d
 }
 
-func (d *mysqlDriver) base() string          { return "go-mysql" }
 func (d *mysqlDriver) driverName() string    { return "github.com/go-sql-driver/mysql (database/sql)" }
 func (d *mysqlDriver) driverVersion() string { return moduleVersion("github.com/go-sql-driver/mysql") }
 func (d *mysqlDriver) dbms() []string        { return []string{"mariadb"} }
@@ -156,13 +155,7 @@ func (d *mysqlDriver) plan(types []*sql.ColumnType) *sqlPlan {
 			p.nullInt(c)
 		case "UNSIGNED BIGINT":
 			v := new(sql.Null[uint64])
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hInt(h, int64(v.V))
-			}
+			p.column(c, v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.V)) })
 		case "DOUBLE", "FLOAT":
 			p.nullFloat(c, name == "FLOAT")
 		case "DECIMAL":
@@ -173,13 +166,7 @@ func (d *mysqlDriver) plan(types []*sql.ColumnType) *sqlPlan {
 			p.nullDate(c)
 		case "TIME":
 			v := new(sql.NullString) // 'HH:MM:SS[.ffffff]' on both protocols
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hTime(h, parseClock(v.String))
-			}
+			p.column(c, v, &v.Valid, func(h uint64) uint64 { return hTime(h, parseClock(v.String)) })
 		case "BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY", "BIT", "GEOMETRY":
 			p.nullBytes(c)
 		default: // CHAR, VARCHAR, TEXT types, ENUM, SET, JSON: text

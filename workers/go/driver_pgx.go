@@ -45,7 +45,6 @@ func newPgxDriver() dbDriver { return &pgxDriver{} }
 
 var ctx = context.Background()
 
-func (d *pgxDriver) base() string          { return "go-pgx" }
 func (d *pgxDriver) driverName() string    { return "github.com/jackc/pgx/v5" }
 func (d *pgxDriver) driverVersion() string { return moduleVersion("github.com/jackc/pgx/v5") }
 func (d *pgxDriver) dbms() []string        { return []string{"postgresql"} }
@@ -55,7 +54,7 @@ func (d *pgxDriver) configure(key, value string) error {
 		d.batchCopy = value == "copy"
 		return nil
 	}
-	return unsupported("go-pgx has no setting %s=%s (batch=pipeline|copy)", key, value)
+	return noSetting{have: "batch=pipeline|copy"}
 }
 
 func (d *pgxDriver) batchStyle() string {
@@ -176,18 +175,7 @@ func (d *pgxDriver) newPool(ep endpoint, size int) (connPool, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Filled: hold size connections at once (each one made by the pool), then hand them back.
-	held := make([]*pgxpool.Conn, 0, size)
-	for len(held) < size {
-		var c *pgxpool.Conn
-		if c, err = pool.Acquire(ctx); err != nil {
-			break
-		}
-		held = append(held, c)
-	}
-	for _, c := range held {
-		c.Release()
-	}
+	err = fillPool(size, func() (*pgxpool.Conn, error) { return pool.Acquire(ctx) }, (*pgxpool.Conn).Release)
 	if err != nil {
 		pool.Close() // after the release: Close waits for every connection to come back
 		return nil, err
@@ -485,56 +473,28 @@ func (d *pgxDriver) planFor(fds []pgconn.FieldDescription) *pgxPlan {
 	return p
 }
 
+// pgxColumn: the typed destination of a column by its type OID, and how to hash it (raw is
+// the column's value as it came, nil for NULL).
 func pgxColumn(oid uint32, binaryFormat bool) (any, func(uint64, []byte) uint64) {
 	switch oid {
 	case pgtype.Int2OID:
 		v := new(pgtype.Int2)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hInt(h, int64(v.Int16))
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.Int16)) })
 	case pgtype.Int4OID:
 		v := new(pgtype.Int4)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hInt(h, int64(v.Int32))
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.Int32)) })
 	case pgtype.Int8OID:
 		v := new(pgtype.Int8)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hInt(h, v.Int64)
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, v.Int64) })
 	case pgtype.OIDOID, pgtype.XIDOID, pgtype.CIDOID:
 		v := new(pgtype.Uint32)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hInt(h, int64(v.Uint32))
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.Uint32)) })
 	case pgtype.Float4OID:
 		v := new(pgtype.Float4)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hFloat(h, float4AsDouble(v.Float32))
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hFloat(h, float4AsDouble(v.Float32)) })
 	case pgtype.Float8OID:
 		v := new(pgtype.Float8)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hFloat(h, v.Float64)
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hFloat(h, v.Float64) })
 	case pgtype.NumericOID:
 		v := new(pgtype.Numeric)
 		return v, func(h uint64, raw []byte) uint64 {
@@ -545,42 +505,23 @@ func pgxColumn(oid uint32, binaryFormat bool) (any, func(uint64, []byte) uint64)
 		}
 	case pgtype.BoolOID:
 		v := new(pgtype.Bool)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hBool(h, v.Bool)
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hBool(h, v.Bool) })
 	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID:
 		v := new(pgtype.Text)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hText(h, v.String)
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hText(h, v.String) })
 	case pgtype.TimestampOID:
 		v := new(pgtype.Timestamp)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 {
 			return hTimestamp(h, infMicros(v.Time.UnixMicro(), v.InfinityModifier))
-		}
+		})
 	case pgtype.TimestamptzOID:
 		v := new(pgtype.Timestamptz)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 {
 			return hTimestamp(h, infMicros(v.Time.UnixMicro(), v.InfinityModifier))
-		}
+		})
 	case pgtype.DateOID:
 		v := new(pgtype.Date)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 {
 			switch v.InfinityModifier {
 			case pgtype.Infinity:
 				return hDate(h, math.MaxInt32)
@@ -588,15 +529,10 @@ func pgxColumn(oid uint32, binaryFormat bool) (any, func(uint64, []byte) uint64)
 				return hDate(h, math.MinInt32)
 			}
 			return hDate(h, unixDays(v.Time))
-		}
+		})
 	case pgtype.TimeOID:
 		v := new(pgtype.Time)
-		return v, func(h uint64, _ []byte) uint64 {
-			if !v.Valid {
-				return hNull(h)
-			}
-			return hTime(h, v.Microseconds)
-		}
+		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hTime(h, v.Microseconds) })
 	case pgtype.ByteaOID:
 		v := new([]byte)
 		return v, func(h uint64, raw []byte) uint64 {
@@ -616,6 +552,12 @@ func pgxColumn(oid uint32, binaryFormat bool) (any, func(uint64, []byte) uint64)
 		}
 		return hashAny(h, *v)
 	}
+}
+
+// pgxValid: a pgtype destination with a Valid flag, hashed by hash or as NULL.
+func pgxValid(dest any, valid *bool, hash func(uint64) uint64) (any, func(uint64, []byte) uint64) {
+	f := nullable(valid, hash)
+	return dest, func(h uint64, _ []byte) uint64 { return f(h) }
 }
 
 func infMicros(us int64, inf pgtype.InfinityModifier) int64 {

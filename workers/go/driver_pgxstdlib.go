@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -29,7 +28,6 @@ func newPgxStdlibDriver() dbDriver {
 	return d
 }
 
-func (d *pgxStdlibDriver) base() string          { return "go-pgx-stdlib" }
 func (d *pgxStdlibDriver) driverName() string    { return "github.com/jackc/pgx/v5/stdlib (database/sql)" }
 func (d *pgxStdlibDriver) driverVersion() string { return moduleVersion("github.com/jackc/pgx/v5") }
 func (d *pgxStdlibDriver) dbms() []string        { return []string{"postgresql"} }
@@ -39,7 +37,7 @@ func (d *pgxStdlibDriver) simpleArgs() []any     { return simpleProtocol }
 var simpleProtocol = []any{pgx.QueryExecModeSimpleProtocol}
 
 func (d *pgxStdlibDriver) batchStyle() string {
-	return "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec (Bind/Execute/Sync, a round trip) per row, Tx.Commit"
+	return pgSQLBatch
 }
 
 func (d *pgxStdlibDriver) settings() map[string]string {
@@ -53,14 +51,14 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 		"should_ping":                "OptionShouldPing returns false (the adapter otherwise pings the server before reusing a connection idle for more than 1 s)",
 		"sslmode":                    "the target's (disable on managed servers)",
 		"search_path":                "ConnConfig.RuntimeParams[search_path] in the startup packet",
-		"autocommit":                 "yes; commit_every uses DB.BeginTx / Tx.Commit (BEGIN/COMMIT by the simple protocol)",
+		"autocommit":                 pgSQLAutocommit,
 		"literal":                    "DB.Query(text, pgx.QueryExecModeSimpleProtocol) / DB.Exec(text, pgx.QueryExecModeSimpleProtocol), no parameters: simple query protocol, text results (pgx still scans the text for $n placeholders)",
 		"extended":                   "DB.Query(sql, args...) / DB.Exec(sql, args...) (exec mode): unnamed statement, Parse/Bind/Describe/Execute/Sync in one round trip, parameters as text of unspecified type, text results (a DB.Exec without arguments would be sent by the simple protocol: pgx's rule)",
 		"prepared":                   "DB.Prepare once, inside the first operation (pgx Conn.Prepare, named statement), then Stmt.Query/Stmt.Exec (Bind/Execute/Sync); results in binary for bool, bytea, date, float4/8, int2/4/8, oid, timestamp(tz) (the adapter's choice), text for the rest (numeric included); Stmt.Close after the step (Deallocate, untimed)",
 		"scan":                       "DB.Query(sql, pgx.QueryExecModeSimpleProtocol): simple query protocol, text results",
 		"connect step":               "a fresh stdlib.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
 		"parameters":                 "int64, string, time.Time (UTC) and nil, passed through the adapter unchanged",
-		"decoding":                   "rows.Scan into sql.Null* chosen by ColumnType.DatabaseTypeName: integers → NullInt64, float4/8 → NullFloat64, numeric → NullString, bool → NullBool, timestamp(tz)/date → NullTime, bytea → Null[[]byte], time → any, others → NullString",
+		"decoding":                   pgSQLDecoding,
 	}
 }
 
@@ -74,13 +72,7 @@ func (d *pgxStdlibDriver) connector(ep endpoint) (driver.Connector, error) {
 	}
 	return stdlib.GetConnector(*cfg,
 		stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false }),
-		stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
-			if ds := c.PgConn().ParameterStatus("DateStyle"); !strings.HasPrefix(ds, "ISO") {
-				_, err := c.Exec(ctx, "SET DateStyle = ISO")
-				return err
-			}
-			return nil
-		})), nil
+		stdlib.OptionAfterConnect(isoDates)), nil
 }
 
 func (d *pgxStdlibDriver) info(db *sql.DB) (int64, string, error) {

@@ -20,7 +20,6 @@ func newPqDriver() dbDriver {
 	return d
 }
 
-func (d *pqDriver) base() string          { return "go-pq" }
 func (d *pqDriver) driverName() string    { return "github.com/lib/pq (database/sql)" }
 func (d *pqDriver) driverVersion() string { return moduleVersion("github.com/lib/pq") }
 func (d *pqDriver) dbms() []string        { return []string{"postgresql"} }
@@ -28,7 +27,7 @@ func (d *pqDriver) dollar() bool          { return true }
 func (d *pqDriver) simpleArgs() []any     { return nil }
 
 func (d *pqDriver) batchStyle() string {
-	return "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec (Bind/Execute/Sync, a round trip) per row, Tx.Commit"
+	return pgSQLBatch
 }
 
 func (d *pqDriver) settings() map[string]string {
@@ -41,14 +40,14 @@ func (d *pqDriver) settings() map[string]string {
 		"sslmode":                        "the target's (disable on managed servers; lib/pq forces disable on a unix socket)",
 		"search_path":                    "Config.Runtime[search_path] in the startup packet",
 		"startup":                        "lib/pq always sends client_encoding=UTF8 and datestyle='ISO, MDY' in the startup packet",
-		"autocommit":                     "yes; commit_every uses DB.BeginTx / Tx.Commit (BEGIN/COMMIT by the simple protocol)",
+		"autocommit":                     pgSQLAutocommit,
 		"literal":                        "DB.Query(text) / DB.Exec(text) without arguments: simple query protocol, text results",
 		"extended":                       "DB.Query(sql, args...) / DB.Exec(sql, args...): lib/pq parses and describes the unnamed statement (Parse/Describe/Sync, one round trip) then binds and executes it (Bind/Execute/Sync, a second round trip) — two round trips per execution, seen in the server log",
 		"prepared":                       "DB.Prepare once, inside the first operation (named statement: Parse/Describe/Sync), then Stmt.Query/Stmt.Exec (Bind/Execute/Sync); Stmt.Close after the step (untimed)",
 		"scan":                           "DB.Query(sql) without arguments: simple query protocol, text results",
 		"connect step":                   "a fresh sql.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
 		"parameters":                     "int64, string, time.Time (UTC; lib/pq sends it as text with a Z suffix, which a timestamp without time zone ignores) and nil",
-		"decoding":                       "rows.Scan into sql.Null* chosen by ColumnType.DatabaseTypeName: integers → NullInt64, float4/8 → NullFloat64, numeric → NullString, bool → NullBool, timestamp(tz)/date → NullTime, bytea → Null[[]byte], time → any, others → NullString",
+		"decoding":                       pgSQLDecoding,
 	}
 }
 

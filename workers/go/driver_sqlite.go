@@ -25,7 +25,6 @@ func newSqliteDriver() dbDriver {
 	return d
 }
 
-func (d *sqliteDriver) base() string       { return "go-sqlite" }
 func (d *sqliteDriver) driverName() string { return "modernc.org/sqlite (database/sql)" }
 func (d *sqliteDriver) driverVersion() string {
 	return moduleVersion("modernc.org/sqlite") + " (SQLite " + sqlite3.SQLITE_VERSION + ")"
@@ -55,12 +54,22 @@ func (d *sqliteDriver) settings() map[string]string {
 	}
 }
 
-func (d *sqliteDriver) openDB(ep endpoint) (*sql.DB, error) {
+// sqliteDSN: the endpoint's file with the busy_timeout pragma.
+func sqliteDSN(ep endpoint) (string, error) {
 	file := ep.str("file")
 	if file == "" {
-		return nil, fail("protocol", "the sqlite endpoint needs a file")
+		return "", fail("protocol", "the sqlite endpoint needs a file")
 	}
-	db, err := sql.Open("sqlite", file+"?_pragma=busy_timeout("+busyTimeoutMS+")")
+	return file + "?_pragma=busy_timeout(" + busyTimeoutMS + ")", nil
+}
+
+// openDB: sql.Open of the DSN (the connect step's connection, and the session's).
+func (d *sqliteDriver) openDB(ep endpoint) (*sql.DB, error) {
+	dsn, err := sqliteDSN(ep)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +79,11 @@ func (d *sqliteDriver) openDB(ep endpoint) (*sql.DB, error) {
 
 // connector: what sql.Open does for the same DSN, made once for the clients of a loaded step.
 func (d *sqliteDriver) connector(ep endpoint) (driver.Connector, error) {
-	file := ep.str("file")
-	if file == "" {
-		return nil, fail("protocol", "the sqlite endpoint needs a file")
+	dsn, err := sqliteDSN(ep)
+	if err != nil {
+		return nil, err
 	}
-	return sqlite.NewConnector(file + "?_pragma=busy_timeout(" + busyTimeoutMS + ")")
+	return sqlite.NewConnector(dsn)
 }
 
 func (d *sqliteDriver) info(db *sql.DB) (int64, string, error) {

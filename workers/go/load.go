@@ -54,12 +54,13 @@ type load struct {
 	startAt  int64 // the barrier, unix ns; 0: start at once
 	policy   connPolicy
 	poolSize int
+	loaded   bool // the step runs here; false: the plain loop (the policy holds either way)
 }
 
 // parseLoad reads the load fields of a step. loaded is false for a plain step (which keeps
 // the plain loop); the policy is read either way, since a verification pass applies it.
-func parseLoad(msg map[string]any) (ld *load, loaded bool, f *failure) {
-	ld = &load{clients: 1, poisson: true, lateNs: 1_000_000}
+func parseLoad(msg map[string]any) (*load, *failure) {
+	ld := &load{clients: 1, poisson: true, lateNs: 1_000_000}
 	switch p, _ := msg["policy"].(string); p {
 	case "", "persistent":
 	case "per-request":
@@ -67,7 +68,7 @@ func parseLoad(msg map[string]any) (ld *load, loaded bool, f *failure) {
 	case "pooled":
 		ld.policy = pPooled
 	default:
-		return nil, false, unsupported("no connection policy '%s' (abworker-go has persistent, per-request, pooled)", p)
+		return nil, unsupported("no connection policy '%s' (abworker-go has persistent, per-request, pooled)", p)
 	}
 	clients, _, err1 := jsonInt(msg, "clients", 1)
 	seed, _, err2 := jsonInt(msg, "schedule_seed", 0)
@@ -77,11 +78,11 @@ func parseLoad(msg map[string]any) (ld *load, loaded bool, f *failure) {
 	phase, _, err6 := jsonInt(msg, "phase_ns", 0)
 	for _, err := range []error{err1, err2, err3, err4, err5, err6} {
 		if err != nil {
-			return nil, false, fail("protocol", "%v", err)
+			return nil, fail("protocol", "%v", err)
 		}
 	}
 	if clients < 1 || pool < 0 || phase < 0 {
-		return nil, false, fail("protocol", "clients must be >= 1, pool_size and phase_ns >= 0")
+		return nil, fail("protocol", "clients must be >= 1, pool_size and phase_ns >= 0")
 	}
 	ld.clients, ld.seed, ld.lateNs, ld.startAt, ld.poolSize = int(clients), uint64(seed), late, start, int(pool)
 	ld.phaseNs = phase
@@ -91,21 +92,21 @@ func parseLoad(msg map[string]any) (ld *load, loaded bool, f *failure) {
 	if truthy(msg["skip_ns"]) {
 		skip, _, err := jsonInt(msg, "skip_ns", 0)
 		if err != nil {
-			return nil, false, fail("protocol", "%v", err)
+			return nil, fail("protocol", "%v", err)
 		}
 		ld.skipNs = skip
 	}
 	if truthy(msg["duration_ms"]) {
 		ms, ok := toFloat(msg["duration_ms"])
 		if !ok || ms < 0 {
-			return nil, false, fail("protocol", "duration_ms must be a number >= 0")
+			return nil, fail("protocol", "duration_ms must be a number >= 0")
 		}
 		ld.duration = int64(ms * 1e6)
 	}
 	if truthy(msg["rate"]) {
 		rate, ok := toFloat(msg["rate"])
 		if !ok || rate <= 0 {
-			return nil, false, fail("protocol", "rate must be a positive number")
+			return nil, fail("protocol", "rate must be a positive number")
 		}
 		ld.rate = rate
 	}
@@ -114,10 +115,10 @@ func parseLoad(msg map[string]any) (ld *load, loaded bool, f *failure) {
 	case "uniform":
 		ld.poisson = false
 	default:
-		return nil, false, fail("protocol", "unknown arrival '%s' (poisson, uniform)", a)
+		return nil, fail("protocol", "unknown arrival '%s' (poisson, uniform)", a)
 	}
-	loaded = ld.policy != pPersistent || ld.clients > 1 || ld.duration > 0 || ld.rate > 0 || truthy(msg["histogram"])
-	return ld, loaded, nil
+	ld.loaded = ld.policy != pPersistent || ld.clients > 1 || ld.duration > 0 || ld.rate > 0 || truthy(msg["histogram"])
+	return ld, nil
 }
 
 // client is one client of a loaded step: its driver and its copy of the step (the driver
@@ -408,19 +409,28 @@ func (s *session) verifyWith(st *step, ld *load) (object, *failure) {
 	return a, f
 }
 
-// loadedPass runs a loaded step's clients together and merges what they measured: counts
-// add up, the histograms merge, the trial lasts from the first client's start to the last
-// one's end.
+// loadedPass runs a loaded step's clients together and answers what they measured.
 func (s *session) loadedPass(st *step, ld *load) (object, *failure) {
 	cs, pool, f := s.newClients(st, ld, ld.clients)
 	if f != nil {
 		return nil, f
 	}
 	defer dropClients(cs, pool)
+	before, after := trial(cs, ld)
+	for _, c := range cs {
+		if c.firstFailure {
+			return nil, asFailure(c.d, c.err)
+		}
+	}
+	return loadedAnswer(st, ld, cs, before, after), nil
+}
+
+// trial runs the clients, one goroutine each, until the last one is done: the process's
+// CPU usage is read before they start and after they end.
+func trial(cs []*client, ld *load) (before, after syscall.Rusage) {
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	runtime.GC() // the garbage of the preparation is not collected inside the loop
-	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	for k, c := range cs {
 		wg.Add(1)
@@ -438,12 +448,12 @@ func (s *session) loadedPass(st *step, ld *load) (object, *failure) {
 	}
 	wg.Wait()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-	for _, c := range cs {
-		if c.firstFailure {
-			return nil, asFailure(c.d, c.err)
-		}
-	}
+	return before, after
+}
 
+// loadedAnswer merges what the clients measured: counts add up, the histograms merge, the
+// trial lasts from the first client's start to the last one's end.
+func loadedAnswer(st *step, ld *load, cs []*client, before, after syscall.Rusage) object {
 	hist := new(histogram)
 	var n, rows, late, skipped, elapsed int64
 	common := cs[0].start
@@ -488,5 +498,5 @@ func (s *session) loadedPass(st *step, ld *load) (object, *failure) {
 			a = append(a, kv{"server_pids", pids})
 		}
 	}
-	return a, nil
+	return a
 }

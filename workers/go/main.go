@@ -1,8 +1,9 @@
 // abworker-go: the Go worker of accessbench (protocol/PROTOCOL.md, version 1).
 //
-// parse message → dispatch on op / step kind → timed loop → answer. One JSON object per line
-// each way; stdout carries nothing else (the process's fd 1 is pointed at stderr, the log, and
-// the protocol writes to a private duplicate of the original stdout).
+// parse message → dispatch on op → for a step, parseStep (step.go) then runStep → answer. The
+// method's driver comes from the registry (registry.go). One JSON object per line each way;
+// stdout carries nothing else (the process's fd 1 is pointed at stderr, the log, and the
+// protocol writes to a private duplicate of the original stdout).
 package main
 
 import (
@@ -24,14 +25,6 @@ import (
 const protocolVersion = 1
 
 var keptStdout *os.File
-
-var drivers = map[string]func() dbDriver{
-	"go-pgx":        newPgxDriver,
-	"go-pgx-stdlib": newPgxStdlibDriver,
-	"go-pq":         newPqDriver,
-	"go-sqlite":     newSqliteDriver,
-	"go-mysql":      newMysqlDriver,
-}
 
 // ---- ordered JSON objects (so that "ok" comes first in the log) --------------------------------
 
@@ -76,7 +69,7 @@ func marshal(v any) ([]byte, error) {
 
 type session struct {
 	name    string
-	drv     dbDriver
+	drv     dbDriver // nil when why is set
 	why     string   // non-empty: every message is answered unsupported
 	ep      endpoint // the open connection's endpoint, nil when closed
 	dialect string
@@ -412,147 +405,31 @@ func truthy(v any) bool {
 	return true
 }
 
+// step answers a step message: parseStep (every protocol error), then runStep.
 func (s *session) step(msg map[string]any) (object, *failure) {
-	if s.ep == nil {
-		return nil, fail("protocol", "step before open")
-	}
-	st := &step{endpoint: s.ep}
-	switch kind, _ := msg["kind"].(string); kind {
-	case "connect":
-		st.kind = kConnect
-	case "scan":
-		st.kind = kScan
-	case "exec":
-		st.kind = kExec
-	case "batch":
-		st.kind = kBatch
-	case "":
-		return nil, fail("protocol", "a step needs a kind")
-	default:
-		return nil, fail("protocol", "unknown step kind '%s'", kind)
-	}
-	n, _, err1 := jsonInt(msg, "iterations", -1)
-	every, _, err2 := jsonInt(msg, "commit_every", 0)
-	batch, _, err3 := jsonInt(msg, "batch", 0)
-	for _, err := range []error{err1, err2, err3} {
-		if err != nil {
-			return nil, fail("protocol", "%v", err)
-		}
-	}
-	if n < 0 {
-		return nil, fail("protocol", "a step needs iterations >= 0")
-	}
-	st.n, st.batch = int(n), int(batch)
-	if st.kind == kExec && every > 0 {
-		st.commitEvery = int(every)
-	}
-	ld, loaded, f := parseLoad(msg)
+	st, f := s.parseStep(msg)
 	if f != nil {
 		return nil, f
 	}
-	st.verify = truthy(msg["verify"])
-	st.fetch = st.kind == kScan || (st.kind == kExec && truthy(msg["fetch"]))
-	latencyFile, _ := msg["latency_file"].(string)
-	if st.kind != kConnect {
-		sql, ok := msg["sql"].(string)
-		if !ok {
-			return nil, fail("protocol", "a %s step needs sql", msg["kind"])
-		}
-		st.sql = sql
-	}
-	if mode, _ := msg["mode"].(string); mode == "record" && (st.kind == kExec || st.kind == kScan) {
-		// record-level access: a scan of the table, or keyed reads on an index
-		st.mode = mRecord
-		if _, ok := s.drv.(recorder); !ok {
-			return nil, unsupported("%s has no record-level access (mode record)", s.name)
-		}
-		rec, _ := msg["record"].(map[string]any)
-		st.recTable, _ = rec["table"].(string)
-		st.recIndex, _ = rec["index"].(string)
-		if st.recTable == "" || (st.kind == kExec && st.recIndex == "") {
-			return nil, fail("protocol", "mode record needs record.table (and record.index for an exec step)")
-		}
-	} else if st.kind == kExec {
-		switch mode {
-		case "literal":
-			st.mode = mLiteral
-		case "extended":
-			st.mode = mExtended
-		case "prepared":
-			st.mode = mPrepared
-		case "":
-			return nil, fail("protocol", "an exec step needs a mode")
-		default:
-			return nil, fail("protocol", "unknown mode '%s'", mode)
-		}
-	}
-	if st.kind == kBatch && st.batch < 1 {
-		return nil, fail("protocol", "a batch step needs batch >= 1")
-	}
-	if ld.policy == pPerRequest && st.commitEvery > 0 {
-		return nil, unsupported("commit_every groups operations on one connection; per-request closes it after every operation")
-	}
-	st.nops = st.n
-	if st.kind == kBatch {
-		st.nops = (st.n + st.batch - 1) / st.batch
-	}
+	return s.runStep(st)
+}
 
-	// parameters, generated (and for literal, inlined) before the clock
-	var segs []string
-	if st.sql != "" {
-		segs = sqlSegments(st.sql)
-		st.nparams = len(segs) - 1
-	}
-	specs, _ := msg["params"].([]any)
-	if st.kind == kExec || st.kind == kBatch {
-		if len(specs) != st.nparams {
-			return nil, fail("protocol", "%d markers but %d params", st.nparams, len(specs))
-		}
-		gens := make([]*generator, len(specs))
-		for k, spec := range specs {
-			g, err := newGenerator(spec)
-			if err != nil {
-				return nil, fail("protocol", "%v", err)
-			}
-			gens[k] = g
-		}
-		flat := make([]param, st.n*st.nparams)
-		st.params = make([][]param, st.n)
-		for i := 0; i < st.n; i++ {
-			row := flat[i*st.nparams : (i+1)*st.nparams : (i+1)*st.nparams]
-			for k, g := range gens {
-				row[k], _ = g.next(int64(i))
-			}
-			st.params[i] = row
-		}
-		if st.kind == kExec && st.mode == mLiteral {
-			st.texts = make([]string, st.n)
-			for i := range st.texts {
-				st.texts[i] = inlineSQL(segs, st.params[i], s.dialect)
-			}
-		}
-		if st.kind == kExec && st.mode == mRecord { // the key, as literals: HANDLER … READ index = (…)
-			st.texts = make([]string, st.n)
-			for i := range st.texts {
-				st.texts[i] = literalList(st.params[i], s.dialect)
-			}
-		}
-	} else if st.kind == kScan && st.nparams > 0 {
-		return nil, fail("protocol", "a scan runs one query without params, but the sql has %d markers", st.nparams)
-	}
-
-	d := s.drv
+// runStep runs a parsed step on the session's driver: begin (untimed), one pass — the
+// verification pass, the loaded pass (load.go) or the plain timed loop — then end (untimed).
+func (s *session) runStep(st *step) (object, *failure) {
+	d, ld := s.drv, st.load
 	var answer object
+	var f *failure
 	if err := d.begin(st); err != nil {
 		f = asFailure(d, err)
 	} else if st.verify && ld.policy != pPersistent {
 		answer, f = s.verifyWith(st, ld) // one client, its connections as the policy says
 	} else if st.verify {
 		answer, f = s.verifyPass(st, func(i int, sk *sink) (int64, error) { return s.runOp(st, i, sk) })
-	} else if loaded {
+	} else if ld.loaded {
 		answer, f = s.loadedPass(st, ld)
 	} else {
-		answer, f = s.timedPass(st, latencyFile)
+		answer, f = s.timedPass(st)
 	}
 	if f != nil {
 		fmt.Fprintf(os.Stderr, "abworker-go: step failed (%s): %s\n", f.kind, f.message)
@@ -610,7 +487,8 @@ func (s *session) verifyPass(st *step, runOp func(i int, sk *sink) (int64, error
 	}, nil
 }
 
-func (s *session) timedPass(st *step, latencyFile string) (object, *failure) {
+// timedPass is the plain loop: one client, the session's connection, by count.
+func (s *session) timedPass(st *step) (object, *failure) {
 	lat := make([]uint64, st.nops) // allocated before the clock
 	var rows int64
 	runtime.GC()
@@ -629,14 +507,8 @@ func (s *session) timedPass(st *step, latencyFile string) (object, *failure) {
 		rows += count
 	}
 	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-	if latencyFile != "" {
-		buf := make([]byte, 8*len(lat))
-		for i, v := range lat {
-			binary.LittleEndian.PutUint64(buf[8*i:], v)
-		}
-		if err := os.WriteFile(latencyFile, buf, 0o644); err != nil {
-			return nil, fail("internal", "latency_file %s: %v", latencyFile, err)
-		}
+	if f := writeLatencies(st.latencyFile, lat); f != nil {
+		return nil, f
 	}
 	a := object{
 		{"n", st.nops},
@@ -659,6 +531,22 @@ func (s *session) timedPass(st *step, latencyFile string) (object, *failure) {
 		a = append(a, kv{"server_pids", []int64{pid}})
 	}
 	return a, nil
+}
+
+// writeLatencies writes the plain loop's latencies to path (none when path is ""), after the
+// loop: n little-endian uint64 nanoseconds.
+func writeLatencies(path string, lat []uint64) *failure {
+	if path == "" {
+		return nil
+	}
+	buf := make([]byte, 8*len(lat))
+	for i, v := range lat {
+		binary.LittleEndian.PutUint64(buf[8*i:], v)
+	}
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		return fail("internal", "latency_file %s: %v", path, err)
+	}
+	return nil
 }
 
 func tvNs(tv syscall.Timeval) int64 { return tv.Sec*1e9 + int64(tv.Usec)*1e3 }
@@ -702,30 +590,32 @@ func (s *session) safeHandle(msg map[string]any) (a object, f *failure) {
 	return s.handle(msg)
 }
 
+// chooseMethod makes the session of a method name, METHOD[/key=value,...]: the registry's
+// driver with the settings configured. A method the registry does not have, or a setting its
+// driver does not take, leaves a session that answers every message unsupported.
 func chooseMethod(name string) *session {
 	s := &session{name: name}
 	base, settings, _ := strings.Cut(name, "/")
-	mk, ok := drivers[base]
-	s.mk = mk
+	mk, ok := driverFor(base)
 	if !ok {
-		s.why = fmt.Sprintf("unknown method '%s' (abworker-go knows go-pgx, go-pgx-stdlib, go-pq, go-sqlite, go-mysql)", base)
-		s.drv = newPgxDriver() // answers nothing but unsupported
+		s.why = fmt.Sprintf("unknown method '%s' (abworker-go knows %s)", base, methodNames())
 		return s
 	}
-	s.drv = mk()
-	if settings != "" {
-		for _, kvs := range strings.Split(settings, ",") {
-			k, v, ok := strings.Cut(kvs, "=")
-			if !ok {
-				s.why = fmt.Sprintf("%s: setting '%s' is not key=value", name, kvs)
-				break
-			}
-			if err := s.drv.configure(k, v); err != nil {
-				s.why = fmt.Sprintf("%s: %v", name, err)
-				break
-			}
-			s.settings = append(s.settings, [2]string{k, v})
+	s.mk, s.drv = mk, mk()
+	if settings == "" {
+		return s
+	}
+	for _, kvs := range strings.Split(settings, ",") {
+		k, v, ok := strings.Cut(kvs, "=")
+		if !ok {
+			s.why = fmt.Sprintf("%s: setting '%s' is not key=value", name, kvs)
+			break
 		}
+		if err := s.drv.configure(k, v); err != nil {
+			s.why = fmt.Sprintf("%s: %s", name, settingError(base, k, v, err))
+			break
+		}
+		s.settings = append(s.settings, [2]string{k, v})
 	}
 	return s
 }
@@ -748,7 +638,7 @@ func main() {
 	keptStdout = os.Stdout
 	os.Stdout = os.Stderr
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: abworker-go METHOD[/key=value,...]  (go-pgx, go-pgx-stdlib, go-pq, go-sqlite, go-mysql)")
+		fmt.Fprintf(os.Stderr, "usage: abworker-go METHOD[/key=value,...]  (%s)\n", methodNames())
 		os.Exit(2)
 	}
 	s := chooseMethod(os.Args[1])

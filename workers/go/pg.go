@@ -203,6 +203,13 @@ func hashAny(h uint64, v any) uint64 {
 
 // ---- database/sql decoding for PostgreSQL (go-pgx-stdlib, go-pq) --------------------------------
 
+// What the PostgreSQL database/sql methods do alike (hello's settings).
+const (
+	pgSQLBatch      = "database/sql has no batch API: per group DB.BeginTx, Tx.Stmt of the INSERT prepared once (DB.Prepare, in the first group), one Stmt.Exec (Bind/Execute/Sync, a round trip) per row, Tx.Commit"
+	pgSQLAutocommit = "yes; commit_every uses DB.BeginTx / Tx.Commit (BEGIN/COMMIT by the simple protocol)"
+	pgSQLDecoding   = "rows.Scan into sql.Null* chosen by ColumnType.DatabaseTypeName: integers → NullInt64, float4/8 → NullFloat64, numeric → NullString, bool → NullBool, timestamp(tz)/date → NullTime, bytea → Null[[]byte], time → any, others → NullString"
+)
+
 // pgSQLPlan decodes database/sql rows by the columns' database type names into typed
 // destinations (sql.Null*), the idiomatic database/sql way.
 func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
@@ -217,13 +224,7 @@ func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
 			p.nullDecimal(c)
 		case "BOOL":
 			v := new(sql.NullBool)
-			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
-				if !v.Valid {
-					return hNull(h)
-				}
-				return hBool(h, v.Bool)
-			}
+			p.column(c, v, &v.Valid, func(h uint64) uint64 { return hBool(h, v.Bool) })
 		case "TIMESTAMP", "TIMESTAMPTZ":
 			p.nullTimestamp(c)
 		case "DATE":

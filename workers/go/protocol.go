@@ -84,6 +84,16 @@ func hText(h uint64, s string) uint64 {
 	return hStr(hLE(hByte(h, 'S'), uint64(uint32(len(s))), 4), s)
 }
 
+// nullable hashes a scanned value with hash, or as NULL when its valid flag is false.
+func nullable(valid *bool, hash func(uint64) uint64) func(uint64) uint64 {
+	return func(h uint64) uint64 {
+		if !*valid {
+			return hNull(h)
+		}
+		return hash(h)
+	}
+}
+
 func hBytes(h uint64, b []byte) uint64 {
 	return hBuf(hLE(hByte(h, 'X'), uint64(uint32(len(b))), 4), b)
 }
