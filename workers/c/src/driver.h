@@ -72,6 +72,20 @@ typedef struct {
     int rowcap;
 } ab_step;
 
+/* The step reads rows (a scan, or an exec step with fetch): its answers count values. */
+static inline int ab_step_reads(const ab_step *st)
+{
+    return st->fetch && (st->kind == K_SCAN || st->kind == K_EXEC);
+}
+
+/* Batch operation i writes rows first … last−1: one group of st->batch rows (the last group
+ * may be shorter). */
+static inline void ab_batch_group(const ab_step *st, int64_t i, int64_t *first, int64_t *last)
+{
+    *first = i * st->batch;
+    *last = *first + st->batch < st->n ? *first + st->batch : st->n;
+}
+
 /* Grows st's row buffer to at least ncols values. */
 ab_value *ab_row_grow(ab_step *st, int ncols);
 
@@ -167,6 +181,9 @@ static inline int ab_client_op(const ab_driver *d, ab_conn *c, int per_request, 
     d->close(c); /* the server drops whatever the request prepared; a failed one is rolled back */
     return rc;
 }
+
+/* MariaDB: the OS thread serving this connection (its server_pid), asked at open, untimed. */
+#define AB_MARIADB_TID_QUERY "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
 
 /* Endpoint helpers */
 const char *ab_ep_str(json_t *endpoint, const char *key); /* NULL when absent or null */

@@ -7,7 +7,6 @@
  * Settings (part of the method name): scan=store|use — every statement that returns rows is
  * read with mysql_store_result / mysql_stmt_store_result (the whole result first, the default)
  * or mysql_use_result / unbuffered mysql_stmt_fetch (row by row from the connection). */
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,6 @@
 #define BINARY_CHARSET 63        /* charsetnr of binary columns (BLOB, BINARY, VARBINARY) */
 #define RESULT_BUF_MIN 64        /* initial bound buffer of a variable-length result column */
 #define RESULT_BUF_MAX 65536     /* … at most; a longer value grows it (mysql_stmt_fetch_column) */
-#define NOT_FIXED_DEC 31         /* the decimals of a FLOAT declared without them (server side name) */
 
 static int opt_use;
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
@@ -54,7 +52,7 @@ static size_t *rec_keyed_len;
 typedef struct {
     int kind;          /* R_* below */
     int bytes;         /* variable-length: binary (charsetnr 63) */
-    unsigned int decimals; /* FLOAT: declared decimals, or NOT_FIXED_DEC */
+    unsigned int decimals; /* FLOAT: declared decimals, or AB_MARIADB_NOT_FIXED_DEC */
     union {
         int64_t i;
         double f;
@@ -179,7 +177,7 @@ static void hello(json_t *a, json_t *s, json_t *caps)
                                     "(64 B to 64 KiB); a longer value grows it and is read with mysql_stmt_fetch_column"));
     json_object_set_new(s, "rows changed", json_string("mysql_affected_rows / mysql_stmt_affected_rows (rows matched: CLIENT_FOUND_ROWS)"));
     json_object_set_new(s, "server_pid",
-                        json_string("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID() at open "
+                        json_string(AB_MARIADB_TID_QUERY " at open "
                                     "(untimed; not on a connection per request)"));
     json_object_set_new(s, "pooled", json_string("not built: libmariadb has no connection pool"));
 }
@@ -283,7 +281,7 @@ static int open_(ab_conn *c, json_t *ep, json_t *a)
     if (!a) /* a connection per request: nothing is asked beyond the connection itself */
         return 0;
     /* untimed: the OS thread serving this connection, for the runner's CPU accounting */
-    static const char q[] = "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()";
+    static const char q[] = AB_MARIADB_TID_QUERY;
     if (mysql_real_query(c->m, q, sizeof q - 1)) {
         fail_my(c->m);
         close_(c);
@@ -329,40 +327,12 @@ static inline int64_t parse_int(const char *p, int is_unsigned)
     return is_unsigned ? (int64_t)strtoull(p, NULL, 10) : ab_parse_int(p);
 }
 
-/* µs of '[-]H…H:MM:SS[.ffffff]' (TIME may exceed 24 hours, or be negative) */
-static int64_t text_time_us(const char *p)
-{
-    int neg = *p == '-';
-    if (neg)
-        p++;
-    int64_t h = 0;
-    while (*p >= '0' && *p <= '9')
-        h = h * 10 + (*p++ - '0');
-    p++;
-    int mi = ab_digits(&p, 2);
-    p++;
-    int s = ab_digits(&p, 2);
-    int64_t us = 0;
-    if (*p == '.') {
-        int nd = 0;
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            if (nd < 6)
-                us = us * 10 + (*p - '0'), nd++;
-        for (; nd < 6; nd++)
-            us *= 10;
-    }
-    us += (h * 3600 + mi * 60 + s) * 1000000LL;
-    return neg ? -us : us;
-}
-
 /* days of 'YYYY-MM-DD', leaving *p after the day */
 static int64_t text_days(const char **p)
 {
-    int y = ab_digits(p, 4);
-    (*p)++;
-    int m = ab_digits(p, 2);
-    (*p)++;
-    int d = ab_digits(p, 2);
+    int64_t y;
+    int m, d;
+    ab_parse_ymd(p, &y, &m, &d);
     return ab_days_from_civil(y, (unsigned)m, (unsigned)d);
 }
 
@@ -371,7 +341,7 @@ static int64_t text_timestamp_us(const char *p)
     int64_t days = text_days(&p);
     if (*p == ' ' || *p == 'T')
         p++;
-    return days * 86400000000LL + text_time_us(p);
+    return days * 86400000000LL + ab_parse_time_us(&p);
 }
 
 static int64_t time_us(const MYSQL_TIME *t)
@@ -383,24 +353,7 @@ static int64_t time_us(const MYSQL_TIME *t)
 
 static int64_t datetime_us(const MYSQL_TIME *t)
 {
-    return (ab_days_from_civil(t->year, t->month, t->day) * 86400LL + t->hour * 3600LL + t->minute * 60LL + t->second) *
-               1000000LL +
-           (int64_t)t->second_part;
-}
-
-/* A FLOAT as the text protocol gives it, read as a double: the server prints a FLOAT with 6
- * significant digits (FLT_DIG), or with its declared decimals (FLOAT(M,D)); the binary
- * protocol's 4-byte float, widened, would be another double. */
-static double float_as_text(float f, unsigned int decimals)
-{
-    if (isnan(f) || isinf(f))
-        return (double)f;
-    char buf[64];
-    if (decimals < NOT_FIXED_DEC)
-        snprintf(buf, sizeof buf, "%.*f", (int)decimals, (double)f);
-    else
-        snprintf(buf, sizeof buf, "%.6g", (double)f);
-    return strtod(buf, NULL);
+    return ab_us_from_civil(t->year, t->month, t->day, t->hour, t->minute, t->second, (int64_t)t->second_part);
 }
 
 /* What a field decodes as. */
@@ -478,7 +431,7 @@ static void decode_text_row(ab_step *st, MYSQL_ROW row, const unsigned long *len
             break;
         case R_TIME:
             v->type = AB_TIME;
-            v->u.i = text_time_us(p);
+            v->u.i = ab_parse_time_us(&p);
             break;
         case R_NULL:
             v->type = AB_NULL;
@@ -651,7 +604,7 @@ static void decode_bound_row(ab_conn *c, ab_step *st)
             break;
         case R_FLOAT4:
             v->type = AB_FLOAT;
-            v->u.f = float_as_text(r->v.f4, r->decimals);
+            v->u.f = ab_mariadb_float(r->v.f4, r->decimals);
             break;
         case R_FLOAT:
             v->type = AB_FLOAT;
@@ -740,14 +693,63 @@ static int stmt_result(ab_conn *c, ab_step *st, int reads, int bind_each, int64_
 
 static void micros_to_time(int64_t us, MYSQL_TIME *t)
 {
-    int64_t days = ab_floordiv(us, 86400000000LL), rem = us - days * 86400000000LL, y;
-    unsigned mo, d;
-    ab_civil_from_days(days, &y, &mo, &d);
+    ab_civil c;
+    ab_civil_from_us(us, &c);
     memset(t, 0, sizeof *t);
-    t->year = (unsigned)y, t->month = mo, t->day = d;
-    t->hour = (unsigned)(rem / 3600000000LL), t->minute = (unsigned)(rem / 60000000LL % 60);
-    t->second = (unsigned)(rem / 1000000 % 60), t->second_part = (unsigned long)(rem % 1000000);
+    t->year = (unsigned)c.year, t->month = c.month, t->day = c.day;
+    t->hour = c.hour, t->minute = c.minute, t->second = c.second, t->second_part = c.micro;
     t->time_type = MYSQL_TIMESTAMP_DATETIME;
+}
+
+/* Parameter column j's binary-protocol type, from its values, and its longest text. */
+static void choose_param_type(pcol *p, const ab_step *st, int j)
+{
+    int k = st->nparams, ints = 1, floats = 1, stamps = 1, any = 0;
+    for (int64_t i = 0; i < st->n; i++) {
+        const ab_param *v = &st->params[i * k + j];
+        if (v->type == AB_NULL)
+            continue;
+        any = 1;
+        ints &= v->type == AB_INT || v->type == AB_BOOL;
+        floats &= v->type == AB_FLOAT;
+        stamps &= v->type == AB_TIMESTAMP;
+        if (v->len > p->maxlen)
+            p->maxlen = v->len;
+    }
+    p->type = !any ? MYSQL_TYPE_STRING : ints ? MYSQL_TYPE_LONGLONG : floats ? MYSQL_TYPE_DOUBLE
+              : stamps ? MYSQL_TYPE_DATETIME : MYSQL_TYPE_STRING;
+}
+
+/* Row i's value v of column p, laid out for binding. */
+static void put_param(pcol *p, const ab_param *v, int64_t i)
+{
+    if (v->type == AB_NULL) {
+        p->nul[i] = 1;
+        p->ind[i] = STMT_INDICATOR_NULL;
+        p->ptr[i] = (void *)""; /* never read */
+        return;
+    }
+    p->ind[i] = STMT_INDICATOR_NONE;
+    switch (p->type) {
+    case MYSQL_TYPE_LONGLONG:
+        p->i64[i] = v->i;
+        p->ptr[i] = &p->i64[i];
+        p->len[i] = 8;
+        break;
+    case MYSQL_TYPE_DOUBLE:
+        p->f64[i] = v->f;
+        p->ptr[i] = &p->f64[i];
+        p->len[i] = 8;
+        break;
+    case MYSQL_TYPE_DATETIME:
+        micros_to_time(v->i, &p->tm[i]);
+        p->ptr[i] = &p->tm[i];
+        p->len[i] = sizeof(MYSQL_TIME);
+        break;
+    default:
+        p->ptr[i] = (void *)v->text;
+        p->len[i] = (unsigned long)v->len;
+    }
 }
 
 /* Parameter columns: a binary-protocol type per column from its values, every row's value laid
@@ -760,20 +762,7 @@ static void make_params(ab_step *st)
     pcols_n = k;
     for (int j = 0; j < k; j++) {
         pcol *p = &pcols[j];
-        int ints = 1, floats = 1, stamps = 1, any = 0;
-        for (int64_t i = 0; i < st->n; i++) {
-            const ab_param *v = &st->params[i * k + j];
-            if (v->type == AB_NULL)
-                continue;
-            any = 1;
-            ints &= v->type == AB_INT || v->type == AB_BOOL;
-            floats &= v->type == AB_FLOAT;
-            stamps &= v->type == AB_TIMESTAMP;
-            if (v->len > p->maxlen)
-                p->maxlen = v->len;
-        }
-        p->type = !any ? MYSQL_TYPE_STRING : ints ? MYSQL_TYPE_LONGLONG : floats ? MYSQL_TYPE_DOUBLE
-                  : stamps ? MYSQL_TYPE_DATETIME : MYSQL_TYPE_STRING;
+        choose_param_type(p, st, j);
         p->ptr = calloc((size_t)n, sizeof *p->ptr);
         p->len = calloc((size_t)n, sizeof *p->len);
         p->nul = calloc((size_t)n, sizeof *p->nul);
@@ -784,36 +773,8 @@ static void make_params(ab_step *st)
             p->f64 = calloc((size_t)n, sizeof *p->f64);
         else if (p->type == MYSQL_TYPE_DATETIME)
             p->tm = calloc((size_t)n, sizeof *p->tm);
-        for (int64_t i = 0; i < st->n; i++) {
-            const ab_param *v = &st->params[i * k + j];
-            if (v->type == AB_NULL) {
-                p->nul[i] = 1;
-                p->ind[i] = STMT_INDICATOR_NULL;
-                p->ptr[i] = (void *)""; /* never read */
-                continue;
-            }
-            p->ind[i] = STMT_INDICATOR_NONE;
-            switch (p->type) {
-            case MYSQL_TYPE_LONGLONG:
-                p->i64[i] = v->i;
-                p->ptr[i] = &p->i64[i];
-                p->len[i] = 8;
-                break;
-            case MYSQL_TYPE_DOUBLE:
-                p->f64[i] = v->f;
-                p->ptr[i] = &p->f64[i];
-                p->len[i] = 8;
-                break;
-            case MYSQL_TYPE_DATETIME:
-                micros_to_time(v->i, &p->tm[i]);
-                p->ptr[i] = &p->tm[i];
-                p->len[i] = sizeof(MYSQL_TIME);
-                break;
-            default:
-                p->ptr[i] = (void *)v->text;
-                p->len[i] = (unsigned long)v->len;
-            }
-        }
+        for (int64_t i = 0; i < st->n; i++)
+            put_param(p, &st->params[i * k + j], i);
     }
 }
 
@@ -991,7 +952,8 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
             return stmt_result(c, st, st->fetch, 0, count);
         }
     case K_BATCH: {
-        int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
+        int64_t first, last;
+        ab_batch_group(st, i, &first, &last);
         if (query(c, "BEGIN", 5) || prepare_once(c, st) || execute_bulk(c, st, first, last) ||
             txn_commit(c, st))
             return -1;

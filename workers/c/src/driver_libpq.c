@@ -191,16 +191,25 @@ static void conn_free(ab_conn *c)
     free(c);
 }
 
-static int open_(ab_conn *c, json_t *ep, json_t *a)
+/* A new connection to the endpoint (a connect step's operation, and open's); NULL with ab_err
+ * set. */
+static PGconn *connect_pg(json_t *ep)
 {
     conninfo ci;
     conninfo_from(ep, &ci);
-    c->pg = PQconnectdbParams(ci.kw, ci.val, 0);
-    if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
-        fail_conn(c->pg);
-        close_(c);
-        return -1;
+    PGconn *pg = PQconnectdbParams(ci.kw, ci.val, 0);
+    if (!pg || PQstatus(pg) != CONNECTION_OK) {
+        fail_conn(pg);
+        PQfinish(pg);
+        return NULL;
     }
+    return pg;
+}
+
+static int open_(ab_conn *c, json_t *ep, json_t *a)
+{
+    if (!(c->pg = connect_pg(ep)))
+        return -1;
     /* text timestamps are parsed in the ISO form (the server's default: nothing is sent) */
     const char *ds = PQparameterStatus(c->pg, "DateStyle");
     if (!ds || strncmp(ds, "ISO", 3)) {
@@ -263,43 +272,6 @@ static inline uint64_t be64(const char *p)
 }
 
 
-/* µs of 'HH:MM:SS[.ffffff]' */
-static int64_t parse_time(const char **p)
-{
-    int h = ab_digits(p, 2);
-    (*p)++;
-    int mi = ab_digits(p, 2);
-    (*p)++;
-    int s = ab_digits(p, 2);
-    int64_t us = 0;
-    if (**p == '.') {
-        int nd = 0;
-        (*p)++;
-        while (**p >= '0' && **p <= '9') {
-            if (nd < 6) {
-                us = us * 10 + (**p - '0');
-                nd++;
-            }
-            (*p)++;
-        }
-        for (; nd < 6; nd++)
-            us *= 10;
-    }
-    return ((int64_t)h * 3600 + mi * 60 + s) * 1000000LL + us;
-}
-
-/* "YYYY-MM-DD" (any number of year digits) at *p; leaves *p after the day. */
-static void parse_ymd(const char **p, int64_t *y, int *m, int *d)
-{
-    *y = 0;
-    while (**p >= '0' && **p <= '9')
-        *y = *y * 10 + (*(*p)++ - '0');
-    (*p)++;
-    *m = ab_digits(p, 2);
-    (*p)++;
-    *d = ab_digits(p, 2);
-}
-
 static int64_t parse_timestamp(const char *p, int tz)
 {
     if (*p == 'i')
@@ -308,9 +280,9 @@ static int64_t parse_timestamp(const char *p, int tz)
         return INT64_MIN;
     int64_t y;
     int m, d;
-    parse_ymd(&p, &y, &m, &d);
+    ab_parse_ymd(&p, &y, &m, &d);
     p++;
-    int64_t us = parse_time(&p);
+    int64_t us = ab_parse_time_us(&p);
     if (tz && (*p == '+' || *p == '-')) {
         int sign = *p++ == '-' ? -1 : 1;
         int64_t off = ab_digits(&p, 2) * 3600;
@@ -337,7 +309,7 @@ static int64_t parse_date_text(const char *p)
         return INT32_MIN;
     int64_t y;
     int m, d;
-    parse_ymd(&p, &y, &m, &d);
+    ab_parse_ymd(&p, &y, &m, &d);
     if (strstr(p, "BC"))
         y = 1 - y;
     return ab_days_from_civil(y, (unsigned)m, (unsigned)d);
@@ -546,7 +518,7 @@ static void decode_row(ab_conn *cn, ab_step *st, const PGresult *res, int r, int
                 v->u.i = (int64_t)be64(p);
             } else {
                 const char *q = p;
-                v->u.i = parse_time(&q);
+                v->u.i = ab_parse_time_us(&q);
             }
             break;
         case BYTEAOID:
@@ -784,14 +756,9 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
 {
     switch (st->kind) {
     case K_CONNECT: {
-        conninfo ci;
-        conninfo_from(st->endpoint, &ci);
-        PGconn *pg = PQconnectdbParams(ci.kw, ci.val, 0);
-        if (!pg || PQstatus(pg) != CONNECTION_OK) {
-            fail_conn(pg);
-            PQfinish(pg);
+        PGconn *pg = connect_pg(st->endpoint);
+        if (!pg)
             return -1;
-        }
         PQfinish(pg);
         *count = 0;
         return 0;
@@ -801,7 +768,8 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
     case K_EXEC:
         return run_read(c, st, i, st->fetch, count);
     case K_BATCH: {
-        int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
+        int64_t first, last;
+        ab_batch_group(st, i, &first, &last);
         if (opt_copy ? batch_copy(c, st, first, last) : batch_pipeline(c, st, first, last))
             return -1;
         *count = last - first;

@@ -185,7 +185,7 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "prepared", json_string("SQLPrepare once (inside the first operation), SQLExecute per operation; the statement handle is freed after the step (untimed)"));
     json_object_set_new(s, "parameters", json_string("bound once per step to one row of buffers, filled per operation: integers SQL_C_SBIGINT/SQL_BIGINT, text SQL_C_CHAR/SQL_VARCHAR, timestamps SQL_C_TYPE_TIMESTAMP with column size 26 and 6 decimal digits (PostgreSQL, MariaDB: MariaDB Connector/ODBC keeps their microseconds bound so, checked for single rows and parameter arrays) or ISO text (SQLite)"));
     json_object_set_new(s, "reading", json_string("SQLDescribeCol + SQLBindCol per execution (once per step when prepared): integers SQL_C_SBIGINT, floating SQL_C_DOUBLE, numeric SQL_C_CHAR text, character SQL_C_CHAR (UTF-8, LC_CTYPE C.UTF-8), timestamp/date SQL_C_TYPE_TIMESTAMP/DATE, time as text, bit SQL_C_BIT, binary SQL_C_BINARY; MariaDB BIT as binary; MariaDB FLOAT (SQL_REAL) turned into the server's text for it (6 significant digits) read as a double, as the text protocol gives it"));
-    json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid(); MariaDB: SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID() (the serving thread); at open (untimed; not on a connection per request)"));
+    json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid(); MariaDB: " AB_MARIADB_TID_QUERY " (the serving thread); at open (untimed; not on a connection per request)"));
     json_object_set_new(s, "client encoding",
                         json_string("PGCLIENTENCODING=UTF8 in the worker's environment (psqlODBC's application encoding; "
                                     "without it psqlODBC calls setlocale at every connect, which is not thread-safe)"));
@@ -196,13 +196,9 @@ static void hello(json_t *a, json_t *s, json_t *caps)
 
 /* ---- connection ---------------------------------------------------------------------------------- */
 
-/* value for a connection string: braced when it holds special characters */
-static void put_value(char **o, const char *v)
+/* value for a connection string, always braced ('}' doubled) */
+static void put_braced(char **o, const char *v)
 {
-    if (!strpbrk(v, ";{}=") && v[0] != ' ') {
-        *o += sprintf(*o, "%s", v);
-        return;
-    }
     *(*o)++ = '{';
     for (; *v; v++) {
         *(*o)++ = *v;
@@ -213,72 +209,88 @@ static void put_value(char **o, const char *v)
     **o = '\0';
 }
 
+/* value for a connection string: braced when it holds special characters */
+static void put_value(char **o, const char *v)
+{
+    if (!strpbrk(v, ";{}=") && v[0] != ' ')
+        *o += sprintf(*o, "%s", v);
+    else
+        put_braced(o, v);
+}
+
+/* key=value of a connection string (key with its leading ';'); an absent value is empty */
+static void put_pair(char **o, const char *key, const char *v)
+{
+    *o += sprintf(*o, "%s=", key);
+    put_value(o, v ? v : "");
+}
+
 static int endpoint_dbms(json_t *ep)
 {
     const char *dbms = ab_ep_str(ep, "dbms");
     return dbms && !strcmp(dbms, "sqlite") ? DB_SQLITE : dbms && !strcmp(dbms, "mariadb") ? DB_MARIADB : DB_PG;
 }
 
+static void sqlite_connstr(char *o, json_t *ep)
+{
+    o += sprintf(o, "Driver={SQLite3};");
+    put_pair(&o, "Database", ab_ep_str(ep, "file"));
+    sprintf(o, ";%s", SQLITE_OPTIONS);
+}
+
+/* as py-pyodbc: the socket file when there is one, else host and port */
+static void mariadb_connstr(char *o, json_t *ep)
+{
+    const char *v;
+    char port[32];
+    o += sprintf(o, "Driver={MariaDB Unicode};");
+    if ((v = ab_ep_str(ep, "socket")) && *v) {
+        put_pair(&o, "Socket", v);
+    } else {
+        put_pair(&o, "Server", (v = ab_ep_str(ep, "host")) ? v : "localhost");
+        o += sprintf(o, ";Port=%s", ab_ep_port(ep, port, sizeof port) ? port : "3306");
+    }
+    put_pair(&o, ";Database", ab_ep_str(ep, "database"));
+    put_pair(&o, ";Uid", ab_ep_str(ep, "user"));
+    if ((v = ab_ep_str(ep, "password")) && *v)
+        put_pair(&o, ";Pwd", v);
+    sprintf(o, ";%s", MARIADB_OPTIONS);
+}
+
+static void pg_connstr(char *o, json_t *ep)
+{
+    const char *v;
+    char port[32];
+    o += sprintf(o, "Driver={PostgreSQL Unicode};");
+    put_pair(&o, "Server", (v = ab_ep_str(ep, "host")) ? v : "localhost");
+    put_pair(&o, ";Port", ab_ep_port(ep, port, sizeof port) ? port : "5432");
+    put_pair(&o, ";Database", ab_ep_str(ep, "database"));
+    put_pair(&o, ";Uid", ab_ep_str(ep, "user"));
+    if ((v = ab_ep_str(ep, "password")) && *v) {
+        o += sprintf(o, ";Pwd=");
+        put_braced(&o, v); /* always braced, so that nothing in it is read as a keyword */
+    }
+    o += sprintf(o, ";SSLmode=%s;%s", (v = ab_ep_str(ep, "sslmode")) ? v : "prefer", PG_OPTIONS);
+    if ((v = ab_ep_str(ep, "schema")) && *v)
+        sprintf(o, "pqopt={options='-c search_path=%s'};", v);
+}
+
 static char *make_connstr(json_t *ep)
 {
-    const char *dbms = ab_ep_str(ep, "dbms");
     size_t cap = 4096; /* every value at most doubled (braces, '}' escaped) */
     const char *keys[] = {"file", "host", "socket", "database", "user", "password", "schema", "sslmode"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         const char *v = ab_ep_str(ep, keys[k]);
         cap += v ? 2 * strlen(v) + 8 : 0;
     }
-    char *s = malloc(cap), *o = s, port[32];
-    if (!strcmp(dbms, "sqlite")) {
-        const char *file = ab_ep_str(ep, "file");
-        o += sprintf(o, "Driver={SQLite3};Database=");
-        put_value(&o, file ? file : "");
-        sprintf(o, ";%s", SQLITE_OPTIONS);
-        return s;
-    }
-    const char *v;
-    if (!strcmp(dbms, "mariadb")) { /* as py-pyodbc: the socket file when there is one, else host and port */
-        if ((v = ab_ep_str(ep, "socket")) && *v) {
-            o += sprintf(o, "Driver={MariaDB Unicode};Socket=");
-            put_value(&o, v);
-        } else {
-            o += sprintf(o, "Driver={MariaDB Unicode};Server=");
-            put_value(&o, (v = ab_ep_str(ep, "host")) ? v : "localhost");
-            o += sprintf(o, ";Port=%s", ab_ep_port(ep, port, sizeof port) ? port : "3306");
-        }
-        o += sprintf(o, ";Database=");
-        put_value(&o, (v = ab_ep_str(ep, "database")) ? v : "");
-        o += sprintf(o, ";Uid=");
-        put_value(&o, (v = ab_ep_str(ep, "user")) ? v : "");
-        if ((v = ab_ep_str(ep, "password")) && *v) {
-            o += sprintf(o, ";Pwd=");
-            put_value(&o, v);
-        }
-        sprintf(o, ";%s", MARIADB_OPTIONS);
-        return s;
-    }
-    o += sprintf(o, "Driver={PostgreSQL Unicode};Server=");
-    put_value(&o, (v = ab_ep_str(ep, "host")) ? v : "localhost");
-    o += sprintf(o, ";Port=");
-    put_value(&o, ab_ep_port(ep, port, sizeof port) ? port : "5432");
-    o += sprintf(o, ";Database=");
-    put_value(&o, (v = ab_ep_str(ep, "database")) ? v : "");
-    o += sprintf(o, ";Uid=");
-    put_value(&o, (v = ab_ep_str(ep, "user")) ? v : "");
-    if ((v = ab_ep_str(ep, "password")) && *v) {
-        o += sprintf(o, ";Pwd=");
-        /* always braced, so that nothing in it is read as a keyword */
-        *o++ = '{';
-        for (; *v; v++) {
-            *o++ = *v;
-            if (*v == '}')
-                *o++ = '}';
-        }
-        *o++ = '}';
-    }
-    o += sprintf(o, ";SSLmode=%s;%s", (v = ab_ep_str(ep, "sslmode")) ? v : "prefer", PG_OPTIONS);
-    if ((v = ab_ep_str(ep, "schema")) && *v)
-        o += sprintf(o, "pqopt={options='-c search_path=%s'};", v);
+    char *s = malloc(cap);
+    int dbms = endpoint_dbms(ep);
+    if (dbms == DB_SQLITE)
+        sqlite_connstr(s, ep);
+    else if (dbms == DB_MARIADB)
+        mariadb_connstr(s, ep);
+    else
+        pg_connstr(s, ep);
     return s;
 }
 
@@ -392,6 +404,58 @@ static void conn_free(ab_conn *cn)
     free(cn);
 }
 
+/* untimed: which backend serves us, and the server's own version text */
+static void ask_pg_server(ab_conn *cn, json_t *a)
+{
+    SQLBIGINT pid = 0;
+    char sv[256] = "";
+    SQLLEN i1, i2;
+    SQLHSTMT stmt = cn->stmt;
+    if (OK(SQLExecDirect(stmt, (SQLCHAR *)"SELECT pg_backend_pid(), current_setting('server_version')", SQL_NTS)) &&
+        OK(SQLBindCol(stmt, 1, SQL_C_SBIGINT, &pid, 0, &i1)) && OK(SQLBindCol(stmt, 2, SQL_C_CHAR, sv, sizeof sv, &i2)) &&
+        OK(SQLFetch(stmt))) {
+        cn->backend_pid = pid;
+        json_object_set_new(a, "server_pid", json_integer(pid));
+        json_object_set_new(a, "server_version", json_string(sv));
+    }
+    SQLFreeStmt(stmt, SQL_CLOSE);
+    SQLFreeStmt(stmt, SQL_UNBIND);
+}
+
+/* untimed: the OS thread serving this connection, for the runner's CPU accounting */
+static void ask_mariadb_thread(ab_conn *cn, json_t *a)
+{
+    SQLBIGINT tid = 0;
+    SQLLEN i1;
+    SQLHSTMT stmt = cn->stmt;
+    if (OK(SQLExecDirect(stmt, (SQLCHAR *)AB_MARIADB_TID_QUERY, SQL_NTS)) &&
+        OK(SQLBindCol(stmt, 1, SQL_C_SBIGINT, &tid, 0, &i1)) && OK(SQLFetch(stmt))) {
+        cn->backend_pid = tid;
+        json_object_set_new(a, "server_pid", json_integer(tid));
+    }
+    SQLFreeStmt(stmt, SQL_CLOSE);
+    SQLFreeStmt(stmt, SQL_UNBIND);
+}
+
+/* open's answer: the ODBC driver, the server's version and, where it can be asked, its pid */
+static void describe_connection(ab_conn *cn, json_t *a)
+{
+    char name[256] = "", ver[256] = "", dbver[256] = "", both[600];
+    SQLSMALLINT len;
+    SQLGetInfo(cn->dbc, SQL_DRIVER_NAME, name, sizeof name, &len);
+    SQLGetInfo(cn->dbc, SQL_DRIVER_VER, ver, sizeof ver, &len);
+    SQLGetInfo(cn->dbc, SQL_DBMS_VER, dbver, sizeof dbver, &len);
+    snprintf(both, sizeof both, "%s %s", name, ver);
+    json_object_set_new(a, "odbc_driver", json_string(both));
+    if (cn->dbms == DB_PG) {
+        ask_pg_server(cn, a);
+        return;
+    }
+    if (cn->dbms == DB_MARIADB)
+        ask_mariadb_thread(cn, a);
+    json_object_set_new(a, "server_version", json_string(dbver));
+}
+
 static int open_(ab_conn *cn, json_t *ep, json_t *a)
 {
     pthread_once(&env_once, make_env);
@@ -407,47 +471,8 @@ static int open_(ab_conn *cn, json_t *ep, json_t *a)
         return -1;
     }
     cn->backend_pid = 0;
-    if (!a) /* a connection per request: nothing is asked beyond the connection itself */
-        return 0;
-    char name[256] = "", ver[256] = "", dbver[256] = "", both[600];
-    SQLSMALLINT len;
-    SQLGetInfo(cn->dbc, SQL_DRIVER_NAME, name, sizeof name, &len);
-    SQLGetInfo(cn->dbc, SQL_DRIVER_VER, ver, sizeof ver, &len);
-    SQLGetInfo(cn->dbc, SQL_DBMS_VER, dbver, sizeof dbver, &len);
-    snprintf(both, sizeof both, "%s %s", name, ver);
-    json_object_set_new(a, "odbc_driver", json_string(both));
-    if (cn->dbms == DB_PG) {
-        /* untimed: which backend serves us, and the server's own version text */
-        SQLBIGINT pid = 0;
-        char sv[256] = "";
-        SQLLEN i1, i2;
-        SQLHSTMT stmt = cn->stmt;
-        if (OK(SQLExecDirect(stmt, (SQLCHAR *)"SELECT pg_backend_pid(), current_setting('server_version')", SQL_NTS)) &&
-            OK(SQLBindCol(stmt, 1, SQL_C_SBIGINT, &pid, 0, &i1)) && OK(SQLBindCol(stmt, 2, SQL_C_CHAR, sv, sizeof sv, &i2)) &&
-            OK(SQLFetch(stmt))) {
-            cn->backend_pid = pid;
-            json_object_set_new(a, "server_pid", json_integer(pid));
-            json_object_set_new(a, "server_version", json_string(sv));
-        }
-        SQLFreeStmt(stmt, SQL_CLOSE);
-        SQLFreeStmt(stmt, SQL_UNBIND);
-    } else if (cn->dbms == DB_MARIADB) {
-        /* untimed: the OS thread serving this connection, for the runner's CPU accounting */
-        SQLBIGINT tid = 0;
-        SQLLEN i1;
-        SQLHSTMT stmt = cn->stmt;
-        if (OK(SQLExecDirect(stmt, (SQLCHAR *)"SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
-                             SQL_NTS)) &&
-            OK(SQLBindCol(stmt, 1, SQL_C_SBIGINT, &tid, 0, &i1)) && OK(SQLFetch(stmt))) {
-            cn->backend_pid = tid;
-            json_object_set_new(a, "server_pid", json_integer(tid));
-        }
-        SQLFreeStmt(stmt, SQL_CLOSE);
-        SQLFreeStmt(stmt, SQL_UNBIND);
-        json_object_set_new(a, "server_version", json_string(dbver));
-    } else {
-        json_object_set_new(a, "server_version", json_string(dbver));
-    }
+    if (a) /* NULL for a connection per request: nothing is asked beyond the connection itself */
+        describe_connection(cn, a);
     return 0;
 }
 
@@ -603,9 +628,7 @@ static int bind_result(ab_conn *cn, int nc)
 
 static int64_t ts_us(const SQL_TIMESTAMP_STRUCT *t)
 {
-    return (ab_days_from_civil(t->year, t->month, t->day) * 86400LL + t->hour * 3600LL + t->minute * 60LL + t->second) *
-               1000000LL +
-           (int64_t)(t->fraction / 1000);
+    return ab_us_from_civil(t->year, t->month, t->day, t->hour, t->minute, t->second, (int64_t)(t->fraction / 1000));
 }
 
 static int64_t time_text_us(const char *p)
@@ -682,13 +705,11 @@ static int fetch_all(ab_conn *cn, ab_step *st, int64_t *count)
                     v->type = AB_FLOAT;
                     memcpy(&v->u.f, p, 8);
                     break;
-                case R_FLOAT4: {
+                case R_FLOAT4: { /* the float's exact value, read as SQL_C_DOUBLE */
                     double f;
-                    char text[48];
                     memcpy(&f, p, sizeof f);
-                    snprintf(text, sizeof text, "%.6g", (double)(float)f);
                     v->type = AB_FLOAT;
-                    v->u.f = strtod(text, NULL);
+                    v->u.f = ab_mariadb_float((float)f, AB_MARIADB_NOT_FIXED_DEC);
                     break;
                 }
                 case R_DEC:
@@ -770,79 +791,82 @@ static int bind_param(ab_conn *cn, int k, char *buf, SQLLEN *ind)
     return OK(rc) ? 0 : fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLBindParameter");
 }
 
+/* Parameter column j's C and SQL types, from its values. */
+static void choose_param_type(pcol *p, const ab_step *st, int j, int dbms)
+{
+    int k = st->nparams, is_pg = dbms == DB_PG;
+    int ints = 1, floats = 1, bools = 1, stamps = 1;
+    size_t maxlen = 1;
+    for (int64_t i = 0; i < st->n; i++) {
+        const ab_param *v = &st->params[i * k + j];
+        if (v->type == AB_NULL)
+            continue;
+        ints &= v->type == AB_INT;
+        floats &= v->type == AB_FLOAT;
+        bools &= v->type == AB_BOOL;
+        stamps &= v->type == AB_TIMESTAMP;
+        if (v->len > maxlen)
+            maxlen = v->len;
+    }
+    if (ints || (bools && !is_pg))
+        p->ctype = SQL_C_SBIGINT, p->sqltype = SQL_BIGINT, p->elem = 8, p->colsize = 19;
+    else if (floats)
+        p->ctype = SQL_C_DOUBLE, p->sqltype = SQL_DOUBLE, p->elem = 8, p->colsize = 15;
+    else if (bools)
+        p->ctype = SQL_C_BIT, p->sqltype = SQL_BIT, p->elem = 1, p->colsize = 1;
+    else if (stamps && dbms != DB_SQLITE) /* SQLite has no timestamp type: ISO text */
+        p->ctype = SQL_C_TYPE_TIMESTAMP, p->sqltype = SQL_TYPE_TIMESTAMP, p->elem = sizeof(SQL_TIMESTAMP_STRUCT),
+        p->colsize = 26, p->digits = 6;
+    else
+        p->ctype = SQL_C_CHAR, p->sqltype = SQL_VARCHAR, p->elem = (SQLLEN)maxlen + 1, p->colsize = maxlen;
+}
+
+/* Value v (not NULL) in p's C type at dst; returns its length (the indicator). */
+static SQLLEN put_param(const pcol *p, const ab_param *v, char *dst)
+{
+    switch (p->ctype) {
+    case SQL_C_SBIGINT: {
+        SQLBIGINT x = v->i;
+        memcpy(dst, &x, 8);
+        return 8;
+    }
+    case SQL_C_DOUBLE:
+        memcpy(dst, &v->f, 8);
+        return 8;
+    case SQL_C_BIT:
+        *dst = (char)(v->i != 0);
+        return 1;
+    case SQL_C_TYPE_TIMESTAMP: {
+        SQL_TIMESTAMP_STRUCT t;
+        ab_civil c;
+        ab_civil_from_us(v->i, &c);
+        t.year = (SQLSMALLINT)c.year, t.month = (SQLUSMALLINT)c.month, t.day = (SQLUSMALLINT)c.day;
+        t.hour = (SQLUSMALLINT)c.hour, t.minute = (SQLUSMALLINT)c.minute, t.second = (SQLUSMALLINT)c.second;
+        t.fraction = (SQLUINTEGER)c.micro * 1000;
+        memcpy(dst, &t, sizeof t);
+        return sizeof t;
+    }
+    default:
+        memcpy(dst, v->text, v->len);
+        dst[v->len] = '\0';
+        return (SQLLEN)v->len;
+    }
+}
+
 /* Parameter columns: a C type per column from its values, every row's value laid out. */
 static void make_params(ab_step *st)
 {
-    int k = st->nparams, dbms = endpoint_dbms(st->endpoint), is_pg = dbms == DB_PG;
+    int k = st->nparams, dbms = endpoint_dbms(st->endpoint);
     pcols = calloc((size_t)(k ? k : 1), sizeof *pcols);
     pcols_n = k;
     for (int j = 0; j < k; j++) {
         pcol *p = &pcols[j];
-        int ints = 1, floats = 1, bools = 1, stamps = 1;
-        size_t maxlen = 1;
-        for (int64_t i = 0; i < st->n; i++) {
-            const ab_param *v = &st->params[i * k + j];
-            if (v->type == AB_NULL)
-                continue;
-            ints &= v->type == AB_INT;
-            floats &= v->type == AB_FLOAT;
-            bools &= v->type == AB_BOOL;
-            stamps &= v->type == AB_TIMESTAMP;
-            if (v->len > maxlen)
-                maxlen = v->len;
-        }
-        if (ints || (bools && !is_pg))
-            p->ctype = SQL_C_SBIGINT, p->sqltype = SQL_BIGINT, p->elem = 8, p->colsize = 19;
-        else if (floats)
-            p->ctype = SQL_C_DOUBLE, p->sqltype = SQL_DOUBLE, p->elem = 8, p->colsize = 15;
-        else if (bools)
-            p->ctype = SQL_C_BIT, p->sqltype = SQL_BIT, p->elem = 1, p->colsize = 1;
-        else if (stamps && dbms != DB_SQLITE) /* SQLite has no timestamp type: ISO text */
-            p->ctype = SQL_C_TYPE_TIMESTAMP, p->sqltype = SQL_TYPE_TIMESTAMP, p->elem = sizeof(SQL_TIMESTAMP_STRUCT),
-            p->colsize = 26, p->digits = 6;
-        else
-            p->ctype = SQL_C_CHAR, p->sqltype = SQL_VARCHAR, p->elem = (SQLLEN)maxlen + 1, p->colsize = maxlen;
+        choose_param_type(p, st, j, dbms);
         p->all = calloc((size_t)(st->n > 0 ? st->n : 1), (size_t)p->elem);
         p->allind = calloc((size_t)(st->n > 0 ? st->n : 1), sizeof *p->allind);
         for (int64_t i = 0; i < st->n; i++) {
             const ab_param *v = &st->params[i * k + j];
-            char *dst = p->all + (size_t)i * (size_t)p->elem;
-            if (v->type == AB_NULL) {
-                p->allind[i] = SQL_NULL_DATA;
-                continue;
-            }
-            switch (p->ctype) {
-            case SQL_C_SBIGINT: {
-                SQLBIGINT x = v->i;
-                memcpy(dst, &x, 8);
-                p->allind[i] = 8;
-                break;
-            }
-            case SQL_C_DOUBLE:
-                memcpy(dst, &v->f, 8);
-                p->allind[i] = 8;
-                break;
-            case SQL_C_BIT:
-                *dst = (char)(v->i != 0);
-                p->allind[i] = 1;
-                break;
-            case SQL_C_TYPE_TIMESTAMP: {
-                SQL_TIMESTAMP_STRUCT t;
-                int64_t days = ab_floordiv(v->i, 86400000000LL), rem = v->i - days * 86400000000LL, y;
-                unsigned mo, d;
-                ab_civil_from_days(days, &y, &mo, &d);
-                t.year = (SQLSMALLINT)y, t.month = (SQLUSMALLINT)mo, t.day = (SQLUSMALLINT)d;
-                t.hour = (SQLUSMALLINT)(rem / 3600000000LL), t.minute = (SQLUSMALLINT)(rem / 60000000LL % 60);
-                t.second = (SQLUSMALLINT)(rem / 1000000 % 60), t.fraction = (SQLUINTEGER)(rem % 1000000 * 1000);
-                memcpy(dst, &t, sizeof t);
-                p->allind[i] = sizeof t;
-                break;
-            }
-            default:
-                memcpy(dst, v->text, v->len);
-                dst[v->len] = '\0';
-                p->allind[i] = (SQLLEN)v->len;
-            }
+            p->allind[i] = v->type == AB_NULL ? SQL_NULL_DATA : put_param(p, v, p->all + (size_t)i * (size_t)p->elem);
         }
     }
 }
@@ -909,6 +933,31 @@ static int prepare_once(ab_conn *cn, ab_step *st)
     return 0;
 }
 
+/* batch=loop: one SQLExecute per row of the group */
+static int batch_loop(ab_conn *cn, ab_step *st, int64_t first, int64_t last)
+{
+    for (int64_t r = first; r < last; r++) {
+        int64_t changed;
+        fill_one(cn, st, r);
+        if (execute(cn) || finish(cn, st, 0, 0, &changed))
+            return -1;
+    }
+    return 0;
+}
+
+/* batch=array: one SQLExecute of the group's rows as parameter arrays */
+static int batch_array(ab_conn *cn, ab_step *st, int64_t first, int64_t last)
+{
+    /* the shared parameter arrays are only read, by the driver */
+    for (int j = 0; j < st->nparams; j++)
+        if (bind_param(cn, j, pcols[j].all + (size_t)first * (size_t)pcols[j].elem, &pcols[j].allind[first]))
+            return -1;
+    if (!OK(SQLSetStmtAttr(cn->stmt, SQL_ATTR_PARAMSET_SIZE, (SQLPOINTER)(SQLULEN)(last - first), 0)))
+        return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLSetStmtAttr(PARAMSET_SIZE)");
+    int64_t changed;
+    return execute(cn) || finish(cn, st, 0, 0, &changed) ? -1 : 0;
+}
+
 static int op(ab_conn *cn, ab_step *st, int64_t i, int64_t *count)
 {
     switch (st->kind) {
@@ -940,28 +989,10 @@ static int op(ab_conn *cn, ab_step *st, int64_t i, int64_t *count)
             return -1;
         return finish(cn, st, st->fetch, 0, count);
     case K_BATCH: {
-        int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
-        if (prepare_once(cn, st))
-            return -1;
-        if (opt_loop) {
-            for (int64_t r = first; r < last; r++) {
-                int64_t changed;
-                fill_one(cn, st, r);
-                if (execute(cn) || finish(cn, st, 0, 0, &changed))
-                    return -1;
-            }
-        } else {
-            /* the shared parameter arrays are only read, by the driver */
-            for (int j = 0; j < st->nparams; j++)
-                if (bind_param(cn, j, pcols[j].all + (size_t)first * (size_t)pcols[j].elem, &pcols[j].allind[first]))
-                    return -1;
-            if (!OK(SQLSetStmtAttr(cn->stmt, SQL_ATTR_PARAMSET_SIZE, (SQLPOINTER)(SQLULEN)(last - first), 0)))
-                return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLSetStmtAttr(PARAMSET_SIZE)");
-            int64_t changed;
-            if (execute(cn) || finish(cn, st, 0, 0, &changed))
-                return -1;
-        }
-        if (txn_commit(cn, st))
+        int64_t first, last;
+        ab_batch_group(st, i, &first, &last);
+        if (prepare_once(cn, st) || (opt_loop ? batch_loop(cn, st, first, last) : batch_array(cn, st, first, last)) ||
+            txn_commit(cn, st))
             return -1;
         *count = last - first;
         return 0;

@@ -101,18 +101,26 @@ static void conn_free(ab_conn *c)
     free(c);
 }
 
+/* Opens the database file (a connect step's operation, and open's); -1 with ab_err set. */
+static int open_file(const char *file, sqlite3 **db)
+{
+    int rc = sqlite3_open_v2(file, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc != SQLITE_OK) {
+        fail_db(*db, rc);
+        sqlite3_close(*db);
+        *db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static int open_(ab_conn *c, json_t *ep, json_t *a)
 {
     const char *file = ab_ep_str(ep, "file");
     if (!file)
         return ab_fail("protocol", NULL, "the sqlite endpoint needs a file");
-    int rc = sqlite3_open_v2(file, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (rc != SQLITE_OK) {
-        fail_db(c->db, rc);
-        sqlite3_close(c->db);
-        c->db = NULL;
+    if (open_file(file, &c->db))
         return -1;
-    }
     sqlite3_extended_result_codes(c->db, 1);
     sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
     const char *txn[2] = {"BEGIN", "COMMIT"};
@@ -244,12 +252,8 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
     switch (st->kind) {
     case K_CONNECT: {
         sqlite3 *h = NULL;
-        int rc = sqlite3_open_v2(ab_ep_str(st->endpoint, "file"), &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-        if (rc != SQLITE_OK) {
-            fail_db(h, rc);
-            sqlite3_close(h);
+        if (open_file(ab_ep_str(st->endpoint, "file"), &h))
             return -1;
-        }
         sqlite3_close(h);
         *count = 0;
         return 0;
@@ -272,7 +276,8 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
         return bind_row(db, c->prepared, row, st->nparams) || run(db, st, c->prepared, st->fetch, count) ? -1 : 0;
     }
     case K_BATCH: {
-        int64_t first = i * st->batch, last = first + st->batch < st->n ? first + st->batch : st->n;
+        int64_t first, last;
+        ab_batch_group(st, i, &first, &last);
         if (run_txn(c, 0))
             return -1;
         if (!c->prepared && prepare(db, st->sql, strlen(st->sql), &c->prepared))

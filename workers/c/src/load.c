@@ -261,9 +261,102 @@ static int64_t tv_ns(struct timeval tv)
     return (int64_t)tv.tv_sec * 1000000000LL + (int64_t)tv.tv_usec * 1000LL;
 }
 
+void ab_timed_fields(json_t *a, const ab_step *st, int64_t n, int64_t elapsed_ns, int64_t rows, int ncols,
+                     const struct rusage *before, const struct rusage *after)
+{
+    json_object_set_new(a, "n", json_integer(n));
+    json_object_set_new(a, "elapsed_ns", json_integer(elapsed_ns));
+    json_object_set_new(a, "rows", json_integer(rows));
+    if (ab_step_reads(st) && ncols)
+        json_object_set_new(a, "values", json_integer(rows * ncols));
+    json_object_set_new(a, "user_ns", json_integer(tv_ns(after->ru_utime) - tv_ns(before->ru_utime)));
+    json_object_set_new(a, "sys_ns", json_integer(tv_ns(after->ru_stime) - tv_ns(before->ru_stime)));
+}
+
+/* Client k: its own copy of the step (its own row buffer, no sink: a loaded step is timed) and
+ * its connection, the worker's own for client 0 of a persistent step. */
+static void client_init(client *cl, trial *t, int k, ab_conn *session, const ab_step *st)
+{
+    cl->t = t;
+    cl->k = k;
+    cl->st = *st;
+    cl->st.row = NULL;
+    cl->st.rowcap = 0;
+    cl->st.sink = NULL;
+    cl->st.ncols = 0;
+    ab_row_grow(&cl->st, 64);
+    cl->own = t->load->per_request || k > 0;
+    cl->conn = cl->own ? t->d->conn_new() : session;
+}
+
+/* Starts a thread per client; returns how many started. If one cannot start, *err says why and
+ * the started ones are told to stop. */
+static int start_clients(trial *t, client *cls, pthread_t *tids, ab_conn *session, const ab_step *st, ab_error *err)
+{
+    int nc = t->load->clients;
+    for (int k = 0; k < nc; k++) {
+        client *cl = &cls[k];
+        client_init(cl, t, k, session, st);
+        int rc = cl->conn ? pthread_create(&tids[k], NULL, client_main, cl) : ENOMEM;
+        if (rc) {
+            err->kind = "internal";
+            snprintf(err->message, sizeof err->message, "client %d of %d: %s", k, nc, strerror(rc));
+            atomic_store(&t->stop, 1);
+            if (cl->own)
+                t->d->conn_free(cl->conn);
+            free(cl->st.row);
+            return k;
+        }
+    }
+    return nc;
+}
+
+/* The answer of a trial every client finished: counts added, elapsed_ns from the earliest start
+ * to the last end, one histogram, per_client, the persistent connections' server_pids. */
+static json_t *merged_answer(const client *cls, int nc, const ab_step *st, ab_histogram *merged,
+                             const struct rusage *before, const struct rusage *after)
+{
+    int64_t n = 0, rows = 0, late = 0, skipped = 0, start = 0, end = 0;
+    int ncols = 0;
+    json_t *per_client = json_array(), *pids = json_array();
+    for (int k = 0; k < nc; k++) {
+        const client *cl = &cls[k];
+        n += cl->n;
+        rows += cl->rows;
+        late += cl->late;
+        skipped += cl->skipped;
+        if (!k || cl->start < start)
+            start = cl->start;
+        if (!k || cl->end > end)
+            end = cl->end;
+        if (cl->st.ncols)
+            ncols = cl->st.ncols;
+        ab_hist_merge(merged, &cl->hist);
+        json_t *pc = json_object();
+        json_object_set_new(pc, "n", json_integer(cl->n));
+        json_object_set_new(pc, "elapsed_ns", json_integer(cl->end - cl->start));
+        json_array_append_new(per_client, pc);
+        if (cl->server_pid) /* persistent connections only: per-request backends are gone */
+            json_array_append_new(pids, json_integer(cl->server_pid));
+    }
+    json_t *a = json_object();
+    ab_timed_fields(a, st, n, end - start, rows, ncols, before, after);
+    json_object_set_new(a, "first_op_ns", json_integer(cls[0].first_op_ns));
+    json_object_set_new(a, "histogram", ab_hist_json(merged));
+    json_object_set_new(a, "late", json_integer(late));
+    json_object_set_new(a, "skipped", json_integer(skipped));
+    json_object_set_new(a, "clients", json_integer(nc));
+    json_object_set_new(a, "per_client", per_client);
+    if (json_array_size(pids))
+        json_object_set_new(a, "server_pids", pids);
+    else
+        json_decref(pids);
+    return a;
+}
+
 json_t *ab_run_loaded(const ab_driver *d, ab_conn *session, ab_step *st, const ab_load *load)
 {
-    int nc = load->clients, made = 0;
+    int nc = load->clients;
     client *cls = calloc((size_t)nc, sizeof *cls);
     pthread_t *tids = calloc((size_t)nc, sizeof *tids);
     ab_histogram *merged = calloc(1, sizeof *merged);
@@ -280,32 +373,7 @@ json_t *ab_run_loaded(const ab_driver *d, ab_conn *session, ab_step *st, const a
     atomic_init(&t.stop, 0);
     atomic_init(&t.first_failed, -1);
     ab_error made_err = {0};
-    int made_failed = 0;
-    for (int k = 0; k < nc; k++) {
-        client *cl = &cls[k];
-        cl->t = &t;
-        cl->k = k;
-        cl->st = *st;
-        cl->st.row = NULL;
-        cl->st.rowcap = 0;
-        cl->st.sink = NULL;
-        cl->st.ncols = 0;
-        ab_row_grow(&cl->st, 64);
-        cl->own = load->per_request || k > 0;
-        cl->conn = cl->own ? d->conn_new() : session;
-        int rc = cl->conn ? pthread_create(&tids[k], NULL, client_main, cl) : ENOMEM;
-        if (rc) {
-            made_failed = 1;
-            made_err.kind = "internal";
-            snprintf(made_err.message, sizeof made_err.message, "client %d of %d: %s", k, nc, strerror(rc));
-            atomic_store(&t.stop, 1);
-            if (cl->own)
-                d->conn_free(cl->conn);
-            free(cl->st.row);
-            break;
-        }
-        made++;
-    }
+    int made = start_clients(&t, cls, tids, session, st, &made_err);
     struct rusage before, after;
     gate_await(&t.ready, made); /* every client connected and prepared */
     getrusage(RUSAGE_SELF, &before);
@@ -318,53 +386,12 @@ json_t *ab_run_loaded(const ab_driver *d, ab_conn *session, ab_step *st, const a
 
     json_t *a = NULL;
     int failed = atomic_load(&t.first_failed);
-    if (made_failed) {
+    if (made < nc)
         ab_err = made_err;
-    } else if (failed >= 0) {
+    else if (failed >= 0)
         ab_err = cls[failed].err;
-    } else {
-        int64_t n = 0, rows = 0, late = 0, skipped = 0, start = 0, end = 0;
-        int ncols = 0;
-        json_t *per_client = json_array(), *pids = json_array();
-        for (int k = 0; k < nc; k++) {
-            client *cl = &cls[k];
-            n += cl->n;
-            rows += cl->rows;
-            late += cl->late;
-            skipped += cl->skipped;
-            if (!k || cl->start < start)
-                start = cl->start;
-            if (!k || cl->end > end)
-                end = cl->end;
-            if (cl->st.ncols)
-                ncols = cl->st.ncols;
-            ab_hist_merge(merged, &cl->hist);
-            json_t *pc = json_object();
-            json_object_set_new(pc, "n", json_integer(cl->n));
-            json_object_set_new(pc, "elapsed_ns", json_integer(cl->end - cl->start));
-            json_array_append_new(per_client, pc);
-            if (cl->server_pid) /* persistent connections only: per-request backends are gone */
-                json_array_append_new(pids, json_integer(cl->server_pid));
-        }
-        a = json_object();
-        json_object_set_new(a, "n", json_integer(n));
-        json_object_set_new(a, "elapsed_ns", json_integer(end - start));
-        json_object_set_new(a, "rows", json_integer(rows));
-        if (st->fetch && (st->kind == K_SCAN || st->kind == K_EXEC) && ncols)
-            json_object_set_new(a, "values", json_integer(rows * ncols));
-        json_object_set_new(a, "user_ns", json_integer(tv_ns(after.ru_utime) - tv_ns(before.ru_utime)));
-        json_object_set_new(a, "sys_ns", json_integer(tv_ns(after.ru_stime) - tv_ns(before.ru_stime)));
-        json_object_set_new(a, "first_op_ns", json_integer(cls[0].first_op_ns));
-        json_object_set_new(a, "histogram", ab_hist_json(merged));
-        json_object_set_new(a, "late", json_integer(late));
-        json_object_set_new(a, "skipped", json_integer(skipped));
-        json_object_set_new(a, "clients", json_integer(nc));
-        json_object_set_new(a, "per_client", per_client);
-        if (json_array_size(pids))
-            json_object_set_new(a, "server_pids", pids);
-        else
-            json_decref(pids);
-    }
+    else
+        a = merged_answer(cls, nc, st, merged, &before, &after);
     for (int k = 0; k < made; k++) {
         if (cls[k].own)
             d->conn_free(cls[k].conn);

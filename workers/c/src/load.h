@@ -5,6 +5,7 @@
 #define AB_LOAD_H
 
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include <jansson.h>
 
@@ -23,6 +24,11 @@ typedef struct {
     int64_t skip_ns;          /* one that would start more than this late is skipped; < 0: none is */
     int64_t start_at_unix_ns; /* the barrier, on the wall clock; 0: as soon as every client is ready */
 } ab_load;
+
+/* The fields every timed answer has, plain or loaded: n, elapsed_ns, rows, values (a step that
+ * reads, when its rows had columns), user_ns and sys_ns (getrusage before and after). */
+void ab_timed_fields(json_t *a, const ab_step *st, int64_t n, int64_t elapsed_ns, int64_t rows, int ncols,
+                     const struct rusage *before, const struct rusage *after);
 
 /* Runs a loaded step on `clients` threads. step_begin is done and step_end is left to the
  * caller; client 0 of a persistent step runs on the worker's own connection (session), every

@@ -1,8 +1,10 @@
 /* abworker-c: the C worker of accessbench (protocol/PROTOCOL.md, version 1).
  *
- * parse message → dispatch on op / step kind → timed loop → answer. One JSON object per
- * line each way; stdout carries nothing else (every library's output goes to stderr). Steps
- * under load (several clients, duration, rate, connection policy) run in load.c. */
+ * parse message → the op's handler → answer; a step is parsed and checked (parse_step), its
+ * arguments generated before the clock (generate_params), then run (run_parsed) by the driver
+ * the method names in the registry (DRIVERS). One JSON object per line each way; stdout carries
+ * nothing else (every library's output goes to stderr). Steps under load (several clients,
+ * duration, rate, connection policy) run in load.c. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -100,18 +102,24 @@ static json_t *endpoint;           /* the endpoint of the open connection, NULL 
 static ab_conn *session;           /* the worker's own connection (open's), NULL when closed */
 static FILE *out;
 
+/* The registry: every driver of this worker, named by its method base (ab_driver.base). The
+ * methods the worker knows are these and no others. */
 static const ab_driver *const DRIVERS[] = {&ab_driver_libpq, &ab_driver_odbc, &ab_driver_sqlite, &ab_driver_libmariadb};
+#define NDRIVERS (sizeof DRIVERS / sizeof *DRIVERS)
+
+/* the names of the step kinds and modes, by their K_ and M_ numbers */
+static const char *const STEP_KINDS[] = {[K_CONNECT] = "connect", [K_SCAN] = "scan", [K_EXEC] = "exec",
+                                          [K_BATCH] = "batch"};
+static const char *const MODES[] = {[M_NONE] = NULL, [M_LITERAL] = "literal", [M_EXTENDED] = "extended",
+                                    [M_PREPARED] = "prepared", [M_RECORD] = "record"};
+#define NKINDS ((int)(sizeof STEP_KINDS / sizeof *STEP_KINDS))
+#define NMODES ((int)(sizeof MODES / sizeof *MODES))
 
 static int64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t tv_ns(struct timeval tv)
-{
-    return (int64_t)tv.tv_sec * 1000000000LL + (int64_t)tv.tv_usec * 1000LL;
 }
 
 static int proto_err(const char *fmt, const char *arg)
@@ -179,24 +187,18 @@ static int truthy(json_t *v)
     return 1;
 }
 
-static json_t *on_hello(void)
+/* What the worker can do with this driver (the driver adds its batch style). */
+static json_t *hello_capabilities(void)
 {
-    json_t *a = json_object(), *settings = json_object(), *caps = json_object(), *dbms = json_array(),
-           *kinds = json_array(), *modes = json_array();
-    json_object_set_new(a, "protocol", json_integer(PROTOCOL_VERSION));
-    json_object_set_new(a, "name", json_string(method_name));
-    json_object_set_new(a, "language", json_string("c"));
-    json_object_set_new(a, "runtime", json_string(AB_RUNTIME));
-    json_object_set_new(a, "driver", json_string(drv->driver));
+    json_t *caps = json_object(), *dbms = json_array(), *kinds = json_array(), *modes = json_array();
     for (int k = 0; k < 3 && drv->dbms[k]; k++)
         json_array_append_new(dbms, json_string(drv->dbms[k]));
-    const char *kk[] = {"connect", "scan", "exec", "batch"}, *mm[] = {"literal", "extended", "prepared"};
-    for (int k = 0; k < 4; k++)
-        json_array_append_new(kinds, json_string(kk[k]));
-    for (int k = 0; k < 3; k++)
-        json_array_append_new(modes, json_string(mm[k]));
+    for (int k = 0; k < NKINDS; k++)
+        json_array_append_new(kinds, json_string(STEP_KINDS[k]));
+    for (int m = M_LITERAL; m <= M_PREPARED; m++)
+        json_array_append_new(modes, json_string(MODES[m]));
     if (drv->record)
-        json_array_append_new(modes, json_string("record"));
+        json_array_append_new(modes, json_string(MODES[M_RECORD]));
     json_object_set_new(caps, "dbms", dbms);
     json_object_set_new(caps, "kinds", kinds);
     json_object_set_new(caps, "modes", modes);
@@ -211,7 +213,12 @@ static json_t *on_hello(void)
     json_array_append_new(policies, json_string("per-request"));
     json_object_set_new(load, "policies", policies);
     json_object_set_new(caps, "load", load);
-    drv->hello(a, settings, caps);
+    return caps;
+}
+
+/* The settings the host pins for every driver: how clients, per-request and open loops run. */
+static void hello_host_settings(json_t *settings)
+{
     json_object_set_new(settings, "clients",
                         json_string("one POSIX thread per client in this process; persistent: each client its own connection, "
                                     "client 0 the worker's own, the others opened (and prepared for the step) before the "
@@ -226,12 +233,45 @@ static json_t *on_hello(void)
                                     "behind schedule when the duration has passed stops there and counts the arrivals due "
                                     "before the end that it had not started as skipped; sleep (clock_nanosleep), then spin "
                                     "the last 100 µs to each intended start"));
+}
+
+static json_t *on_hello(json_t *msg)
+{
+    (void)msg;
+    json_t *a = json_object(), *settings = json_object(), *caps = hello_capabilities();
+    json_object_set_new(a, "protocol", json_integer(PROTOCOL_VERSION));
+    json_object_set_new(a, "name", json_string(method_name));
+    json_object_set_new(a, "language", json_string("c"));
+    json_object_set_new(a, "runtime", json_string(AB_RUNTIME));
+    json_object_set_new(a, "driver", json_string(drv->driver));
+    drv->hello(a, settings, caps);
+    hello_host_settings(settings);
     json_object_set_new(a, "settings", settings);
     json_object_set_new(a, "capabilities", caps);
     return a;
 }
 
-static json_t *on_open(json_t *msg)
+static int reaches(const char *dbms)
+{
+    for (int k = 0; k < 3 && drv->dbms[k]; k++)
+        if (dbms && !strcmp(dbms, drv->dbms[k]))
+            return 1;
+    return 0;
+}
+
+/* Closes the worker's own connection, if open. */
+static void close_session(void)
+{
+    if (!endpoint)
+        return;
+    drv->conn_free(session);
+    session = NULL;
+    json_decref(endpoint);
+    endpoint = NULL;
+}
+
+/* The endpoint of an open message, checked; NULL with ab_err set. */
+static json_t *parse_endpoint(json_t *msg)
 {
     json_t *ep = json_object_get(msg, "endpoint");
     if (!json_is_object(ep)) {
@@ -239,25 +279,24 @@ static json_t *on_open(json_t *msg)
         return NULL;
     }
     const char *dbms = ab_ep_str(ep, "dbms");
-    int known = 0;
-    for (int k = 0; k < 3 && drv->dbms[k]; k++)
-        known |= dbms && !strcmp(dbms, drv->dbms[k]);
-    if (!known) {
+    if (!reaches(dbms)) {
         ab_fail("unsupported", NULL, "%s does not reach dbms '%s'", method_name, dbms ? dbms : "(none)");
         return NULL;
     }
-    if (endpoint) { /* a second open replaces the first connection */
-        drv->conn_free(session);
-        session = NULL;
-        json_decref(endpoint);
-        endpoint = NULL;
-    }
-    json_t *a = json_object();
+    return ep;
+}
+
+static json_t *on_open(json_t *msg)
+{
+    json_t *ep = parse_endpoint(msg);
+    if (!ep)
+        return NULL;
+    close_session(); /* a second open replaces the first connection */
     if (!(session = drv->conn_new())) {
-        json_decref(a);
         ab_fail("internal", NULL, "out of memory");
         return NULL;
     }
+    json_t *a = json_object();
     int64_t start = now_ns();
     if (drv->open(session, ep, a)) {
         drv->conn_free(session);
@@ -270,14 +309,10 @@ static json_t *on_open(json_t *msg)
     return a;
 }
 
-static json_t *on_close(void)
+static json_t *on_close(json_t *msg)
 {
-    if (endpoint) {
-        drv->conn_free(session);
-        session = NULL;
-        json_decref(endpoint);
-        endpoint = NULL;
-    }
+    (void)msg;
+    close_session();
     return json_object();
 }
 
@@ -321,6 +356,58 @@ static int hexval(int c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+static int typed_float(json_t *val, ab_value *v)
+{
+    const char *hex = json_string_value(val);
+    if (!hex || strlen(hex) != 16)
+        return proto_err("a float value is 16 hex digits%s", "");
+    uint64_t bits = strtoull(hex, NULL, 16);
+    v->type = AB_FLOAT;
+    memcpy(&v->u.f, &bits, 8);
+    return 0;
+}
+
+static int typed_decimal(json_t *val, ab_value *v, ab_arena *arena)
+{
+    const char *text = json_string_value(val);
+    if (!text)
+        return proto_err("a decimal value is text%s", "");
+    size_t cap = strlen(text) + 64;
+    char *buf = ab_arena_alloc(arena, cap);
+    size_t n = ab_decimal_plain(text, buf, cap);
+    if (!n)
+        return proto_err("not a decimal: %s", text);
+    v->type = AB_DECIMAL;
+    v->u.s.p = buf;
+    v->u.s.n = n;
+    return 0;
+}
+
+static int typed_bytes(json_t *val, ab_value *v, ab_arena *arena)
+{
+    const char *hex = json_string_value(val);
+    size_t n = hex ? strlen(hex) : 1;
+    if (n % 2)
+        return proto_err("a bytes value is an even number of hex digits%s", "");
+    unsigned char *b = ab_arena_alloc(arena, n / 2 + 1);
+    for (size_t k = 0; k < n / 2; k++) {
+        int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
+        if (hi < 0 || lo < 0)
+            return proto_err("bad hex in a bytes value%s", "");
+        b[k] = (unsigned char)(hi * 16 + lo);
+    }
+    v->type = AB_BYTES;
+    v->u.s.p = (const char *)b;
+    v->u.s.n = n / 2;
+    return 0;
+}
+
+/* the typed values whose value is an integer */
+static const struct {
+    const char *name;
+    ab_type type;
+} INT_TYPES[] = {{"int", AB_INT}, {"timestamp", AB_TIMESTAMP}, {"date", AB_DATE}, {"time", AB_TIME}};
+
 /* A typed conformance value → the native value the drivers produce. */
 static int typed_value(json_t *t, ab_value *v, ab_arena *arena)
 {
@@ -328,58 +415,32 @@ static int typed_value(json_t *t, ab_value *v, ab_arena *arena)
     json_t *val = json_object_get(t, "value");
     if (!type)
         return proto_err("a typed value needs a type%s", "");
+    for (size_t k = 0; k < sizeof INT_TYPES / sizeof *INT_TYPES; k++) {
+        if (strcmp(type, INT_TYPES[k].name))
+            continue;
+        if (!json_is_integer(val))
+            return proto_err("a %s value must be an integer", type);
+        v->type = INT_TYPES[k].type;
+        v->u.i = (int64_t)json_integer_value(val);
+        return 0;
+    }
     if (!strcmp(type, "null")) {
         v->type = AB_NULL;
     } else if (!strcmp(type, "bool")) {
         v->type = AB_BOOL;
         v->u.i = json_is_true(val);
-    } else if (!strcmp(type, "int") || !strcmp(type, "timestamp") || !strcmp(type, "date") ||
-               !strcmp(type, "time")) {
-        if (!json_is_integer(val))
-            return proto_err("a %s value must be an integer", type);
-        v->type = !strcmp(type, "int") ? AB_INT : !strcmp(type, "timestamp") ? AB_TIMESTAMP
-                  : !strcmp(type, "date") ? AB_DATE : AB_TIME;
-        v->u.i = (int64_t)json_integer_value(val);
-    } else if (!strcmp(type, "float")) {
-        const char *hex = json_string_value(val);
-        if (!hex || strlen(hex) != 16)
-            return proto_err("a float value is 16 hex digits%s", "");
-        uint64_t bits = strtoull(hex, NULL, 16);
-        v->type = AB_FLOAT;
-        memcpy(&v->u.f, &bits, 8);
-    } else if (!strcmp(type, "decimal")) {
-        const char *text = json_string_value(val);
-        if (!text)
-            return proto_err("a decimal value is text%s", "");
-        size_t cap = strlen(text) + 64;
-        char *buf = ab_arena_alloc(arena, cap);
-        size_t n = ab_decimal_plain(text, buf, cap);
-        if (!n)
-            return proto_err("not a decimal: %s", text);
-        v->type = AB_DECIMAL;
-        v->u.s.p = buf;
-        v->u.s.n = n;
     } else if (!strcmp(type, "text")) {
         if (!json_is_string(val))
             return proto_err("a text value is a string%s", "");
         v->type = AB_TEXT;
         v->u.s.p = json_string_value(val);
         v->u.s.n = json_string_length(val);
+    } else if (!strcmp(type, "float")) {
+        return typed_float(val, v);
+    } else if (!strcmp(type, "decimal")) {
+        return typed_decimal(val, v, arena);
     } else if (!strcmp(type, "bytes")) {
-        const char *hex = json_string_value(val);
-        size_t n = hex ? strlen(hex) : 1;
-        if (n % 2)
-            return proto_err("a bytes value is an even number of hex digits%s", "");
-        unsigned char *b = ab_arena_alloc(arena, n / 2 + 1);
-        for (size_t k = 0; k < n / 2; k++) {
-            int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
-            if (hi < 0 || lo < 0)
-                return proto_err("bad hex in a bytes value%s", "");
-            b[k] = (unsigned char)(hi * 16 + lo);
-        }
-        v->type = AB_BYTES;
-        v->u.s.p = (const char *)b;
-        v->u.s.n = n / 2;
+        return typed_bytes(val, v, arena);
     } else {
         return proto_err("unknown value type '%s'", type);
     }
@@ -481,7 +542,7 @@ static json_t *on_schedule(json_t *msg)
     return a;
 }
 
-/* ---- steps --------------------------------------------------------------------------------- */
+/* ---- steps: the plain passes ------------------------------------------------------------ */
 
 /* A record-level key: its values as literals separated by ", " (HANDLER … READ index = (…)). */
 static char *key_literals(const ab_param *values, int n, int dialect, ab_arena *arena, size_t *len)
@@ -521,34 +582,39 @@ static int write_latencies(const char *path, const uint64_t *lat, int64_t n)
     return 0;
 }
 
-/* The plain loops, timed or verified, on connection c. per_request (verification only): each
- * operation connects, prepares, runs and disconnects on its own. */
-static json_t *run_step(ab_step *st, ab_conn *c, int per_request, const char *latency_file)
+/* The verification pass on connection c: every row checksummed, first_op_ns the cold start.
+ * per_request: each operation connects, prepares, runs and disconnects on its own. */
+static json_t *verify_pass(ab_step *st, ab_conn *c, int per_request)
+{
+    int64_t nops = st->nops, rows = 0, count;
+    ab_sink sink = {{0, 0}, 0};
+    st->sink = &sink;
+    int64_t start = now_ns(), first = 0;
+    for (int64_t i = 0; i < nops; i++) {
+        count = 0;
+        if (ab_client_op(drv, c, per_request, st, i, i, &count))
+            return NULL;
+        if (i == 0) /* the cold start: the first operation, its rows checksummed */
+            first = now_ns() - start;
+        rows += count;
+    }
+    char hex[17];
+    ab_checksum_hex(&sink.sum, hex);
+    json_t *a = json_object();
+    json_object_set_new(a, "n", json_integer(nops));
+    json_object_set_new(a, "rows", json_integer(rows));
+    json_object_set_new(a, "values", json_integer(ab_step_reads(st) ? rows * sink.width : 0));
+    json_object_set_new(a, "checksum", json_string(hex));
+    json_object_set_new(a, "first_op_ns", json_integer(first));
+    return a;
+}
+
+/* The timed pass on connection c: operation i runs from the end of i−1 to its own end, one
+ * clock read per operation; the latencies go to latency_file when it is given. */
+static json_t *timed_pass(ab_step *st, ab_conn *c, const char *latency_file)
 {
     int64_t nops = st->nops, rows = 0, count;
     json_t *a = json_object();
-    if (st->verify) {
-        ab_sink sink = {{0, 0}, 0};
-        st->sink = &sink;
-        int64_t start = now_ns(), first = 0;
-        for (int64_t i = 0; i < nops; i++) {
-            count = 0;
-            if (ab_client_op(drv, c, per_request, st, i, i, &count))
-                goto fail;
-            if (i == 0) /* the cold start: the first operation, its rows checksummed */
-                first = now_ns() - start;
-            rows += count;
-        }
-        char hex[17];
-        ab_checksum_hex(&sink.sum, hex);
-        int reads = st->fetch && (st->kind == K_SCAN || st->kind == K_EXEC);
-        json_object_set_new(a, "n", json_integer(nops));
-        json_object_set_new(a, "rows", json_integer(rows));
-        json_object_set_new(a, "values", json_integer(reads ? rows * sink.width : 0));
-        json_object_set_new(a, "checksum", json_string(hex));
-        json_object_set_new(a, "first_op_ns", json_integer(first));
-        return a;
-    }
     /* timed: everything is allocated before the clock */
     uint64_t *lat = calloc(nops ? (size_t)nops : 1, sizeof *lat);
     if (!lat) {
@@ -574,13 +640,7 @@ static json_t *run_step(ab_step *st, ab_conn *c, int per_request, const char *la
         free(lat);
         goto fail;
     }
-    json_object_set_new(a, "n", json_integer(nops));
-    json_object_set_new(a, "elapsed_ns", json_integer(prev - start));
-    json_object_set_new(a, "rows", json_integer(rows));
-    if (st->fetch && (st->kind == K_SCAN || st->kind == K_EXEC) && st->ncols)
-        json_object_set_new(a, "values", json_integer(rows * st->ncols));
-    json_object_set_new(a, "user_ns", json_integer(tv_ns(after.ru_utime) - tv_ns(before.ru_utime)));
-    json_object_set_new(a, "sys_ns", json_integer(tv_ns(after.ru_stime) - tv_ns(before.ru_stime)));
+    ab_timed_fields(a, st, nops, prev - start, rows, st->ncols, &before, &after);
     json_object_set_new(a, "first_op_ns", json_integer(nops ? (json_int_t)lat[0] : 0));
     int64_t pid = drv->server_pid(c);
     if (pid) {
@@ -595,211 +655,287 @@ fail:
     return NULL;
 }
 
-static json_t *on_step(json_t *msg)
-{
-    if (!endpoint) {
-        proto_err("step before open%s", "");
-        return NULL;
-    }
-    const char *kind = json_string_value(json_object_get(msg, "kind"));
-    ab_step st;
-    memset(&st, 0, sizeof st);
-    if (!kind) {
-        proto_err("a step needs a kind%s", "");
-        return NULL;
-    }
-    if (!strcmp(kind, "connect"))
-        st.kind = K_CONNECT;
-    else if (!strcmp(kind, "scan"))
-        st.kind = K_SCAN;
-    else if (!strcmp(kind, "exec"))
-        st.kind = K_EXEC;
-    else if (!strcmp(kind, "batch"))
-        st.kind = K_BATCH;
-    else {
-        proto_err("unknown step kind '%s'", kind);
-        return NULL;
-    }
-    if (get_int(msg, "iterations", -1, &st.n) || get_int(msg, "commit_every", 0, &st.commit_every) ||
-        get_int(msg, "batch", 0, &st.batch))
-        return NULL;
-    if (st.n < 0) {
-        proto_err("a step needs iterations >= 0%s", "");
-        return NULL;
-    }
-    if (st.kind != K_EXEC || st.commit_every < 0)
-        st.commit_every = 0;
-    st.verify = truthy(json_object_get(msg, "verify"));
-    json_t *fetch = json_object_get(msg, "fetch");
-    st.fetch = st.kind == K_SCAN || (st.kind == K_EXEC && (fetch ? truthy(fetch) : 0));
-    st.endpoint = endpoint;
-    const char *latency_file = json_string_value(json_object_get(msg, "latency_file"));
-    if (st.kind != K_CONNECT) {
-        st.sql = json_string_value(json_object_get(msg, "sql"));
-        if (!st.sql) {
-            proto_err("a %s step needs sql", kind);
-            return NULL;
-        }
-    }
-    const char *mode = json_string_value(json_object_get(msg, "mode"));
-    if (st.kind == K_EXEC) {
-        if (!mode) {
-            proto_err("an exec step needs a mode%s", "");
-            return NULL;
-        }
-        st.mode = !strcmp(mode, "literal") ? M_LITERAL : !strcmp(mode, "extended") ? M_EXTENDED
-                  : !strcmp(mode, "prepared") ? M_PREPARED : !strcmp(mode, "record") ? M_RECORD : M_NONE;
-        if (st.mode == M_NONE) {
-            proto_err("unknown mode '%s'", mode);
-            return NULL;
-        }
-    } else if (st.kind == K_SCAN && mode && !strcmp(mode, "record")) {
-        st.mode = M_RECORD;
-    }
-    if (st.mode == M_RECORD) { /* record-level access: the table (and the key's index) it reads */
-        json_t *record = json_object_get(msg, "record");
-        st.record_table = json_string_value(json_object_get(record, "table"));
-        st.record_index = json_string_value(json_object_get(record, "index"));
-        if (!drv->record) {
-            ab_fail("unsupported", NULL, "%s has no record-level access (mode record)", method_name);
-            return NULL;
-        }
-        if (!st.record_table || (st.kind == K_EXEC && !st.record_index)) {
-            proto_err("mode record needs record.table (and record.index for an exec step)%s", "");
-            return NULL;
-        }
-    }
-    if (st.kind == K_BATCH && st.batch < 1) {
-        proto_err("a batch step needs batch >= 1%s", "");
-        return NULL;
-    }
-    st.nops = st.kind == K_BATCH ? (st.n + st.batch - 1) / st.batch : st.n;
+/* ---- steps: a step message parsed and checked ----------------------------------------------- */
 
-    /* steps under load: clients, duration, open loop, connection policy */
-    ab_load load = {.clients = 1, .skip_ns = -1};
+/* A step as its message asks for it, checked: parse_step fills it (every protocol error of a
+ * step is found there), generate_params makes its arguments, run_parsed runs it, step_free
+ * frees what it owns. */
+typedef struct {
+    ab_step st;
+    ab_load load;
+    int loaded;               /* histogram, clients, duration, rate or policy: a step under load */
+    const char *latency_file; /* the plain timed pass writes its latencies here */
+    ab_gen *gens;             /* exec, batch: one generator per '?' marker */
+    size_t *marks;            /* the markers' offsets in sql */
+    ab_arena arena;           /* the step's memory: arguments, statement texts */
+} parsed_step;
+
+static int parse_kind(const char *kind, ab_step *st)
+{
+    if (!kind)
+        return proto_err("a step needs a kind%s", "");
+    for (int k = 0; k < NKINDS; k++)
+        if (!strcmp(kind, STEP_KINDS[k])) {
+            st->kind = k;
+            return 0;
+        }
+    return proto_err("unknown step kind '%s'", kind);
+}
+
+/* iterations, commit_every (exec only), batch, verify, fetch, and sql (all but connect). */
+static int parse_fields(json_t *msg, ab_step *st, const char *kind)
+{
+    if (get_int(msg, "iterations", -1, &st->n) || get_int(msg, "commit_every", 0, &st->commit_every) ||
+        get_int(msg, "batch", 0, &st->batch))
+        return -1;
+    if (st->n < 0)
+        return proto_err("a step needs iterations >= 0%s", "");
+    if (st->kind != K_EXEC || st->commit_every < 0)
+        st->commit_every = 0;
+    st->verify = truthy(json_object_get(msg, "verify"));
+    json_t *fetch = json_object_get(msg, "fetch");
+    st->fetch = st->kind == K_SCAN || (st->kind == K_EXEC && (fetch ? truthy(fetch) : 0));
+    if (st->kind != K_CONNECT && !(st->sql = json_string_value(json_object_get(msg, "sql"))))
+        return proto_err("a %s step needs sql", kind);
+    return 0;
+}
+
+/* Record-level access: the table it reads (and for an exec step the index whose key the
+ * parameters are). */
+static int parse_record(json_t *msg, ab_step *st)
+{
+    json_t *record = json_object_get(msg, "record");
+    st->record_table = json_string_value(json_object_get(record, "table"));
+    st->record_index = json_string_value(json_object_get(record, "index"));
+    if (!drv->record)
+        return ab_fail("unsupported", NULL, "%s has no record-level access (mode record)", method_name);
+    if (!st->record_table || (st->kind == K_EXEC && !st->record_index))
+        return proto_err("mode record needs record.table (and record.index for an exec step)%s", "");
+    return 0;
+}
+
+/* An exec step needs a mode; a scan step may ask for record. */
+static int parse_mode(json_t *msg, ab_step *st)
+{
+    const char *mode = json_string_value(json_object_get(msg, "mode"));
+    if (st->kind == K_EXEC) {
+        if (!mode)
+            return proto_err("an exec step needs a mode%s", "");
+        for (int m = M_NONE + 1; m < NMODES && st->mode == M_NONE; m++)
+            if (!strcmp(mode, MODES[m]))
+                st->mode = m;
+        if (st->mode == M_NONE)
+            return proto_err("unknown mode '%s'", mode);
+    } else if (st->kind == K_SCAN && mode && !strcmp(mode, "record")) {
+        st->mode = M_RECORD;
+    }
+    return st->mode == M_RECORD ? parse_record(msg, st) : 0;
+}
+
+/* The connection policy: persistent (the default) or per-request. */
+static int parse_policy(json_t *msg, const ab_step *st, ab_load *load)
+{
+    const char *policy = json_string_value(json_object_get(msg, "policy"));
+    if (policy && !strcmp(policy, "per-request"))
+        load->per_request = 1;
+    else if (policy && strcmp(policy, "persistent"))
+        return ab_fail("unsupported", NULL, "%s has no %s connection policy (it has persistent and per-request)",
+                       method_name, policy);
+    if (load->per_request && st->commit_every > 1)
+        return ab_fail("unsupported", NULL,
+                       "commit_every %lld with a connection per request: a transaction cannot span requests",
+                       (long long)st->commit_every);
+    return 0;
+}
+
+/* Steps under load: clients, duration, open loop, connection policy. */
+static int parse_load(json_t *msg, const ab_step *st, ab_load *load, int *loaded)
+{
     int64_t clients, seed, skip, start_at;
     double duration_ms, rate;
+    *load = (ab_load){.clients = 1, .skip_ns = -1};
     if (get_int(msg, "clients", 1, &clients) || get_num(msg, "duration_ms", 0, &duration_ms) ||
         get_num(msg, "rate", 0, &rate) || get_int(msg, "schedule_seed", 0, &seed) ||
-        get_int(msg, "phase_ns", 0, &load.phase_ns) || get_int(msg, "late_ns", 1000000, &load.late_ns) ||
+        get_int(msg, "phase_ns", 0, &load->phase_ns) || get_int(msg, "late_ns", 1000000, &load->late_ns) ||
         get_int(msg, "skip_ns", 0, &skip) || get_int(msg, "start_at_unix_ns", 0, &start_at))
-        return NULL;
-    if (clients < 1 || clients > 100000 || duration_ms < 0 || rate < 0 || load.phase_ns < 0) {
-        proto_err("a step needs 1 <= clients <= 100000, duration_ms >= 0, rate >= 0 and phase_ns >= 0%s", "");
-        return NULL;
-    }
+        return -1;
+    if (clients < 1 || clients > 100000 || duration_ms < 0 || rate < 0 || load->phase_ns < 0)
+        return proto_err("a step needs 1 <= clients <= 100000, duration_ms >= 0, rate >= 0 and phase_ns >= 0%s", "");
     const char *arrival = json_string_value(json_object_get(msg, "arrival"));
-    if (arrival && strcmp(arrival, "poisson") && strcmp(arrival, "uniform")) {
-        proto_err("unknown arrival '%s' (poisson, uniform)", arrival);
-        return NULL;
-    }
-    const char *policy = json_string_value(json_object_get(msg, "policy"));
-    if (policy && !strcmp(policy, "per-request")) {
-        load.per_request = 1;
-    } else if (policy && strcmp(policy, "persistent")) {
-        ab_fail("unsupported", NULL, "%s has no %s connection policy (it has persistent and per-request)", method_name,
-                policy);
-        return NULL;
-    }
-    if (load.per_request && st.commit_every > 1) {
-        ab_fail("unsupported", NULL, "commit_every %lld with a connection per request: a transaction cannot span requests",
-                (long long)st.commit_every);
-        return NULL;
-    }
-    load.clients = (int)clients;
-    load.duration_ns = (int64_t)(duration_ms * 1e6);
-    load.rate = rate;
-    load.poisson = !arrival || !strcmp(arrival, "poisson");
-    load.seed = (uint64_t)seed;
-    load.skip_ns = skip > 0 ? skip : -1;
-    load.start_at_unix_ns = start_at > 0 ? start_at : 0;
-    int loaded = truthy(json_object_get(msg, "histogram")) || load.clients != 1 || load.duration_ns || load.rate ||
-                 load.per_request;
-    if (loaded && load.duration_ns && !st.nops) {
-        proto_err("a step by duration needs iterations >= 1 to cycle through%s", "");
-        return NULL;
-    }
+    if (arrival && strcmp(arrival, "poisson") && strcmp(arrival, "uniform"))
+        return proto_err("unknown arrival '%s' (poisson, uniform)", arrival);
+    if (parse_policy(msg, st, load))
+        return -1;
+    load->clients = (int)clients;
+    load->duration_ns = (int64_t)(duration_ms * 1e6);
+    load->rate = rate;
+    load->poisson = !arrival || !strcmp(arrival, "poisson");
+    load->seed = (uint64_t)seed;
+    load->skip_ns = skip > 0 ? skip : -1;
+    load->start_at_unix_ns = start_at > 0 ? start_at : 0;
+    *loaded = truthy(json_object_get(msg, "histogram")) || load->clients != 1 || load->duration_ns || load->rate ||
+              load->per_request;
+    if (*loaded && load->duration_ns && !st->nops)
+        return proto_err("a step by duration needs iterations >= 1 to cycle through%s", "");
+    return 0;
+}
 
-    /* parameters, generated (and for literal, inlined) before the clock */
-    ab_arena arena = {0};
-    size_t *marks = NULL;
-    json_t *answer = NULL;
+/* The markers of sql, and for exec and batch one generator per marker; a scan has none. */
+static int parse_params(json_t *msg, parsed_step *p)
+{
+    ab_step *st = &p->st;
     json_t *specs = json_object_get(msg, "params");
     int nspecs = json_is_array(specs) ? (int)json_array_size(specs) : 0;
-    ab_gen *gens = NULL;
-    st.arena = &arena;
-    if (st.sql) {
-        st.nparams = ab_sql_markers(st.sql, &marks);
-        st.marks = marks;
+    if (st->sql) {
+        st->nparams = ab_sql_markers(st->sql, &p->marks);
+        st->marks = p->marks;
     }
-    if (st.kind == K_EXEC || st.kind == K_BATCH) {
-        if (nspecs != st.nparams) {
-            ab_fail("protocol", NULL, "%d markers but %d params", st.nparams, nspecs);
-            goto done;
-        }
-        gens = calloc((size_t)(nspecs ? nspecs : 1), sizeof *gens);
-        char err[256];
-        for (int k = 0; k < nspecs; k++) {
-            if (ab_gen_init(&gens[k], json_array_get(specs, (size_t)k), &arena, err, sizeof err)) {
-                proto_err("%s", err);
-                goto done;
-            }
-        }
-        ab_param *params = ab_arena_alloc(&arena, (size_t)(st.n * nspecs + 1) * sizeof *params);
-        for (int64_t i = 0; i < st.n; i++)
-            for (int k = 0; k < nspecs; k++)
-                ab_gen_next(&gens[k], i, &params[i * nspecs + k], &arena, NULL);
-        st.params = params;
-        if (st.kind == K_EXEC && (st.mode == M_LITERAL || st.mode == M_RECORD)) {
-            const char *dbms = ab_ep_str(endpoint, "dbms");
-            int dialect = !strcmp(dbms, "sqlite") ? AB_DIALECT_SQLITE : !strcmp(dbms, "mariadb") ? AB_DIALECT_MARIADB
-                                                                                                 : AB_DIALECT_POSTGRESQL;
-            st.texts = ab_arena_alloc(&arena, (size_t)(st.n + 1) * sizeof *st.texts);
-            st.text_lens = ab_arena_alloc(&arena, (size_t)(st.n + 1) * sizeof *st.text_lens);
-            for (int64_t i = 0; i < st.n; i++)
-                st.texts[i] = st.mode == M_LITERAL
-                                  ? ab_sql_inline(st.sql, marks, st.nparams, &params[i * nspecs], dialect, &arena,
-                                                  &st.text_lens[i])
-                                  : key_literals(&params[i * nspecs], st.nparams, dialect, &arena, &st.text_lens[i]);
-        }
-    } else if (st.kind == K_SCAN && st.nparams) {
-        ab_fail("protocol", NULL, "a scan runs one query without params, but the sql has %d markers", st.nparams);
-        goto done;
+    if (st->kind == K_SCAN && st->nparams)
+        return ab_fail("protocol", NULL, "a scan runs one query without params, but the sql has %d markers",
+                       st->nparams);
+    if (st->kind != K_EXEC && st->kind != K_BATCH)
+        return 0;
+    if (nspecs != st->nparams)
+        return ab_fail("protocol", NULL, "%d markers but %d params", st->nparams, nspecs);
+    p->gens = calloc((size_t)(nspecs ? nspecs : 1), sizeof *p->gens);
+    char err[256];
+    for (int k = 0; k < nspecs; k++)
+        if (ab_gen_init(&p->gens[k], json_array_get(specs, (size_t)k), &p->arena, err, sizeof err))
+            return proto_err("%s", err);
+    return 0;
+}
+
+/* Parses and checks a step message into p (which step_free frees, whatever this returns). */
+static int parse_step(json_t *msg, parsed_step *p)
+{
+    ab_step *st = &p->st;
+    memset(p, 0, sizeof *p);
+    st->arena = &p->arena;
+    st->endpoint = endpoint;
+    if (!endpoint)
+        return proto_err("step before open%s", "");
+    const char *kind = json_string_value(json_object_get(msg, "kind"));
+    if (parse_kind(kind, st) || parse_fields(msg, st, kind) || parse_mode(msg, st))
+        return -1;
+    if (st->kind == K_BATCH && st->batch < 1)
+        return proto_err("a batch step needs batch >= 1%s", "");
+    st->nops = st->kind == K_BATCH ? (st->n + st->batch - 1) / st->batch : st->n;
+    p->latency_file = json_string_value(json_object_get(msg, "latency_file"));
+    return parse_load(msg, st, &p->load, &p->loaded) || parse_params(msg, p) ? -1 : 0;
+}
+
+static void step_free(parsed_step *p)
+{
+    free(p->st.row);
+    free(p->gens);
+    free(p->marks);
+    ab_arena_free(&p->arena);
+}
+
+/* ---- steps: arguments, before the clock ------------------------------------------------------ */
+
+static int endpoint_dialect(json_t *ep)
+{
+    const char *dbms = ab_ep_str(ep, "dbms");
+    return !strcmp(dbms, "sqlite") ? AB_DIALECT_SQLITE : !strcmp(dbms, "mariadb") ? AB_DIALECT_MARIADB
+                                                                                   : AB_DIALECT_POSTGRESQL;
+}
+
+/* literal: each operation's statement with its values inlined; record (exec): each key's
+ * values as literals. */
+static void render_texts(ab_step *st)
+{
+    int dialect = endpoint_dialect(st->endpoint);
+    st->texts = ab_arena_alloc(st->arena, (size_t)(st->n + 1) * sizeof *st->texts);
+    st->text_lens = ab_arena_alloc(st->arena, (size_t)(st->n + 1) * sizeof *st->text_lens);
+    for (int64_t i = 0; i < st->n; i++) {
+        const ab_param *row = &st->params[i * st->nparams];
+        st->texts[i] = st->mode == M_LITERAL
+                           ? ab_sql_inline(st->sql, st->marks, st->nparams, row, dialect, st->arena, &st->text_lens[i])
+                           : key_literals(row, st->nparams, dialect, st->arena, &st->text_lens[i]);
     }
-    ab_row_grow(&st, 64);
-    if (!drv->step_begin(&st)) {
-        if (loaded && !st.verify) {
-            /* every client leaves its own connection usable */
-            answer = ab_run_loaded(drv, session, &st, &load);
-        } else if (load.per_request) { /* verification: one client, a connection per operation */
-            ab_conn *c = drv->conn_new();
-            answer = c ? run_step(&st, c, 1, NULL) : NULL;
-            if (!c)
-                ab_fail("internal", NULL, "out of memory");
-            drv->conn_free(c);
-        } else {
-            if (!drv->conn_begin(session, &st))
-                answer = run_step(&st, session, 0, loaded ? NULL : latency_file);
-            if (!answer) { /* leave the connection usable; the first error is the one answered */
-                ab_error saved = ab_err;
-                drv->recover(session, &st);
-                ab_err = saved;
-            }
-            drv->conn_end(session, &st);
-        }
+}
+
+/* The arguments of every operation (n rows × nparams), generated before the clock. */
+static void generate_params(parsed_step *p)
+{
+    ab_step *st = &p->st;
+    int k = st->nparams;
+    if (!p->gens)
+        return;
+    ab_param *params = ab_arena_alloc(&p->arena, (size_t)(st->n * k + 1) * sizeof *params);
+    for (int64_t i = 0; i < st->n; i++)
+        for (int j = 0; j < k; j++)
+            ab_gen_next(&p->gens[j], i, &params[i * k + j], &p->arena, NULL);
+    st->params = params;
+    if (st->kind == K_EXEC && (st->mode == M_LITERAL || st->mode == M_RECORD))
+        render_texts(st);
+}
+
+/* ---- steps: running a parsed step ------------------------------------------------------------ */
+
+static json_t *run_pass(ab_step *st, ab_conn *c, int per_request, const char *latency_file)
+{
+    return st->verify ? verify_pass(st, c, per_request) : timed_pass(st, c, latency_file);
+}
+
+/* The verification pass of a per-request step: one client, a connection per operation. */
+static json_t *run_per_request(ab_step *st)
+{
+    ab_conn *c = drv->conn_new();
+    json_t *answer = c ? run_pass(st, c, 1, NULL) : NULL;
+    if (!c)
+        ab_fail("internal", NULL, "out of memory");
+    drv->conn_free(c);
+    return answer;
+}
+
+/* A plain pass on the worker's own connection. */
+static json_t *run_on_session(ab_step *st, const char *latency_file)
+{
+    json_t *answer = NULL;
+    if (!drv->conn_begin(session, st))
+        answer = run_pass(st, session, 0, latency_file);
+    if (!answer) { /* leave the connection usable; the first error is the one answered */
+        ab_error saved = ab_err;
+        drv->recover(session, st);
+        ab_err = saved;
+    }
+    drv->conn_end(session, st);
+    return answer;
+}
+
+/* step_begin, the pass the step asks for, step_end. */
+static json_t *run_parsed(parsed_step *p)
+{
+    ab_step *st = &p->st;
+    json_t *answer = NULL;
+    ab_row_grow(st, 64);
+    if (!drv->step_begin(st)) {
+        if (p->loaded && !st->verify) /* every client leaves its own connection usable */
+            answer = ab_run_loaded(drv, session, st, &p->load);
+        else if (p->load.per_request)
+            answer = run_per_request(st);
+        else
+            answer = run_on_session(st, p->loaded ? NULL : p->latency_file);
     }
     if (!answer)
         fprintf(stderr, "abworker-c: step failed (%s): %s\n", ab_err.kind, ab_err.message);
-    {
-        ab_error saved = ab_err;
-        drv->step_end(&st);
-        ab_err = saved;
+    ab_error saved = ab_err;
+    drv->step_end(st);
+    ab_err = saved;
+    return answer;
+}
+
+static json_t *on_step(json_t *msg)
+{
+    parsed_step p;
+    json_t *answer = NULL;
+    if (!parse_step(msg, &p)) {
+        generate_params(&p);
+        answer = run_parsed(&p);
     }
-done:
-    free(st.row);
-    free(gens);
-    free(marks);
-    ab_arena_free(&arena);
+    step_free(&p);
     return answer;
 }
 
@@ -893,26 +1029,29 @@ static void answer_ok(json_t *fields)
     json_decref(a);
 }
 
-/* Splits "c-libpq/format=binary,scan=singlerow" and configures the driver. */
-static void choose_method(const char *name)
+/* The registry's base names, "c-libpq, c-odbc, …". */
+static const char *known_methods(void)
 {
-    char base[128];
-    const char *slash = strchr(name, '/');
-    size_t bl = slash ? (size_t)(slash - name) : strlen(name);
-    snprintf(base, sizeof base, "%.*s", (int)bl, name);
-    drv = NULL;
-    for (size_t k = 0; k < sizeof DRIVERS / sizeof *DRIVERS; k++)
+    static char names[512];
+    if (!names[0])
+        for (size_t k = 0; k < NDRIVERS; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "", DRIVERS[k]->base);
+    return names;
+}
+
+static const ab_driver *driver_named(const char *base)
+{
+    for (size_t k = 0; k < NDRIVERS; k++)
         if (!strcmp(DRIVERS[k]->base, base))
-            drv = DRIVERS[k];
-    if (!drv) {
-        snprintf(unsupported_why, sizeof unsupported_why, "unknown method '%s' (abworker-c knows c-libpq, c-odbc, c-sqlite, c-libmariadb)",
-                 base);
-        return;
-    }
-    if (!slash)
-        return;
-    char *settings = strdup(slash + 1), *save = NULL;
-    for (char *kv = strtok_r(settings, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+            return DRIVERS[k];
+    return NULL;
+}
+
+/* Hands each key=value of "format=binary,scan=singlerow" to the driver. */
+static void configure_driver(const char *name, const char *settings)
+{
+    char *copy = strdup(settings), *save = NULL;
+    for (char *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         if (!eq) {
             snprintf(unsupported_why, sizeof unsupported_why, "%.1000s: setting '%.1000s' is not key=value", name, kv);
@@ -924,7 +1063,69 @@ static void choose_method(const char *name)
             break;
         }
     }
-    free(settings);
+    free(copy);
+}
+
+/* Splits "c-libpq/format=binary,scan=singlerow": the driver from the registry, then its settings;
+ * an unknown one makes every message answered unsupported. */
+static void choose_method(const char *name)
+{
+    char base[128];
+    const char *slash = strchr(name, '/');
+    size_t bl = slash ? (size_t)(slash - name) : strlen(name);
+    snprintf(base, sizeof base, "%.*s", (int)bl, name);
+    if (!(drv = driver_named(base)))
+        snprintf(unsupported_why, sizeof unsupported_why, "unknown method '%s' (abworker-c knows %s)", base,
+                 known_methods());
+    else if (slash)
+        configure_driver(name, slash + 1);
+}
+
+/* The ops of the protocol, and what answers each. */
+static const struct {
+    const char *op;
+    json_t *(*answer)(json_t *msg);
+} HANDLERS[] = {
+    {"hello", on_hello},       {"open", on_open},         {"step", on_step},
+    {"close", on_close},       {"bye", on_close},         {"generate", on_generate},
+    {"checksum", on_checksum}, {"histogram", on_histogram}, {"schedule", on_schedule},
+};
+
+/* The answer to one message (msg NULL: the line was not JSON, jerr says why), or NULL with
+ * ab_err set. */
+static json_t *answer_to(json_t *msg, const json_error_t *jerr)
+{
+    const char *op = json_string_value(json_object_get(msg, "op"));
+    if (!msg || !json_is_object(msg))
+        ab_fail("protocol", NULL, "not a JSON object: %s", msg ? "wrong type" : jerr->text);
+    else if (unsupported_why[0])
+        ab_fail("unsupported", NULL, "%s", unsupported_why);
+    else if (!op)
+        ab_fail("protocol", NULL, "a message needs an op");
+    else {
+        for (size_t k = 0; k < sizeof HANDLERS / sizeof *HANDLERS; k++)
+            if (!strcmp(op, HANDLERS[k].op))
+                return HANDLERS[k].answer(msg);
+        ab_fail("protocol", NULL, "unknown op '%s'", op);
+    }
+    return NULL;
+}
+
+static int blank(const char *line, size_t len)
+{
+    size_t k = 0;
+    while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n'))
+        k++;
+    return k == len;
+}
+
+/* One input line as JSON, u64 seeds rewritten; NULL (jerr says why) when it is not JSON. */
+static json_t *parse_line(const char *line, size_t len, json_error_t *jerr)
+{
+    char *fixed = rewrite_big_ints(line, len);
+    json_t *msg = json_loads(fixed, JSON_DECODE_ANY, jerr);
+    free(fixed);
+    return msg;
 }
 
 int main(int argc, char **argv)
@@ -937,7 +1138,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc != 2) {
-        fprintf(stderr, "usage: abworker-c METHOD[/key=value,...]  (c-libpq, c-odbc, c-sqlite, c-libmariadb)\n");
+        fprintf(stderr, "usage: abworker-c METHOD[/key=value,...]  (%s)\n", known_methods());
         return 2;
     }
     method_name = argv[1];
@@ -949,44 +1150,14 @@ int main(int argc, char **argv)
     size_t cap = 0;
     ssize_t len;
     while ((len = getline(&line, &cap, stdin)) >= 0) {
-        size_t k = 0;
-        while (k < (size_t)len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n'))
-            k++;
-        if (k == (size_t)len)
+        if (blank(line, (size_t)len))
             continue;
         memset(&ab_err, 0, sizeof ab_err);
-        char *fixed = rewrite_big_ints(line, (size_t)len);
         json_error_t jerr;
-        json_t *msg = json_loads(fixed, JSON_DECODE_ANY, &jerr);
-        free(fixed);
+        json_t *msg = parse_line(line, (size_t)len, &jerr);
         const char *op = json_string_value(json_object_get(msg, "op"));
         int bye = op && !strcmp(op, "bye");
-        json_t *a = NULL;
-        if (!msg || !json_is_object(msg)) {
-            ab_fail("protocol", NULL, "not a JSON object: %s", msg ? "wrong type" : jerr.text);
-        } else if (unsupported_why[0]) {
-            ab_fail("unsupported", NULL, "%s", unsupported_why);
-        } else if (!op) {
-            ab_fail("protocol", NULL, "a message needs an op");
-        } else if (!strcmp(op, "hello")) {
-            a = on_hello();
-        } else if (!strcmp(op, "open")) {
-            a = on_open(msg);
-        } else if (!strcmp(op, "step")) {
-            a = on_step(msg);
-        } else if (!strcmp(op, "close") || bye) {
-            a = on_close();
-        } else if (!strcmp(op, "generate")) {
-            a = on_generate(msg);
-        } else if (!strcmp(op, "checksum")) {
-            a = on_checksum(msg);
-        } else if (!strcmp(op, "histogram")) {
-            a = on_histogram(msg);
-        } else if (!strcmp(op, "schedule")) {
-            a = on_schedule(msg);
-        } else {
-            ab_fail("protocol", NULL, "unknown op '%s'", op);
-        }
+        json_t *a = answer_to(msg, &jerr);
         if (a)
             answer_ok(a);
         else
@@ -996,7 +1167,6 @@ int main(int argc, char **argv)
             break;
     }
     free(line);
-    if (session && drv)
-        drv->conn_free(session);
+    close_session();
     return 0;
 }

@@ -236,24 +236,30 @@ void ab_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
     *y = yy + (*m <= 2);
 }
 
+void ab_civil_from_us(int64_t us, ab_civil *t)
+{
+    int64_t days = ab_floordiv(us, 86400000000LL), rem = us - days * 86400000000LL;
+    ab_civil_from_days(days, &t->year, &t->month, &t->day);
+    t->hour = (unsigned)(rem / 3600000000LL);
+    t->minute = (unsigned)(rem / 60000000LL % 60);
+    t->second = (unsigned)(rem / 1000000 % 60);
+    t->micro = (unsigned)(rem % 1000000);
+}
+
 size_t ab_format_timestamp(int64_t us, char *out, int generate_form)
 {
-    int64_t days = ab_floordiv(us, 86400000000LL);
-    int64_t rem = us - days * 86400000000LL;
-    int64_t y;
-    unsigned mo, d;
-    ab_civil_from_days(days, &y, &mo, &d);
-    int64_t secs = rem / 1000000, frac = rem % 1000000;
+    ab_civil t;
+    ab_civil_from_us(us, &t);
     int n;
     if (generate_form)
-        n = sprintf(out, "%04lld-%02u-%02uT%02d:%02d:%02d.%06d", (long long)y, mo, d, (int)(secs / 3600),
-                    (int)(secs / 60 % 60), (int)(secs % 60), (int)frac);
-    else if (frac)
-        n = sprintf(out, "%04lld-%02u-%02u %02d:%02d:%02d.%06d", (long long)y, mo, d, (int)(secs / 3600),
-                    (int)(secs / 60 % 60), (int)(secs % 60), (int)frac);
+        n = sprintf(out, "%04lld-%02u-%02uT%02u:%02u:%02u.%06u", (long long)t.year, t.month, t.day, t.hour, t.minute,
+                    t.second, t.micro);
+    else if (t.micro)
+        n = sprintf(out, "%04lld-%02u-%02u %02u:%02u:%02u.%06u", (long long)t.year, t.month, t.day, t.hour, t.minute,
+                    t.second, t.micro);
     else
-        n = sprintf(out, "%04lld-%02u-%02u %02d:%02d:%02d", (long long)y, mo, d, (int)(secs / 3600),
-                    (int)(secs / 60 % 60), (int)(secs % 60));
+        n = sprintf(out, "%04lld-%02u-%02u %02u:%02u:%02u", (long long)t.year, t.month, t.day, t.hour, t.minute,
+                    t.second);
     return (size_t)n;
 }
 
@@ -331,8 +337,7 @@ int ab_parse_iso_timestamp(const char *s, int64_t *us)
         if (h > 23 || mi > 59 || se > 59)
             return -1;
     }
-    *us = (ab_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400LL + h * 3600LL + mi * 60LL + se) * 1000000LL +
-          frac;
+    *us = ab_us_from_civil(y, (unsigned)mo, (unsigned)d, h, mi, se, frac);
     return 0;
 }
 
@@ -495,6 +500,18 @@ size_t ab_decimal_plain(const char *in, char *out, size_t outlen)
     *o = '\0';
     free(coef);
     return (size_t)(o - out);
+}
+
+double ab_mariadb_float(float f, unsigned decimals)
+{
+    if (isnan(f) || isinf(f))
+        return (double)f;
+    char buf[64];
+    if (decimals < AB_MARIADB_NOT_FIXED_DEC)
+        snprintf(buf, sizeof buf, "%.*f", (int)decimals, (double)f);
+    else
+        snprintf(buf, sizeof buf, "%.6g", (double)f);
+    return strtod(buf, NULL);
 }
 
 /* ---- generators ---------------------------------------------------------------------------- */

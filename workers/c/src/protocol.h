@@ -74,6 +74,45 @@ static inline int ab_digits(const char **p, int n)
     return v;
 }
 
+/* "Y…Y-MM-DD" (any number of year digits) at *p, advancing *p past the day. */
+static inline void ab_parse_ymd(const char **p, int64_t *y, int *m, int *d)
+{
+    *y = 0;
+    while (**p >= '0' && **p <= '9')
+        *y = *y * 10 + (*(*p)++ - '0');
+    (*p)++;
+    *m = ab_digits(p, 2);
+    (*p)++;
+    *d = ab_digits(p, 2);
+}
+
+/* µs of "[-]H…H:MM:SS[.ffffff]" at *p (a time of day; MariaDB's TIME may pass 24 hours or be
+ * negative), advancing *p past it. */
+static inline int64_t ab_parse_time_us(const char **p)
+{
+    int neg = **p == '-';
+    if (neg)
+        (*p)++;
+    int64_t h = 0;
+    while (**p >= '0' && **p <= '9')
+        h = h * 10 + (*(*p)++ - '0');
+    (*p)++;
+    int mi = ab_digits(p, 2);
+    (*p)++;
+    int s = ab_digits(p, 2);
+    int64_t us = 0;
+    if (**p == '.') {
+        int nd = 0;
+        for ((*p)++; **p >= '0' && **p <= '9'; (*p)++)
+            if (nd < 6)
+                us = us * 10 + (**p - '0'), nd++;
+        for (; nd < 6; nd++)
+            us *= 10;
+    }
+    us += (h * 3600 + mi * 60 + s) * 1000000LL;
+    return neg ? -us : us;
+}
+
 static inline void ab_checksum_add(ab_checksum *c, const ab_value *row, int ncols)
 {
     c->total += ab_row_hash(row, ncols);
@@ -197,6 +236,22 @@ void ab_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 int64_t ab_floordiv(int64_t a, int64_t b);
 int64_t ab_floormod(int64_t a, int64_t b);
 
+/* A timestamp's calendar fields (proleptic Gregorian, no time zone). */
+typedef struct {
+    int64_t year;
+    unsigned month, day, hour, minute, second, micro;
+} ab_civil;
+
+/* µs since 1970 → its calendar fields (drivers that bind timestamps as structs). */
+void ab_civil_from_us(int64_t us, ab_civil *t);
+
+/* Calendar fields → µs since 1970 (drivers that read timestamps as structs). */
+static inline int64_t ab_us_from_civil(int64_t y, unsigned mo, unsigned d, int64_t h, int64_t mi, int64_t s,
+                                       int64_t us)
+{
+    return (ab_days_from_civil(y, mo, d) * 86400LL + h * 3600LL + mi * 60LL + s) * 1000000LL + us;
+}
+
 /* ---- SQL text ---------------------------------------------------------------------------- */
 
 enum { AB_DIALECT_POSTGRESQL, AB_DIALECT_SQLITE, AB_DIALECT_MARIADB }; /* MariaDB: a backslash is an escape in strings */
@@ -217,5 +272,11 @@ char *ab_sql_inline(const char *sql, const size_t *pos, int nmarkers, const ab_p
 size_t ab_float_repr(double x, char *out);
 /* Decimal text as Python's format(Decimal(text), "f"); returns length, or 0 if not a number. */
 size_t ab_decimal_plain(const char *in, char *out, size_t outlen);
+
+/* MariaDB's FLOAT as a text-protocol client reads it: the text the server prints for the
+ * 4-byte float (6 significant digits, FLT_DIG, or its declared decimals when they are below
+ * AB_MARIADB_NOT_FIXED_DEC) read as a double; the float widened would be another double. */
+#define AB_MARIADB_NOT_FIXED_DEC 31 /* the decimals of a FLOAT declared without them */
+double ab_mariadb_float(float f, unsigned decimals);
 
 #endif
