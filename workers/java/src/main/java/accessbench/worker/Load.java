@@ -38,58 +38,40 @@ final class Load {
 
     /** The load fields of a step message, or null for a plain step (none of them given). */
     static Load parse(JsonNode msg) throws WorkerError {
-        String policy = text(msg, "policy", "persistent");
-        boolean loaded = !policy.equals("persistent") || Main.truthy(msg.get("histogram"))
-                || Main.truthy(msg.get("duration_ms")) || Main.truthy(msg.get("rate"))
-                || Main.integer(msg, "clients", 1) != 1;
+        String policy = Fields.text(msg, "policy", "persistent");
+        boolean loaded = !policy.equals("persistent") || Fields.truthy(msg.get("histogram"))
+                || Fields.truthy(msg.get("duration_ms")) || Fields.truthy(msg.get("rate"))
+                || Fields.integer(msg, "clients", 1) != 1;
         if (!loaded)
             return null;
         Load l = new Load();
         l.policy = Policy.parse(policy);
-        long clients = Main.integer(msg, "clients", 1);
+        long clients = Fields.integer(msg, "clients", 1);
         if (clients < 1 || clients > 10_000)
             throw WorkerError.protocol("clients must be between 1 and 10000, not " + clients);
         l.clients = (int) clients;
-        double duration = number(msg, "duration_ms");
+        double duration = Fields.number(msg, "duration_ms");
         if (duration < 0)
             throw WorkerError.protocol("duration_ms must be positive");
         l.durationNs = (long) (duration * 1_000_000);
-        l.rate = number(msg, "rate");
+        l.rate = Fields.number(msg, "rate");
         if (l.rate < 0)
             throw WorkerError.protocol("rate must be positive");
-        l.arrival = text(msg, "arrival", "poisson");
+        l.arrival = Fields.text(msg, "arrival", "poisson");
         l.seed = Gen.u64(msg.get("schedule_seed"), "schedule_seed");
-        l.phaseNs = Main.integer(msg, "phase_ns", 0);
+        l.phaseNs = Fields.integer(msg, "phase_ns", 0);
         if (l.phaseNs < 0)
             throw WorkerError.protocol("phase_ns must not be negative");
-        l.lateNs = Main.integer(msg, "late_ns", 1_000_000);
-        l.skipNs = Math.max(0, Main.integer(msg, "skip_ns", 0));
-        l.startAtUnixNs = Main.integer(msg, "start_at_unix_ns", 0);
-        long pool = Main.integer(msg, "pool_size", l.clients);
+        l.lateNs = Fields.integer(msg, "late_ns", 1_000_000);
+        l.skipNs = Math.max(0, Fields.integer(msg, "skip_ns", 0));
+        l.startAtUnixNs = Fields.integer(msg, "start_at_unix_ns", 0);
+        long pool = Fields.integer(msg, "pool_size", l.clients);
         if (pool < 1 || pool > 10_000)
             throw WorkerError.protocol("pool_size must be between 1 and 10000, not " + pool);
         l.poolSize = (int) pool;
         if (l.rate > 0) // the arrival is checked now, not in a client thread
             new Schedule(l.rate / l.clients, l.arrival, l.seed);
         return l;
-    }
-
-    private static String text(JsonNode msg, String key, String dflt) throws WorkerError {
-        JsonNode v = msg.get(key);
-        if (v == null || v.isNull())
-            return dflt;
-        if (!v.isTextual())
-            throw WorkerError.protocol("field '" + key + "' must be a string");
-        return v.textValue();
-    }
-
-    private static double number(JsonNode msg, String key) throws WorkerError {
-        JsonNode v = msg.get(key);
-        if (v == null || v.isNull())
-            return 0;
-        if (!v.isNumber())
-            throw WorkerError.protocol("field '" + key + "' must be a number");
-        return v.doubleValue();
     }
 
     /** One client's results; the worker merges them into the answer. */

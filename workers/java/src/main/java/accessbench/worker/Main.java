@@ -26,15 +26,28 @@ import java.time.LocalDate;
 import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TimeZone;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Supplier;
 
 /** abworker-java: the accessbench worker for Java. Protocol v1 (protocol/PROTOCOL.md): one
  * JSON object per line on stdin, one answer per line on stdout, stdout for nothing else. */
 public final class Main {
     static final int PROTOCOL_VERSION = 1;
+
+    /** The registry: method base name → its driver's constructor. The names the worker knows
+     * are its keys, in this order. */
+    private static final Map<String, Supplier<Driver>> DRIVERS = new LinkedHashMap<>();
+    static {
+        DRIVERS.put("java-pgjdbc", PgjdbcDriver::new);
+        DRIVERS.put("java-sqlite-jdbc", SqliteJdbcDriver::new);
+        DRIVERS.put("java-mariadb", MariadbDriver::new);
+    }
+
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
@@ -56,7 +69,7 @@ public final class Main {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
         if (args.length != 1) {
-            System.err.println("usage: java -jar abworker-java.jar METHOD[/key=value,...]  (java-pgjdbc, java-sqlite-jdbc, java-mariadb)");
+            System.err.println("usage: java -jar abworker-java.jar METHOD[/key=value,...]  (" + known() + ")");
             System.exit(2);
         }
         // Deterministic session time zone: pgjdbc sends the JVM's default zone as TimeZone at
@@ -91,21 +104,22 @@ public final class Main {
     @SuppressWarnings("unused")
     private static java.util.logging.Logger TRACE_LOGGER; // keeps the configured logger alive
 
-    /** Splits "java-pgjdbc/fetchSize=1000,reWriteBatchedInserts=true" and configures the driver. */
+    /** the method base names of the registry, in its order */
+    private static String known() {
+        return String.join(", ", DRIVERS.keySet());
+    }
+
+    /** Splits "java-pgjdbc/fetchSize=1000,reWriteBatchedInserts=true", makes the base's driver
+     * from the registry and configures it. */
     private void chooseMethod() {
         int slash = methodName.indexOf('/');
         String base = slash < 0 ? methodName : methodName.substring(0, slash);
-        switch (base) {
-            case "java-pgjdbc" -> drv = new PgjdbcDriver();
-            case "java-sqlite-jdbc" -> drv = new SqliteJdbcDriver();
-            case "java-mariadb" -> drv = new MariadbDriver();
-            default -> {
-                unsupportedWhy = "unknown method '" + base + "' (abworker-java knows java-pgjdbc, java-sqlite-jdbc, "
-                        + "java-mariadb)";
-                return;
-            }
+        Supplier<Driver> make = DRIVERS.get(base);
+        if (make == null) {
+            unsupportedWhy = "unknown method '" + base + "' (abworker-java knows " + known() + ")";
+            return;
         }
-        drv.name = methodName;
+        drv = make.get();
         if (slash < 0)
             return;
         for (String kv : methodName.substring(slash + 1).split(",", -1)) {
@@ -162,12 +176,12 @@ public final class Main {
     }
 
     private String sqlstate(SQLException e) {
-        return drv instanceof SqliteJdbcDriver s ? s.sqlstate(e) : e.getSQLState();
+        return drv != null ? drv.sqlstate(e) : e.getSQLState();
     }
 
     private static ObjectNode error(String kind, String message, String sqlstate) {
         ObjectNode a = F.objectNode(), e = F.objectNode();
-        String m = Driver.firstLine(message);
+        String m = firstLine(message);
         a.put("ok", false);
         e.put("kind", kind);
         e.put("message", m.isEmpty() ? kind : m);
@@ -175,6 +189,14 @@ public final class Main {
             e.put("sqlstate", sqlstate);
         a.set("error", e);
         return a;
+    }
+
+    private static String firstLine(String s) {
+        if (s == null)
+            return "";
+        s = s.strip();
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl).strip();
     }
 
     private ObjectNode handle(String op, JsonNode msg) throws Exception {
@@ -258,7 +280,7 @@ public final class Main {
         ArrayNode dbms = caps.putArray("dbms");
         drv.dbms().forEach(dbms::add);
         ArrayNode kinds = caps.putArray("kinds");
-        for (String k : new String[] {"connect", "scan", "exec", "batch"})
+        for (String k : Step.KINDS)
             kinds.add(k);
         ArrayNode modes = caps.putArray("modes");
         drv.modes().forEach(modes::add);
@@ -298,7 +320,7 @@ public final class Main {
     // ---- conformance: generate and checksum ------------------------------------------------------
 
     private void generate(JsonNode msg, ObjectNode a) throws WorkerError {
-        long count = integer(msg, "count", 0);
+        long count = Fields.integer(msg, "count", 0);
         Gen g = new Gen(msg.get("spec"));
         ArrayNode values = a.putArray("values");
         for (long i = 0; i < count; i++) {
@@ -359,7 +381,7 @@ public final class Main {
             throw WorkerError.protocol("schedule seed is 16 hex digits, not '" + seed + "'");
         }
         Schedule sched = new Schedule(rate.doubleValue(), msg.path("arrival").asText("poisson"), s);
-        long count = integer(msg, "count", 0);
+        long count = Fields.integer(msg, "count", 0);
         ArrayNode offsets = a.putArray("offsets");
         for (long i = 0; i < count; i++)
             offsets.add(sched.next());
@@ -394,133 +416,18 @@ public final class Main {
 
     // ---- steps --------------------------------------------------------------------------------
 
-    /** Integer field; a protocol error when present but not an integer. */
-    static long integer(JsonNode msg, String key, long dflt) throws WorkerError {
-        JsonNode v = msg.get(key);
-        if (v == null || v.isNull())
-            return dflt;
-        if (v.isIntegralNumber() && v.canConvertToLong())
-            return v.longValue();
-        if (v.isNumber() && v.doubleValue() == Math.rint(v.doubleValue()))
-            return (long) v.doubleValue();
-        if (v.isTextual()) {
-            try {
-                return Long.parseLong(v.textValue().strip());
-            } catch (NumberFormatException e) {
-                // fall through
-            }
-        }
-        throw WorkerError.protocol("field '" + key + "' must be an integer");
-    }
-
-    static boolean truthy(JsonNode v) {
-        if (v == null || v.isNull() || v.isMissingNode())
-            return false;
-        if (v.isBoolean())
-            return v.booleanValue();
-        if (v.isNumber())
-            return v.doubleValue() != 0;
-        if (v.isTextual())
-            return !v.textValue().isEmpty();
-        return v.size() != 0;
-    }
-
+    /** A step: parsed and checked in full (Step.parse: every protocol error, parameters
+     * generated), then run. */
     private void step(JsonNode msg, ObjectNode a) throws Exception {
         if (endpoint == null)
             throw WorkerError.protocol("step before open");
-        Step st = new Step();
-        String kind = msg.path("kind").asText(null);
-        if (kind == null)
-            throw WorkerError.protocol("a step needs a kind");
-        st.kind = switch (kind) {
-            case "connect" -> Step.CONNECT;
-            case "scan" -> Step.SCAN;
-            case "exec" -> Step.EXEC;
-            case "batch" -> Step.BATCH;
-            default -> throw WorkerError.protocol("unknown step kind '" + kind + "'");
-        };
-        long n = integer(msg, "iterations", -1);
-        if (n < 0 || n > Integer.MAX_VALUE - 8)
-            throw WorkerError.protocol("a step needs iterations >= 0");
-        st.n = (int) n;
-        long every = integer(msg, "commit_every", 0);
-        st.commitEvery = st.kind == Step.EXEC && every > 0 ? (int) Math.min(every, Integer.MAX_VALUE) : 0;
-        long batch = integer(msg, "batch", 0);
-        st.verify = truthy(msg.get("verify"));
-        st.fetch = st.kind == Step.SCAN || (st.kind == Step.EXEC && truthy(msg.get("fetch")));
-        st.endpoint = endpoint;
-        JsonNode lf = msg.get("latency_file");
-        String latencyFile = lf != null && lf.isTextual() ? lf.textValue() : null;
-        List<String> segments = null;
-        if (st.kind != Step.CONNECT) {
-            JsonNode sql = msg.get("sql");
-            if (sql == null || !sql.isTextual())
-                throw WorkerError.protocol("a " + kind + " step needs sql");
-            st.sql = sql.textValue();
-            segments = SqlText.segments(st.sql);
-            st.nparams = segments.size() - 1;
-        }
-        String mode = msg.path("mode").asText(null);
-        if (st.kind == Step.EXEC) {
-            if (mode == null)
-                throw WorkerError.protocol("an exec step needs a mode");
-            st.mode = switch (mode) {
-                case "literal" -> Step.LITERAL;
-                case "extended" -> Step.EXTENDED;
-                case "prepared" -> Step.PREPARED;
-                case "record" -> Step.RECORD;
-                default -> throw WorkerError.protocol("unknown mode '" + mode + "'");
-            };
-        } else if (st.kind != Step.CONNECT && "record".equals(mode)) { // a scan's other modes mean nothing
-            st.mode = Step.RECORD;
-        }
-        if (st.mode != Step.NONE && !drv.modes().contains(Step.MODES[st.mode]))
-            throw WorkerError.unsupported(methodName + " has no " + Step.MODES[st.mode] + " mode");
-        if (st.mode == Step.RECORD)
-            recordStep(st, msg);
-        if (st.kind == Step.BATCH) {
-            if (batch < 1)
-                throw WorkerError.protocol("a batch step needs batch >= 1");
-            st.batch = (int) Math.min(batch, Integer.MAX_VALUE);
-            st.nops = (int) ((n + st.batch - 1) / st.batch);
-        } else {
-            st.nops = st.n;
-        }
+        run(Step.parse(msg, endpoint, drv, methodName), a);
+    }
 
-        // parameters, generated (and for literal, inlined) before the clock
-        JsonNode specs = msg.get("params");
-        int nspecs = specs != null && specs.isArray() ? specs.size() : 0;
-        if (st.kind == Step.EXEC || st.kind == Step.BATCH) {
-            if (nspecs != st.nparams)
-                throw WorkerError.protocol(st.nparams + " markers but " + nspecs + " params");
-            Gen[] gens = new Gen[nspecs];
-            for (int k = 0; k < nspecs; k++)
-                gens[k] = new Gen(specs.get(k));
-            st.params = new Object[st.n][nspecs];
-            for (int i = 0; i < st.n; i++)
-                for (int k = 0; k < nspecs; k++)
-                    st.params[i][k] = gens[k].next(i);
-            String dialect = endpoint.path("dbms").asText();
-            if (st.kind == Step.EXEC && st.mode == Step.LITERAL) {
-                st.texts = new String[st.n];
-                for (int i = 0; i < st.n; i++)
-                    st.texts[i] = SqlText.inline(segments, st.params[i], dialect);
-            } else if (st.mode == Step.RECORD) { // the key as literals: HANDLER h READ `index` = (…)
-                String read = "HANDLER " + st.handler + " READ `" + st.recordIndex + "` = (";
-                st.texts = new String[st.n];
-                for (int i = 0; i < st.n; i++)
-                    st.texts[i] = read + SqlText.literals(st.params[i], dialect) + ")";
-            }
-            for (Object[] row : st.params)
-                for (int k = 0; k < nspecs; k++)
-                    row[k] = drv.adapt(row[k]);
-        } else if (st.kind == Step.SCAN && st.nparams != 0) {
-            throw WorkerError.protocol("a scan runs one query without params, but the sql has " + st.nparams + " markers");
-        }
-        Load load = Load.parse(msg); // null: a plain step
-        if (load != null)
-            Policy.checkCommitEvery(st, load.policy);
-
+    /** Runs a parsed step: the verification pass, a loaded step or the timed loop, between the
+     * driver's stepBegin and stepEnd (untimed). */
+    private void run(Step st, ObjectNode a) throws Exception {
+        Load load = st.load;
         boolean done = false;
         try {
             drv.stepBegin(st);
@@ -531,7 +438,7 @@ public final class Main {
             else if (load != null)
                 loaded(st, load, a);
             else
-                timed(st, latencyFile, a);
+                timed(st, a);
             done = true;
         } finally {
             if (!done) { // leave the connection usable; the first error is the one answered
@@ -547,22 +454,6 @@ public final class Main {
                 e.printStackTrace();
             }
         }
-    }
-
-    private static int handlers; // record steps so far: each names its HANDLER ab_h<n>
-
-    /** A record-level step (PROTOCOL.md "Record-level access"): a scan of record.table, or an
-     * exec keyed on record.index; the handler's name is chosen here, once for every client. */
-    private void recordStep(Step st, JsonNode msg) throws WorkerError {
-        JsonNode rec = msg.get("record");
-        if (rec == null || !rec.isObject() || !rec.path("table").isTextual())
-            throw WorkerError.protocol("a record step needs record: {\"table\": …}");
-        st.recordTable = rec.get("table").textValue();
-        JsonNode index = rec.get("index");
-        st.recordIndex = index != null && index.isTextual() && !index.textValue().isEmpty() ? index.textValue() : null;
-        if (st.kind == Step.BATCH || (st.kind == Step.EXEC && st.recordIndex == null))
-            throw WorkerError.unsupported("record-level access reads: a scan, or an exec step keyed on an index");
-        st.handler = "ab_h" + (++handlers);
     }
 
     /** One operation, with the BEGIN/COMMIT of commit_every around it. */
@@ -737,7 +628,8 @@ public final class Main {
         }
     }
 
-    private void timed(Step st, String latencyFile, ObjectNode a) throws Exception {
+    private void timed(Step st, ObjectNode a) throws Exception {
+        final String latencyFile = st.latencyFile;
         final int nops = st.nops;
         final long[] lat = new long[nops]; // allocated before the clock
         long rows = 0;

@@ -3,7 +3,6 @@ package accessbench.worker;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
@@ -19,29 +18,26 @@ import org.mariadb.jdbc.util.VersionFactory;
  * One connection. Statement (COM_QUERY, text protocol) for literal, scans and record-level
  * access (HANDLER); PreparedStatement with useServerPrepStmts=true (COM_STMT_PREPARE /
  * COM_STMT_EXECUTE, binary protocol) and its prepare cache off for extended and prepared. */
-final class MariadbDriver extends Driver {
+final class MariadbDriver extends JdbcDriver {
     /** HANDLER … READ NEXT returns this many records per round trip in a record-level scan */
     static final int HANDLER_ROWS = 1000;
     /** the serving thread's OS id: the runner reads its CPU clock (one thread per connection) */
     static final String SERVER_TID = "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()";
 
-    private org.mariadb.jdbc.Driver jdbc;
-    private String url;
-    private Properties props;
-    private Connection conn;
-    private long tid;  // the serving thread of conn; 0 = not asked yet
+    private long tid;  // the serving thread of conn; 0 = not asked yet (a client's new driver, or closed)
     private String socket;
 
-    // per step
-    private Statement stmt;       // literal, scan, record: one per step, escape processing off
-    private PreparedStatement ps; // prepared / batch: made in the first operation
-    private byte[] decoders;      // per column, from the step's first result
+    // per step: stmt is literal's, a scan's and record's (escape processing off); ps is prepared's
+    // or a batch's
     private boolean handlerOpen;  // the step's HANDLER is open on conn
     private String readFirst, readNext; // record scan: HANDLER h READ FIRST|NEXT LIMIT HANDLER_ROWS
 
-    @Override
-    String base() {
-        return "java-mariadb";
+    MariadbDriver() {
+    }
+
+    private MariadbDriver(MariadbDriver of) {
+        super(of);
+        socket = of.socket;
     }
 
     @Override
@@ -214,7 +210,7 @@ final class MariadbDriver extends Driver {
     }
 
     @Override
-    void open(JsonNode ep, ObjectNode answer) throws SQLException, WorkerError {
+    void useEndpoint(JsonNode ep) throws SQLException, WorkerError {
         String s = ep.path("socket").asText("");
         socket = s.isEmpty() ? null : s;
         if (socket != null) {
@@ -230,11 +226,11 @@ final class MariadbDriver extends Driver {
         props = props(ep);
         checkConfiguration();
         jdbc = new org.mariadb.jdbc.Driver(); // classes loaded before the clock
-        long start = System.nanoTime();
-        conn = jdbc.connect(url, props);
-        long connectNs = System.nanoTime() - start;
+    }
+
+    @Override
+    void opened(ObjectNode answer) throws SQLException {
         tid = serverTid(conn);
-        answer.put("connect_ns", connectNs);
         answer.put("server_pid", tid);
         answer.put("server_version", conn.getMetaData().getDatabaseProductVersion());
     }
@@ -247,60 +243,30 @@ final class MariadbDriver extends Driver {
 
     @Override
     void close() {
-        closeQuietly(conn);
-        conn = null;
+        super.close();
         tid = 0;
     }
 
     // ---- more clients (steps under load) --------------------------------------------------------
 
+    /** Its connection's serving thread is asked for only when wanted (serverPids), never inside
+     * an operation. */
     @Override
     Driver client() {
-        MariadbDriver c = new MariadbDriver();
-        c.name = name;
-        c.jdbc = jdbc;
-        c.url = url;
-        c.props = props;
-        c.socket = socket;
-        return c;
-    }
-
-    @Override
-    void connect(Step st) throws SQLException {
-        conn = jdbc.connect(url, props);
-        tid = 0; // asked for only when wanted (serverPids), never inside an operation
-    }
-
-    @Override
-    void attach(Step st, Connection c) {
-        conn = c;
-        tid = 0;
+        return new MariadbDriver(this);
     }
 
     /** Closes the step's statements (a PreparedStatement's COM_STMT_CLOSE has no answer); the
      * HANDLER goes with the connection, which is closed or goes back to a pool next. */
     @Override
     void release(Step st) {
-        closeQuietly(stmt, ps);
-        stmt = null;
-        ps = null;
-        decoders = null;
+        super.release(st);
         handlerOpen = false;
     }
 
     @Override
     String jdbcDriverClass() {
         return org.mariadb.jdbc.Driver.class.getName();
-    }
-
-    @Override
-    String jdbcUrl() {
-        return url;
-    }
-
-    @Override
-    Properties connectProperties(Step st) {
-        return props;
     }
 
     @Override
@@ -326,15 +292,8 @@ final class MariadbDriver extends Driver {
     // ---- steps --------------------------------------------------------------------------------
 
     @Override
-    Object adapt(Object v) {
-        return v instanceof GenTimestamp t ? Times.toLocal(t.micros()) : v;
-    }
-
-    @Override
-    void stepBegin(Step st) throws SQLException {
-        stmt = null;
-        ps = null;
-        decoders = null;
+    void stepBegin(Step st) throws SQLException, WorkerError {
+        super.stepBegin(st);
         handlerOpen = false;
         if (st.mode == Step.RECORD) {
             readFirst = "HANDLER " + st.handler + " READ FIRST LIMIT " + HANDLER_ROWS;
@@ -353,69 +312,28 @@ final class MariadbDriver extends Driver {
         handlerOpen = true;
     }
 
-    private Statement statement() throws SQLException {
-        if (stmt == null) {
-            stmt = conn.createStatement();
-            stmt.setEscapeProcessing(false);
-        }
-        return stmt;
+    /** One Statement per step, escape processing off: the text goes as it is. */
+    @Override
+    Statement createStatement(Step st) throws SQLException {
+        Statement s = conn.createStatement();
+        s.setEscapeProcessing(false);
+        return s;
     }
 
+    /** A keyed HANDLER read, or a record-level scan; the HANDLER is opened here on a
+     * per-request connection (inside its operation). */
     @Override
-    long op(Step st, int i) throws SQLException {
-        switch (st.kind) {
-            case Step.CONNECT: {
-                Connection c = jdbc.connect(url, props);
-                c.close();
-                return 0;
-            }
-            case Step.SCAN: {
-                if (st.mode == Step.RECORD)
-                    return recordScan(st);
-                return read(st, statement().executeQuery(st.sql));
-            }
-            case Step.EXEC: {
-                switch (st.mode) {
-                    case Step.LITERAL: {
-                        Statement s = statement();
-                        return st.fetch ? read(st, s.executeQuery(st.texts[i])) : s.executeUpdate(st.texts[i]);
-                    }
-                    case Step.RECORD: {
-                        if (!handlerOpen) // a per-request connection: opened inside its operation
-                            openHandler(st);
-                        return read(st, statement().executeQuery(st.texts[i]));
-                    }
-                    case Step.EXTENDED: {
-                        try (PreparedStatement p = conn.prepareStatement(st.sql)) {
-                            bind(p, st.params[i], null);
-                            return st.fetch ? read(st, p.executeQuery()) : p.executeUpdate();
-                        }
-                    }
-                    default: {
-                        if (ps == null) // prepared with the first execution, inside the first operation's time
-                            ps = conn.prepareStatement(st.sql);
-                        bind(ps, st.params[i], null);
-                        return st.fetch ? read(st, ps.executeQuery()) : ps.executeUpdate();
-                    }
-                }
-            }
-            case Step.BATCH:
-            default: {
-                conn.setAutoCommit(false);
-                if (ps == null)
-                    ps = conn.prepareStatement(st.sql);
-                int rows = batchGroup(ps, st, i, null);
-                conn.setAutoCommit(true); // commits the group
-                return rows;
-            }
-        }
+    long recordOp(Step st, int i) throws SQLException {
+        if (!handlerOpen)
+            openHandler(st);
+        if (st.kind == Step.SCAN)
+            return recordScan(st);
+        return read(st, statement(st).executeQuery(st.texts[i]));
     }
 
     /** Every record of the table: READ FIRST, then READ NEXT until a batch comes back short. */
     private long recordScan(Step st) throws SQLException {
-        if (!handlerOpen)
-            openHandler(st);
-        Statement s = statement();
+        Statement s = statement(st);
         long total = 0, got = read(st, s.executeQuery(readFirst));
         total += got;
         while (got == HANDLER_ROWS) {
@@ -425,9 +343,12 @@ final class MariadbDriver extends Driver {
         return total;
     }
 
-    private void decoders(ResultSetMetaData md) throws SQLException {
+    /** By the column's JDBC type from the result's own column definitions (no catalog query). */
+    @Override
+    byte[] decoders(ResultSet rs) throws SQLException {
+        ResultSetMetaData md = rs.getMetaData();
         int nc = md.getColumnCount();
-        decoders = new byte[nc];
+        byte[] decoders = new byte[nc];
         for (int c = 0; c < nc; c++) {
             int j = c + 1;
             decoders[c] = switch (md.getColumnType(j)) {
@@ -444,30 +365,7 @@ final class MariadbDriver extends Driver {
                 default -> D_TEXT; // CHAR, VARCHAR, LONGVARCHAR (TEXT), CLOB, and anything else
             };
         }
-    }
-
-    /** Reads every row of rs, decoding every value; returns the number of rows. */
-    private long read(Step st, ResultSet rs) throws SQLException {
-        try (rs) {
-            if (decoders == null)
-                decoders(rs.getMetaData());
-            return readRows(st, rs, decoders, null);
-        }
-    }
-
-    @Override
-    void txnBegin(Step st) throws SQLException {
-        conn.setAutoCommit(false);
-    }
-
-    @Override
-    void txnCommit(Step st) throws SQLException {
-        conn.setAutoCommit(true); // 'set autocommit=1' commits the open transaction
-    }
-
-    @Override
-    void recover(Step st) {
-        rollbackIfOpen(conn);
+        return decoders;
     }
 
     @Override

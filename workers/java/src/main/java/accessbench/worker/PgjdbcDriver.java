@@ -22,10 +22,10 @@ import org.postgresql.util.DriverInfo;
 /** java-pgjdbc: the PostgreSQL JDBC driver (pgjdbc), with every behaviour that would change a
  * mode's meaning pinned (see settings()).
  *
- * Two connections are opened at open time: "main" (preferQueryMode=extended,
+ * Two connections are opened at open time: "main" (conn: preferQueryMode=extended,
  * prepareThreshold=0) for extended, prepared, scans and batches, and "simple"
  * (preferQueryMode=simple) for the literal mode. */
-final class PgjdbcDriver extends Driver {
+final class PgjdbcDriver extends JdbcDriver {
     // type OIDs (catalog/pg_type_d.h)
     private static final int BOOLOID = 16, BYTEAOID = 17, INT8OID = 20, INT2OID = 21, INT4OID = 23, OIDOID = 26,
             XIDOID = 28, CIDOID = 29, FLOAT4OID = 700, FLOAT8OID = 701, DATEOID = 1082, TIMEOID = 1083,
@@ -37,23 +37,24 @@ final class PgjdbcDriver extends Driver {
     private int fetchSize = 0;
     private boolean rewriteBatchedInserts = false;
 
-    private org.postgresql.Driver jdbc;
-    private String url;
-    private Properties mainProps, simpleProps;
-    private Connection main, simple;
+    private Properties simpleProps; // props: the main connection's
+    private Connection simple;      // conn: the main connection
     private long mainPid, simplePid;
     private boolean unixSocket;
 
-    // per step
-    private Statement stmt;        // literal (simple connection) or scan (main)
-    private PreparedStatement ps;  // extended / prepared / batch
-    private byte[] decoders;       // per column, from the step's first result
+    // per step: stmt is literal's (simple connection) or a scan's (main); ps is extended's,
+    // prepared's or a batch's; nullTypes are the SQL types of each parameter's other values
     private boolean hasFloat4;
-    private int[] nullTypes;       // per parameter: the SQL type setNull binds
 
-    @Override
-    String base() {
-        return "java-pgjdbc";
+    PgjdbcDriver() {
+    }
+
+    private PgjdbcDriver(PgjdbcDriver of) {
+        super(of);
+        fetchSize = of.fetchSize;
+        rewriteBatchedInserts = of.rewriteBatchedInserts;
+        simpleProps = of.simpleProps;
+        unixSocket = of.unixSocket;
     }
 
     @Override
@@ -189,7 +190,7 @@ final class PgjdbcDriver extends Driver {
     }
 
     @Override
-    void open(JsonNode ep, ObjectNode answer) throws SQLException, WorkerError {
+    void useEndpoint(JsonNode ep) throws WorkerError {
         String host = ep.path("host").asText("");
         String port = ep.path("port").asText("5432");
         unixSocket = host.startsWith("/");
@@ -202,17 +203,18 @@ final class PgjdbcDriver extends Driver {
             }
         }
         url = serverUrl("jdbc:postgresql://", unixSocket ? "localhost" : host, port, ep);
-        mainProps = props(ep, false);
+        props = props(ep, false);
         simpleProps = props(ep, true);
         jdbc = new org.postgresql.Driver(); // classes loaded before the clock
-        long start = System.nanoTime();
-        main = jdbc.connect(url, mainProps);
-        long connectNs = System.nanoTime() - start;
+    }
+
+    /** The simple connection, opened after connect_ns; both backends' pids. */
+    @Override
+    void opened(ObjectNode answer) throws SQLException {
         simple = jdbc.connect(url, simpleProps);
-        PGConnection pg = main.unwrap(PGConnection.class);
+        PGConnection pg = conn.unwrap(PGConnection.class);
         mainPid = pg.getBackendPID();
         simplePid = simple.unwrap(PGConnection.class).getBackendPID();
-        answer.put("connect_ns", connectNs);
         answer.put("server_pid", mainPid);
         String version = pg.getParameterStatus("server_version");
         if (version != null)
@@ -221,32 +223,25 @@ final class PgjdbcDriver extends Driver {
 
     @Override
     void close() {
-        closeQuietly(main, simple);
-        main = simple = null;
+        super.close();
+        closeQuietly(simple);
+        simple = null;
     }
 
     private static boolean usesSimple(Step st) {
         return st.kind == Step.EXEC && st.mode == Step.LITERAL;
     }
 
-    private Connection conn(Step st) {
-        return usesSimple(st) ? simple : main;
+    @Override
+    Connection conn(Step st) {
+        return usesSimple(st) ? simple : conn;
     }
 
     // ---- more clients (steps under load) --------------------------------------------------------
 
     @Override
     Driver client() {
-        PgjdbcDriver c = new PgjdbcDriver();
-        c.name = name;
-        c.fetchSize = fetchSize;
-        c.rewriteBatchedInserts = rewriteBatchedInserts;
-        c.jdbc = jdbc;
-        c.url = url;
-        c.mainProps = mainProps;
-        c.simpleProps = simpleProps;
-        c.unixSocket = unixSocket;
-        return c;
+        return new PgjdbcDriver(this);
     }
 
     /** One connection, of the kind the step's mode uses (a client needs no second one). */
@@ -256,8 +251,8 @@ final class PgjdbcDriver extends Driver {
             simple = jdbc.connect(url, simpleProps);
             simplePid = simple.unwrap(PGConnection.class).getBackendPID();
         } else {
-            main = jdbc.connect(url, mainProps);
-            mainPid = main.unwrap(PGConnection.class).getBackendPID();
+            super.connect(st);
+            mainPid = conn.unwrap(PGConnection.class).getBackendPID();
         }
     }
 
@@ -266,17 +261,7 @@ final class PgjdbcDriver extends Driver {
         if (usesSimple(st))
             simple = c;
         else
-            main = c;
-    }
-
-    /** stepEnd without its isValid: the Close of a named statement goes with the connection's
-     * next message (the Terminate of a per-request connection, or the next borrower's query). */
-    @Override
-    void release(Step st) {
-        closeQuietly(stmt, ps);
-        stmt = null;
-        ps = null;
-        decoders = null;
+            super.attach(st, c);
     }
 
     @Override
@@ -285,13 +270,8 @@ final class PgjdbcDriver extends Driver {
     }
 
     @Override
-    String jdbcUrl() {
-        return url;
-    }
-
-    @Override
     Properties connectProperties(Step st) {
-        return usesSimple(st) ? simpleProps : mainProps;
+        return usesSimple(st) ? simpleProps : props;
     }
 
     @Override
@@ -305,11 +285,6 @@ final class PgjdbcDriver extends Driver {
     }
 
     // ---- steps --------------------------------------------------------------------------------
-
-    @Override
-    Object adapt(Object v) {
-        return v instanceof GenTimestamp t ? Times.toLocal(t.micros()) : v;
-    }
 
     private static int sqlType(Object v) {
         if (v instanceof Long || v instanceof Integer)
@@ -328,10 +303,8 @@ final class PgjdbcDriver extends Driver {
     }
 
     @Override
-    void stepBegin(Step st) throws WorkerError {
-        stmt = null;
-        ps = null;
-        decoders = null;
+    void stepBegin(Step st) throws SQLException, WorkerError {
+        super.stepBegin(st);
         if (fetchSize > 0 && st.kind == Step.EXEC && st.mode == Step.LITERAL && st.fetch)
             throw WorkerError.unsupported("fetchSize=" + fetchSize + " with literal reads: the simple query protocol "
                     + "has no row-limited Execute, so pgjdbc would read the whole result anyway");
@@ -349,58 +322,50 @@ final class PgjdbcDriver extends Driver {
         }
     }
 
-    private PreparedStatement prepared(Step st, int threshold) throws SQLException {
-        if (ps == null) { // made in the first operation, inside its time
-            ps = main.prepareStatement(st.sql);
-            ps.unwrap(PGStatement.class).setPrepareThreshold(threshold);
-            if (fetchSize > 0)
-                ps.setFetchSize(fetchSize);
-        }
-        return ps;
+    /** A scan's Statement is on the main connection, with the fetch size; literal's on the
+     * simple one. */
+    @Override
+    Statement createStatement(Step st) throws SQLException {
+        Statement s = conn(st).createStatement();
+        if (fetchSize > 0 && !usesSimple(st))
+            s.setFetchSize(fetchSize);
+        return s;
     }
 
     @Override
-    long op(Step st, int i) throws SQLException {
-        switch (st.kind) {
-            case Step.CONNECT: {
-                Connection c = jdbc.connect(url, mainProps);
-                c.close();
-                return 0;
-            }
-            case Step.SCAN: {
-                if (stmt == null) {
-                    stmt = main.createStatement();
-                    if (fetchSize > 0)
-                        stmt.setFetchSize(fetchSize);
-                }
-                if (fetchSize > 0)
-                    return cursorRead(st, () -> stmt.executeQuery(st.sql));
-                return read(st, stmt.executeQuery(st.sql));
-            }
-            case Step.EXEC: {
-                if (st.mode == Step.LITERAL) {
-                    if (stmt == null)
-                        stmt = simple.createStatement();
-                    return st.fetch ? read(st, stmt.executeQuery(st.texts[i])) : stmt.executeUpdate(st.texts[i]);
-                }
-                PreparedStatement p = prepared(st, st.mode == Step.PREPARED ? 1 : 0);
-                bind(p, st.params[i], nullTypes);
-                if (!st.fetch)
-                    return p.executeUpdate();
-                if (fetchSize > 0)
-                    return cursorRead(st, p::executeQuery);
-                return read(st, p.executeQuery());
-            }
-            case Step.BATCH:
-            default: {
-                PreparedStatement p = prepared(st, 1);
-                main.setAutoCommit(false);
-                int rows = batchGroup(p, st, i, nullTypes);
-                main.commit();
-                main.setAutoCommit(true);
-                return rows;
-            }
-        }
+    long scanOp(Step st) throws SQLException {
+        Statement s = statement(st);
+        if (fetchSize > 0)
+            return cursorRead(st, () -> s.executeQuery(st.sql));
+        return read(st, s.executeQuery(st.sql));
+    }
+
+    /** extended: one PreparedStatement per step too (made in the first operation), whose
+     * threshold 0 has pgjdbc Parse an unnamed statement at every execution. */
+    @Override
+    long extendedOp(Step st, int i) throws SQLException {
+        return preparedOp(st, i);
+    }
+
+    /** The step's PreparedStatement on the main connection: prepare threshold 0 for extended
+     * (unnamed, parsed every time), 1 for prepared and batch (named, parsed in the first
+     * execution). */
+    @Override
+    PreparedStatement prepare(Step st) throws SQLException {
+        PreparedStatement p = conn.prepareStatement(st.sql);
+        p.unwrap(PGStatement.class).setPrepareThreshold(st.mode == Step.EXTENDED ? 0 : 1);
+        if (fetchSize > 0)
+            p.setFetchSize(fetchSize);
+        return p;
+    }
+
+    @Override
+    long execute(Step st, PreparedStatement p) throws SQLException {
+        if (!st.fetch)
+            return p.executeUpdate();
+        if (fetchSize > 0)
+            return cursorRead(st, p::executeQuery);
+        return read(st, p.executeQuery());
     }
 
     private interface Query {
@@ -410,21 +375,22 @@ final class PgjdbcDriver extends Driver {
     /** pgjdbc reads with a cursor (fetchSize rows per Execute) only with autocommit off: one
      * transaction per read, unless commit_every has one open. */
     private long cursorRead(Step st, Query q) throws SQLException {
-        boolean own = main.getAutoCommit();
+        boolean own = conn.getAutoCommit();
         if (own)
-            main.setAutoCommit(false);
+            txnBegin(st);
         long rows = read(st, q.run());
-        if (own) {
-            main.commit();
-            main.setAutoCommit(true);
-        }
+        if (own)
+            txnCommit(st);
         return rows;
     }
 
-    private void decoders(ResultSet rs) throws SQLException {
+    /** By type OID (PgResultSet.getColumnOID; ResultSetMetaData.getColumnTypeName would query
+     * the catalog). */
+    @Override
+    byte[] decoders(ResultSet rs) throws SQLException {
         PgResultSet pg = rs.unwrap(PgResultSet.class);
         int nc = rs.getMetaData().getColumnCount();
-        decoders = new byte[nc];
+        byte[] decoders = new byte[nc];
         hasFloat4 = false;
         for (int c = 0; c < nc; c++) {
             decoders[c] = switch (pg.getColumnOID(c + 1)) {
@@ -442,30 +408,24 @@ final class PgjdbcDriver extends Driver {
             };
             hasFloat4 |= decoders[c] == D_FLOAT4;
         }
+        return decoders;
     }
 
-    /** Reads every row of rs, decoding every value; returns the number of rows. */
-    private long read(Step st, ResultSet rs) throws SQLException {
-        try (rs) {
-            if (decoders == null)
-                decoders(rs);
-            boolean[] binary = null;
-            if (hasFloat4) { // pgjdbc switches a named statement to binary results after its first execution
-                final int nc = decoders.length;
-                PGResultSetMetaData md = rs.getMetaData().unwrap(PGResultSetMetaData.class);
-                binary = new boolean[nc];
-                for (int c = 0; c < nc; c++)
-                    binary[c] = md.getFormat(c + 1) == 1;
-            }
-            return readRows(st, rs, decoders, binary);
-        }
-    }
-
+    /** pgjdbc switches a named statement to binary results after its first execution: a float4
+     * column's decoder reads the format of each result. */
     @Override
-    void txnBegin(Step st) throws SQLException {
-        conn(st).setAutoCommit(false);
+    boolean[] binaryColumns(ResultSet rs) throws SQLException {
+        if (!hasFloat4)
+            return null;
+        final int nc = decoders.length;
+        PGResultSetMetaData md = rs.getMetaData().unwrap(PGResultSetMetaData.class);
+        boolean[] binary = new boolean[nc];
+        for (int c = 0; c < nc; c++)
+            binary[c] = md.getFormat(c + 1) == 1;
+        return binary;
     }
 
+    /** COMMIT (pgjdbc's commit: a round trip), then autocommit back on. */
     @Override
     void txnCommit(Step st) throws SQLException {
         Connection c = conn(st);
@@ -475,22 +435,22 @@ final class PgjdbcDriver extends Driver {
 
     @Override
     void recover(Step st) {
-        rollbackIfOpen(main);
+        super.recover(st);
         rollbackIfOpen(simple);
     }
 
+    /** release, then the Close of a named statement sent at once. (A client's release alone
+     * leaves it to the connection's next message: the Terminate of a per-request connection, or
+     * the next borrower's query.) */
     @Override
     void stepEnd(Step st) {
-        closeQuietly(stmt, ps);
         boolean serverPrepared = ps != null && (st.kind == Step.BATCH || st.mode == Step.PREPARED);
-        stmt = null;
-        ps = null;
-        decoders = null;
-        if (serverPrepared && main != null) {
+        release(st);
+        if (serverPrepared && conn != null) {
             // pgjdbc sends the Close of the released named statement with the connection's next
             // query; isValid sends that now (an empty query), so no step carries it.
             try {
-                main.isValid(10);
+                conn.isValid(10);
             } catch (SQLException e) {
                 System.err.println("abworker-java: isValid: " + e);
             }

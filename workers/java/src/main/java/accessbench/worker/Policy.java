@@ -243,11 +243,11 @@ final class Policy {
                 for (Connection c : held)
                     driverOf(c);
             } catch (Exception | Error e) {
-                Driver.closeQuietly(held);
+                JdbcDriver.closeQuietly(held);
                 made.close();
                 throw e;
             }
-            Driver.closeQuietly(held);
+            JdbcDriver.closeQuietly(held);
             ds = made;
         }
 

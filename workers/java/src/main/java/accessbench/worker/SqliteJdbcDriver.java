@@ -3,10 +3,10 @@ package accessbench.worker;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import org.sqlite.SQLiteConfig;
@@ -15,21 +15,17 @@ import org.sqlite.SQLiteJDBCLoader;
 
 /** java-sqlite-jdbc: xerial's sqlite-jdbc (the SQLite C library bundled with a JNI binding),
  * in process. */
-final class SqliteJdbcDriver extends Driver {
+final class SqliteJdbcDriver extends JdbcDriver {
     static final int BUSY_TIMEOUT_MS = 5000; // what Python's sqlite3 and c-sqlite use
 
-    private org.sqlite.JDBC jdbc;
-    private String url;
-    private Properties props;
-    private Connection conn;
     private String sqliteVersion;
 
-    // per step
-    private PreparedStatement ps; // prepared mode / batch: made in the first operation
+    SqliteJdbcDriver() {
+    }
 
-    @Override
-    String base() {
-        return "java-sqlite-jdbc";
+    private SqliteJdbcDriver(SqliteJdbcDriver of) {
+        super(of);
+        sqliteVersion = of.sqliteVersion;
     }
 
     @Override
@@ -95,6 +91,8 @@ final class SqliteJdbcDriver extends Driver {
         s.put("rows changed", "executeUpdate (sqlite3_changes)");
     }
 
+    /** The xerial result code name (e.g. SQLITE_CONSTRAINT_PRIMARYKEY). */
+    @Override
     String sqlstate(SQLException e) {
         if (e instanceof SQLiteException s && s.getResultCode() != null)
             return s.getResultCode().name();
@@ -102,7 +100,7 @@ final class SqliteJdbcDriver extends Driver {
     }
 
     @Override
-    void open(JsonNode ep, ObjectNode answer) throws SQLException, WorkerError {
+    void useEndpoint(JsonNode ep) throws WorkerError {
         String file = ep.path("file").asText("");
         if (file.isEmpty())
             throw WorkerError.protocol("the sqlite endpoint needs a file");
@@ -117,60 +115,23 @@ final class SqliteJdbcDriver extends Driver {
         props = cfg.toProperties();
         url = "jdbc:sqlite:" + file;
         jdbc = new org.sqlite.JDBC();
-        long start = System.nanoTime();
-        conn = jdbc.connect(url, props);
-        answer.put("connect_ns", System.nanoTime() - start);
-        answer.put("server_version", conn.getMetaData().getDatabaseProductVersion());
     }
 
     @Override
-    void close() {
-        closeQuietly(conn);
-        conn = null;
+    void opened(ObjectNode answer) throws SQLException {
+        answer.put("server_version", conn.getMetaData().getDatabaseProductVersion());
     }
 
     // ---- more clients (steps under load) --------------------------------------------------------
 
     @Override
     Driver client() {
-        SqliteJdbcDriver c = new SqliteJdbcDriver();
-        c.name = name;
-        c.jdbc = jdbc;
-        c.url = url;
-        c.props = props;
-        c.sqliteVersion = sqliteVersion;
-        return c;
-    }
-
-    @Override
-    void connect(Step st) throws SQLException {
-        conn = jdbc.connect(url, props);
-    }
-
-    @Override
-    void attach(Step st, Connection c) {
-        conn = c;
-    }
-
-    @Override
-    void release(Step st) {
-        closeQuietly(ps);
-        ps = null;
+        return new SqliteJdbcDriver(this);
     }
 
     @Override
     String jdbcDriverClass() {
         return org.sqlite.JDBC.class.getName();
-    }
-
-    @Override
-    String jdbcUrl() {
-        return url;
-    }
-
-    @Override
-    Properties connectProperties(Step st) {
-        return props;
     }
 
     @Override
@@ -184,94 +145,29 @@ final class SqliteJdbcDriver extends Driver {
         return v instanceof GenTimestamp t ? Times.format(t.micros(), false) : v;
     }
 
+    /** A new Statement per scan. */
     @Override
-    void stepBegin(Step st) {
-        ps = null;
-    }
-
-    @Override
-    long op(Step st, int i) throws SQLException {
-        switch (st.kind) {
-            case Step.CONNECT: {
-                Connection c = jdbc.connect(url, props);
-                c.close();
-                return 0;
-            }
-            case Step.SCAN: {
-                try (Statement s = conn.createStatement()) {
-                    return read(st, s.executeQuery(st.sql));
-                }
-            }
-            case Step.EXEC: {
-                if (st.mode == Step.LITERAL) {
-                    try (Statement s = conn.createStatement()) {
-                        return st.fetch ? read(st, s.executeQuery(st.texts[i])) : s.executeUpdate(st.texts[i]);
-                    }
-                }
-                if (st.mode == Step.EXTENDED) {
-                    try (PreparedStatement p = conn.prepareStatement(st.sql)) {
-                        bind(p, st.params[i], null);
-                        return st.fetch ? read(st, p.executeQuery()) : p.executeUpdate();
-                    }
-                }
-                if (ps == null) // parsed once, inside the first operation's time
-                    ps = conn.prepareStatement(st.sql);
-                bind(ps, st.params[i], null);
-                return st.fetch ? read(st, ps.executeQuery()) : ps.executeUpdate();
-            }
-            case Step.BATCH:
-            default: {
-                conn.setAutoCommit(false);
-                if (ps == null)
-                    ps = conn.prepareStatement(st.sql);
-                int rows = batchGroup(ps, st, i, null);
-                conn.setAutoCommit(true);
-                return rows;
-            }
+    long scanOp(Step st) throws SQLException {
+        try (Statement s = conn.createStatement()) {
+            return read(st, s.executeQuery(st.sql));
         }
     }
 
-    /** Reads every row of rs, each value decoded by its storage class; returns the rows. */
-    private static long read(Step st, ResultSet rs) throws SQLException {
-        try (rs) {
-            final int nc = rs.getMetaData().getColumnCount();
-            final Row row = st.row;
-            long count = 0;
-            while (rs.next()) {
-                row.reset(nc);
-                for (int c = 0; c < nc; c++) {
-                    Object v = rs.getObject(c + 1);
-                    if (v == null)
-                        row.setNull(c);
-                    else if (v instanceof Integer x)
-                        row.setLong(c, x);
-                    else if (v instanceof Long x)
-                        row.setLong(c, x);
-                    else if (v instanceof Double x)
-                        row.setDouble(c, x);
-                    else if (v instanceof String)
-                        row.set(c, Row.TEXT, v);
-                    else if (v instanceof byte[])
-                        row.set(c, Row.BYTES, v);
-                    else
-                        row.set(c, Row.TEXT, v.toString());
-                }
-                st.emit(row);
-                count++;
-            }
-            st.ncols = nc;
-            return count;
+    /** literal: a new Statement per operation (prepare + step + finalize). */
+    @Override
+    long literalOp(Step st, int i) throws SQLException {
+        try (Statement s = conn.createStatement()) {
+            return execute(st, s, st.texts[i]);
         }
     }
 
+    /** Every value by its storage class (sqlite3_column_type): getObject gives Integer/Long,
+     * Double, String, byte[] or null. */
     @Override
-    void txnBegin(Step st) throws SQLException {
-        conn.setAutoCommit(false);
-    }
-
-    @Override
-    void txnCommit(Step st) throws SQLException {
-        conn.setAutoCommit(true);
+    byte[] decoders(ResultSet rs) throws SQLException {
+        byte[] decoders = new byte[rs.getMetaData().getColumnCount()];
+        Arrays.fill(decoders, D_VALUE);
+        return decoders;
     }
 
     @Override
@@ -285,11 +181,5 @@ final class SqliteJdbcDriver extends Driver {
         } catch (SQLException e) {
             // no transaction was open: the usual case
         }
-    }
-
-    @Override
-    void stepEnd(Step st) {
-        closeQuietly(ps);
-        ps = null;
     }
 }

@@ -1,10 +1,13 @@
 package accessbench.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
 
-/** One step as parsed from its message, with everything made before the clock starts. */
+/** One step as parsed from its message, with everything made before the clock starts: parse
+ * answers every protocol error (and a mode or policy the method lacks) before anything runs. */
 final class Step {
     static final int CONNECT = 0, SCAN = 1, EXEC = 2, BATCH = 3;
+    static final String[] KINDS = {"connect", "scan", "exec", "batch"};
     static final int NONE = 0, LITERAL = 1, EXTENDED = 2, PREPARED = 3, RECORD = 4;
     static final String[] MODES = {"", "literal", "extended", "prepared", "record"};
 
@@ -23,9 +26,137 @@ final class Step {
     String recordIndex;   // name (one per step, the same on every connection: HANDLER names are per
     String handler;       // session)
     JsonNode endpoint;
+    String latencyFile;   // timed pass: where the per-operation latencies go; null: nowhere
+    Load load;            // steps under load: clients, duration, rate, policy; null: a plain step
     Checksum sink;        // verification: every decoded row goes here; null when timed
     int ncols;            // set by the driver: columns of the rows it read
     final Row row = new Row(); // the decode buffer, reused for every row
+
+    private static int handlers; // record steps so far: each names its HANDLER ab_h<n>
+
+    /** The step a message asks for, on the session's endpoint, for drv (its modes, and its
+     * parameter types: adapt) of the method methodName. Its parameters are generated (and for
+     * literal, inlined) here, before any clock starts. */
+    static Step parse(JsonNode msg, JsonNode endpoint, Driver drv, String methodName) throws WorkerError {
+        Step st = new Step();
+        st.kind = kind(msg);
+        long n = Fields.integer(msg, "iterations", -1);
+        if (n < 0 || n > Integer.MAX_VALUE - 8)
+            throw WorkerError.protocol("a step needs iterations >= 0");
+        st.n = (int) n;
+        long every = Fields.integer(msg, "commit_every", 0);
+        st.commitEvery = st.kind == EXEC && every > 0 ? (int) Math.min(every, Integer.MAX_VALUE) : 0;
+        long batch = Fields.integer(msg, "batch", 0);
+        st.verify = Fields.truthy(msg.get("verify"));
+        st.fetch = st.kind == SCAN || (st.kind == EXEC && Fields.truthy(msg.get("fetch")));
+        st.endpoint = endpoint;
+        JsonNode lf = msg.get("latency_file");
+        st.latencyFile = lf != null && lf.isTextual() ? lf.textValue() : null;
+        List<String> segments = null;
+        if (st.kind != CONNECT) {
+            JsonNode sql = msg.get("sql");
+            if (sql == null || !sql.isTextual())
+                throw WorkerError.protocol("a " + KINDS[st.kind] + " step needs sql");
+            st.sql = sql.textValue();
+            segments = SqlText.segments(st.sql);
+            st.nparams = segments.size() - 1;
+        }
+        st.mode = mode(msg, st.kind);
+        if (st.mode != NONE && !drv.modes().contains(MODES[st.mode]))
+            throw WorkerError.unsupported(methodName + " has no " + MODES[st.mode] + " mode");
+        if (st.mode == RECORD)
+            st.record(msg);
+        if (st.kind == BATCH) {
+            if (batch < 1)
+                throw WorkerError.protocol("a batch step needs batch >= 1");
+            st.batch = (int) Math.min(batch, Integer.MAX_VALUE);
+            st.nops = (int) ((n + st.batch - 1) / st.batch);
+        } else {
+            st.nops = st.n;
+        }
+        st.generate(msg.get("params"), segments, drv);
+        st.load = Load.parse(msg);
+        if (st.load != null)
+            Policy.checkCommitEvery(st, st.load.policy);
+        return st;
+    }
+
+    private static int kind(JsonNode msg) throws WorkerError {
+        String kind = msg.path("kind").asText(null);
+        if (kind == null)
+            throw WorkerError.protocol("a step needs a kind");
+        return switch (kind) {
+            case "connect" -> CONNECT;
+            case "scan" -> SCAN;
+            case "exec" -> EXEC;
+            case "batch" -> BATCH;
+            default -> throw WorkerError.protocol("unknown step kind '" + kind + "'");
+        };
+    }
+
+    /** An exec step's mode; a scan's only mode is record (its other modes mean nothing). */
+    private static int mode(JsonNode msg, int kind) throws WorkerError {
+        String mode = msg.path("mode").asText(null);
+        if (kind == EXEC) {
+            if (mode == null)
+                throw WorkerError.protocol("an exec step needs a mode");
+            return switch (mode) {
+                case "literal" -> LITERAL;
+                case "extended" -> EXTENDED;
+                case "prepared" -> PREPARED;
+                case "record" -> RECORD;
+                default -> throw WorkerError.protocol("unknown mode '" + mode + "'");
+            };
+        }
+        return kind != CONNECT && "record".equals(mode) ? RECORD : NONE;
+    }
+
+    /** A record-level step (PROTOCOL.md "Record-level access"): a scan of record.table, or an
+     * exec keyed on record.index; the handler's name is chosen here, once for every client. */
+    private void record(JsonNode msg) throws WorkerError {
+        JsonNode rec = msg.get("record");
+        if (rec == null || !rec.isObject() || !rec.path("table").isTextual())
+            throw WorkerError.protocol("a record step needs record: {\"table\": …}");
+        recordTable = rec.get("table").textValue();
+        JsonNode index = rec.get("index");
+        recordIndex = index != null && index.isTextual() && !index.textValue().isEmpty() ? index.textValue() : null;
+        if (kind == BATCH || (kind == EXEC && recordIndex == null))
+            throw WorkerError.unsupported("record-level access reads: a scan, or an exec step keyed on an index");
+        handler = "ab_h" + (++handlers);
+    }
+
+    /** The parameters, generated (and for literal, inlined; for a keyed record read, the key
+     * as literals) and adapted to the driver's types: all before the clock. */
+    private void generate(JsonNode specs, List<String> segments, Driver drv) throws WorkerError {
+        int nspecs = specs != null && specs.isArray() ? specs.size() : 0;
+        if (kind == SCAN && nparams != 0)
+            throw WorkerError.protocol("a scan runs one query without params, but the sql has " + nparams + " markers");
+        if (kind != EXEC && kind != BATCH)
+            return;
+        if (nspecs != nparams)
+            throw WorkerError.protocol(nparams + " markers but " + nspecs + " params");
+        Gen[] gens = new Gen[nspecs];
+        for (int k = 0; k < nspecs; k++)
+            gens[k] = new Gen(specs.get(k));
+        params = new Object[n][nspecs];
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < nspecs; k++)
+                params[i][k] = gens[k].next(i);
+        String dialect = endpoint.path("dbms").asText();
+        if (kind == EXEC && mode == LITERAL) {
+            texts = new String[n];
+            for (int i = 0; i < n; i++)
+                texts[i] = SqlText.inline(segments, params[i], dialect);
+        } else if (mode == RECORD) { // the key as literals: HANDLER h READ `index` = (…)
+            String read = "HANDLER " + handler + " READ `" + recordIndex + "` = (";
+            texts = new String[n];
+            for (int i = 0; i < n; i++)
+                texts[i] = read + SqlText.literals(params[i], dialect) + ")";
+        }
+        for (Object[] row : params)
+            for (int k = 0; k < nspecs; k++)
+                row[k] = drv.adapt(row[k]);
+    }
 
     /** The same step for one more client of a loaded step: the parameters and texts are
      * shared (read only), the decode buffer and what the driver learns are the client's own. */
