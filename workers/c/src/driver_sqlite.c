@@ -246,9 +246,51 @@ static int once(sqlite3 *db, ab_step *st, const char *sql, size_t len, const ab_
     return rc;
 }
 
-static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
+/* reset + clear_bindings, then bind row and step: a prepared statement run again */
+static int step_again(sqlite3 *db, ab_step *st, sqlite3_stmt *s, const ab_param *row, int reads, int64_t *count)
+{
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return bind_row(db, s, row, st->nparams) || run(db, st, s, reads, count) ? -1 : 0;
+}
+
+static int exec_op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
 {
     sqlite3 *db = c->db;
+    const ab_param *row = &st->params[i * st->nparams];
+    if (st->mode == M_LITERAL)
+        return once(db, st, st->texts[i], st->text_lens[i], NULL, st->fetch, count);
+    if (st->mode == M_EXTENDED)
+        return once(db, st, st->sql, strlen(st->sql), row, st->fetch, count);
+    if (c->prepared)
+        return step_again(db, st, c->prepared, row, st->fetch, count);
+    /* parsed once, inside the first operation's time */
+    if (prepare(db, st->sql, strlen(st->sql), &c->prepared))
+        return -1;
+    return bind_row(db, c->prepared, row, st->nparams) || run(db, st, c->prepared, st->fetch, count) ? -1 : 0;
+}
+
+static int batch_op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
+{
+    int64_t first, last;
+    ab_batch_group(st, i, &first, &last);
+    if (run_txn(c, 0))
+        return -1;
+    if (!c->prepared && prepare(c->db, st->sql, strlen(st->sql), &c->prepared))
+        return -1;
+    for (int64_t r = first; r < last; r++) {
+        int64_t changed;
+        if (step_again(c->db, st, c->prepared, &st->params[r * st->nparams], 0, &changed))
+            return -1;
+    }
+    if (run_txn(c, 1))
+        return -1;
+    *count = last - first;
+    return 0;
+}
+
+static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
+{
     switch (st->kind) {
     case K_CONNECT: {
         sqlite3 *h = NULL;
@@ -259,42 +301,11 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
         return 0;
     }
     case K_SCAN:
-        return once(db, st, st->sql, strlen(st->sql), NULL, 1, count);
-    case K_EXEC: {
-        const ab_param *row = &st->params[i * st->nparams];
-        if (st->mode == M_LITERAL)
-            return once(db, st, st->texts[i], st->text_lens[i], NULL, st->fetch, count);
-        if (st->mode == M_EXTENDED)
-            return once(db, st, st->sql, strlen(st->sql), row, st->fetch, count);
-        if (!c->prepared) { /* parsed once, inside the first operation's time */
-            if (prepare(db, st->sql, strlen(st->sql), &c->prepared))
-                return -1;
-        } else {
-            sqlite3_reset(c->prepared);
-            sqlite3_clear_bindings(c->prepared);
-        }
-        return bind_row(db, c->prepared, row, st->nparams) || run(db, st, c->prepared, st->fetch, count) ? -1 : 0;
-    }
-    case K_BATCH: {
-        int64_t first, last;
-        ab_batch_group(st, i, &first, &last);
-        if (run_txn(c, 0))
-            return -1;
-        if (!c->prepared && prepare(db, st->sql, strlen(st->sql), &c->prepared))
-            return -1;
-        for (int64_t r = first; r < last; r++) {
-            int64_t changed;
-            sqlite3_reset(c->prepared);
-            sqlite3_clear_bindings(c->prepared);
-            if (bind_row(db, c->prepared, &st->params[r * st->nparams], st->nparams) ||
-                run(db, st, c->prepared, 0, &changed))
-                return -1;
-        }
-        if (run_txn(c, 1))
-            return -1;
-        *count = last - first;
-        return 0;
-    }
+        return once(c->db, st, st->sql, strlen(st->sql), NULL, 1, count);
+    case K_EXEC:
+        return exec_op(c, st, i, count);
+    case K_BATCH:
+        return batch_op(c, st, i, count);
     }
     return ab_fail("internal", NULL, "unknown step kind");
 }
