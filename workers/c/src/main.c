@@ -316,12 +316,27 @@ static json_t *on_close(json_t *msg)
     return json_object();
 }
 
+/* A generated value as the generate op answers it: the spec's own JSON for choice/const. */
+static json_t *generated_json(const ab_param *p, json_t *src)
+{
+    char ts[40];
+    if (src)
+        return json_incref(src);
+    if (p->type == AB_NULL)
+        return json_null();
+    if (p->type == AB_INT)
+        return json_integer(p->i);
+    if (p->type == AB_TIMESTAMP)
+        return json_stringn(ts, ab_format_timestamp(p->i, ts, 1));
+    return json_stringn(p->text, p->len);
+}
+
 static json_t *on_generate(json_t *msg)
 {
     int64_t count;
     ab_arena arena = {0};
     ab_gen g;
-    char err[256], ts[40];
+    char err[256];
     if (get_int(msg, "count", 0, &count))
         return NULL;
     if (ab_gen_init(&g, json_object_get(msg, "spec"), &arena, err, sizeof err)) {
@@ -334,16 +349,7 @@ static json_t *on_generate(json_t *msg)
         ab_param p;
         json_t *src;
         ab_gen_next(&g, i, &p, &arena, &src);
-        if (src)
-            json_array_append(values, src);
-        else if (p.type == AB_NULL)
-            json_array_append_new(values, json_null());
-        else if (p.type == AB_INT)
-            json_array_append_new(values, json_integer(p.i));
-        else if (p.type == AB_TIMESTAMP)
-            json_array_append_new(values, json_stringn(ts, ab_format_timestamp(p.i, ts, 1)));
-        else
-            json_array_append_new(values, json_stringn(p.text, p.len));
+        json_array_append_new(values, generated_json(&p, src));
     }
     ab_arena_free(&arena);
     json_t *a = json_object();
@@ -509,31 +515,36 @@ static json_t *on_histogram(json_t *msg)
     return a;
 }
 
+/* A schedule message's rate, count, arrival and seed, checked. */
+static int parse_schedule(json_t *msg, double *rate, int64_t *count, int *poisson, uint64_t *seed)
+{
+    const char *arrival = json_string_value(json_object_get(msg, "arrival"));
+    const char *hex = json_string_value(json_object_get(msg, "seed"));
+    if (get_num(msg, "rate", 0, rate) || get_int(msg, "count", 0, count))
+        return -1;
+    if (!(*rate > 0))
+        return proto_err("schedule: rate must be positive%s", "");
+    if (arrival && strcmp(arrival, "poisson") && strcmp(arrival, "uniform"))
+        return proto_err("schedule: unknown arrival '%s'", arrival);
+    char *end = NULL;
+    *seed = hex ? strtoull(hex, &end, 16) : 0;
+    if (!hex || !*hex || *end)
+        return proto_err("schedule: the seed is 16 hex digits%s", "");
+    *poisson = !arrival || !strcmp(arrival, "poisson");
+    return 0;
+}
+
 /* The first count intended start offsets of an arrival schedule (conformance: schedule.py). */
 static json_t *on_schedule(json_t *msg)
 {
     double rate;
     int64_t count;
-    const char *arrival = json_string_value(json_object_get(msg, "arrival"));
-    const char *seed = json_string_value(json_object_get(msg, "seed"));
-    if (get_num(msg, "rate", 0, &rate) || get_int(msg, "count", 0, &count))
+    int poisson = 1;
+    uint64_t seed = 0;
+    if (parse_schedule(msg, &rate, &count, &poisson, &seed))
         return NULL;
-    if (!(rate > 0)) {
-        proto_err("schedule: rate must be positive%s", "");
-        return NULL;
-    }
-    if (arrival && strcmp(arrival, "poisson") && strcmp(arrival, "uniform")) {
-        proto_err("schedule: unknown arrival '%s'", arrival);
-        return NULL;
-    }
-    char *end = NULL;
-    uint64_t s = seed ? strtoull(seed, &end, 16) : 0;
-    if (!seed || !*seed || *end) {
-        proto_err("schedule: the seed is 16 hex digits%s", "");
-        return NULL;
-    }
     ab_schedule sched;
-    ab_schedule_init(&sched, rate, !arrival || !strcmp(arrival, "poisson"), s);
+    ab_schedule_init(&sched, rate, poisson, seed);
     json_t *offsets = json_array();
     for (int64_t i = 0; i < count; i++)
         json_array_append_new(offsets, json_integer(ab_schedule_next(&sched)));
