@@ -5,17 +5,17 @@
 //! each mode does what it says. Under load: one OS thread per client; pooled = the crate's
 //! own `Pool`.
 
-use crate::load::{ClientLoop, Load, Loaded, Policy};
+use crate::host::{Client, Ctx, Described, Link, Method, Slot};
+use crate::load::ThreadPause;
 use crate::pg::f32_as_text;
 use crate::protocol::{self, Gv, Sink, Val};
-use crate::step::{now_ns, rusage, Endpoint, Fail, Kind, Mode, Outcome, Res, Step};
-use crate::{run_client, run_ops, Driver, Hello, Opened};
+use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
+use crate::Hello;
 use mysql::consts::{CapabilityFlags, ColumnFlags, ColumnType};
 use mysql::prelude::{Protocol, Queryable};
-use mysql::{Column, Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, QueryResult, Statement, TxOpts, Value};
+use mysql::{Column, Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, PooledConn, QueryResult, Statement, TxOpts, Value};
 use rust_decimal::Decimal;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 /// HANDLER … READ NEXT returns this many records per round trip in a record-level scan (as
 /// the Python reference).
@@ -32,20 +32,14 @@ const BINARY_CHARSET: u16 = 63;
 
 static HANDLERS: AtomicU64 = AtomicU64::new(1);
 
-pub struct Mysql {
-    conn: Option<Conn>,
-    ep: Option<Endpoint>,
-    tid: Option<i64>,
-    /// the server's default is autocommit off, so every connection sets it on (as open does)
-    set_autocommit: bool,
-}
+pub struct Mysql;
 
 impl Mysql {
     pub fn new(settings: &[(String, String)]) -> Result<Self, String> {
         if let Some((k, v)) = settings.first() {
             return Err(format!("rust-mysql has no setting {k}={v}"));
         }
-        Ok(Mysql { conn: None, ep: None, tid: None, set_autocommit: false })
+        Ok(Mysql)
     }
 }
 
@@ -338,12 +332,9 @@ fn scan_once(c: &mut Conn, st: &Step, e: &Exec<'_>, sink: &mut Sink) -> Res<i64>
 }
 
 fn exec_once(c: &mut Conn, st: &Step, e: &mut Exec<'_>, i: usize, sink: &mut Sink) -> Res<i64> {
-    if st.begins(i) {
-        c.query_drop("BEGIN").map_err(fail)?;
-    }
     let np = st.nparams;
     let reads = st.reads();
-    let count = match st.mode {
+    Ok(match st.mode {
         Mode::Literal => read(c.query_iter(&st.texts[i]).map_err(fail)?, reads, sink)?,
         Mode::Extended => {
             // COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_CLOSE: every operation
@@ -370,11 +361,7 @@ fn exec_once(c: &mut Conn, st: &Step, e: &mut Exec<'_>, i: usize, sink: &mut Sin
             let rec = e.rec.ok_or_else(|| Fail::protocol("a record step needs record"))?;
             read(c.query_iter(&rec.keyed[i]).map_err(fail)?, true, sink)?
         }
-    };
-    if st.commits(i) {
-        c.query_drop("COMMIT").map_err(fail)?;
-    }
-    Ok(count)
+    })
 }
 
 /// A batch group: START TRANSACTION, Queryable::exec_batch of the prepared statement with
@@ -403,30 +390,109 @@ fn connect_once(o: &Opts) -> Res<i64> {
     Ok(0)
 }
 
-/// Operation i of the step on connection c: the plain loop's operation.
-fn once(c: &mut Conn, o: &Opts, st: &Step, e: &mut Exec<'_>, i: usize, sink: &mut Sink) -> Res<i64> {
-    match st.kind {
-        Kind::Connect => connect_once(o),
-        Kind::Scan => scan_once(c, st, e, sink),
-        Kind::Exec => exec_once(c, st, e, i, sink),
-        Kind::Batch => batch_group(c, st, e, i),
+#[derive(Clone)]
+pub struct Cfg {
+    ep: Endpoint,
+    /// the server's default is autocommit off, so every connection sets it on (as open does)
+    set_autocommit: bool,
+    /// the options of every connection but pooled ones: no statement cache
+    o: Opts,
+}
+
+/// What a step needs, made before the clock: the parameters as the crate binds them, and a
+/// record step's HANDLER statements.
+pub struct Plan {
+    vals: Vec<Value>,
+    rec: Option<Rec>,
+}
+
+pub struct MysqlClient<'c> {
+    cfg: &'c Cfg,
+    st: &'c Step,
+    e: Exec<'c>,
+    slot: Slot<'c, Mysql, PooledConn>,
+}
+
+impl MysqlClient<'_> {
+    fn conn(&mut self) -> Res<&mut Conn> {
+        self.slot.get(|c| c, |pc| pc.as_mut())
     }
 }
 
-/// The step on the session's connection (its handler opened before, untimed); the prepared
-/// statement closed after it, whatever happened.
-fn run(c: &mut Conn, o: &Opts, st: &Step, vals: &[Value], rec: Option<&Rec>) -> Res<Outcome> {
-    let mut e = Exec { vals, rec, stmt: None, cached: false };
-    let r = (|| -> Res<Outcome> { Ok(run_ops!(st, sink, i, once(c, o, st, &mut e, i, &mut sink))) })();
-    if r.is_err() {
-        let _ = c.query_drop("ROLLBACK");
+impl Client for MysqlClient<'_> {
+    async fn op(&mut self, i: usize, sink: &mut Sink) -> Res<i64> {
+        let st = self.st;
+        if st.kind == Kind::Connect {
+            return connect_once(&self.cfg.o);
+        }
+        let c = self.slot.get(|c| c, |pc| pc.as_mut())?;
+        match st.kind {
+            Kind::Scan => scan_once(c, st, &self.e, sink),
+            Kind::Batch => batch_group(c, st, &mut self.e, i),
+            _ => exec_once(c, st, &mut self.e, i, sink),
+        }
     }
-    e.close_stmt(c);
-    let _ = c.ping(); // COM_STMT_CLOSE has no answer: the step ends when the server has read it
-    r
+
+    async fn tx_begin(&mut self) -> Res<()> {
+        self.conn()?.query_drop("BEGIN").map_err(fail)
+    }
+
+    async fn tx_commit(&mut self) -> Res<()> {
+        self.conn()?.query_drop("COMMIT").map_err(fail)
+    }
+
+    async fn recover(&mut self) {
+        if let Ok(c) = self.conn() {
+            let _ = c.query_drop("ROLLBACK");
+        }
+    }
+
+    /// Connect, and open the record step's HANDLER on it: inside the operation's time.
+    async fn connect(&mut self) -> Res<()> {
+        let mut c = connect(&self.cfg.o)?;
+        if let Some(rec) = self.e.rec {
+            c.query_drop(&rec.open).map_err(fail)?;
+        }
+        self.slot.made = Some(c);
+        Ok(())
+    }
+
+    async fn disconnect(&mut self) -> Res<()> {
+        self.e.stmt = None; // a statement lives and dies with its connection
+        self.slot.made = None; // COM_QUIT
+        Ok(())
+    }
+
+    async fn borrow(&mut self) -> Res<()> {
+        self.slot.lent = Some(self.slot.pool()?.get_conn().map_err(fail)?);
+        Ok(())
+    }
+
+    fn give_back(&mut self) {
+        self.slot.lent = None; // back to the pool as the PooledConn drops, inside the operation's time
+    }
+
+    /// On a connection of its own: the prepared statement closed (COM_STMT_CLOSE has no
+    /// answer: a COM_PING then waits until the server has read it), the HANDLER closed.
+    async fn end(&mut self) {
+        if let Link::Own(c) = &mut self.slot.link {
+            self.e.close_stmt(c);
+            let _ = c.ping();
+            if let Some(rec) = self.e.rec {
+                let _ = c.query_drop(&rec.close);
+            }
+        }
+    }
 }
 
-impl Driver for Mysql {
+impl Method for Mysql {
+    type Config = Cfg;
+    type Conn = Conn;
+    type Plan = Plan;
+    type Pool = Pool;
+    type Client<'c> = MysqlClient<'c>;
+    type Pause = ThreadPause;
+
     fn hello(&self) -> Hello {
         let s: Vec<(&str, String)> = vec![
             ("crate", format!("mysql {} over mysql_common {}, pure Rust; default features off, features minimal-rust (flate2's Rust backend, compression unused) and buffer-pool (the crate's default packet-buffer reuse); no TLS built in (the managed server has none)", env!("ABW_V_MYSQL"), env!("ABW_V_MYSQL_COMMON"))),
@@ -462,202 +528,61 @@ impl Driver for Mysql {
         &["literal", "extended", "prepared", "record"]
     }
 
-    fn open(&mut self, ep: &Endpoint) -> Res<Opened> {
-        let o: Opts = opts(ep, 0, false).into();
-        let start = now_ns();
-        let mut conn = connect(&o)?;
-        let connect_ns = now_ns() - start;
-        let (tid, version, autocommit) = open_info(&mut conn)?;
-        if !autocommit {
-            conn.query_drop("SET autocommit = 1").map_err(fail)?;
+    fn config(&self, ep: &Endpoint) -> Res<Cfg> {
+        Ok(Cfg { ep: ep.clone(), set_autocommit: false, o: opts(ep, 0, false).into() })
+    }
+
+    async fn connect(cfg: &Cfg) -> Res<Conn> {
+        connect(&cfg.o)
+    }
+
+    /// The serving thread, the version, and where the server's default is autocommit off,
+    /// `SET autocommit = 1` (every later connection of the session sets it as it connects).
+    async fn describe(cfg: &mut Cfg, c: &mut Conn) -> Res<Described> {
+        let (tid, version, autocommit) = open_info(c)?;
+        if !autocommit && !cfg.set_autocommit {
+            c.query_drop("SET autocommit = 1").map_err(fail)?;
+            cfg.set_autocommit = true;
+            cfg.o = opts(&cfg.ep, 0, true).into();
         }
-        self.conn = Some(conn);
-        self.ep = Some(ep.clone());
-        self.tid = tid;
-        self.set_autocommit = !autocommit;
-        Ok(Opened { connect_ns, server_pid: tid, server_version: version })
+        Ok(Described { server_pid: tid, server_version: version })
     }
 
-    fn close(&mut self) {
-        self.conn = None; // COM_QUIT as it drops
-        self.tid = None;
+    async fn close(c: Conn) {
+        drop(c); // COM_QUIT as it drops
     }
 
-    fn step(&mut self, st: &Step, _ep: &Endpoint) -> Res<Outcome> {
-        let c = self.conn.as_mut().ok_or_else(|| Fail::protocol("step before open"))?;
-        let o: Opts = opts(self.ep.as_ref().unwrap(), 0, self.set_autocommit).into();
-        let vals = adapt(&st.values);
-        let rec = Rec::new(st);
-        if let Some(rec) = &rec {
-            c.query_drop(&rec.open).map_err(fail)?; // untimed, when the step begins
-        }
-        let r = run(c, &o, st, &vals, rec.as_ref());
-        if let Some(rec) = &rec {
-            let _ = c.query_drop(&rec.close);
-        }
-        r
+    async fn plan(_cfg: &Cfg, _c: &mut Conn, st: &Step) -> Res<Plan> {
+        Ok(Plan { vals: adapt(&st.values), rec: Rec::new(st) })
     }
 
-    fn server_pid(&self) -> Option<i64> {
-        self.tid
-    }
-
-    fn load(&mut self, st: &Arc<Step>, _ep: &Endpoint, load: &Load) -> Res<Loaded> {
-        let c = self.conn.as_mut().ok_or_else(|| Fail::protocol("step before open"))?;
-        run_load(c, self.tid, self.ep.as_ref().unwrap(), self.set_autocommit, st, load)
-    }
-
-    fn verify_under(&mut self, st: &Step, _ep: &Endpoint, load: &Load) -> Res<Outcome> {
-        let (ep, ac) = (self.ep.as_ref().ok_or_else(|| Fail::protocol("step before open"))?, self.set_autocommit);
-        let o: Opts = opts(ep, 0, ac).into();
-        let vals = adapt(&st.values);
-        let rec = Rec::new(st);
-        let pool = if load.policy == Policy::Pooled { Some(pool(ep, ac, st, load.pool_size, rec.as_ref())?) } else { None };
-        let mut via = pool.as_ref().map_or(Via::PerRequest, Via::Pool);
-        let mut e = Exec { vals: &vals, rec: rec.as_ref(), stmt: None, cached: pool.is_some() };
-        Ok(run_ops!(st, sink, i, op(&mut via, &o, st, &mut e, i, &mut sink)))
-    }
-}
-
-// ---- steps under load ---------------------------------------------------------------------------
-
-/// The step's pool, filled before the barrier (settings pinned: see `hello`); a record step's
-/// handler opened on each of its connections, untimed.
-fn pool(ep: &Endpoint, set_autocommit: bool, st: &Step, size: usize, rec: Option<&Rec>) -> Res<Pool> {
-    let cache = if st.mode == Mode::Prepared || st.kind == Kind::Batch { POOL_STMT_CACHE } else { 0 };
-    let constraints = PoolConstraints::new(size, size).ok_or_else(|| Fail::protocol("pool_size must be at least 1"))?;
-    let po = PoolOpts::default().with_constraints(constraints).with_reset_connection(false).with_check_health(false);
-    let pool = Pool::new(opts(ep, cache, set_autocommit).pool_opts(po)).map_err(fail)?;
-    if let Some(rec) = rec {
-        // every connection of the pool at once (it holds exactly pool_size), each opening the handler
-        let mut held = Vec::with_capacity(size);
-        for _ in 0..size {
-            let mut pc = pool.get_conn().map_err(fail)?;
-            pc.query_drop(&rec.open).map_err(fail)?;
-            held.push(pc);
-        }
-    }
-    Ok(pool)
-}
-
-/// Where a client's operations get their connection.
-enum Via<'a> {
-    /// its own for the whole trial (persistent)
-    Own(&'a mut Conn),
-    PerRequest,
-    Pool(&'a Pool),
-}
-
-/// Operation i under the client's connection policy.
-fn op(via: &mut Via<'_>, o: &Opts, st: &Step, e: &mut Exec<'_>, i: usize, sink: &mut Sink) -> Res<i64> {
-    match via {
-        Via::Own(c) => once(c, o, st, e, i, sink),
-        Via::PerRequest => {
-            // connect, prepare what the operation needs, run it, disconnect: all in its time
-            let mut c = connect(o)?;
-            if let Some(rec) = e.rec {
-                c.query_drop(&rec.open).map_err(fail)?;
+    /// The step's pool, filled before the barrier (settings pinned: see `hello`); a record
+    /// step's handler opened on each of its connections, untimed.
+    async fn pool(cfg: &Cfg, plan: &Plan, st: &Step, size: usize) -> Res<Pool> {
+        let cache = if st.mode == Mode::Prepared || st.kind == Kind::Batch { POOL_STMT_CACHE } else { 0 };
+        let constraints = PoolConstraints::new(size, size).ok_or_else(|| Fail::protocol("pool_size must be at least 1"))?;
+        let po = PoolOpts::default().with_constraints(constraints).with_reset_connection(false).with_check_health(false);
+        let pool = Pool::new(opts(&cfg.ep, cache, cfg.set_autocommit).pool_opts(po)).map_err(fail)?;
+        if let Some(rec) = &plan.rec {
+            // every connection of the pool at once (it holds exactly pool_size), each opening the handler
+            let mut held = Vec::with_capacity(size);
+            for _ in 0..size {
+                let mut pc = pool.get_conn().map_err(fail)?;
+                pc.query_drop(&rec.open).map_err(fail)?;
+                held.push(pc);
             }
-            let r = once(&mut c, o, st, e, i, sink);
-            e.stmt = None; // a statement lives and dies with its connection
-            drop(c); // COM_QUIT
-            r
         }
-        Via::Pool(pool) => {
-            let mut pc = pool.get_conn().map_err(fail)?;
-            let r = once(pc.as_mut(), o, st, e, i, sink);
-            if r.is_err() {
-                let _ = pc.query_drop("ROLLBACK");
-            }
-            r // the connection goes back to the pool as `pc` drops, inside the operation's time
-        }
+        Ok(pool)
     }
-}
 
-/// The other persistent clients' connections, opened at once (one thread each) before the
-/// barrier, with the serving thread of each.
-fn open_clients(o: &Opts, n: usize) -> Res<Vec<(Conn, Option<i64>)>> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|_| {
-                s.spawn(move || -> Res<(Conn, Option<i64>)> {
-                    let mut c = connect(o)?;
-                    let tid = open_info(&mut c)?.0;
-                    Ok((c, tid))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Fail::internal("a client thread panicked")))).collect()
-    })
-}
-
-/// The clients of a loaded step, one OS thread each; `c` is the session's connection (client
-/// 0's when persistent).
-fn run_load(c: &mut Conn, tid: Option<i64>, ep: &Endpoint, ac: bool, st: &Step, load: &Load) -> Res<Loaded> {
-    let o: Opts = opts(ep, 0, ac).into();
-    let vals = adapt(&st.values);
-    let rec = Rec::new(st);
-    let mut extra = Vec::new();
-    let mut server_pids = Vec::new();
-    let pool = match load.policy {
-        Policy::Persistent => {
-            extra = open_clients(&o, load.clients - 1)?;
-            server_pids = tid.into_iter().chain(extra.iter().filter_map(|x| x.1)).collect();
-            None
+    /// A record step opens its HANDLER on a connection of its own here (untimed).
+    async fn client<'c>(ctx: Ctx<'c, Self>, mut link: Link<'c, Self>) -> Res<MysqlClient<'c>> {
+        let rec = ctx.plan.rec.as_ref();
+        if let (Link::Own(c), Some(rec)) = (&mut link, rec) {
+            c.query_drop(&rec.open).map_err(fail)?;
         }
-        Policy::PerRequest => None,
-        Policy::Pooled => Some(pool(ep, ac, st, load.pool_size, rec.as_ref())?),
-    };
-    let vias: Vec<Via> = match &pool {
-        Some(p) => (0..load.clients).map(|_| Via::Pool(p)).collect(),
-        None if load.policy == Policy::PerRequest => (0..load.clients).map(|_| Via::PerRequest).collect(),
-        None => std::iter::once(c).chain(extra.iter_mut().map(|x| &mut x.0)).map(Via::Own).collect(),
-    };
-    let (vals, rec, o, cached) = (&vals, rec.as_ref(), &o, pool.is_some());
-    let before = rusage();
-    let results: Vec<Res<ClientLoop>> = std::thread::scope(|s| {
-        let handles: Vec<_> = vias
-            .into_iter()
-            .enumerate()
-            .map(|(k, mut via)| {
-                let mut cl = load.client(k, st.nops);
-                s.spawn(move || -> Res<ClientLoop> {
-                    let mut e = Exec { vals, rec, stmt: None, cached };
-                    let mut sink = Sink::new(false);
-                    if let (Via::Own(c), Some(rec)) = (&mut via, rec) {
-                        c.query_drop(&rec.open).map_err(fail)?; // before the barrier, untimed
-                    }
-                    let r = (|| -> Res<()> {
-                        run_client!(&mut cl, j, op(&mut via, o, st, &mut e, j, &mut sink));
-                        Ok(())
-                    })();
-                    if let Via::Own(c) = &mut via {
-                        if r.is_err() {
-                            let _ = c.query_drop("ROLLBACK");
-                        } else if st.commit_every > 0 {
-                            let _ = c.query_drop("COMMIT"); // a group the duration cut short (untimed)
-                        }
-                        e.close_stmt(c);
-                        let _ = c.ping(); // the statements closed, read by the server
-                        if let Some(rec) = rec {
-                            let _ = c.query_drop(&rec.close);
-                        }
-                    }
-                    cl.ncols = sink.ncols;
-                    r.map(|_| cl)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Fail::internal("a client thread panicked")))).collect()
-    });
-    let after = rusage();
-    drop(extra); // COM_QUIT on each
-    drop(pool);
-    Ok(Loaded {
-        clients: results.into_iter().collect::<Res<Vec<_>>>()?,
-        reads: st.reads(),
-        user_ns: after.0 - before.0,
-        sys_ns: after.1 - before.1,
-        server_pids,
-    })
+        let cached = matches!(link, Link::Pool(_));
+        let e = Exec { vals: &ctx.plan.vals, rec, stmt: None, cached };
+        Ok(MysqlClient { cfg: ctx.cfg, st: ctx.st, e, slot: Slot::new(link) })
+    }
 }

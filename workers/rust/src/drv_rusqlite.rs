@@ -2,33 +2,30 @@
 //! No settings. Under load: one OS thread per client, each with its own connection (or the
 //! pool's: r2d2 with r2d2_sqlite's manager).
 
-use crate::load::{ClientLoop, Load, Loaded, Policy};
+use crate::host::{self, Client, Ctx, Described, Link, Method, R2D2_TIMEOUT_S};
+use crate::load::ThreadPause;
 use crate::protocol::{self, Gv, Sink, Val};
-use crate::step::{now_ns, rusage, Endpoint, Fail, Kind, Mode, Outcome, Res, Step};
-use crate::{run_client, run_ops, Driver, Hello, Opened};
+use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
+use crate::Hello;
+use r2d2::PooledConnection;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{ffi, params_from_iter, Connection, OpenFlags, Statement, ToSql};
-use std::sync::Arc;
 use std::time::Duration;
 
 const BUSY_TIMEOUT_MS: u64 = 5000;
-/// r2d2's own default, pinned: how long Pool::build and Pool::get wait for a connection.
-const POOL_TIMEOUT_S: u64 = 30;
 /// The statement cache of a pooled connection (rusqlite's default capacity): the prepared
 /// mode and BEGIN/COMMIT go through prepare_cached there.
 const POOL_STATEMENT_CACHE: usize = 16;
 
-pub struct Rusqlite {
-    conn: Option<Connection>,
-}
+pub struct Rusqlite;
 
 impl Rusqlite {
     pub fn new(settings: &[(String, String)]) -> Result<Self, String> {
         if let Some((k, v)) = settings.first() {
             return Err(format!("rust-rusqlite has no setting {k}={v}"));
         }
-        Ok(Rusqlite { conn: None })
+        Ok(Rusqlite)
     }
 }
 
@@ -82,7 +79,7 @@ fn fail(e: rusqlite::Error) -> Fail {
 
 /// A parameter as rusqlite binds it: integers, doubles, text (timestamps as the ISO text
 /// the target stores), NULL; borrowed, so binding copies nothing before SQLite does.
-enum P {
+pub enum P {
     Null,
     Int(i64),
     Float(f64),
@@ -182,72 +179,164 @@ fn scan_once(conn: &Connection, st: &Step, sink: &mut Sink) -> Res<i64> {
     run_stmt(&mut stmt, &[], true, sink)
 }
 
-fn exec_once<'c>(conn: &'c Connection, st: &Step, params: &[P], s: &mut Stmts<'c>, i: usize, sink: &mut Sink) -> Res<i64> {
-    if st.begins(i) {
-        s.begin.execute([]).map_err(fail)?;
-    }
+/// Where an operation's statements come from: those a client keeps on its own connection
+/// (persistent), a pooled connection's statement cache (prepare_cached: prepared once per
+/// connection, on its first use), or none (per-request: prepared every operation; BEGIN and
+/// COMMIT with execute_batch).
+enum Way<'a, 'c> {
+    Kept(&'a mut Stmts<'c>),
+    Cached,
+    Fresh,
+}
+
+fn exec_once<'c>(conn: &'c Connection, st: &Step, params: &[P], way: Way<'_, 'c>, i: usize, sink: &mut Sink) -> Res<i64> {
     let np = st.nparams;
     let p = &params[i * np..(i + 1) * np];
     let reads = st.reads();
-    let count = match st.mode {
+    match (st.mode, way) {
         // record-level access is MariaDB's HANDLER: main answers it unsupported first
-        Mode::Record => return Err(crate::step::no_record()),
-        Mode::Literal => {
-            let mut stmt = conn.prepare(&st.texts[i]).map_err(fail)?;
-            run_stmt(&mut stmt, &[], reads, sink)?
-        }
-        Mode::Extended => {
-            let mut stmt = conn.prepare(&st.sql).map_err(fail)?;
-            run_stmt(&mut stmt, p, reads, sink)?
-        }
-        Mode::Prepared => {
+        (Mode::Record, _) => Err(crate::step::no_record()),
+        (Mode::Literal, _) => run_stmt(&mut conn.prepare(&st.texts[i]).map_err(fail)?, &[], reads, sink),
+        (Mode::Prepared, Way::Kept(s)) => {
             if s.prepared.is_none() {
                 // parsed once, inside the first operation's time
                 s.prepared = Some(conn.prepare(&st.sql).map_err(fail)?);
             }
-            run_stmt(s.prepared.as_mut().unwrap(), p, reads, sink)?
+            run_stmt(s.prepared.as_mut().unwrap(), p, reads, sink)
         }
-    };
-    if st.commits(i) {
-        s.commit.execute([]).map_err(fail)?;
+        (Mode::Prepared, Way::Cached) => run_stmt(&mut *conn.prepare_cached(&st.sql).map_err(fail)?, p, reads, sink),
+        (Mode::Extended | Mode::Prepared, _) => run_stmt(&mut conn.prepare(&st.sql).map_err(fail)?, p, reads, sink),
     }
-    Ok(count)
 }
 
-fn batch_once<'c>(conn: &'c Connection, st: &Step, params: &[P], s: &mut Stmts<'c>, g: usize) -> Res<i64> {
+/// A batch group: BEGIN, one prepared statement executed per row, COMMIT.
+fn batch_once<'c>(conn: &'c Connection, st: &Step, params: &[P], way: Way<'_, 'c>, g: usize) -> Res<i64> {
     let np = st.nparams;
-    s.begin.execute([]).map_err(fail)?;
-    if s.prepared.is_none() {
-        s.prepared = Some(conn.prepare(&st.sql).map_err(fail)?);
-    }
-    let stmt = s.prepared.as_mut().unwrap();
     let rows = st.group(g);
     let n = rows.len() as i64;
-    for r in rows {
-        stmt.execute(params_from_iter(params[r * np..(r + 1) * np].iter())).map_err(fail)?;
+    let run = |stmt: &mut Statement<'_>| -> Res<()> {
+        for r in rows {
+            stmt.execute(params_from_iter(params[r * np..(r + 1) * np].iter())).map_err(fail)?;
+        }
+        Ok(())
+    };
+    match way {
+        Way::Kept(s) => {
+            s.begin.execute([]).map_err(fail)?;
+            if s.prepared.is_none() {
+                s.prepared = Some(conn.prepare(&st.sql).map_err(fail)?); // in the first group
+            }
+            run(s.prepared.as_mut().unwrap())?;
+            s.commit.execute([]).map_err(fail)?;
+        }
+        Way::Cached => {
+            conn.prepare_cached("BEGIN").and_then(|mut s| s.execute([])).map_err(fail)?;
+            run(&mut *conn.prepare_cached(&st.sql).map_err(fail)?)?;
+            conn.prepare_cached("COMMIT").and_then(|mut s| s.execute([])).map_err(fail)?;
+        }
+        Way::Fresh => {
+            conn.execute_batch("BEGIN").map_err(fail)?;
+            run(&mut conn.prepare(&st.sql).map_err(fail)?)?;
+            conn.execute_batch("COMMIT").map_err(fail)?;
+        }
     }
-    s.commit.execute([]).map_err(fail)?;
     Ok(n)
 }
 
-/// Operation i of the step on a connection the client keeps: the plain loop's operation.
-fn once<'c>(conn: &'c Connection, st: &Step, params: &[P], file: &str, s: &mut Stmts<'c>, i: usize, sink: &mut Sink) -> Res<i64> {
+/// Operation i of the step on `conn`, its statements coming the client's `way`.
+fn operation<'c>(conn: &'c Connection, st: &Step, params: &[P], file: &str, way: Way<'_, 'c>, i: usize, sink: &mut Sink) -> Res<i64> {
     match st.kind {
         Kind::Connect => connect_once(file),
         Kind::Scan => scan_once(conn, st, sink),
-        Kind::Exec => exec_once(conn, st, params, s, i, sink),
-        Kind::Batch => batch_once(conn, st, params, s, i),
+        Kind::Exec => exec_once(conn, st, params, way, i, sink),
+        Kind::Batch => batch_once(conn, st, params, way, i),
     }
 }
 
-fn run(conn: &Connection, st: &Step, file: &str) -> Res<Outcome> {
-    // BEGIN and COMMIT, prepared once per step (before the clock)
-    let mut s = Stmts::new(conn)?;
-    let params = adapt(&st.values);
-    Ok(run_ops!(st, sink, i, once(conn, st, &params, file, &mut s, i, &mut sink)))
+#[derive(Clone)]
+pub struct Cfg {
+    file: String,
 }
 
-impl Driver for Rusqlite {
+pub struct SqliteClient<'c> {
+    st: &'c Step,
+    params: &'c [P],
+    cfg: &'c Cfg,
+    /// persistent: its connection, and BEGIN, COMMIT and the step's statement on it
+    own: Option<(&'c Connection, Stmts<'c>)>,
+    /// per-request: the operation's connection
+    made: Option<Connection>,
+    pool: Option<&'c r2d2::Pool<SqliteConnectionManager>>,
+    lent: Option<PooledConnection<SqliteConnectionManager>>,
+}
+
+impl SqliteClient<'_> {
+    fn conn(&self) -> Option<&Connection> {
+        self.own.as_ref().map(|o| o.0).or(self.made.as_ref()).or(self.lent.as_deref())
+    }
+}
+
+impl Client for SqliteClient<'_> {
+    async fn op(&mut self, i: usize, sink: &mut Sink) -> Res<i64> {
+        let (st, params, file) = (self.st, self.params, self.cfg.file.as_str());
+        if let Some((conn, s)) = &mut self.own {
+            return operation(conn, st, params, file, Way::Kept(s), i, sink);
+        }
+        match (&self.made, &self.lent) {
+            (Some(conn), _) => operation(conn, st, params, file, Way::Fresh, i, sink),
+            (_, Some(pc)) => operation(pc, st, params, file, Way::Cached, i, sink),
+            _ => Err(Fail::internal("an operation without a connection")),
+        }
+    }
+
+    async fn tx_begin(&mut self) -> Res<()> {
+        let s = &mut self.own.as_mut().ok_or_else(|| Fail::internal("commit_every without a connection"))?.1;
+        s.begin.execute([]).map(|_| ()).map_err(fail)
+    }
+
+    async fn tx_commit(&mut self) -> Res<()> {
+        let s = &mut self.own.as_mut().ok_or_else(|| Fail::internal("commit_every without a connection"))?.1;
+        s.commit.execute([]).map(|_| ()).map_err(fail)
+    }
+
+    async fn recover(&mut self) {
+        if let Some(c) = self.conn().filter(|c| !c.is_autocommit()) {
+            let _ = c.execute_batch("ROLLBACK");
+        }
+    }
+
+    /// Open as open does (busy timeout, no statement cache, foreign keys off).
+    async fn connect(&mut self) -> Res<()> {
+        self.made = Some(open_conn(&self.cfg.file)?);
+        Ok(())
+    }
+
+    async fn disconnect(&mut self) -> Res<()> {
+        match self.made.take() {
+            Some(c) => c.close().map_err(|(_, e)| fail(e)),
+            None => Ok(()),
+        }
+    }
+
+    async fn borrow(&mut self) -> Res<()> {
+        let pool = self.pool.ok_or_else(|| Fail::internal("a pooled operation without a pool"))?;
+        self.lent = Some(pool.get().map_err(|e| Fail::db(format!("r2d2 pool: {e}"), None))?);
+        Ok(())
+    }
+
+    fn give_back(&mut self) {
+        self.lent = None; // back to the pool as it drops, inside the operation's time
+    }
+}
+
+impl Method for Rusqlite {
+    type Config = Cfg;
+    type Conn = Connection;
+    type Plan = Vec<P>;
+    type Pool = r2d2::Pool<SqliteConnectionManager>;
+    type Client<'c> = SqliteClient<'c>;
+    type Pause = ThreadPause;
+
     fn hello(&self) -> Hello {
         let s: Vec<(&str, String)> = vec![
             ("sqlite", format!("{} bundled by libsqlite3-sys {} (compiled into the worker with its flags, among them SQLITE_DEFAULT_FOREIGN_KEYS=1, SQLITE_ENABLE_STAT4, SQLITE_THREADSAFE=1), not the system library", rusqlite::version(), env!("ABW_V_LIBSQLITE3_SYS"))),
@@ -265,7 +354,7 @@ impl Driver for Rusqlite {
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread, and r2d2's)".into()),
             ("load", "C clients = C OS threads (std::thread::scope), each with its own connection (SQLite's multi-thread mode: NO_MUTEX, no connection shared between threads); persistent: client 0 uses the connection from open, the others each open their own (as open does) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; BEGIN/COMMIT prepared per client before the barrier, a prepared statement per client in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
             ("per-request", "open as open does (Connection::open_with_flags, busy timeout, PRAGMA foreign_keys = OFF), prepare what the operation needs (BEGIN/COMMIT of a batch with execute_batch), run it, Connection::close: all inside the operation's time".into()),
-            ("pool", format!("r2d2 {} with r2d2_sqlite {}: SqliteConnectionManager::file(file).with_flags(rusqlite's defaults).with_init(busy timeout {BUSY_TIMEOUT_MS} ms, PRAGMA foreign_keys = OFF, statement cache capacity {POOL_STATEMENT_CACHE}); Pool::builder().max_size(pool_size).min_idle(Some(pool_size)): build() waits until all pool_size connections are open, before the barrier; test_on_check_out(false) (no is_valid statement per check-out), max_lifetime(None), idle_timeout(None), connection_timeout({POOL_TIMEOUT_S} s); each operation: Pool::get, the operation, the PooledConnection dropped back; the prepared mode and a batch's statement, BEGIN and COMMIT through Connection::prepare_cached (rusqlite's per-connection cache: prepared once per connection, on its first use, inside that operation's time); literal and extended prepare every operation as in the plain loop", env!("ABW_V_R2D2"), env!("ABW_V_R2D2_SQLITE"))),
+            ("pool", format!("r2d2 {} with r2d2_sqlite {}: SqliteConnectionManager::file(file).with_flags(rusqlite's defaults).with_init(busy timeout {BUSY_TIMEOUT_MS} ms, PRAGMA foreign_keys = OFF, statement cache capacity {POOL_STATEMENT_CACHE}); Pool::builder().max_size(pool_size).min_idle(Some(pool_size)): build() waits until all pool_size connections are open, before the barrier; test_on_check_out(false) (no is_valid statement per check-out), max_lifetime(None), idle_timeout(None), connection_timeout({R2D2_TIMEOUT_S} s); each operation: Pool::get, the operation, the PooledConnection dropped back; the prepared mode and a batch's statement, BEGIN and COMMIT through Connection::prepare_cached (rusqlite's per-connection cache: prepared once per connection, on its first use, inside that operation's time); literal and extended prepare every operation as in the plain loop", env!("ABW_V_R2D2"), env!("ABW_V_R2D2_SQLITE"))),
         ];
         Hello {
             driver: "rusqlite",
@@ -278,223 +367,55 @@ impl Driver for Rusqlite {
         }
     }
 
-    fn open(&mut self, ep: &Endpoint) -> Res<Opened> {
-        let file = ep.file.as_deref().ok_or_else(|| Fail::protocol("the sqlite endpoint needs a file"))?;
-        let start = now_ns();
-        let conn = Connection::open_with_flags(file, flags()).map_err(fail)?;
-        let connect_ns = now_ns() - start;
-        setup(&conn).map_err(fail)?;
-        self.conn = Some(conn);
-        Ok(Opened { connect_ns, server_pid: None, server_version: Some(rusqlite::version().to_string()) })
+    fn config(&self, ep: &Endpoint) -> Res<Cfg> {
+        let file = ep.file.clone().ok_or_else(|| Fail::protocol("the sqlite endpoint needs a file"))?;
+        Ok(Cfg { file })
     }
 
-    fn close(&mut self) {
-        if let Some(c) = self.conn.take() {
-            if let Err((_, e)) = c.close() {
-                eprintln!("abworker-rust: close: {e}");
-            }
-        }
+    async fn connect(cfg: &Cfg) -> Res<Connection> {
+        Connection::open_with_flags(&cfg.file, flags()).map_err(fail)
     }
 
-    fn step(&mut self, st: &Step, ep: &Endpoint) -> Res<Outcome> {
-        let conn = self.conn.as_ref().ok_or_else(|| Fail::protocol("step before open"))?;
-        let file = ep.file.clone().unwrap_or_default();
-        let r = run(conn, st, &file); // every statement of the step is finalized when it returns
-        if r.is_err() && !conn.is_autocommit() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-        r
+    async fn ready(_cfg: &Cfg, c: &mut Connection) -> Res<()> {
+        setup(c).map_err(fail)
     }
 
-    fn server_pid(&self) -> Option<i64> {
-        None
+    async fn describe(_cfg: &mut Cfg, _c: &mut Connection) -> Res<Described> {
+        Ok(Described { server_pid: None, server_version: Some(rusqlite::version().to_string()) })
     }
 
-    fn load(&mut self, st: &Arc<Step>, ep: &Endpoint, load: &Load) -> Res<Loaded> {
-        let conn = self.conn.as_mut().ok_or_else(|| Fail::protocol("step before open"))?;
-        let file = ep.file.clone().unwrap_or_default();
-        let r = run_load(conn, st, &file, load);
-        if r.is_err() && !conn.is_autocommit() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-        r
-    }
-
-    fn verify_under(&mut self, st: &Step, ep: &Endpoint, load: &Load) -> Res<Outcome> {
-        let file = ep.file.clone().unwrap_or_default();
-        let params = adapt(&st.values);
-        Ok(match load.policy {
-            Policy::Pooled => {
-                let pool = pool(&file, load.pool_size)?;
-                run_ops!(st, sink, i, pooled_once(&pool, st, &params, i, &mut sink))
-            }
-            _ => run_ops!(st, sink, i, per_request_once(&file, st, &params, i, &mut sink)),
-        })
-    }
-}
-
-// ---- steps under load ---------------------------------------------------------------------------
-
-/// The step's pool, filled before the barrier (settings pinned: see `hello`).
-fn pool(file: &str, size: usize) -> Res<r2d2::Pool<SqliteConnectionManager>> {
-    let manager = SqliteConnectionManager::file(file).with_flags(flags()).with_init(|c| {
-        c.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))?;
-        c.set_prepared_statement_cache_capacity(POOL_STATEMENT_CACHE);
-        c.execute_batch("PRAGMA foreign_keys = OFF")
-    });
-    r2d2::Pool::builder()
-        .max_size(size as u32)
-        .min_idle(Some(size as u32))
-        .test_on_check_out(false)
-        .max_lifetime(None)
-        .idle_timeout(None)
-        .connection_timeout(Duration::from_secs(POOL_TIMEOUT_S))
-        .build(manager)
-        .map_err(|e| Fail::db(format!("r2d2 pool: {e}"), None))
-}
-
-/// Operation i on a connection that keeps nothing of the step between operations: one made
-/// for it (per-request) or one borrowed from the pool, whose statement cache (`cached`)
-/// keeps the prepared mode's statement and BEGIN/COMMIT from one borrowing to the next.
-fn fresh_once(conn: &Connection, st: &Step, params: &[P], i: usize, sink: &mut Sink, cached: bool) -> Res<i64> {
-    let np = st.nparams;
-    let reads = st.reads();
-    match st.kind {
-        Kind::Connect => Err(Fail::unsupported("a connect step runs with the persistent policy only")),
-        Kind::Scan => scan_once(conn, st, sink),
-        Kind::Exec => {
-            let p = &params[i * np..(i + 1) * np];
-            match st.mode {
-                // record-level access is MariaDB's HANDLER: main answers it unsupported first
-                Mode::Record => return Err(crate::step::no_record()),
-                Mode::Literal => {
-                    let mut stmt = conn.prepare(&st.texts[i]).map_err(fail)?;
-                    run_stmt(&mut stmt, &[], reads, sink)
-                }
-                Mode::Prepared if cached => {
-                    let mut stmt = conn.prepare_cached(&st.sql).map_err(fail)?;
-                    run_stmt(&mut stmt, p, reads, sink)
-                }
-                Mode::Extended | Mode::Prepared => {
-                    let mut stmt = conn.prepare(&st.sql).map_err(fail)?;
-                    run_stmt(&mut stmt, p, reads, sink)
-                }
-            }
-        }
-        Kind::Batch => {
-            let rows = st.group(i);
-            let n = rows.len() as i64;
-            if cached {
-                conn.prepare_cached("BEGIN").and_then(|mut s| s.execute([])).map_err(fail)?;
-                let mut stmt = conn.prepare_cached(&st.sql).map_err(fail)?;
-                for r in rows {
-                    stmt.execute(params_from_iter(params[r * np..(r + 1) * np].iter())).map_err(fail)?;
-                }
-                conn.prepare_cached("COMMIT").and_then(|mut s| s.execute([])).map_err(fail)?;
-            } else {
-                conn.execute_batch("BEGIN").map_err(fail)?;
-                let mut stmt = conn.prepare(&st.sql).map_err(fail)?;
-                for r in rows {
-                    stmt.execute(params_from_iter(params[r * np..(r + 1) * np].iter())).map_err(fail)?;
-                }
-                conn.execute_batch("COMMIT").map_err(fail)?;
-            }
-            Ok(n)
-        }
-    }
-}
-
-/// Open, prepare, run, close: all inside the operation's time.
-fn per_request_once(file: &str, st: &Step, params: &[P], i: usize, sink: &mut Sink) -> Res<i64> {
-    let conn = open_conn(file)?;
-    let r = fresh_once(&conn, st, params, i, sink, false);
-    let closed = conn.close().map_err(|(_, e)| fail(e));
-    let n = r?;
-    closed?;
-    Ok(n)
-}
-
-/// Borrow, run, return: all inside the operation's time.
-fn pooled_once(pool: &r2d2::Pool<SqliteConnectionManager>, st: &Step, params: &[P], i: usize, sink: &mut Sink) -> Res<i64> {
-    let conn = pool.get().map_err(|e| Fail::db(format!("r2d2 pool: {e}"), None))?;
-    let r = fresh_once(&conn, st, params, i, sink, true);
-    if r.is_err() && !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
-    }
-    r // the connection goes back to the pool as it drops, inside the operation's time
-}
-
-/// The clients of a loaded step, one OS thread each; `conn` is the session's connection
-/// (client 0's when persistent).
-fn run_load(conn: &mut Connection, st: &Step, file: &str, load: &Load) -> Res<Loaded> {
-    let params = adapt(&st.values);
-    let mut extra = Vec::new();
-    let pool = match load.policy {
-        Policy::Persistent => {
-            extra = (1..load.clients).map(|_| open_conn(file)).collect::<Res<Vec<_>>>()?;
-            None
-        }
-        Policy::PerRequest => None,
-        Policy::Pooled => Some(pool(file, load.pool_size)?),
-    };
-    let mut own: Vec<&mut Connection> = Vec::new();
-    if load.policy == Policy::Persistent {
-        own = std::iter::once(conn).chain(extra.iter_mut()).collect();
-    }
-    let mut own = own.into_iter();
-    let (params, shared) = (&params, pool.as_ref());
-    let before = rusage();
-    let results: Vec<Res<ClientLoop>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..load.clients)
-            .map(|k| {
-                let mut cl = load.client(k, st.nops);
-                let mine = own.next();
-                s.spawn(move || -> Res<ClientLoop> {
-                    let mut sink = Sink::new(false);
-                    let r = match (mine, shared) {
-                        (Some(conn), _) => {
-                            let conn: &Connection = conn;
-                            let mut stmts = Stmts::new(conn)?;
-                            let r = (|| -> Res<()> {
-                                run_client!(&mut cl, j, once(conn, st, params, file, &mut stmts, j, &mut sink));
-                                Ok(())
-                            })();
-                            drop(stmts);
-                            if r.is_err() && !conn.is_autocommit() {
-                                let _ = conn.execute_batch("ROLLBACK");
-                            } else if st.commit_every > 0 && !conn.is_autocommit() {
-                                let _ = conn.execute_batch("COMMIT"); // a group the duration cut short (untimed)
-                            }
-                            r
-                        }
-                        (None, Some(pool)) => (|| -> Res<()> {
-                            run_client!(&mut cl, j, pooled_once(pool, st, params, j, &mut sink));
-                            Ok(())
-                        })(),
-                        (None, None) => (|| -> Res<()> {
-                            run_client!(&mut cl, j, per_request_once(file, st, params, j, &mut sink));
-                            Ok(())
-                        })(),
-                    };
-                    cl.ncols = sink.ncols;
-                    r.map(|_| cl)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Fail::internal("a client thread panicked")))).collect()
-    });
-    let after = rusage();
-    for c in extra {
+    async fn close(c: Connection) {
         if let Err((_, e)) = c.close() {
             eprintln!("abworker-rust: close: {e}");
         }
     }
-    drop(pool);
-    Ok(Loaded {
-        clients: results.into_iter().collect::<Res<Vec<_>>>()?,
-        reads: st.reads(),
-        user_ns: after.0 - before.0,
-        sys_ns: after.1 - before.1,
-        server_pids: Vec::new(),
-    })
+
+    async fn plan(_cfg: &Cfg, _c: &mut Connection, st: &Step) -> Res<Vec<P>> {
+        Ok(adapt(&st.values))
+    }
+
+    /// The step's pool, filled before the barrier (settings pinned: see `hello`).
+    async fn pool(cfg: &Cfg, _plan: &Vec<P>, _st: &Step, size: usize) -> Res<r2d2::Pool<SqliteConnectionManager>> {
+        let manager = SqliteConnectionManager::file(&cfg.file).with_flags(flags()).with_init(|c| {
+            c.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))?;
+            c.set_prepared_statement_cache_capacity(POOL_STATEMENT_CACHE);
+            c.execute_batch("PRAGMA foreign_keys = OFF")
+        });
+        host::r2d2_pool(manager, size)
+    }
+
+    /// On a connection of its own, BEGIN and COMMIT prepared once for the step (before the
+    /// clock); every statement of the step is finalized when the client drops.
+    async fn client<'c>(ctx: Ctx<'c, Self>, link: Link<'c, Self>) -> Res<SqliteClient<'c>> {
+        let mut c = SqliteClient { st: ctx.st, params: ctx.plan, cfg: ctx.cfg, own: None, made: None, pool: None, lent: None };
+        match link {
+            Link::Own(conn) => {
+                let conn: &'c Connection = conn;
+                c.own = Some((conn, Stmts::new(conn)?));
+            }
+            Link::PerRequest => {}
+            Link::Pool(p) => c.pool = Some(p),
+        }
+        Ok(c)
+    }
 }

@@ -4,14 +4,15 @@
 //!
 //! Settings: `batch=rows|values` (default `rows`).
 
-use crate::load::{ClientLoop, Load, Loaded, Policy};
+use crate::host::{Client, Ctx, Described, Ended, Job, Link, Method, Slot};
+use crate::load::TaskPause;
 use crate::pg::{self, Col};
 use crate::protocol::{self, Gv, Hint, Sink, Val};
-use crate::step::{now_ns, rusage, Endpoint, Fail, Kind, Mode, Outcome, Res, Step};
-use crate::{run_client, run_ops, Driver, Hello, Opened};
+use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
+use crate::Hello;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
-use futures_util::future::{join_all, try_join_all};
 use rust_decimal::Decimal;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{
     PgArguments, PgConnectOptions, PgConnection, PgDatabaseError, PgPool, PgPoolOptions, PgRow, PgSslMode, PgTypeInfo, Postgres,
@@ -20,7 +21,6 @@ use sqlx::query::Query;
 use sqlx::{AssertSqlSafe, Column, ConnectOptions, Connection, QueryBuilder, Row, ValueRef};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
 /// The statement cache of the connection (`persistent(true)` statements live in it; it is
@@ -33,10 +33,6 @@ const POOL_ACQUIRE_TIMEOUT_S: u64 = 30;
 
 pub struct Sqlx {
     values: bool,
-    rt: Runtime,
-    conn: Option<PgConnection>,
-    opts: Option<PgConnectOptions>,
-    pid: Option<i64>,
 }
 
 impl Sqlx {
@@ -49,9 +45,14 @@ impl Sqlx {
                 _ => return Err(format!("rust-sqlx has no setting {k}={v} (batch=rows|values)")),
             }
         }
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-        Ok(Sqlx { values, rt, conn: None, opts: None, pid: None })
+        Ok(Sqlx { values })
     }
+}
+
+#[derive(Clone)]
+pub struct Cfg {
+    opts: PgConnectOptions,
+    values: bool,
 }
 
 fn options(ep: &Endpoint) -> Res<PgConnectOptions> {
@@ -265,11 +266,8 @@ struct Exec<'a> {
 }
 
 async fn exec_once(conn: &mut PgConnection, st: &Step, e: &Exec<'_>, i: usize, sink: &mut Sink) -> Res<i64> {
-    if st.begins(i) {
-        raw(conn, "BEGIN").await?;
-    }
     let reads = st.reads();
-    let count = match st.mode {
+    Ok(match st.mode {
         // record-level access is MariaDB's HANDLER: main answers it unsupported first
         Mode::Record => return Err(crate::step::no_record()),
         Mode::Literal => {
@@ -292,11 +290,7 @@ async fn exec_once(conn: &mut PgConnection, st: &Step, e: &Exec<'_>, i: usize, s
                 q.execute(&mut *conn).await.map_err(fail)?.rows_affected() as i64
             }
         }
-    };
-    if st.commits(i) {
-        raw(conn, "COMMIT").await?;
-    }
-    Ok(count)
+    })
 }
 
 /// batch=rows: a transaction per group (Connection::begin), one query per row, each awaited
@@ -360,35 +354,85 @@ fn values_prefix(st: &Step) -> Res<String> {
     Ok(format!("INSERT INTO {table} {cols} "))
 }
 
-async fn run(conn: &mut PgConnection, opts: &PgConnectOptions, st: &Step, values: bool) -> Res<Outcome> {
-    Ok(match st.kind {
-        Kind::Connect => run_ops!(st, sink, i, connect_once(opts).await),
-        Kind::Scan => {
-            let sql: Arc<str> = st.sql.as_str().into();
-            run_ops!(st, sink, i, scan_once(conn, &sql, &mut sink).await)
-        }
-        Kind::Exec => {
-            let e = Exec {
-                sql: protocol::dollar_markers(&st.sql, &st.marks).into(),
-                texts: st.texts.iter().map(|t| Arc::from(t.as_str())).collect(),
-                binds: adapt(st),
-            };
-            run_ops!(st, sink, i, exec_once(conn, st, &e, i, &mut sink).await)
-        }
-        Kind::Batch if values => {
-            let prefix = values_prefix(st)?;
-            let binds = adapt(st);
-            run_ops!(st, sink, i, batch_values(conn, st, i, &prefix, &binds).await)
-        }
-        Kind::Batch => {
-            let sql: Arc<str> = protocol::dollar_markers(&st.sql, &st.marks).into();
-            let binds = adapt(st);
-            run_ops!(st, sink, i, batch_rows(conn, st, i, &sql, &binds).await)
-        }
-    })
+
+/// batch=values: `INSERT INTO t (cols) ` of the step's statement (checked before the clock).
+pub struct Plan {
+    prefix: String,
 }
 
-impl Driver for Sqlx {
+pub struct SqlxClient<'c> {
+    cfg: &'c Cfg,
+    st: &'c Step,
+    prefix: &'c str,
+    e: Exec<'c>,
+    slot: Slot<'c, Sqlx, PoolConnection<Postgres>>,
+}
+
+impl SqlxClient<'_> {
+    fn conn(&mut self) -> Res<&mut PgConnection> {
+        self.slot.get(|c| c, |pc| &mut **pc)
+    }
+}
+
+impl Client for SqlxClient<'_> {
+    async fn op(&mut self, i: usize, sink: &mut Sink) -> Res<i64> {
+        let (st, e) = (self.st, &self.e);
+        if st.kind == Kind::Connect {
+            return connect_once(&self.cfg.opts).await;
+        }
+        let c = self.slot.get(|c| c, |pc| &mut **pc)?;
+        match st.kind {
+            Kind::Scan => scan_once(c, &e.sql, sink).await,
+            Kind::Batch if self.cfg.values => batch_values(c, st, i, self.prefix, &e.binds).await,
+            Kind::Batch => batch_rows(c, st, i, &e.sql, &e.binds).await,
+            _ => exec_once(c, st, e, i, sink).await,
+        }
+    }
+
+    async fn tx_begin(&mut self) -> Res<()> {
+        raw(self.conn()?, "BEGIN").await
+    }
+
+    async fn tx_commit(&mut self) -> Res<()> {
+        raw(self.conn()?, "COMMIT").await
+    }
+
+    async fn recover(&mut self) {
+        if let Ok(c) = self.conn() {
+            let _ = raw(c, "ROLLBACK").await;
+        }
+    }
+
+    async fn connect(&mut self) -> Res<()> {
+        self.slot.made = Some(Sqlx::connect(self.cfg).await?);
+        Ok(())
+    }
+
+    async fn disconnect(&mut self) -> Res<()> {
+        match self.slot.made.take() {
+            Some(c) => c.close().await.map_err(fail),
+            None => Ok(()),
+        }
+    }
+
+    async fn borrow(&mut self) -> Res<()> {
+        self.slot.lent = Some(self.slot.pool()?.acquire().await.map_err(fail)?);
+        Ok(())
+    }
+
+    fn give_back(&mut self) {
+        self.slot.lent = None; // back to the pool as the PoolConnection drops, inside the operation's time
+    }
+}
+
+impl Method for Sqlx {
+    type Config = Cfg;
+    type Conn = PgConnection;
+    type Plan = Plan;
+    type Pool = PgPool;
+    type Client<'c> = SqlxClient<'c>;
+    type Pause = TaskPause;
+
     fn hello(&self) -> Hello {
         let batch = if self.values { "values" } else { "rows" };
         let s: Vec<(&str, String)> = vec![
@@ -425,278 +469,73 @@ impl Driver for Sqlx {
         }
     }
 
-    fn open(&mut self, ep: &Endpoint) -> Res<Opened> {
-        let opts = options(ep)?;
-        let start = now_ns();
-        let mut conn = self.rt.block_on(opts.connect()).map_err(fail)?;
-        let connect_ns = now_ns() - start;
-        let (pid, version) = self.rt.block_on(async {
-            let row = sqlx::raw_sql(pg::OPEN_INFO_SQL).fetch_one(&mut conn).await.map_err(fail)?;
-            let pid = dec(row.try_get::<i32, _>(0))? as i64;
-            let version = dec(row.try_get::<String, _>(1))?;
-            Ok::<_, Fail>((pid, version))
-        })?;
-        self.conn = Some(conn);
-        self.opts = Some(opts);
-        self.pid = Some(pid);
-        Ok(Opened { connect_ns, server_pid: Some(pid), server_version: Some(version) })
+    fn config(&self, ep: &Endpoint) -> Res<Cfg> {
+        Ok(Cfg { opts: options(ep)?, values: self.values })
     }
 
-    fn close(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            if let Err(e) = self.rt.block_on(conn.close()) {
-                eprintln!("abworker-rust: close: {e}");
-            }
+    const TASKS: bool = true;
+
+    fn spawn(job: Job<Self>) -> JoinHandle<Ended<Self>> {
+        tokio::spawn(job.run())
+    }
+
+    async fn connect(cfg: &Cfg) -> Res<PgConnection> {
+        cfg.opts.connect().await.map_err(fail)
+    }
+
+    async fn describe(_cfg: &mut Cfg, c: &mut PgConnection) -> Res<Described> {
+        let row = sqlx::raw_sql(pg::OPEN_INFO_SQL).fetch_one(c).await.map_err(fail)?;
+        let pid = dec(row.try_get::<i32, _>(0))? as i64;
+        let version = dec(row.try_get::<String, _>(1))?;
+        Ok(Described { server_pid: Some(pid), server_version: Some(version) })
+    }
+
+    async fn close(c: PgConnection) {
+        if let Err(e) = c.close().await {
+            eprintln!("abworker-rust: close: {e}");
         }
-        self.pid = None;
     }
 
-    fn step(&mut self, st: &Step, _ep: &Endpoint) -> Res<Outcome> {
-        let conn = self.conn.as_mut().ok_or_else(|| Fail::protocol("step before open"))?;
-        let opts = self.opts.as_ref().unwrap();
-        let values = self.values;
-        self.rt.block_on(async move {
-            let r = run(conn, opts, st, values).await;
-            if r.is_err() {
-                let _ = raw(conn, "ROLLBACK").await;
-            }
-            // a step's prepared statements do not outlive it (untimed)
-            if let Err(e) = conn.clear_cached_statements().await {
-                eprintln!("abworker-rust: clear_cached_statements: {e}");
-            }
-            r
-        })
+    async fn plan(cfg: &Cfg, _c: &mut PgConnection, st: &Step) -> Res<Plan> {
+        let prefix = if cfg.values && st.kind == Kind::Batch { values_prefix(st)? } else { String::new() };
+        Ok(Plan { prefix })
     }
 
-    fn server_pid(&self) -> Option<i64> {
-        self.pid
+    /// The step's pool (settings pinned: see `hello`); connect_with opens min_connections =
+    /// pool_size connections before it returns, so the pool is full before the barrier.
+    async fn pool(cfg: &Cfg, _plan: &Plan, _st: &Step, size: usize) -> Res<PgPool> {
+        PgPoolOptions::new()
+            .max_connections(size as u32)
+            .min_connections(size as u32)
+            .test_before_acquire(false)
+            .max_lifetime(None)
+            .idle_timeout(None)
+            .acquire_timeout(Duration::from_secs(POOL_ACQUIRE_TIMEOUT_S))
+            .connect_with(cfg.opts.clone())
+            .await
+            .map_err(fail)
     }
 
-    fn load(&mut self, st: &Arc<Step>, ep: &Endpoint, load: &Load) -> Res<Loaded> {
-        let conn = self.conn.take().ok_or_else(|| Fail::protocol("step before open"))?;
-        let opts = self.opts.clone().unwrap();
-        let (r, conn) = self.rt.block_on(run_load(conn, self.pid, opts, self.values, st.clone(), load));
-        match conn {
-            Some(c) => self.conn = Some(c),
-            None => {
-                // client 0's task died with the session's connection: open it again
-                if let Err(e) = self.open(ep) {
-                    eprintln!("abworker-rust: reopen after a failed loaded step: {}", e.message);
-                }
-            }
-        }
-        r
+    async fn close_pool(p: PgPool) {
+        p.close().await;
     }
 
-    fn verify_under(&mut self, st: &Step, _ep: &Endpoint, load: &Load) -> Res<Outcome> {
-        let opts = self.opts.as_ref().ok_or_else(|| Fail::protocol("step before open"))?;
-        let values = self.values;
-        self.rt.block_on(async move {
-            let k = kit(st, values)?;
-            let mut via = match load.policy {
-                Policy::Pooled => Via::Pool(pool(opts, load.pool_size).await?),
-                _ => Via::PerRequest,
-            };
-            let r = async { Ok(run_ops!(st, sink, i, op(&mut via, opts, st, &k, i, &mut sink, values).await)) }.await;
-            if let Via::Pool(p) = via {
-                p.close().await;
-            }
-            r
-        })
-    }
-}
-
-// ---- steps under load ---------------------------------------------------------------------------
-
-/// Where a client's operations get their connection.
-enum Via {
-    /// its own for the whole trial (persistent)
-    Own(PgConnection),
-    PerRequest,
-    Pool(PgPool),
-}
-
-/// The step's pool (settings pinned: see `hello`); connect_with opens min_connections =
-/// pool_size connections before it returns, so the pool is full before the barrier.
-async fn pool(opts: &PgConnectOptions, size: usize) -> Res<PgPool> {
-    PgPoolOptions::new()
-        .max_connections(size as u32)
-        .min_connections(size as u32)
-        .test_before_acquire(false)
-        .max_lifetime(None)
-        .idle_timeout(None)
-        .acquire_timeout(Duration::from_secs(POOL_ACQUIRE_TIMEOUT_S))
-        .connect_with(opts.clone())
-        .await
-        .map_err(fail)
-}
-
-/// What a client needs for the step's operations, made before the clock.
-struct Kit<'a> {
-    e: Exec<'a>,
-    /// batch=values: `INSERT INTO t (cols) `
-    prefix: String,
-}
-
-fn kit(st: &Step, values: bool) -> Res<Kit<'_>> {
-    let prefix = if values && st.kind == Kind::Batch { values_prefix(st)? } else { String::new() };
-    Ok(Kit {
-        e: Exec {
+    /// The client's statement texts and parameters as sqlx takes them, made before the clock.
+    async fn client<'c>(ctx: Ctx<'c, Self>, link: Link<'c, Self>) -> Res<SqlxClient<'c>> {
+        let st = ctx.st;
+        let e = Exec {
             // no markers in a scan: its text is the statement's as it is
             sql: protocol::dollar_markers(&st.sql, &st.marks).into(),
             texts: st.texts.iter().map(|t| Arc::from(t.as_str())).collect(),
             binds: if matches!(st.kind, Kind::Exec | Kind::Batch) { adapt(st) } else { Vec::new() },
-        },
-        prefix,
-    })
-}
+        };
+        Ok(SqlxClient { cfg: ctx.cfg, st, prefix: &ctx.plan.prefix, e, slot: Slot::new(link) })
+    }
 
-/// Operation i of the step on connection conn: the plain loop's operation.
-async fn once(conn: &mut PgConnection, opts: &PgConnectOptions, st: &Step, k: &Kit<'_>, i: usize, sink: &mut Sink, values: bool) -> Res<i64> {
-    match st.kind {
-        Kind::Connect => connect_once(opts).await,
-        Kind::Scan => scan_once(conn, &k.e.sql, sink).await,
-        Kind::Exec => exec_once(conn, st, &k.e, i, sink).await,
-        Kind::Batch if values => batch_values(conn, st, i, &k.prefix, &k.e.binds).await,
-        Kind::Batch => batch_rows(conn, st, i, &k.e.sql, &k.e.binds).await,
-    }
-}
-
-/// Operation i under the client's connection policy.
-async fn op(via: &mut Via, opts: &PgConnectOptions, st: &Step, k: &Kit<'_>, i: usize, sink: &mut Sink, values: bool) -> Res<i64> {
-    match via {
-        Via::Own(c) => once(c, opts, st, k, i, sink, values).await,
-        Via::PerRequest => {
-            // connect, prepare what the operation needs, run it, disconnect: all in its time
-            let mut c = opts.connect().await.map_err(fail)?;
-            let r = once(&mut c, opts, st, k, i, sink, values).await;
-            let closed = c.close().await.map_err(fail);
-            let n = r?;
-            closed?;
-            Ok(n)
-        }
-        Via::Pool(pool) => {
-            let mut c = pool.acquire().await.map_err(fail)?;
-            let r = once(&mut c, opts, st, k, i, sink, values).await;
-            if r.is_err() {
-                let _ = raw(&mut c, "ROLLBACK").await;
-            }
-            r // the connection goes back to the pool as `c` drops, inside the operation's time
-        }
-    }
-}
-
-/// Another persistent client's connection, as open makes it, with its backend pid.
-async fn open_client(opts: &PgConnectOptions) -> Res<(PgConnection, i64)> {
-    let mut conn = opts.connect().await.map_err(fail)?;
-    let row = sqlx::raw_sql(pg::OPEN_INFO_SQL).fetch_one(&mut conn).await.map_err(fail)?;
-    let pid = dec(row.try_get::<i32, _>(0))? as i64;
-    Ok((conn, pid))
-}
-
-/// One client: a task that owns what it uses (its `Via`, given back at the end) and runs
-/// `run_client!`.
-fn spawn_client(
-    st: Arc<Step>,
-    opts: Arc<PgConnectOptions>,
-    values: bool,
-    mut via: Via,
-    mut cl: ClientLoop,
-) -> JoinHandle<(Res<ClientLoop>, Via)> {
-    tokio::spawn(async move {
-        let st = &*st;
-        let mut sink = Sink::new(false);
-        let r = async {
-            let k = kit(st, values)?;
-            run_client!(async &mut cl, j, op(&mut via, &opts, st, &k, j, &mut sink, values).await);
-            Ok::<(), Fail>(())
-        }
-        .await;
-        if let Via::Own(c) = &mut via {
-            if r.is_err() {
-                let _ = raw(c, "ROLLBACK").await;
-            } else if st.commit_every > 0 {
-                let _ = raw(c, "COMMIT").await; // a group the duration cut short (untimed)
-            }
-        }
-        cl.ncols = sink.ncols;
-        (r.map(|_| cl), via)
-    })
-}
-
-/// The clients of a loaded step, one task each, on the worker's runtime. `session` is the
-/// connection from open (client 0's when persistent); it is given back, unless a task that
-/// held it died.
-async fn run_load(
-    session: PgConnection,
-    pid: Option<i64>,
-    opts: PgConnectOptions,
-    values: bool,
-    st: Arc<Step>,
-    load: &Load,
-) -> (Res<Loaded>, Option<PgConnection>) {
-    if let Err(e) = kit(&st, values) {
-        return (Err(e), Some(session));
-    }
-    let clients = load.clients;
-    let mut extra = Vec::new();
-    let mut pool_ = None;
-    let ready = match load.policy {
-        Policy::Persistent => try_join_all((1..clients).map(|_| open_client(&opts))).await.map(|x| extra = x),
-        Policy::PerRequest => Ok(()),
-        Policy::Pooled => pool(&opts, load.pool_size).await.map(|p| pool_ = Some(p)),
-    };
-    if let Err(e) = ready {
-        return (Err(e), Some(session));
-    }
-    let server_pids: Vec<i64> =
-        if load.policy == Policy::Persistent { pid.into_iter().chain(extra.iter().map(|x| x.1)).collect() } else { Vec::new() };
-    let mut session = Some(session);
-    let vias: Vec<Via> = match &pool_ {
-        Some(p) => (0..clients).map(|_| Via::Pool(p.clone())).collect(),
-        None if load.policy == Policy::PerRequest => (0..clients).map(|_| Via::PerRequest).collect(),
-        None => std::iter::once(session.take().unwrap()).chain(extra.into_iter().map(|x| x.0)).map(Via::Own).collect(),
-    };
-    let opts = Arc::new(opts);
-    let before = rusage();
-    let handles: Vec<_> = vias
-        .into_iter()
-        .enumerate()
-        .map(|(k, via)| spawn_client(st.clone(), opts.clone(), values, via, load.client(k, st.nops)))
-        .collect();
-    let joined = join_all(handles).await;
-    let after = rusage();
-    let mut results = Vec::with_capacity(clients);
-    for (k, j) in joined.into_iter().enumerate() {
-        match j {
-            Ok((r, via)) => {
-                results.push(r);
-                if let Via::Own(c) = via {
-                    if k == 0 {
-                        session = Some(c);
-                    } else if let Err(e) = c.close().await {
-                        eprintln!("abworker-rust: close: {e}");
-                    }
-                }
-            }
-            Err(e) => results.push(Err(Fail::internal(format!("client task {k}: {e}")))),
-        }
-    }
-    if let Some(p) = pool_ {
-        p.close().await;
-    }
-    if let Some(c) = session.as_mut() {
-        // a step's prepared statements do not outlive it (untimed)
+    /// A step's prepared statements do not outlive it (untimed).
+    async fn release(c: &mut PgConnection) {
         if let Err(e) = c.clear_cached_statements().await {
             eprintln!("abworker-rust: clear_cached_statements: {e}");
         }
     }
-    let r = results.into_iter().collect::<Res<Vec<_>>>().map(|clients| Loaded {
-        clients,
-        reads: st.reads(),
-        user_ns: after.0 - before.0,
-        sys_ns: after.1 - before.1,
-        server_pids,
-    });
-    (r, session)
 }

@@ -1,9 +1,9 @@
 //! Steps under load (protocol/PROTOCOL.md, "Steps under load"), as the Python reference
 //! (src/accessbench/pyworker/load.py, src/accessbench/protocol/{histogram,schedule}.py):
-//! the load fields of a step, the latency histogram, the arrival schedule, and the loop each
-//! client runs (`run_client!`): by count or by duration, closed loop or open loop at a rate,
-//! every latency into the client's own histogram, all clients starting at the wall-clock
-//! barrier `start_at_unix_ns`.
+//! the load fields of a step, the latency histogram, the arrival schedule and how a client
+//! waits. The loop each client runs is the host's (`host::client_loop`): by count or by
+//! duration, closed loop or open loop at a rate, every latency into the client's own
+//! histogram, all clients starting at the wall-clock barrier `start_at_unix_ns`.
 //!
 //! Closed loop: operation i's latency runs from the end of operation i−1 to its own end, as
 //! in the plain loop. Open loop: from operation i's *intended* start to its end, so a stall
@@ -329,16 +329,28 @@ pub fn unix_now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// How a client of a loaded step waits: for the barrier, for an open loop's intended
+/// start, and idle once its arrivals are over.
+#[allow(async_fn_in_trait)]
+pub trait Pause: Sized {
+    fn new() -> Res<Self>;
+    /// The barrier: return when the wall clock reaches `at`.
+    async fn until_unix(&self, at: u64);
+    /// An open-loop client ahead of schedule: return at `deadline` (monotonic).
+    async fn until(&self, deadline: u64);
+    /// An open-loop client whose arrivals are over: wait, without spinning, until `deadline`.
+    async fn idle_until(&self, deadline: u64);
+}
+
 /// How a client on its own thread waits: sleep (nanosleep), then spin the last 100 µs.
 pub struct ThreadPause;
 
-impl ThreadPause {
-    pub fn new() -> Res<ThreadPause> {
+impl Pause for ThreadPause {
+    fn new() -> Res<ThreadPause> {
         Ok(ThreadPause)
     }
 
-    /// The barrier: return when the wall clock reaches `at`.
-    pub fn until_unix(&self, at: u64) {
+    async fn until_unix(&self, at: u64) {
         loop {
             let now = unix_now_ns();
             if now >= at {
@@ -350,8 +362,7 @@ impl ThreadPause {
         }
     }
 
-    /// An open-loop client ahead of schedule: return at `deadline` (monotonic).
-    pub fn until(&self, deadline: u64) {
+    async fn until(&self, deadline: u64) {
         let now = now_ns();
         if deadline > now + SPIN_NS {
             std::thread::sleep(std::time::Duration::from_nanos(deadline - now - SPIN_NS));
@@ -361,8 +372,7 @@ impl ThreadPause {
         }
     }
 
-    /// An open-loop client whose arrivals are over: sleep (no spinning) until `deadline`.
-    pub fn idle_until(&self, deadline: u64) {
+    async fn idle_until(&self, deadline: u64) {
         let now = now_ns();
         if deadline > now {
             std::thread::sleep(std::time::Duration::from_nanos(deadline - now));
@@ -379,8 +389,8 @@ pub struct TaskPause {
     fd: tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>,
 }
 
-impl TaskPause {
-    pub fn new() -> Res<TaskPause> {
+impl Pause for TaskPause {
+    fn new() -> Res<TaskPause> {
         use std::os::fd::FromRawFd;
         let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if raw < 0 {
@@ -393,6 +403,33 @@ impl TaskPause {
         Ok(TaskPause { fd })
     }
 
+    async fn until_unix(&self, at: u64) {
+        let now = unix_now_ns();
+        if at > now + SPIN_NS {
+            self.sleep_until(now_ns() + (at - now - SPIN_NS)).await;
+        }
+        while unix_now_ns() < at {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn until(&self, deadline: u64) {
+        if deadline > now_ns() + SPIN_NS {
+            self.sleep_until(deadline - SPIN_NS).await;
+        }
+        while now_ns() < deadline {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn idle_until(&self, deadline: u64) {
+        if deadline > now_ns() {
+            self.sleep_until(deadline).await;
+        }
+    }
+}
+
+impl TaskPause {
     /// Sleep in the reactor until the monotonic clock reaches `deadline`.
     async fn sleep_until(&self, deadline: u64) {
         use std::os::fd::AsRawFd;
@@ -415,120 +452,6 @@ impl TaskPause {
         }
     }
 
-    /// The barrier: return when the wall clock reaches `at`.
-    pub async fn until_unix(&self, at: u64) {
-        let now = unix_now_ns();
-        if at > now + SPIN_NS {
-            self.sleep_until(now_ns() + (at - now - SPIN_NS)).await;
-        }
-        while unix_now_ns() < at {
-            tokio::task::yield_now().await;
-        }
-    }
-
-    /// An open-loop client ahead of schedule: return at `deadline` (monotonic).
-    pub async fn until(&self, deadline: u64) {
-        if deadline > now_ns() + SPIN_NS {
-            self.sleep_until(deadline - SPIN_NS).await;
-        }
-        while now_ns() < deadline {
-            tokio::task::yield_now().await;
-        }
-    }
-
-    /// An open-loop client whose arrivals are over: sleep in the reactor (no yielding
-    /// spin) until `deadline`.
-    pub async fn idle_until(&self, deadline: u64) {
-        if deadline > now_ns() {
-            self.sleep_until(deadline).await;
-        }
-    }
-}
-
-/// One client's loop under load (`run_client!(&mut cl, j, op)` on a thread,
-/// `run_client!(async &mut cl, j, op)` in a task, where `op` may `.await`): `$op`, an
-/// expression of `$j` (the index of the operation's arguments, cycling through `count`),
-/// yields `Res<i64>`, the rows it read or changed; the `?` leaves the enclosing function or
-/// async block at the first error. The client waits (untimed) for the barrier, then reads
-/// the monotonic clock once before the loop and once after each operation; with a schedule,
-/// each operation waits for its intended start and its latency counts from there, and by
-/// duration (open or closed) the loop runs while the previous operation ended before the end:
-/// an open-loop client starts no operation whose intended start is at or after the end, then
-/// waits (untimed) for the end, its elapsed running to then; one still behind schedule when
-/// the end has passed counts the arrivals due before the end that it never started as skipped.
-#[macro_export]
-macro_rules! run_client {
-    (async $cl:expr, $j:ident, $op:expr) => {
-        $crate::run_client!(@ $cl, $j, $op, $crate::load::TaskPause, .await)
-    };
-    (@ $cl:expr, $j:ident, $op:expr, $pause:path, $($aw:tt)*) => {{
-        let cl_: &mut $crate::load::ClientLoop = $cl;
-        let pause_ = <$pause>::new()?;
-        if let Some(at_) = cl_.start_at_unix_ns {
-            pause_.until_unix(at_) $($aw)*;
-        }
-        let start_ = $crate::step::now_ns();
-        let mut prev_ = start_;
-        let stop_ = cl_.duration_ns.map(|d_| start_ + d_);
-        let count_ = cl_.count as u64;
-        let phase_ = cl_.phase_ns;
-        let mut i_: u64 = 0;
-        while count_ > 0 && match stop_ { None => i_ < count_, Some(s_) => prev_ < s_ } {
-            let $j = (i_ % count_) as usize;
-            let intended_ = cl_.schedule.as_mut().map(|s_| start_ + phase_ + s_.next());
-            let latency_;
-            if let Some(intended_) = intended_ {
-                if stop_.is_some_and(|s_| intended_ >= s_) {
-                    break; // the arrivals are over; the trial is not
-                }
-                let now_ = $crate::step::now_ns();
-                if now_ < intended_ {
-                    pause_.until(intended_) $($aw)*;
-                } else if cl_.skip_ns.is_some_and(|s_| now_ - intended_ > s_) {
-                    cl_.skipped += 1;
-                    i_ += 1;
-                    continue;
-                } else if now_ - intended_ > cl_.late_ns {
-                    cl_.late += 1;
-                }
-                let rows_: i64 = $op?;
-                let now_ = $crate::step::now_ns();
-                latency_ = now_ - intended_;
-                cl_.rows += rows_;
-                prev_ = now_;
-            } else {
-                let rows_: i64 = $op?;
-                let now_ = $crate::step::now_ns();
-                latency_ = now_ - prev_;
-                cl_.rows += rows_;
-                prev_ = now_;
-            }
-            cl_.hist.record(latency_);
-            if i_ == cl_.skipped {
-                cl_.first_op_ns = latency_; // the client's first operation that ran
-            }
-            i_ += 1;
-        }
-        if let Some(s_) = stop_.filter(|_| cl_.schedule.is_some()) {
-            if prev_ < s_ {
-                // an open loop lasts its duration (PROTOCOL.md): idle, untimed, until it has passed
-                pause_.idle_until(s_) $($aw)*;
-                prev_ = s_;
-            } else if let Some(sched_) = cl_.schedule.as_mut() {
-                // behind schedule at the end: the arrivals due before it that never started
-                while start_ + phase_ + sched_.next() < s_ {
-                    cl_.skipped += 1;
-                    i_ += 1;
-                }
-            }
-        }
-        cl_.n = i_ - cl_.skipped;
-        cl_.start_ns = start_;
-        cl_.elapsed_ns = prev_ - start_;
-    }};
-    ($cl:expr, $j:ident, $op:expr) => {
-        $crate::run_client!(@ $cl, $j, $op, $crate::load::ThreadPause,)
-    };
 }
 
 // ---- the answer -------------------------------------------------------------------------------------

@@ -9,21 +9,22 @@ mod drv_postgres;
 mod drv_rusqlite;
 mod drv_sqlx;
 mod drv_tokio_postgres;
+mod host;
 mod load;
 mod pg;
 mod protocol;
 mod step;
 
-use load::{Load, Loaded, Policy};
+use host::{Driver, Host};
+use load::{Load, Policy};
 use protocol::{Dialect, Gen};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 use std::os::fd::FromRawFd;
 use std::sync::Arc;
-use step::{Endpoint, Fail, Outcome, Res, Step};
+use step::{Endpoint, Fail, Res, Step};
 
 const PROTOCOL_VERSION: i64 = 1;
-const METHODS: &str = "rust-tokio-postgres, rust-postgres, rust-sqlx, rust-rusqlite, rust-mysql";
 
 /// What `hello` reports about a driver.
 pub struct Hello {
@@ -43,26 +44,22 @@ pub struct Opened {
     pub server_version: Option<String>,
 }
 
-/// One module per driver implements this. `step` runs the whole step (its loop is
-/// `run_ops!`), leaves the connection usable after an error (rolls back) and releases what
-/// the step made (statements) before it returns.
-pub trait Driver {
-    fn hello(&self) -> Hello;
-    /// `capabilities.modes`: the exec modes it has (and `record` where it reads records
-    /// without SQL: MariaDB's HANDLER); a step in another mode is answered `unsupported`.
-    fn modes(&self) -> &'static [&'static str] {
-        &["literal", "extended", "prepared"]
-    }
-    fn open(&mut self, ep: &Endpoint) -> Res<Opened>;
-    fn close(&mut self);
-    fn step(&mut self, st: &Step, ep: &Endpoint) -> Res<Outcome>;
-    fn server_pid(&self) -> Option<i64>;
-    /// A step under load: `load.clients` clients at once, each running `run_client!` with its
-    /// connection as `load.policy` says; the same cleanup as `step` after it.
-    fn load(&mut self, st: &Arc<Step>, ep: &Endpoint, load: &Load) -> Res<Loaded>;
-    /// The verification pass (`run_ops!`, one client) of a per-request or pooled step, each
-    /// operation getting its connection as the policy says.
-    fn verify_under(&mut self, st: &Step, ep: &Endpoint, load: &Load) -> Res<Outcome>;
+/// A driver's constructor: the method's settings (`key=value` after the `/`) → its host.
+type Make = fn(&[(String, String)]) -> Result<Box<dyn Driver>, String>;
+
+/// The registry: every method this worker has, by name. `make_driver` and the text of an
+/// unknown method both come from it.
+const REGISTRY: &[(&str, Make)] = &[
+    ("rust-tokio-postgres", |s| Ok(Box::new(Host::new(drv_tokio_postgres::TokioPostgres::new(s)?)?))),
+    ("rust-postgres", |s| Ok(Box::new(Host::new(drv_postgres::Postgres::new(s)?)?))),
+    ("rust-sqlx", |s| Ok(Box::new(Host::new(drv_sqlx::Sqlx::new(s)?)?))),
+    ("rust-rusqlite", |s| Ok(Box::new(Host::new(drv_rusqlite::Rusqlite::new(s)?)?))),
+    ("rust-mysql", |s| Ok(Box::new(Host::new(drv_mysql::Mysql::new(s)?)?))),
+];
+
+/// The methods of the registry, as a list for people.
+fn known() -> String {
+    REGISTRY.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
 }
 
 fn make_driver(method: &str) -> Result<Box<dyn Driver>, String> {
@@ -72,15 +69,16 @@ fn make_driver(method: &str) -> Result<Box<dyn Driver>, String> {
         let (k, v) = kv.split_once('=').ok_or_else(|| format!("{method}: setting '{kv}' is not key=value"))?;
         settings.push((k.to_string(), v.to_string()));
     }
-    let with_name = |e: String| format!("{method}: {e}");
-    Ok(match base {
-        "rust-tokio-postgres" => Box::new(drv_tokio_postgres::TokioPostgres::new(&settings).map_err(with_name)?),
-        "rust-postgres" => Box::new(drv_postgres::Postgres::new(&settings).map_err(with_name)?),
-        "rust-sqlx" => Box::new(drv_sqlx::Sqlx::new(&settings).map_err(with_name)?),
-        "rust-rusqlite" => Box::new(drv_rusqlite::Rusqlite::new(&settings).map_err(with_name)?),
-        "rust-mysql" => Box::new(drv_mysql::Mysql::new(&settings).map_err(with_name)?),
-        _ => return Err(format!("unknown method '{base}' (abworker-rust knows {METHODS})")),
-    })
+    match REGISTRY.iter().find(|(name, _)| *name == base) {
+        Some((_, make)) => make(&settings).map_err(|e| format!("{method}: {e}")),
+        None => Err(format!("unknown method '{base}' (abworker-rust knows {})", known())),
+    }
+}
+
+/// A step message, checked: what runs, and how.
+struct StepCall {
+    st: Step,
+    load: Option<Load>,
 }
 
 struct Session {
@@ -102,7 +100,10 @@ impl Session {
         match op {
             "hello" => Ok(self.on_hello()),
             "open" => self.on_open(msg),
-            "step" => self.on_step(msg),
+            "step" => {
+                let call = self.parse_step(msg)?;
+                self.run_step(call)
+            }
             "close" | "bye" => {
                 self.on_close();
                 Ok(Map::new())
@@ -169,8 +170,11 @@ impl Session {
         }
     }
 
-    fn on_step(&mut self, msg: &Value) -> Res<Map<String, Value>> {
-        let ep = self.endpoint.clone().ok_or_else(|| Fail::protocol("step before open"))?;
+    /// The step message → a `Step` with its parameters generated, and its load fields: every
+    /// protocol error (and what the driver or the policy cannot do) is answered here, before
+    /// anything runs.
+    fn parse_step(&mut self, msg: &Value) -> Res<StepCall> {
+        let ep = self.endpoint.as_ref().ok_or_else(|| Fail::protocol("step before open"))?;
         let dialect = match ep.dbms.as_str() {
             "sqlite" => Dialect::SQLite,
             "mariadb" => Dialect::MariaDB,
@@ -181,52 +185,29 @@ impl Session {
             return Err(Fail::unsupported(format!("{} has no record-level access (mode record)", self.method)));
         }
         let load = Load::parse(msg)?;
+        if let Some(l) = &load {
+            if !st.verify || l.policy != Policy::Persistent {
+                l.check(&st)?;
+            }
+        }
+        Ok(StepCall { st, load })
+    }
+
+    /// Runs a checked step: under load, or the plain loop (verification stays one client's
+    /// plain pass, its connection as the step's policy says).
+    fn run_step(&mut self, call: StepCall) -> Res<Map<String, Value>> {
+        let StepCall { st, load } = call;
         let log = |e: &Fail| eprintln!("abworker-rust: step failed ({}): {}", e.kind, e.message);
         let out = match &load {
             Some(l) if !st.verify => {
-                l.check(&st)?;
                 let st = Arc::new(st);
-                return Ok(self.driver().load(&st, &ep, l).inspect_err(log)?.answer());
+                return Ok(self.driver().load(&st, l).inspect_err(log)?.answer());
             }
-            // verification stays one client's plain pass, with the step's policy
-            Some(l) if l.policy != Policy::Persistent => {
-                l.check(&st)?;
-                self.driver().verify_under(&st, &ep, l)
-            }
-            _ => self.driver().step(&st, &ep),
+            Some(l) => self.driver().step(&st, l.policy, l.pool_size),
+            None => self.driver().step(&st, Policy::Persistent, 0),
         }
         .inspect_err(log)?;
-        let mut a = Map::new();
-        a.insert("n".into(), json!(out.n));
-        a.insert("rows".into(), json!(out.rows));
-        match &out.timed {
-            None => {
-                let values = if out.reads { out.rows * out.sink.width as i64 } else { 0 };
-                a.insert("values".into(), json!(values));
-                a.insert("checksum".into(), json!(out.sink.hex()));
-                a.insert("first_op_ns".into(), json!(out.first_ns));
-            }
-            Some(t) => {
-                if let Some(path) = &st.latency_file {
-                    let mut bytes = Vec::with_capacity(t.lat.len() * 8);
-                    for x in &t.lat {
-                        bytes.extend_from_slice(&x.to_le_bytes());
-                    }
-                    std::fs::write(path, bytes).map_err(|e| Fail::internal(format!("latency_file {path}: {e}")))?;
-                }
-                a.insert("elapsed_ns".into(), json!(t.elapsed_ns));
-                if out.reads && out.sink.ncols > 0 {
-                    a.insert("values".into(), json!(out.rows * out.sink.ncols as i64));
-                }
-                a.insert("user_ns".into(), json!(t.user_ns));
-                a.insert("sys_ns".into(), json!(t.sys_ns));
-                a.insert("first_op_ns".into(), json!(out.first_ns));
-                if let Some(pid) = self.driver().server_pid() {
-                    a.insert("server_pids".into(), json!([pid]));
-                }
-            }
-        }
-        Ok(a)
+        out.answer(st.latency_file.as_deref(), self.driver().server_pid())
     }
 }
 
@@ -290,7 +271,7 @@ fn main() {
     let mut out = std::io::BufWriter::new(unsafe { std::fs::File::from_raw_fd(out_fd) });
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 2 {
-        eprintln!("usage: abworker-rust METHOD[/key=value,...]  ({METHODS})");
+        eprintln!("usage: abworker-rust METHOD[/key=value,...]  ({})", known());
         std::process::exit(2);
     }
     let method = args[1].clone();

@@ -1,10 +1,11 @@
 //! What the two drivers built on tokio-postgres share (rust-tokio-postgres and the sync
 //! rust-postgres, which wraps it): the connection settings, parameters that adapt to the
 //! types the server infers, decoding by column type (binary results and simple-query text),
-//! and errors.
+//! errors, what a step needs before the clock, and the operations of a scan and of an exec
+//! step in every mode, written once over the calls both crates have (`Calls`).
 
 use crate::protocol::{Gv, Sink, Val};
-use crate::step::{Endpoint, Fail, Res, Step};
+use crate::step::{Endpoint, Fail, Mode, Res, Step};
 use bytes::BytesMut;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Utc};
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
@@ -12,7 +13,7 @@ use rust_decimal::Decimal;
 use std::error::Error as StdError;
 use std::str::FromStr;
 use tokio_postgres::config::SslMode;
-use tokio_postgres::{Row, SimpleQueryMessage, SimpleQueryRow};
+use tokio_postgres::{Row, SimpleQueryMessage, SimpleQueryRow, Statement, ToStatement};
 
 pub const EPOCH_DAYS_CE: i32 = 719_163; // NaiveDate(1970-01-01).num_days_from_ce()
 
@@ -370,7 +371,6 @@ pub fn decode_text_row(row: &SimpleQueryRow, cols: &[Col], sink: &mut Sink) -> R
     Ok(())
 }
 
-/// The parameters of every row, adapted before the clock.
 /// A simple query's answer: its rows decoded from text (when the statement reads rows), or
 /// the rows its commands changed. Returns that count.
 pub fn simple_rows(msgs: &[SimpleQueryMessage], reads: bool, cols: &[Col], sink: &mut Sink) -> Res<i64> {
@@ -388,9 +388,6 @@ pub fn simple_rows(msgs: &[SimpleQueryMessage], reads: bool, cols: &[Col], sink:
     Ok(count)
 }
 
-pub fn params(st: &Step) -> Vec<PgParam> {
-    adapt(&st.values)
-}
 
 /// The answer of the untimed query at open: the backend's pid, the server version and the
 /// DateStyle (text timestamps are parsed in the ISO form).
@@ -407,4 +404,120 @@ pub fn open_info(msgs: &[tokio_postgres::SimpleQueryMessage]) -> (Option<i64>, O
         }
     }
     (None, None, true)
+}
+
+/// The answer of the open query: the backend's pid, the version, and where the server's
+/// default DateStyle is not ISO, `SET DateStyle = ISO` (once; `iso` records it for every
+/// later connection of the session, which sets it as it connects).
+pub async fn describe<K: Calls>(c: &mut K, iso: &mut bool) -> Res<crate::host::Described> {
+    let msgs = c.simple_query(OPEN_INFO_SQL).await.map_err(fail)?;
+    let (pid, version, server_iso) = open_info(&msgs);
+    if !server_iso && *iso {
+        c.batch_execute("SET DateStyle = ISO").await.map_err(fail)?;
+        *iso = false;
+    }
+    Ok(crate::host::Described { server_pid: pid, server_version: version })
+}
+
+// ---- the operations both drivers share ------------------------------------------------------
+
+pub type P<'a> = &'a (dyn ToSql + Sync);
+
+/// The calls an operation makes on a connection: tokio-postgres's, awaited, or the postgres
+/// crate's blocking ones (each blocks on the connection's own runtime).
+#[allow(async_fn_in_trait)]
+pub trait Calls {
+    async fn simple_query(&mut self, sql: &str) -> Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>;
+    async fn query<T: ?Sized + ToStatement + Sync>(&mut self, q: &T, p: &[P<'_>]) -> Result<Vec<Row>, tokio_postgres::Error>;
+    async fn execute<T: ?Sized + ToStatement + Sync>(&mut self, q: &T, p: &[P<'_>]) -> Result<u64, tokio_postgres::Error>;
+    async fn prepare(&mut self, sql: &str) -> Result<Statement, tokio_postgres::Error>;
+    async fn batch_execute(&mut self, sql: &str) -> Result<(), tokio_postgres::Error>;
+    async fn check_connection(&mut self) -> Result<(), tokio_postgres::Error>;
+}
+
+/// What a step needs, made before the clock: the statement with `$n` markers, the
+/// parameters as the server will infer them, and a literal statement's column decoders.
+pub struct Plan {
+    pub sql: String,
+    pub params: Vec<PgParam>,
+    pub cols: Vec<Col>,
+}
+
+/// Column decoders of a literal statement: the simple protocol returns text with no type
+/// information in tokio-postgres's API, so the types are learnt before the clock by
+/// preparing the first statement text once (Parse + Describe, then Close, waited for).
+pub async fn plan<K: Calls>(c: &mut K, st: &Step) -> Res<Plan> {
+    let mut cols = Vec::new();
+    if st.mode == Mode::Literal && st.reads() && st.n > 0 {
+        let stmt = c.prepare(&st.texts[0]).await.map_err(fail)?;
+        cols = stmt.columns().iter().map(|col| col_of(col.type_())).collect();
+        drop(stmt); // sends Close + Sync
+        c.check_connection().await.map_err(fail)?; // and waits for it, before the clock
+    }
+    Ok(Plan { sql: crate::protocol::dollar_markers(&st.sql, &st.marks), params: adapt(&st.values), cols })
+}
+
+/// One client's operations of a scan or exec step, and the statement it prepared (the
+/// prepared mode's, or a batch's).
+pub struct Ops<'c> {
+    pub st: &'c Step,
+    pub sql: &'c str,
+    pub refs: Vec<P<'c>>,
+    pub cols: &'c [Col],
+    pub stmt: Option<Statement>,
+}
+
+impl<'c> Ops<'c> {
+    pub fn new(plan: &'c Plan, st: &'c Step) -> Ops<'c> {
+        Ops { st, sql: &plan.sql, refs: plan.params.iter().map(|p| p as P).collect(), cols: &plan.cols, stmt: None }
+    }
+
+    /// The parameters of row r.
+    #[inline]
+    pub fn row(&self, r: usize) -> &[P<'c>] {
+        let np = self.st.nparams;
+        &self.refs[r * np..(r + 1) * np]
+    }
+
+    /// A scan: `query(sql, &[])`, i.e. as extended; binary results, buffered.
+    pub async fn scan<K: Calls>(&self, c: &mut K, sink: &mut Sink) -> Res<i64> {
+        let rows = c.query(self.st.sql.as_str(), &[]).await.map_err(fail)?;
+        decode_rows(&rows, sink)
+    }
+
+    /// Operation i of an exec step in its mode.
+    pub async fn exec<K: Calls>(&mut self, c: &mut K, i: usize, sink: &mut Sink) -> Res<i64> {
+        let np = self.st.nparams;
+        let p = &self.refs[i * np..(i + 1) * np];
+        let reads = self.st.reads();
+        Ok(match self.st.mode {
+            // record-level access is MariaDB's HANDLER: main answers it unsupported first
+            Mode::Record => return Err(crate::step::no_record()),
+            Mode::Literal => {
+                let msgs = c.simple_query(&self.st.texts[i]).await.map_err(fail)?;
+                simple_rows(&msgs, reads, self.cols, sink)?
+            }
+            Mode::Extended => {
+                if reads {
+                    let rows = c.query(self.sql, p).await.map_err(fail)?;
+                    decode_rows(&rows, sink)?
+                } else {
+                    c.execute(self.sql, p).await.map_err(fail)? as i64
+                }
+            }
+            Mode::Prepared => {
+                if self.stmt.is_none() {
+                    // parsed once, inside the first operation's time
+                    self.stmt = Some(c.prepare(self.sql).await.map_err(fail)?);
+                }
+                let s = self.stmt.as_ref().unwrap();
+                if reads {
+                    let rows = c.query(s, p).await.map_err(fail)?;
+                    decode_rows(&rows, sink)?
+                } else {
+                    c.execute(s, p).await.map_err(fail)? as i64
+                }
+            }
+        })
+    }
 }

@@ -1,8 +1,8 @@
 //! A step as the drivers see it (parsed, parameters generated before any clock), the
-//! endpoint, errors, and the one loop every driver runs its operations in (`run_ops!`).
+//! endpoint, errors, the clocks, and what a step's pass produced (its loops are the host's).
 
 use crate::protocol::{self, Dialect, Gen, Gv, Hint, Sink};
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
 /// An error answer: kind (`db`, `unsupported`, `protocol`, `internal`), message, sqlstate.
 #[derive(Debug)]
@@ -131,7 +131,6 @@ pub struct Step {
     pub values: Vec<Gv>,
     pub hints: Vec<Hint>,
     pub texts: Vec<String>,
-    pub dialect: Dialect,
     pub record: Option<Record>,
 }
 
@@ -272,7 +271,6 @@ impl Step {
             values,
             hints,
             texts,
-            dialect,
             record,
         })
     }
@@ -334,6 +332,44 @@ pub struct Outcome {
     pub timed: Option<Timed>,
 }
 
+impl Outcome {
+    /// The answer of a plain step: the verification answer (checksum, the cold start), or
+    /// the timed one (its latencies written to `latency_file` first).
+    pub fn answer(&self, latency_file: Option<&str>, server_pid: Option<i64>) -> Res<Map<String, Value>> {
+        let mut a = Map::new();
+        a.insert("n".into(), json!(self.n));
+        a.insert("rows".into(), json!(self.rows));
+        match &self.timed {
+            None => {
+                let values = if self.reads { self.rows * self.sink.width as i64 } else { 0 };
+                a.insert("values".into(), json!(values));
+                a.insert("checksum".into(), json!(self.sink.hex()));
+                a.insert("first_op_ns".into(), json!(self.first_ns));
+            }
+            Some(t) => {
+                if let Some(path) = latency_file {
+                    let mut bytes = Vec::with_capacity(t.lat.len() * 8);
+                    for x in &t.lat {
+                        bytes.extend_from_slice(&x.to_le_bytes());
+                    }
+                    std::fs::write(path, bytes).map_err(|e| Fail::internal(format!("latency_file {path}: {e}")))?;
+                }
+                a.insert("elapsed_ns".into(), json!(t.elapsed_ns));
+                if self.reads && self.sink.ncols > 0 {
+                    a.insert("values".into(), json!(self.rows * self.sink.ncols as i64));
+                }
+                a.insert("user_ns".into(), json!(t.user_ns));
+                a.insert("sys_ns".into(), json!(t.sys_ns));
+                a.insert("first_op_ns".into(), json!(self.first_ns));
+                if let Some(pid) = server_pid {
+                    a.insert("server_pids".into(), json!([pid]));
+                }
+            }
+        }
+        Ok(a)
+    }
+}
+
 pub struct Timed {
     pub elapsed_ns: u64,
     pub user_ns: u64,
@@ -348,59 +384,4 @@ pub fn latency_buffer(n: usize) -> Vec<u64> {
         *x = std::hint::black_box(u64::MAX);
     }
     lat
-}
-
-/// Runs a step's operations: `$op` (an expression of `$i`, the operation's index, and
-/// `$sink`, where rows go) yields `Res<i64>`, the rows it read or changed. A verification
-/// pass is untimed except for its first operation; a timed pass reads the monotonic clock
-/// once before the loop and once after each operation, and getrusage around the loop.
-/// The `?` leaves the enclosing function (or async block) at the first error.
-#[macro_export]
-macro_rules! run_ops {
-    ($st:expr, $sink:ident, $i:ident, $op:expr) => {{
-        let st_: &$crate::step::Step = $st;
-        let nops_ = st_.nops;
-        #[allow(unused_mut)]
-        let mut $sink = $crate::protocol::Sink::new(st_.verify);
-        let mut rows_: i64 = 0;
-        if st_.verify {
-            let start_ = $crate::step::now_ns();
-            let mut first_ = 0u64;
-            for $i in 0..nops_ {
-                let count_: i64 = $op?;
-                if $i == 0 {
-                    // the cold start: the first operation, its rows checksummed
-                    first_ = $crate::step::now_ns() - start_;
-                }
-                rows_ += count_;
-            }
-            $crate::step::Outcome { n: nops_, rows: rows_, first_ns: first_, reads: st_.reads(), sink: $sink, timed: None }
-        } else {
-            let mut lat_ = $crate::step::latency_buffer(nops_);
-            let before_ = $crate::step::rusage();
-            let start_ = $crate::step::now_ns();
-            let mut prev_ = start_;
-            for $i in 0..nops_ {
-                let count_: i64 = $op?;
-                let now_ = $crate::step::now_ns();
-                lat_[$i] = now_ - prev_;
-                prev_ = now_;
-                rows_ += count_;
-            }
-            let after_ = $crate::step::rusage();
-            $crate::step::Outcome {
-                n: nops_,
-                rows: rows_,
-                first_ns: lat_.first().copied().unwrap_or(0),
-                reads: st_.reads(),
-                sink: $sink,
-                timed: Some($crate::step::Timed {
-                    elapsed_ns: prev_ - start_,
-                    user_ns: after_.0 - before_.0,
-                    sys_ns: after_.1 - before_.1,
-                    lat: lat_,
-                }),
-            }
-        }
-    }};
 }
