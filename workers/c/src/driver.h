@@ -148,11 +148,6 @@ typedef struct {
     void (*thread_end)(void);
 } ab_driver;
 
-extern const ab_driver ab_driver_libpq;
-extern const ab_driver ab_driver_odbc;
-extern const ab_driver ab_driver_sqlite;
-extern const ab_driver ab_driver_libmariadb;
-
 /* One operation, with the BEGIN/COMMIT of commit_every around it: i picks the operation's
  * arguments, seq counts the operations this connection has run in the step (the same as i in
  * a plain pass; under load the arguments cycle while seq goes on). */

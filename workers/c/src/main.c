@@ -103,7 +103,9 @@ static ab_conn *session;           /* the worker's own connection (open's), NULL
 static FILE *out;
 
 /* The registry: every driver of this worker, named by its method base (ab_driver.base). The
- * methods the worker knows are these and no others. */
+ * methods the worker knows are these and no others; a new driver is one line here and one
+ * entry in DRIVERS. */
+extern const ab_driver ab_driver_libpq, ab_driver_odbc, ab_driver_sqlite, ab_driver_libmariadb;
 static const ab_driver *const DRIVERS[] = {&ab_driver_libpq, &ab_driver_odbc, &ab_driver_sqlite, &ab_driver_libmariadb};
 #define NDRIVERS (sizeof DRIVERS / sizeof *DRIVERS)
 
