@@ -21,7 +21,6 @@ use std::task::{Context, Poll, Waker};
 use tokio::runtime::Runtime;
 
 /// What the untimed query at open says about the server.
-#[derive(Default)]
 pub struct Described {
     pub server_pid: Option<i64>,
     pub server_version: Option<String>,
@@ -126,7 +125,8 @@ pub trait Method: Sized + 'static {
     type Client<'c>: Client
     where
         Self: 'c;
-    /// how a client of a loaded step waits (the barrier, an open loop's intended starts)
+    /// how a client of a loaded step waits (the barrier, an open loop's intended starts):
+    /// `TaskPause` for a driver with `TASKS`, `ThreadPause` for the others
     type Pause: Pause;
 
     fn hello(&self) -> Hello;
@@ -174,7 +174,7 @@ pub trait Method: Sized + 'static {
 
 /// A trivial executor for synchronous drivers: their futures never wait, so the first poll
 /// completes them.
-pub fn block_on<F: Future>(f: F) -> F::Output {
+fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = std::pin::pin!(f);
     let mut cx = Context::from_waker(Waker::noop());
     loop {
