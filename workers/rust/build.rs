@@ -5,25 +5,15 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=Cargo.lock");
     println!("cargo:rerun-if-changed=build.rs");
+    // Every locked crate as ABW_V_<NAME> (upper case, '-' as '_'), the first version listed
+    // where a crate is locked twice: a driver's crate needs no line here.
     let lock = std::fs::read_to_string("Cargo.lock").unwrap_or_default();
-    for (krate, var) in [
-        ("tokio-postgres", "ABW_V_TOKIO_POSTGRES"),
-        ("postgres", "ABW_V_POSTGRES"),
-        ("sqlx", "ABW_V_SQLX"),
-        ("rusqlite", "ABW_V_RUSQLITE"),
-        ("libsqlite3-sys", "ABW_V_LIBSQLITE3_SYS"),
-        ("tokio", "ABW_V_TOKIO"),
-        ("rust_decimal", "ABW_V_RUST_DECIMAL"),
-        ("chrono", "ABW_V_CHRONO"),
-        ("deadpool-postgres", "ABW_V_DEADPOOL_POSTGRES"),
-        ("deadpool", "ABW_V_DEADPOOL"),
-        ("r2d2", "ABW_V_R2D2"),
-        ("r2d2_postgres", "ABW_V_R2D2_POSTGRES"),
-        ("r2d2_sqlite", "ABW_V_R2D2_SQLITE"),
-        ("mysql", "ABW_V_MYSQL"),
-        ("mysql_common", "ABW_V_MYSQL_COMMON"),
-    ] {
-        println!("cargo:rustc-env={var}={}", locked_version(&lock, krate));
+    let mut seen = std::collections::HashSet::new();
+    for (krate, version) in locked_versions(&lock) {
+        let var = format!("ABW_V_{}", krate.to_uppercase().replace('-', "_"));
+        if seen.insert(var.clone()) {
+            println!("cargo:rustc-env={var}={version}");
+        }
     }
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = Command::new(rustc)
@@ -36,15 +26,15 @@ fn main() {
     println!("cargo:rustc-env=ABW_RUSTC={version}");
 }
 
-fn locked_version(lock: &str, krate: &str) -> String {
-    let want = format!("name = \"{krate}\"");
-    let mut lines = lock.lines();
+fn locked_versions(lock: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut lines = lock.lines().map(str::trim).peekable();
     while let Some(line) = lines.next() {
-        if line.trim() == want {
-            if let Some(v) = lines.next().and_then(|l| l.trim().strip_prefix("version = ")) {
-                return v.trim_matches('"').to_string();
+        if let Some(name) = line.strip_prefix("name = ") {
+            if let Some(v) = lines.peek().and_then(|l| l.strip_prefix("version = ")) {
+                out.push((name.trim_matches('"').to_string(), v.trim_matches('"').to_string()));
             }
         }
     }
-    "unknown".into()
+    out
 }
