@@ -65,11 +65,10 @@ def processes_with_files_in(directory: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def sqlite_run(tmp_path_factory):
-    """A real stored run the report tests share: SQLite at --quick size, Python's sqlite3 and
-    (when built) the C worker, 3 trials."""
+def sqlite_store(tmp_path_factory) -> str:
+    """A results file holding one real run the report and CLI tests share: SQLite at --quick
+    size, Python's sqlite3 and (when built) the C worker, 3 trials."""
     from accessbench.methods import select
-    from accessbench.store import Store
 
     work = tmp_path_factory.mktemp("run")
     methods = "py-sqlite3" if select(["c-sqlite"])[0].missing() else "py-sqlite3,c-sqlite"
@@ -77,5 +76,13 @@ def sqlite_run(tmp_path_factory):
     result = accessbench("--store", str(work / "results.db"), "run", "--quick", "--target", "sqlite",
                          "--method", methods, "--trials", "3", cwd=work)
     assert result.returncode == 0, result.stderr[-3000:]
-    with Store(str(work / "results.db")) as store:
+    return str(work / "results.db")
+
+
+@pytest.fixture(scope="session")
+def sqlite_run(sqlite_store):
+    """The run in ``sqlite_store``, as the reports read it."""
+    from accessbench.store import Store
+
+    with Store(sqlite_store) as store:
         return store.load(store.resolve("last"))

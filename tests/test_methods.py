@@ -30,12 +30,17 @@ def test_without_server_binaries_postgresql_methods_are_for_external_targets_onl
     assert status.startswith("external targets only: no PostgreSQL server binaries")
 
 
-def test_the_methods_command_lists_versions_and_pinned_settings():
+def test_the_methods_command_lists_one_whole_name_per_line_and_the_pinned_settings_with_long():
     result = accessbench("methods")
     assert result.returncode == 0
+    names = [line.split()[0] for line in result.stdout.splitlines()[1:-1]]
+    assert names == [m.name for m in catalog()]  # every method, one line each, its name whole
+    assert "prepare_threshold" not in result.stdout
+    long = accessbench("methods", "--long")
+    assert long.returncode == 0
     for name in ("py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000"):
-        assert name in result.stdout
-    assert "prepare_threshold: None" in result.stdout and "statement_cache_size: 0" in result.stdout
+        assert name in long.stdout
+    assert "prepare_threshold: None" in long.stdout and "statement_cache_size: 0" in long.stdout
 
 
 def test_py_pyodbc_and_c_odbc_pin_the_same_odbc_driver_options():

@@ -1,6 +1,6 @@
 """The terminal and the HTML report are two renderings of one report model: read back from
 their output (the terminal's text columns, the page's tables), they show the same figures for
-every cell and the same header."""
+every cell, the same header and the same verdict per step and target."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ class _Tables(HTMLParser):
     def __init__(self):
         super().__init__()
         self.steps: dict[str, list[dict[str, str]]] = {}
+        self.verdicts: list[list[str]] = []
         self.header: list[tuple[str, str]] = []
         self._title = self._text = self._tag = None
-        self._in_step = self._in_cells = self._in_meta = False
+        self._in_step = self._in_cells = self._in_meta = self._in_verdicts = False
         self._columns: list[str] = []
         self._row: list[str] | None = None
 
@@ -42,7 +43,9 @@ class _Tables(HTMLParser):
         elif tag == "table" and self._in_step and "cells" in (a.get("class") or ""):
             self._in_cells, self._columns = True, []
             self.steps[self._title] = []
-        elif tag == "tr" and self._in_cells:
+        elif tag == "table" and "verdict-table" in (a.get("class") or ""):
+            self._in_verdicts = True
+        elif tag == "tr" and (self._in_cells or self._in_verdicts):
             self._row = []
         if tag in ("h2", "th", "td", "dt", "dd"):
             self._tag, self._text = tag, ""
@@ -53,11 +56,14 @@ class _Tables(HTMLParser):
 
     def handle_endtag(self, tag):
         if tag == "table":
-            self._in_cells = False
+            self._in_cells = self._in_verdicts = False
         elif tag == "dl":
             self._in_meta = False
         elif tag == "tr" and self._in_cells and self._row:
             self.steps[self._title].append(dict(zip(self._columns, self._row)))
+            self._row = None
+        elif tag == "tr" and self._in_verdicts and self._row:
+            self.verdicts.append(self._row)
             self._row = None
         if tag != self._tag:
             return
@@ -146,3 +152,18 @@ def test_the_time_breakdown_never_exceeds_the_operations_time(report):
     for row in rows:
         assert all(0.0 <= share.share <= 1.0 for share in row.shares)
         assert sum(share.share for share in row.shares) == pytest.approx(1.0)
+
+
+def test_the_terminal_report_ends_with_the_pages_verdict_for_every_step_and_target(sqlite_run, report):
+    page = _Tables()
+    page.feed(render_html(sqlite_run))
+    text = render(sqlite_run)
+    summary = text[text.index("\nSummary"):].splitlines()
+    assert page.verdicts and len(page.verdicts) == len(report.verdicts)
+    step = None
+    for title, target, fastest, figure, against in page.verdicts:
+        if title != step:  # the step's heading, then a line per target
+            step = title
+            assert f"  {title}" in summary
+        expected = (f"{fastest} {figure}: {against}" if fastest else against)
+        assert any(line.split(None, 1) == [target, expected] for line in summary), (title, target, expected)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sqlite3
@@ -20,7 +21,7 @@ from .stats.views import VIEWS
 DEFAULT_STORE = "accessbench.db"
 EXAMPLES = """\
 examples:
-  accessbench run                                  the quick suite on a managed PostgreSQL (unix, tcp) and SQLite
+  accessbench run                                  the quick suite on managed PostgreSQL and MariaDB (unix, tcp) and SQLite
   accessbench run --quick --target sqlite          a smoke run under a minute, no server needed
   accessbench run --method py-psycopg,py-asyncpg --path tcp --trials 10
   accessbench run --target postgresql://me@db:5432/app   an external server: the run works in a schema and role of its own
@@ -44,10 +45,12 @@ RUN_HELP = "run id, a unique prefix of one, 'last', or FILE.db:RUN for a run in 
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2."""
+    """argparse, but a usage error is one line and exit status 2, named once: "accessbench:
+    run: …" for a subcommand's, "accessbench: …" for the command's own."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise InputError(f"{self.prog}: {message} (see --help)")
+        command = self.prog.removeprefix("accessbench").strip()
+        raise InputError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
 
 
 def _latency(text: str) -> float:
@@ -114,7 +117,14 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"accessbench {__version__}")
     parser.add_argument("--store", default=DEFAULT_STORE, metavar="FILE",
                         help=f"results database (SQLite file; default ./{DEFAULT_STORE})")
+    # --store is accepted after the subcommand too (accessbench show --store X last); there it
+    # sets nothing unless given, so the command's own default stands.
+    store = Parser(add_help=False)
+    store.add_argument("--store", default=argparse.SUPPRESS, metavar="FILE",
+                       help=f"results database (SQLite file; default ./{DEFAULT_STORE})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: add_parser(*a, parents=[store], **k)  # type: ignore[method-assign]
 
     run = sub.add_parser("run", help="measure a suite and print the comparison",
                          description="Start the targets, load the suite's data, verify every cell, run "
@@ -169,7 +179,9 @@ def build_parser() -> Parser:
     clean.add_argument("--yes", action="store_true", help="remove what is listed (default: only list it)")
     clean.set_defaults(func=cmd_clean)
 
-    methods = sub.add_parser("methods", help="list every method, its driver version and settings, and whether it runs here")
+    methods = sub.add_parser("methods", help="list every method, its driver version, and whether it runs here")
+    methods.add_argument("--long", action="store_true",
+                         help="also every setting each method pins (what its worker's hello reports)")
     methods.set_defaults(func=cmd_methods)
     runs = sub.add_parser("runs", help="list stored runs")
     runs.add_argument("--limit", type=_positive, default=30, metavar="N", help="show the newest N (default 30)")
@@ -181,9 +193,9 @@ def build_parser() -> Parser:
 
     compare = sub.add_parser(
         "compare", help="compare two runs, or every method in a run against one, with significance verdicts",
-        description="Study S3's table per step: the mean time per unit of both sides, Diff, R%% and Diff%%, and a "
+        description="Study S3's table per step: the mean time per unit of both sides, Diff, R% and Diff%, and a "
         "verdict such as '1.84× faster [1.79–1.90]' or 'no significant difference'. A difference is significant "
-        "only when a Mann-Whitney U test on the trials rejects equality at --alpha and the 95%% bootstrap CI of the "
+        "only when a Mann-Whitney U test on the trials rejects equality at --alpha and the 95% bootstrap CI of the "
         "ratio of medians lies outside ±--noise. What differs between two runs (host, server and driver versions, "
         "settings) is listed above the tables.",
         epilog="examples:\n  accessbench compare last --base py-psycopg\n"
@@ -248,6 +260,11 @@ def _console() -> Console:
     if not console.is_terminal:  # files and pipes get wide plain text, not 80 columns
         console = Console(highlight=False, width=120)
     return console
+
+
+def _color(console: Console) -> bool:
+    """Colour on a terminal, unless NO_COLOR is set (rich reads it into ``no_color``)."""
+    return console.is_terminal and not console.no_color
 
 
 def _print(text: str) -> None:
@@ -350,7 +367,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except Fault as e:
         raise Fault(f"run {runner.run_id} stopped: {e}") from None
     stored = store.load(run_id)
-    _print(render(stored, color=console.is_terminal, width=console.width if console.is_terminal else None))
+    _print(render(stored, color=_color(console), width=console.width if console.is_terminal else None))
     console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
@@ -401,11 +418,17 @@ def cmd_methods(args: argparse.Namespace) -> int:
     from .methods import catalog
     from .methods.probe import probe
 
+    probes = [(method, probe(method)) for method in catalog()]
+    if not args.long:  # one line per method: its name whole, so it can be copied into --method
+        rows = [(m.name, info.status, ",".join(m.dbms), m.language, info.version or "—") for m, info in probes]
+        _print(_one_line_rows(("method", "available here", "DBMS", "language", "driver version"), rows,
+                              right=set(), squeeze=(1, 4), width=_console().width))
+        _print("every pinned setting of each method: accessbench methods --long\n")
+        return 0
     console = _console()
     table = Table(box=box.SIMPLE_HEAD)
     for name in ("method", "language", "driver", "version", "DBMS", "available here"):
-        table.add_column(name, overflow="fold")
-    probes = [(method, probe(method)) for method in catalog()]
+        table.add_column(name, overflow="fold", no_wrap=name == "method")
     for method, info in probes:
         table.add_row(method.name, info.runtime or method.language, method.driver, info.version or "—",
                       ", ".join(method.dbms), info.status)
@@ -428,15 +451,40 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not rows:
         _print(f"no runs in {args.store} yet: try `accessbench run --quick`\n")
         return 0
-    table = Table(box=box.SIMPLE_HEAD)
-    for name in ("run", "started (UTC)", "suite", "status", "targets", "methods"):
-        table.add_column(name)
+    # One line per run, never wrapped: what a reader scans for (which run, when, what was
+    # measured, whether it finished); only the targets and a failed run's reason are cut to the
+    # width left.
+    lines = []
     for r in rows:
+        settings = json.loads(r["settings"] or "{}")
         status = r["status"] if r["status"] == "complete" or not r["message"] else f"{r['status']}: {r['message']}"
-        table.add_row(r["id"], r["started_at"].replace("T", " ")[:19], r["suite"], status,
-                      r["targets"] or "", f"{r['methods']}: {(r['method_names'] or '').replace(',', ', ')}")
-    _console().print(table)
+        lines.append((r["id"], r["started_at"].replace("T", " ")[:16], r["suite"], (r["targets"] or "").replace(", ", ","),
+                      str(r["methods"]), f"{settings.get('trials', '?')}{' quick' if settings.get('quick') else ''}",
+                      status))
+    _print(_one_line_rows(("run", "started (UTC)", "suite", "targets", "methods", "trials", "status"), lines,
+                          right={4, 5}, squeeze=(3, 6), width=_console().width))
     return 0
+
+
+def _one_line_rows(names: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int], squeeze: tuple[int, ...],
+                   width: int) -> str:
+    """Rows of plain columns, one line each, whatever the width: every column whole but those
+    in ``squeeze``, which share what the terminal leaves, in that order, cut with "…"."""
+    widths = [max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(names)]
+    left = width - sum(w for i, w in enumerate(widths) if i not in squeeze) - 2 * (len(names) - 1)
+    for k, i in enumerate(squeeze):
+        later = sum(len(names[j]) for j in squeeze[k + 1:])
+        widths[i] = max(len(names[i]), min(widths[i], left - later) if k + 1 < len(squeeze) else left)
+        left -= widths[i]
+
+    def line(cells) -> str:
+        return "  ".join(f"{_cut(c, w):>{w}}" if i in right else f"{_cut(c, w):<{w}}"
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([line(names), *(line(row) for row in rows)]) + "\n"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(0, width - 1)] + "…"
 
 
 def _load(store_path: str, ref: str, option: str = "--store"):
@@ -444,11 +492,13 @@ def _load(store_path: str, ref: str, option: str = "--store"):
     kept in another results file (another machine's, say)."""
     from .store import Store
 
-    if ":" in ref and os.path.exists(ref.rsplit(":", 1)[0]):
-        store_path, ref = ref.rsplit(":", 1)
-        option = "RUN"
+    if ":" in ref:  # FILE:RUN, the file named as the user named it when it is missing
+        file, run = ref.rsplit(":", 1)
+        if os.path.exists(file) or file.endswith(".db") or os.sep in file:
+            store_path, ref, option = file, run, f"RUN {ref}:"
     if not os.path.exists(store_path):
-        raise InputError(f"{option} {store_path}: no such results file (runs are stored by `accessbench run`)")
+        where = option if option.endswith(":") else f"{option} {store_path}:"
+        raise InputError(f"{where} no such results file (runs are stored by `accessbench run`)")
     store = Store(store_path)
     return store.load(store.resolve(ref))
 
@@ -471,7 +521,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .report.terminal import render
 
     console = _console()
-    _print(render(_load(args.store, args.run), color=console.is_terminal,
+    _print(render(_load(args.store, args.run), color=_color(console),
                   width=console.width if console.is_terminal else None, view=args.view))
     return 0
 
@@ -496,7 +546,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         pairs, without = pair_with_base(results, args.base, args.alpha, args.noise)
         unmatched = [f"{target}/{path} (no verified {' or '.join(args.base)} cell; add one to --base)"
                      for target, path in without]
-        _print(render_comparison(pairs, "base", "method", [], unmatched, color=console.is_terminal,
+        _print(render_comparison(pairs, "base", "method", [], unmatched, color=_color(console),
                                  width=width, by_method=True))
         return 0
     candidate = _load(args.store, args.other)
@@ -509,7 +559,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
               f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"
               for side, r in (("A", reference.run), ("B", candidate.run))]
     _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
-                             color=console.is_terminal, width=width, legend=legend))
+                             color=_color(console), width=width, legend=legend))
     return 0
 
 
@@ -557,8 +607,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from .report.terminal import render_predictions
 
     console = _console()
-    _print(render_predictions(_load(args.store, args.run), args.latency, args.base, color=console.is_terminal,
-                              width=console.width if console.is_terminal else None))
+    stored = _load(args.store, args.run)
+    text = render_predictions(stored, args.latency, args.base, color=_color(console),
+                              width=console.width if console.is_terminal else None)
+    if text is None:
+        raise InputError(f"predict {stored.run['id']}: no cell on {args.base} whose round trips were counted: run a "
+                         "tcp+DELAY path too (e.g. --path tcp,tcp+100us) so the proxy counts them")
+    _print(text)
     return 0
 
 

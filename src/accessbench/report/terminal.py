@@ -48,6 +48,7 @@ def render_report(report: Report, color: bool = False, width: int | None = None)
             console.print(table)
     _not_measured(console, report)
     console.print(render_flags(report))
+    console.print(render_summary(report))
     return out.getvalue()
 
 
@@ -146,15 +147,14 @@ def _predictions_table(report: Report) -> Table | None:
 
 
 def render_predictions(stored: StoredRun, latency_us: float, base_path: str = "tcp", color: bool = False,
-                       width: int | None = None) -> str:
-    """`accessbench predict`: every cell measured on the base path, at another latency."""
+                       width: int | None = None) -> str | None:
+    """`accessbench predict`: every cell measured on the base path, at another latency; None
+    when the run has no cell on the base path whose round trips were counted."""
     out = io.StringIO()
     console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200, highlight=False)
     rows = model.predict(analyse(stored), latency_us, base_path)
     if not rows:
-        console.print(f"run {stored.run['id']} has no cell on {base_path} whose round trips were counted: "
-                      "run a tcp+DELAY path too (e.g. --path tcp,tcp+100us) so the proxy counts them")
-        return out.getvalue()
+        return None
     table = Table(title=f"run {stored.run['id']}: per-op time predicted at {latency_us:g} µs one way "
                         f"({2 * latency_us:g} µs round trip) from {base_path}",
                   title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
@@ -240,4 +240,29 @@ def render_flags(report: Report) -> Text:
             text.append(f"    {r.label} · {r.cell['step']}: {f.text}\n")
         if len(found) > _FLAGS_SHOWN:
             text.append(f"    … and {len(found) - _FLAGS_SHOWN} more (the HTML report lists every cell's flags)\n")
+    return text
+
+
+def render_summary(report: Report) -> Text:
+    """The closing verdict, as hyperfine ends: per step and target, the fastest verified cell
+    and how it stands against the next method (significance as the HTML verdict says it)."""
+    text = Text()
+    if not report.verdicts:
+        return text
+    text.append("Summary", style="bold")
+    text.append(f" — per step and target, the fastest verified cell against the next method (significant when "
+                f"Mann-Whitney p < {report.alpha:g} and the ratio's 95% CI lies outside ±{report.noise:.0%})\n")
+    width = max(len(v.target) for v in report.verdicts)
+    step = None
+    for v in report.verdicts:
+        if v.step is not step:
+            step = v.step
+            text.append(f"  {step.title}\n", style="bold")
+        text.append(f"    {v.target:<{width}}  ")
+        if v.best is None:
+            text.append(f"{v.against}\n", style="dim")
+            continue
+        text.append(f"{v.best.cell['method']} @ {v.best.cell['path']}", style="bold green")
+        text.append(f" {v.with_unit}: ")
+        text.append(f"{v.against}\n", style="" if v.significant else "dim")
     return text

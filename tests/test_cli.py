@@ -1,0 +1,80 @@
+"""The command line as a user meets it: options where they are typed, one clear line per error
+on stderr with exit status 2, help texts that read right, NO_COLOR honoured."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import accessbench
+
+
+def test_the_store_option_is_accepted_after_the_subcommand_too(sqlite_store):
+    result = accessbench("show", "--store", sqlite_store, "last")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("accessbench run ")
+
+
+def test_a_usage_error_names_the_command_once_on_stderr_with_status_2():
+    top = accessbench("--bogus")
+    assert top.returncode == 2 and top.stdout == ""
+    assert top.stderr.startswith("accessbench: unrecognized arguments: --bogus")
+    sub = accessbench("run", "--trials", "x")
+    assert sub.returncode == 2
+    assert sub.stderr.startswith("accessbench: run: argument --trials: 'x' is not a whole number")
+    assert "accessbench: accessbench" not in top.stderr + sub.stderr
+
+
+def test_a_missing_results_file_is_named_as_the_user_named_it(tmp_path):
+    in_run = accessbench("show", str(tmp_path / "gone.db") + ":last")
+    assert in_run.returncode == 2
+    assert in_run.stderr.startswith(f"accessbench: RUN {tmp_path / 'gone.db'}:last: no such results file")
+    as_store = accessbench("--store", str(tmp_path / "gone.db"), "show", "last")
+    assert as_store.returncode == 2
+    assert as_store.stderr.startswith(f"accessbench: --store {tmp_path / 'gone.db'}: no such results file")
+
+
+def test_predict_with_nothing_to_predict_says_so_on_stderr_with_status_2(sqlite_store):
+    result = accessbench("predict", f"{sqlite_store}:last", "--latency", "1ms")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "no cell on tcp whose round trips were counted" in result.stderr
+
+
+def test_help_texts_show_a_percent_sign_once_and_the_default_targets():
+    compare = accessbench("compare", "--help").stdout
+    assert "R% and Diff%" in compare and "%%" not in compare
+    assert "PostgreSQL and MariaDB" in accessbench("--help").stdout
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux's script for a terminal")
+@pytest.mark.parametrize("no_color", [False, True])
+def test_colour_is_used_on_a_terminal_unless_no_color_is_set(sqlite_store, no_color):
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | ({"NO_COLOR": "1"} if no_color else {})
+    command = f"{sys.executable} -m accessbench --store {sqlite_store} show last"
+    shown = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, env=env,
+                           timeout=300, stdin=subprocess.DEVNULL)
+    assert shown.returncode == 0, shown.stdout[-2000:]
+    assert ("\x1b[" in shown.stdout) is not no_color
+
+
+def test_runs_lists_one_line_per_run_with_its_id_whole(sqlite_store):
+    from accessbench.store import Store
+
+    with Store(sqlite_store) as store:
+        run = store.load(store.resolve("last")).run
+    listing = accessbench("--store", sqlite_store, "runs").stdout.splitlines()
+    assert listing[0].split() == ["run", "started", "(UTC)", "suite", "targets", "methods", "trials", "status"]
+    assert len(listing) == 2 and listing[1].split()[0] == run["id"]
+    assert listing[1].split()[3:] == ["quick", "sqlite", str(len({c["method"] for c in store_cells(sqlite_store)})),
+                                      "3", "quick", "complete"]
+
+
+def store_cells(path: str) -> list[dict]:
+    from accessbench.store import Store
+
+    with Store(path) as store:
+        return store.load(store.resolve("last")).cells
