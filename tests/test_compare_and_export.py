@@ -148,3 +148,33 @@ def test_report_writes_one_self_contained_file_for_a_stored_run(two_runs, tmp_pa
     html = path.read_text()
     assert "best of the trials (study S1's rule)" in unescape(html)
     assert "<script src" not in html and "https://" not in html.split("<pre")[0]
+
+
+def test_what_was_not_compared_is_one_line_unless_all_is_asked():
+    from accessbench.report.compare import render_comparison
+
+    unmatched = [f"m{i} @ sqlite/inproc · connect" for i in range(10)]
+    short = render_comparison([], "A", "B", [], unmatched).splitlines()
+    assert short == ["not compared (10): m0 @ sqlite/inproc · connect; m1 @ sqlite/inproc · connect; "
+                     "m2 @ sqlite/inproc · connect; … and 7 more (--all lists them)"]
+    every = render_comparison([], "A", "B", [], unmatched, show_all=True).splitlines()
+    assert every == ["not compared (10):"] + [f"  {line}" for line in unmatched]
+
+
+def test_exports_carry_the_digits_measured_and_no_float_noise(sqlite_store):
+    exported = accessbench("export", f"{sqlite_store}:last")
+    assert exported.returncode == 0, exported.stderr
+
+    def floats(value):
+        if isinstance(value, float):
+            yield value
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from floats(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from floats(v)
+    found = list(floats(json.loads(exported.stdout)))
+    assert found and all(float(f"{v:.6g}") == v for v in found)  # six significant digits, no more
+    csv_text = accessbench("export", f"{sqlite_store}:last", "--format", "csv").stdout
+    assert "9999999" not in csv_text and "0000001" not in csv_text

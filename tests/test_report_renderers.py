@@ -167,3 +167,33 @@ def test_the_terminal_report_ends_with_the_pages_verdict_for_every_step_and_targ
             assert f"  {title}" in summary
         expected = (f"{fastest} {figure}: {against}" if fastest else against)
         assert any(line.split(None, 1) == [target, expected] for line in summary), (title, target, expected)
+
+
+def _markdown_tables(text: str) -> dict[str, list[dict[str, str]]]:
+    tables, title, columns = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            title, columns = line[3:], None
+        elif line.startswith("| ") and title in tables and columns is not None:
+            tables[title].append(dict(zip(columns, [c.strip() for c in line.strip("| ").split(" | ")])))
+        elif line.startswith("| ") and title is not None and title != "Summary":
+            columns, tables[title] = [c.strip() for c in line.strip("| ").split(" | ")], []
+    return tables
+
+
+def test_the_markdown_export_shows_the_terminals_figures(sqlite_run, report):
+    from accessbench.report import markdown
+
+    units = {s.title: s.unit for s in report.steps}
+    terminal = _terminal_tables(render(sqlite_run), units)
+    md = _markdown_tables(markdown.render_report(report))
+    assert set(md) == set(terminal)
+    for title, unit in units.items():
+        term_rows = {(r["method"], r["target/path"]): r for r in terminal[title]}
+        md_rows = {(r["method"], r["target/path"]): r for r in md[title]}
+        assert set(md_rows) == set(term_rows)
+        for key, m in md_rows.items():
+            t = term_rows[key]
+            for term_name, md_name in ((unit, unit), ("95% CI", "95% CI"), ("vs best", "× behind"), ("p50", "p50"),
+                                       ("p99", "p99"), ("verified", "verified")):
+                assert t.get(term_name, "") == m[md_name], (title, key, md_name)

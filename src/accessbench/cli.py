@@ -211,6 +211,8 @@ def build_parser() -> Parser:
                          help="significance level of the Mann-Whitney U test (default 0.05)")
     compare.add_argument("--noise", type=_percent, default=0.03, metavar="PCT",
                          help="differences whose CI reaches within this are not called significant (default 3%%)")
+    compare.add_argument("--all", action="store_true", dest="show_all",
+                         help="list every cell not compared (default: the first few and how many)")
     compare.set_defaults(func=cmd_compare)
 
     report = sub.add_parser(
@@ -225,12 +227,15 @@ def build_parser() -> Parser:
     report.set_defaults(func=cmd_report)
 
     export = sub.add_parser(
-        "export", help="export a stored run as JSON or CSV (schema: docs/export.md)",
+        "export", help="export a stored run as JSON, CSV or Markdown (schema: docs/export.md)",
         description="JSON: the whole run (settings, environment, methods, targets, every cell's summary and "
         "trials), schema 'accessbench-export' version 1. CSV: one row per cell with its summary, or one row per "
-        "trial with --trials.")
+        "trial with --trials. Markdown: the report's step tables and summary, as hyperfine exports them. Numbers "
+        "carry six significant digits, what was measured.")
     export.add_argument("run", metavar="RUN", help=RUN_HELP)
-    export.add_argument("--format", choices=("json", "csv"), default="json", help="json (default) or csv")
+    export.add_argument("--format", choices=("json", "csv", "md"), default="json",
+                        help="json (default), csv, or md (the report's step tables and summary as Markdown)")
+    export.add_argument("--view", choices=VIEWS, default="median", help=f"md: {VIEW_HELP}")
     export.add_argument("--trials", action="store_true", help="CSV: one row per timed trial instead of per cell")
     export.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     export.set_defaults(func=cmd_export)
@@ -547,7 +552,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         unmatched = [f"{target}/{path} (no verified {' or '.join(args.base)} cell; add one to --base)"
                      for target, path in without]
         _print(render_comparison(pairs, "base", "method", [], unmatched, color=_color(console),
-                                 width=width, by_method=True))
+                                 width=width, by_method=True, show_all=args.show_all))
         return 0
     candidate = _load(args.store, args.other)
     pairs, alone = pair_runs(analyse(reference), analyse(candidate), args.alpha, args.noise)
@@ -559,7 +564,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
               f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"
               for side, r in (("A", reference.run), ("B", candidate.run))]
     _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
-                             color=_color(console), width=width, legend=legend))
+                             color=_color(console), width=width, legend=legend, show_all=args.show_all))
     return 0
 
 
@@ -572,7 +577,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from .export import build, write
 
-    text = write(build(_load(args.store, args.run)), args.format, trials=args.trials)
+    stored = _load(args.store, args.run)
+    if args.format == "md":
+        from .report import markdown, model
+
+        text = markdown.render_report(model.build(stored, args.view))
+    else:
+        text = write(build(stored), args.format, trials=args.trials)
     if args.out is None:
         _print(text)
         return 0

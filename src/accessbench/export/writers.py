@@ -1,10 +1,13 @@
 """The export formats. JSON is the whole run; CSV is flat: one row per cell (the summary) or,
-with ``trials=True``, one row per timed trial with its cell's identity."""
+with ``trials=True``, one row per timed trial with its cell's identity; Markdown is the
+report's step tables (as hyperfine exports them)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
+from typing import Any
 
 from .model import SCHEMA_VERSION, Cell, Export
 
@@ -31,8 +34,25 @@ def _summary(cell: Cell) -> list:
             cell.rate, cell.sweep, cell.sweep_series]
 
 
+# A figure is a ratio of counts read in nanoseconds over trials of milliseconds or more: six
+# significant digits hold all that was measured; beyond them is binary-float noise
+# (159773.69999999998), which an export does not pass on.
+DIGITS = 6
+
+
+def meaningful(value: Any) -> Any:
+    """Floats (in lists and dicts too) rounded to the digits measured; anything else as it is."""
+    if isinstance(value, float):
+        return float(f"{value:.{DIGITS}g}")
+    if isinstance(value, dict):
+        return {k: meaningful(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [meaningful(v) for v in value]
+    return value
+
+
 def to_json(export: Export) -> str:
-    return export.model_dump_json(by_alias=True, indent=2) + "\n"
+    return json.dumps(meaningful(export.model_dump(mode="json", by_alias=True)), indent=2, ensure_ascii=False) + "\n"
 
 
 def to_csv(export: Export, trials: bool = False) -> str:
@@ -44,9 +64,9 @@ def to_csv(export: Export, trials: bool = False) -> str:
         identity = [export.run.id, SCHEMA_VERSION, *(getattr(cell, c) for c in CELL_COLUMNS)]
         if trials:
             for t in cell.trials:
-                writer.writerow([*identity, *(getattr(t, c) for c in TRIAL_COLUMNS)])
+                writer.writerow([*identity, *(meaningful(getattr(t, c)) for c in TRIAL_COLUMNS)])
         else:
-            writer.writerow([*identity, *("" if v is None else v for v in _summary(cell))])
+            writer.writerow([*identity, *("" if v is None else meaningful(v) for v in _summary(cell))])
     return out.getvalue()
 
 

@@ -52,11 +52,15 @@ def _step_tables(pairs: list[Pair], reference: str, candidate: str, by_method: b
     return tables
 
 
+_NOT_COMPARED_SHOWN = 3
+
+
 def render_comparison(pairs: list[Pair], reference: str, candidate: str, differences: list[str],
                       unmatched: list[str], color: bool = False, width: int | None = None,
-                      by_method: bool = False, legend: list[str] | None = None) -> str:
+                      by_method: bool = False, legend: list[str] | None = None, show_all: bool = False) -> str:
     """The comparison as text. ``reference`` and ``candidate`` name the two columns (A and B
-    with a legend, or the base method and 'method')."""
+    with a legend, or the base method and 'method'). What was not compared is one line (the
+    first few and a count) unless ``show_all``, then one line each."""
     out = io.StringIO()
     console = Console(file=out, force_terminal=color, no_color=not color, width=width or 200, highlight=False)
     for line in legend or []:
@@ -84,6 +88,13 @@ def render_comparison(pairs: list[Pair], reference: str, candidate: str, differe
                       if not p.comparison.significant and "trials: p ≥" in p.comparison.reason)
     for reason, count in reasons.items():
         console.print(Text(f"{count} pairs cannot be significant: {reason}", style="yellow"))
-    if unmatched:
-        console.print(Text(f"not compared ({len(unmatched)}): " + "; ".join(unmatched), style="dim"))
+    if unmatched and show_all:
+        console.print(Text(f"not compared ({len(unmatched)}):", style="dim"))
+        for line in unmatched:
+            console.print(Text(f"  {line}", style="dim"))
+    elif unmatched:
+        more = f"; … and {len(unmatched) - _NOT_COMPARED_SHOWN} more (--all lists them)" \
+            if len(unmatched) > _NOT_COMPARED_SHOWN else ""
+        console.print(Text(f"not compared ({len(unmatched)}): " + "; ".join(unmatched[:_NOT_COMPARED_SHOWN]) + more,
+                           style="dim"))
     return out.getvalue()

@@ -1,0 +1,57 @@
+"""The report as Markdown (`accessbench export --format md`), as hyperfine exports its tables:
+the header as a list, per step a table of its measured cells ranked by the view's figure, and
+the summary per step and target. It lays out the report model and computes no figure."""
+
+from __future__ import annotations
+
+from .model import Report, StepReport
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _table(columns: list[tuple[str, bool]], rows: list[list[str]]) -> list[str]:
+    """A Markdown table; a column is (name, right-aligned)."""
+    lines = ["| " + " | ".join(_cell(name) for name, _ in columns) + " |",
+             "|" + "|".join("---:" if right else ":---" for _, right in columns) + "|"]
+    lines += ["| " + " | ".join(_cell(text) for text in row) + " |" for row in rows]
+    return lines
+
+
+def _step(report: Report, step: StepReport) -> list[str]:
+    view = report.view
+    columns = [("#", True), ("method", False), ("target/path", False), (step.unit, True)]
+    columns += [(view.spread_name, True)] if view.spread_name else []
+    columns += [("× behind", True), ("p50", True), ("p99", True), ("trials", True), ("verified", False)]
+    rows = []
+    for row in step.rows:
+        cells = [str(row.rank) if row.rank is not None else "–", row.cell["method"], row.result.where, row.figure.text]
+        cells += [row.spread_text] if view.spread_name else []
+        cells += [(("≈" if row.alike else "") + row.behind.text) if row.behind else "",
+                  row.percentiles[50.0].text, row.percentiles[99.0].text, str(row.trials), row.status]
+        rows.append(cells)
+    lines = ["", f"## {step.title}", "", step.heading, ""]
+    lines += _table(columns, rows) if rows else ["No measured cell."]
+    if step.not_measured:
+        lines += ["", "Not measured: " + ", ".join(f"{r.label} ({r.cell['status']})" for r in step.not_measured)]
+    return lines
+
+
+def render_report(report: Report) -> str:
+    lines = [f"# accessbench run {report.header.run_id}", ""]
+    lines += [f"- {label}: {text}" for label, text in report.header.lines]
+    if report.header.note:
+        lines.append(f"- note: {report.header.note}")
+    for step in report.steps:
+        lines += _step(report, step)
+    if report.verdicts:
+        lines += ["", "## Summary", "",
+                  f"Per step and target, the fastest verified cell against the next method (significant when "
+                  f"Mann-Whitney p < {report.alpha:g} and the ratio's 95% CI lies outside ±{report.noise:.0%}); "
+                  "≈ marks no significant difference from the best.", ""]
+        lines += _table([("step", False), ("target", False), ("fastest verified cell", False), ("figure", True),
+                         ("against the next method", False)],
+                        [[v.step.title, v.target, f"{v.best.cell['method']} @ {v.best.cell['path']}" if v.best else "",
+                          v.with_unit if v.best else "", v.against] for v in report.verdicts])
+    return "\n".join(lines) + "\n"
