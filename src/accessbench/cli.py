@@ -340,7 +340,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for dbms in dict.fromkeys(t.dbms for t in targets):  # what each DBMS itself would refuse, before anything runs
         check_for_dbms(suite, dbms)
     # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once
-    from .report.live import LiveProgress
+    from .report.live import LiveProgress, PlainProgress
     from .report.terminal import render
     from .runner.plan import variant_plan
     from .runner.run import RunOptions, Runner
@@ -351,7 +351,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     store = resume.store if resume else Store(args.store)
     done = resume.done() if resume else None
-    runner = Runner(suite, targets, wanted, usable, store, options, LiveProgress(console), done)
+    progress = LiveProgress(console) if console.is_terminal else PlainProgress(console)  # a log sees lines
+    runner = Runner(suite, targets, wanted, usable, store, options, progress, done)
     if resume:
         cells = [c for _, _, groups in variant_plan(suite, targets, wanted, usable) for g in groups for c in g]
         complete, to_measure = done.summary(cells, options.trials)

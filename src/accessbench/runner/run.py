@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .. import __version__
+from .. import formatting as fmt
 from ..data.generate import table_rows
 from ..env import environment
 from ..errors import Fault, first_line, InputError
@@ -27,6 +28,7 @@ from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.histogram import Histogram
 from ..protocol.prng import derive_seed
+from ..stats.cells import UNITS
 from ..store import Store
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
@@ -50,10 +52,11 @@ class RunOptions:
 
 
 class Progress:
-    """What the runner reports while it works; the default says nothing."""
+    """What the runner reports while it works; the default says nothing. ``begin`` gives the
+    total of worker executions once and it never changes: a JIT runtime's extra warmups (how
+    many is known only as they settle) are shown in flight but advance nothing."""
 
     def begin(self, total: int) -> None: ...
-    def extend(self, extra: int) -> None: ...
     def advance(self, description: str, amount: int = 1) -> None: ...
     def note(self, message: str) -> None: ...
     def end(self) -> None: ...
@@ -68,6 +71,8 @@ class CellState:
     warmups: list[float] = field(default_factory=list)  # ns per op of each warmup trial
     planned: int = 0          # executions still counted in the progress total
     done: int = 0
+    kind: str = ""            # its step's kind: what one unit of its figure is
+    last: str = ""            # the figure of its last timed trial, shown while the next runs
 
     @property
     def measurable(self) -> bool:
@@ -253,7 +258,7 @@ class Runner:
         kept = {cell: CellState(s.id, s.status, key=s.key) for cell in cells if (s := self.done.kept(cell, o.trials))}
         cells = [cell for cell in cells if cell not in kept]
         states = {cell: CellState(self.store.add_cell(self.run_id, cell, self.done.row(cell)),
-                                  planned=o.warmup + len(self.done.missing(cell, o.trials)))
+                                  planned=o.warmup + len(self.done.missing(cell, o.trials)), kind=cell.step.kind)
                   for cell in cells}
         for cell in cells:
             self.progress.advance(f"{cell.label} · verify")
@@ -272,10 +277,7 @@ class Runner:
                          and not states[c].settled(o.stable_within)]
             if not unsettled:
                 break
-            for cell in unsettled:
-                states[cell].planned += 1
-            self.progress.extend(len(unsettled))
-            self._rounds(((c, "warmup", seq) for c in unsettled), states)
+            self._rounds(((c, "warmup", seq) for c in unsettled), states, counted=False)
         self._rounds(self.done.unmeasured(trial_order(cells, 0, o.trials)), states)
         for state in states.values():
             if state.warmups:
@@ -289,14 +291,18 @@ class Runner:
     def _jit(self, cell: Cell) -> bool:
         return bool(self.capabilities.get(cell.method, {}).get("jit"))
 
-    def _rounds(self, order, states: dict[Cell, "CellState"]) -> None:
+    def _rounds(self, order, states: dict[Cell, "CellState"], counted: bool = True) -> None:
+        """Each (cell, phase, seq) in turn; ``counted`` False for executions outside the
+        progress total (a JIT runtime's extra warmups)."""
         for cell, phase, seq in order:
             state = states[cell]
             if not state.measurable:
                 continue
             total = "" if phase == "warmup" else f"/{self.options.trials}"
-            self.progress.advance(f"{cell.label} · {phase} {seq + 1}{total}")
-            state.done += 1
+            last = f" · last {state.last}" if state.last else ""
+            self.progress.advance(f"{cell.label} · {phase} {seq + 1}{total}{' (JIT)' if not counted else ''}{last}",
+                                  1 if counted else 0)
+            state.done += counted
             try:
                 self._trial(cell, state, phase, seq)
             except CellFailed as e:
@@ -527,6 +533,9 @@ class Runner:
         self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire)
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
+        elif answer["n"] and answer["elapsed_ns"] > 0:  # an interim figure, for the progress line only
+            unit, units = UNITS[state.kind]
+            state.last = f"{fmt.rate(units(answer) / (answer['elapsed_ns'] / 1e9))} {unit}/s"
 
     def _fail(self, cell: Cell, state: CellState, error: CellFailed, quiet: bool = False) -> None:
         state.status, state.message = error.status, error.message
