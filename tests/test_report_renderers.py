@@ -11,6 +11,7 @@ import pytest
 
 from accessbench.report import model
 from accessbench.report.html import render_html
+from accessbench.report import terminal
 from accessbench.report.terminal import render
 
 # The columns both step tables show: terminal header → HTML header (None: the figure column,
@@ -90,9 +91,11 @@ def _terminal_tables(text: str, units: dict[str, str]) -> dict[str, list[dict[st
         if title is None:
             i += 1
             continue
-        head = lines[i + 2]
+        while not lines[i].lstrip().startswith("# "):  # the title (it may wrap), a blank line
+            i += 1
+        head = lines[i]
         spans = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+(?: \S+)*", head)]
-        rows, i = [], i + 4  # title, blank line, header, rule
+        rows, i = [], i + 2  # the header, its rule
         while i < len(lines) and lines[i].strip():
             row = {}
             for m in re.finditer(r"\S+(?: \S+)*", lines[i]):
@@ -113,7 +116,7 @@ def report(sqlite_run):
 
 def test_the_terminal_and_the_html_report_show_the_same_figures_for_every_cell(sqlite_run, report):
     units = {s.title: s.unit for s in report.steps}
-    terminal = _terminal_tables(render(sqlite_run), units)
+    terminal = _terminal_tables(render(sqlite_run, wide=True), units)
     page = _Tables()
     page.feed(render_html(sqlite_run))
     assert set(terminal) == set(page.steps) == set(units)
@@ -134,7 +137,7 @@ def test_the_terminal_and_the_html_report_show_the_same_figures_for_every_cell(s
 def test_both_reports_open_with_the_same_header(sqlite_run):
     page = _Tables()
     page.feed(render_html(sqlite_run))
-    terminal = render(sqlite_run).splitlines()
+    terminal = render(sqlite_run, wide=True).splitlines()
     assert page.header and all(f"{label}: {text}" in terminal for label, text in page.header)
 
 
@@ -157,7 +160,7 @@ def test_the_time_breakdown_never_exceeds_the_operations_time(report):
 def test_the_terminal_report_ends_with_the_pages_verdict_for_every_step_and_target(sqlite_run, report):
     page = _Tables()
     page.feed(render_html(sqlite_run))
-    text = render(sqlite_run)
+    text = render(sqlite_run, wide=True)
     summary = text[text.index("\nSummary"):].splitlines()
     assert page.verdicts and len(page.verdicts) == len(report.verdicts)
     step = None
@@ -185,7 +188,7 @@ def test_the_markdown_export_shows_the_terminals_figures(sqlite_run, report):
     from accessbench.report import markdown
 
     units = {s.title: s.unit for s in report.steps}
-    terminal = _terminal_tables(render(sqlite_run), units)
+    terminal = _terminal_tables(render(sqlite_run, wide=True), units)
     md = _markdown_tables(markdown.render_report(report))
     assert set(md) == set(terminal)
     for title, unit in units.items():
@@ -197,3 +200,27 @@ def test_the_markdown_export_shows_the_terminals_figures(sqlite_run, report):
             for term_name, md_name in ((unit, unit), ("95% CI", "95% CI"), ("vs best", "× behind"), ("p50", "p50"),
                                        ("p99", "p99"), ("verified", "verified")):
                 assert t.get(term_name, "") == m[md_name], (title, key, md_name)
+
+
+@pytest.mark.parametrize("width", [100, 200])
+def test_the_terminal_report_fits_its_width_with_every_essential_figure_whole(sqlite_run, report, width):
+    text = render(sqlite_run, width=width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    units = {s.title: terminal.short_unit(s.unit) for s in report.steps}
+    tables = _terminal_tables(text, units)
+    for step in report.steps:
+        shown = {(r["method"], r["target/path"]): r for r in tables[step.title]}
+        assert len(shown) == len(step.rows)
+        for row in step.rows:
+            cells = shown[(row.cell["method"], row.result.where)]
+            assert cells[units[step.title]] == row.figure.text and cells["95% CI"] == row.spread_text
+            assert cells["vs best"].lstrip("≈") == row.behind.text and cells["p99"] == row.percentiles[99.0].text
+            assert cells["verified"] == row.status
+
+
+def test_the_seconds_per_1000_matrix_is_split_to_fit_and_keeps_every_step(sqlite_run, report):
+    text = render(sqlite_run, width=100)
+    heads = [line for line in text.splitlines() if line.startswith(" method ") and "target/path" in line
+             and "#" not in line]
+    steps = [name for head in heads for name in head.split()[2:]]
+    assert steps == [s.title for s in report.steps] and len(heads) > 1

@@ -106,6 +106,21 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _columns(text: str) -> int:
+    value = _positive(text)
+    if value < 60:
+        raise argparse.ArgumentTypeError(f"{value} is too narrow (60 columns at least)")
+    return value
+
+
+def _add_width_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--width", type=_columns, default=None, metavar="N",
+                        help="the report's width in columns (default: the terminal's, or 120 in a pipe or file)")
+    parser.add_argument("--wide", action="store_true",
+                        help="every column of the step tables, however wide (default: the essential ones and "
+                        "what else fits)")
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog="accessbench",
@@ -164,6 +179,7 @@ def build_parser() -> Parser:
                      help="external servers: let your suite's SQL (setup, reset, check, steps) reach beyond the run's "
                      "own schema or database. Without it that SQL runs as a role (user) made for the run with rights "
                      "there only, and a server where none can be made refuses your suite; built-in suites need no flag")
+    _add_width_options(run)
     run.set_defaults(func=cmd_run)
 
     clean = sub.add_parser(
@@ -189,6 +205,7 @@ def build_parser() -> Parser:
     show = sub.add_parser("show", help="print a stored run's report again, without rerunning")
     show.add_argument("run", metavar="RUN", help=RUN_HELP)
     show.add_argument("--view", choices=VIEWS, default="median", help=VIEW_HELP)
+    _add_width_options(show)
     show.set_defaults(func=cmd_show)
 
     compare = sub.add_parser(
@@ -265,6 +282,11 @@ def _console() -> Console:
     if not console.is_terminal:  # files and pipes get wide plain text, not 80 columns
         console = Console(highlight=False, width=120)
     return console
+
+
+def _width(args: argparse.Namespace, console: Console) -> int | None:
+    """--width, else the terminal's; None in a pipe (the report's own default)."""
+    return args.width or (console.width if console.is_terminal else None)
 
 
 def _color(console: Console) -> bool:
@@ -373,7 +395,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except Fault as e:
         raise Fault(f"run {runner.run_id} stopped: {e}") from None
     stored = store.load(run_id)
-    _print(render(stored, color=_color(console), width=console.width if console.is_terminal else None))
+    _print(render(stored, color=_color(console), width=_width(args, console), wide=args.wide))
     console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
@@ -527,8 +549,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .report.terminal import render
 
     console = _console()
-    _print(render(_load(args.store, args.run), color=_color(console),
-                  width=console.width if console.is_terminal else None, view=args.view))
+    _print(render(_load(args.store, args.run), color=_color(console), width=_width(args, console), view=args.view,
+                  wide=args.wide))
     return 0
 
 

@@ -6,6 +6,7 @@ only when asked (the CLI asks when stdout is a terminal)."""
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 
 from rich import box
 from rich.console import Console
@@ -22,25 +23,36 @@ from .model import CellRow, Report, StepReport, build
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
 
-def render(stored: StoredRun, color: bool = False, width: int | None = None, view: str = "median") -> str:
+# Without a terminal (a pipe, a file, a log) the report is this wide, unless told otherwise.
+PIPE_WIDTH = 120
+WIDE = 1000
+GAP = 2  # between columns: one space of padding and the box's blank divider
+
+
+def render(stored: StoredRun, color: bool = False, width: int | None = None, view: str = "median",
+           wide: bool = False) -> str:
     """The whole report. ``view`` picks the rule for each step's figure: median (default),
-    best (S1), mean (S3) or per1000 (S2's table alone)."""
-    return render_report(build(stored, view), color, width)
+    best (S1), mean (S3) or per1000 (S2's table alone). It fits ``width`` columns (a pipe's
+    default without one): a step table keeps its essential columns whole and adds the others
+    as width allows, or all of them with ``wide``."""
+    return render_report(build(stored, view), color, width, wide)
 
 
-def render_report(report: Report, color: bool = False, width: int | None = None) -> str:
+def render_report(report: Report, color: bool = False, width: int | None = None, wide: bool = False) -> str:
     out = io.StringIO()
-    # Without a terminal there is no width to respect: wide enough for the S2 table.
-    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 240,
+    width = width or PIPE_WIDTH
+    # --wide: tables as wide as their columns, whatever the terminal (it may scroll or wrap)
+    console = Console(file=out, force_terminal=color, no_color=not color, width=WIDE if wide else width,
                       highlight=False, soft_wrap=False)
     view = report.view.name
     _header(console, report)
     for step in report.steps:
         if view == "median":
-            console.print(_step_table(report, step))
+            console.print(_step_table(report, step, width, wide))
         elif view != "per1000":
             console.print(_view_table(report, step))
-    console.print(_per_1000_table(report))
+    for table in _per_1000_tables(report, width):
+        console.print(table)
     if view == "per1000":
         return out.getvalue()
     for table in (_predictions_table(report), _study_table(report), _cold_start_table(report)):
@@ -63,9 +75,52 @@ def _header(console: Console, report: Report) -> None:
 
 def _table(title: str, columns: list[tuple[str, str]], **caption) -> Table:
     table = Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
-                  caption_justify="left", **caption)
+                  caption_justify="left", padding=(0, 1, 0, 0), pad_edge=False, **caption)
     for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
+    return table
+
+
+@dataclass
+class _Column:
+    """A column a step table may show: its cells, whether it is always shown, and whether
+    its text may wrap (names may; numbers never)."""
+
+    name: str
+    justify: str
+    cells: list
+    essential: bool = False
+    names: bool = False
+
+    @property
+    def natural(self) -> int:
+        return max(len(self.name), *(len(c.plain if isinstance(c, Text) else c) for c in self.cells), 1)
+
+
+def _fit(columns: list[_Column], width: int, wide: bool) -> Table:
+    """The columns that fit: every essential one, then the others in the order given while
+    width allows (all with ``wide``); if the essential ones alone are too wide, the names
+    wrap, never the numbers. Shown in their canonical order."""
+    def span(cols):
+        return sum(c.natural for c in cols) + GAP * (len(cols) - 1) + 2
+    chosen = [c for c in columns if c.essential]
+    for c in columns:
+        if not c.essential and (wide or span(chosen + [c]) <= width):
+            chosen.append(c)
+    chosen.sort(key=columns.index)
+    excess = span(chosen) - width
+    table = Table(box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", caption_justify="left",
+                  padding=(0, 1, 0, 0), pad_edge=False)
+    flexible = [c for c in chosen if c.names]
+    for c in chosen:
+        if c.names and excess > 0 and not wide:  # share the excess among the name columns, each at least 8
+            cut = min(excess, max(0, c.natural - 8), -(-excess // len(flexible)))
+            excess -= cut
+            table.add_column(c.name, justify=c.justify, overflow="fold", width=c.natural - cut)
+        else:
+            table.add_column(c.name, justify=c.justify, no_wrap=True, min_width=c.natural)
+    for i in range(len(columns[0].cells)):
+        table.add_row(*(c.cells[i] for c in chosen))
     return table
 
 
@@ -77,19 +132,44 @@ def _rank(row: CellRow) -> str:
     return str(row.rank) if row.rank is not None else "-"
 
 
-def _step_table(report: Report, step: StepReport) -> Table:
-    """The default view's table: every figure of each cell, ranked by median."""
-    table = _table(f"{step.title} — {step.heading}", [
-        ("#", "right"), ("method", "left"), ("target/path", "left"), (step.unit, "right"), ("95% CI", "right"),
-        ("CV", "right"), ("vs best", "right"), ("p50", "right"), ("p99", "right"), ("client CPU/op", "right"),
-        ("server CPU/op", "right"), ("time: client▕server▕wait", "left"), ("RT/op", "right"), ("verified", "left"),
-        *([("per client", "right"), ("late", "right")] if step.loaded else [])])
-    for row in step.rows:
-        table.add_row(
-            _rank(row), row.cell["method"], row.result.where, row.figure.text, row.spread_text, row.cv.text,
-            (("≈" if row.alike else "") + row.behind.text) if row.behind else "",
-            row.percentiles[50.0].text, row.percentiles[99.0].text, row.client_cpu.text, row.server_cpu.text,
-            _breakdown(row), row.round_trips.text, _status(row), *((row.per_client, row.late) if step.loaded else ()))
+# Step units as a narrow column heads them: "connections/s" would widen a column of 5 digits.
+_SHORT_UNITS = {"connections/s": "conn/s"}
+
+
+def short_unit(unit: str) -> str:
+    return _SHORT_UNITS.get(unit, unit)
+
+
+def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide: bool = False) -> Table:
+    """The default view's table, ranked by median: the essential columns always (rank, names,
+    figure, CI, × vs best, p99, verified), the rest as the width allows, in this order of
+    priority: p50, the clients' rates and lateness under load, CV, client and server CPU,
+    round trips (where counted), the time breakdown."""
+    rows = step.rows
+    column = lambda name, justify, cells, **kw: _Column(name, justify, list(cells), **kw)  # noqa: E731
+    unit = step.unit if wide else short_unit(step.unit)
+    columns = [
+        column("#", "right", (_rank(r) for r in rows), essential=True),
+        column("method", "left", (r.cell["method"] for r in rows), essential=True, names=True),
+        column("target/path", "left", (r.result.where for r in rows), essential=True, names=True),
+        column(unit, "right", (r.figure.text for r in rows), essential=True),
+        column("95% CI", "right", (r.spread_text for r in rows), essential=True),
+        column("vs best", "right", ((("≈" if r.alike else "") + r.behind.text) if r.behind else "" for r in rows),
+               essential=True),
+        column("p50", "right", (r.percentiles[50.0].text for r in rows)),
+        column("p99", "right", (r.percentiles[99.0].text for r in rows), essential=True),
+        *([column("per client", "right", (r.per_client for r in rows)),
+           column("late", "right", (r.late for r in rows))] if step.loaded else []),
+        column("CV", "right", (r.cv.text for r in rows)),
+        column("client CPU/op", "right", (r.client_cpu.text for r in rows)),
+        column("server CPU/op", "right", (r.server_cpu.text for r in rows)),
+        *([column("RT/op", "right", (r.round_trips.text for r in rows))]
+          if wide or any(r.round_trips.value is not None for r in rows) else []),
+        column("time: client▕server▕wait", "left", (_breakdown(r) for r in rows)),
+        column("verified", "left", (_status(r) for r in rows), essential=True),
+    ]
+    table = _fit(columns, width, wide)
+    table.title = escape(f"{step.title} — {step.heading}")
     notes = []
     if any(row.alike for row in step.rows):
         notes.append(f"≈ no significant difference from the best (Mann-Whitney p ≥ {report.alpha:g} "
@@ -170,16 +250,31 @@ def render_predictions(stored: StoredRun, latency_us: float, base_path: str = "t
     return out.getvalue()
 
 
-def _per_1000_table(report: Report) -> Table:
+def _per_1000_tables(report: Report, width: int) -> list[Table]:
+    """Methods × steps in seconds per 1,000 units, split into as many tables as the width
+    needs: each repeats the method and target/path and takes the next steps that fit."""
     matrix = report.matrix
-    table = _table("Seconds per 1,000 units (median; connections, rows or operations as per step)",
-                   [("method", "left"), ("target/path", "left")] + [(escape(title), "right") for title in matrix.steps])
-    for method, where, cells in matrix.rows:
-        table.add_row(method, where, *(
-            "" if c is None else Text(c.text, style=("" if c.ranked else "red") if c.measured else "dim")
-            for c in cells))
-    table.caption = "; ".join(matrix.legend) or None
-    return table
+    names = [_Column("method", "left", [m for m, _, _ in matrix.rows]),
+             _Column("target/path", "left", [w for _, w, _ in matrix.rows])]
+    steps = [_Column(escape(title), "right", [
+        "" if c is None else Text(c.text, style=("" if c.ranked else "red") if c.measured else "dim")
+        for _, _, cells in matrix.rows for c in [cells[i]]]) for i, title in enumerate(matrix.steps)]
+    used = sum(c.natural for c in names) + GAP + 2
+    chunks: list[list[_Column]] = [[]]
+    for c in steps:
+        if chunks[-1] and used + sum(x.natural + GAP for x in chunks[-1]) + GAP + c.natural > width:
+            chunks.append([])
+        chunks[-1].append(c)
+    tables = []
+    for k, chunk in enumerate(chunks):
+        part = f" ({k + 1} of {len(chunks)})" if len(chunks) > 1 else ""
+        table = _table(f"Seconds per 1,000 units (median; connections, rows or operations as per step){part}",
+                       [(c.name, c.justify) for c in names + chunk])
+        for i in range(len(matrix.rows)):
+            table.add_row(*(c.cells[i] for c in names + chunk))
+        tables.append(table)
+    tables[-1].caption = "; ".join(matrix.legend) or None
+    return tables
 
 
 def _study_table(report: Report) -> Table | None:
