@@ -161,7 +161,7 @@ def test_the_terminal_report_ends_with_the_pages_verdict_for_every_step_and_targ
     page = _Tables()
     page.feed(render_html(sqlite_run))
     text = render(sqlite_run, wide=True)
-    summary = text[text.index("\nSummary"):].splitlines()
+    summary = [line.rstrip() for line in text[text.index("\nSummary"):].splitlines()]
     assert page.verdicts and len(page.verdicts) == len(report.verdicts)
     step = None
     for title, target, fastest, figure, against in page.verdicts:

@@ -9,7 +9,7 @@ import io
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -338,26 +338,27 @@ def render_flags(report: Report) -> Text:
     return text
 
 
-def render_summary(report: Report) -> Text:
+def render_summary(report: Report) -> Group:
     """The closing verdict, as hyperfine ends: per step and target, the fastest verified cell
-    and how it stands against the next method (significance as the HTML verdict says it)."""
-    text = Text()
+    and how it stands against the next method (significance as the HTML verdict says it). A
+    long verdict wraps under itself, not under the target."""
     if not report.verdicts:
-        return text
-    text.append("Summary", style="bold")
-    text.append(f" — per step and target, the fastest verified cell against the next method (significant when "
-                f"Mann-Whitney p < {report.alpha:g} and the ratio's 95% CI lies outside ±{report.noise:.0%})\n")
+        return Group()
+    parts: list = [Text.assemble(("Summary", "bold"), (
+        f" — per step and target, the fastest verified cell against the next method (significant when "
+        f"Mann-Whitney p < {report.alpha:g} and the ratio's 95% CI lies outside ±{report.noise:.0%})"))]
     width = max(len(v.target) for v in report.verdicts)
-    step = None
-    for v in report.verdicts:
-        if v.step is not step:
-            step = v.step
-            text.append(f"  {step.title}\n", style="bold")
-        text.append(f"    {v.target:<{width}}  ")
-        if v.best is None:
-            text.append(f"{v.against}\n", style="dim")
-            continue
-        text.append(f"{v.best.cell['method']} @ {v.best.cell['path']}", style="bold green")
-        text.append(f" {v.with_unit}: ")
-        text.append(f"{v.against}\n", style="" if v.significant else "dim")
-    return text
+    for step in [s for s in report.steps if any(v.step is s for v in report.verdicts)]:
+        parts.append(Text(f"  {step.title}", style="bold"))
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True, min_width=4 + width)
+        grid.add_column()
+        for v in (v for v in report.verdicts if v.step is step):
+            if v.best is None:
+                grid.add_row(f"    {v.target}", Text(v.against, style="dim"))
+                continue
+            grid.add_row(f"    {v.target}", Text.assemble(
+                (f"{v.best.cell['method']} @ {v.best.cell['path']}", "bold green"), f" {v.with_unit}: ",
+                (v.against, "" if v.significant else "dim")))
+        parts.append(grid)
+    return Group(*parts, Text())
