@@ -78,3 +78,13 @@ def store_cells(path: str) -> list[dict]:
 
     with Store(path) as store:
         return store.load(store.resolve("last")).cells
+
+
+def test_a_runs_label_is_listed_by_runs_and_heads_its_report(tmp_path):
+    store = str(tmp_path / "results.db")
+    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", "py-sqlite3",
+                         "--trials", "1", "--no-report", "--label", "laptop on battery")
+    assert result.returncode == 0, result.stderr
+    header, row = accessbench("--store", store, "runs").stdout.splitlines()
+    assert header.split()[-1] == "label" and row.endswith("laptop on battery")
+    assert "label: laptop on battery" in accessbench("--store", store, "show", "last").stdout.splitlines()

@@ -179,6 +179,9 @@ def build_parser() -> Parser:
                      help="external servers: let your suite's SQL (setup, reset, check, steps) reach beyond the run's "
                      "own schema or database. Without it that SQL runs as a role (user) made for the run with rights "
                      "there only, and a server where none can be made refuses your suite; built-in suites need no flag")
+    run.add_argument("--label", default=None, metavar="TEXT",
+                     help="a name for the run, shown by `accessbench runs` and in its reports (a resumed run keeps "
+                     "its own unless given)")
     _add_width_options(run)
     run.set_defaults(func=cmd_run)
 
@@ -370,6 +373,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(
         trials=args.trials, warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick,
         workdir=args.workdir, unconfined_sql=args.unconfined_sql,
+        label=args.label if args.label is not None or not resume else resume.settings.get("label"),
     )
     store = resume.store if resume else Store(args.store)
     done = resume.done() if resume else None
@@ -488,9 +492,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
         status = r["status"] if r["status"] == "complete" or not r["message"] else f"{r['status']}: {r['message']}"
         lines.append((r["id"], r["started_at"].replace("T", " ")[:16], r["suite"], (r["targets"] or "").replace(", ", ","),
                       str(r["methods"]), f"{settings.get('trials', '?')}{' quick' if settings.get('quick') else ''}",
-                      status))
-    _print(_one_line_rows(("run", "started (UTC)", "suite", "targets", "methods", "trials", "status"), lines,
-                          right={4, 5}, squeeze=(3, 6), width=_console().width))
+                      status, settings.get("label") or ""))
+    labelled = any(line[-1] for line in lines)  # a label column only where some run has one
+    names = ("run", "started (UTC)", "suite", "targets", "methods", "trials", "status", "label")
+    _print(_one_line_rows(names[:len(names) - (not labelled)], [line[:len(names) - (not labelled)] for line in lines],
+                          right={4, 5}, squeeze=(3, 7, 6) if labelled else (3, 6), width=_console().width))
     return 0
 
 
@@ -502,7 +508,7 @@ def _one_line_rows(names: tuple[str, ...], rows: list[tuple[str, ...]], right: s
     left = width - sum(w for i, w in enumerate(widths) if i not in squeeze) - 2 * (len(names) - 1)
     for k, i in enumerate(squeeze):
         later = sum(len(names[j]) for j in squeeze[k + 1:])
-        widths[i] = max(len(names[i]), min(widths[i], left - later) if k + 1 < len(squeeze) else left)
+        widths[i] = max(len(names[i]), min(widths[i], left - later))
         left -= widths[i]
 
     def line(cells) -> str:

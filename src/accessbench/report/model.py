@@ -234,6 +234,7 @@ def header(stored: StoredRun, view: View) -> Header:
     resumed = settings.get("resumed") or []
     lines = [("suite", f"{run['suite']} ({run['suite_source']})"),
              ("status", run["status"] + (f" · resumed {', '.join(resumed)}" if resumed else "")),
+             *([("label", settings["label"])] if settings.get("label") else []),
              ("date", _when(run.get("started_at"), run.get("finished_at")))]
     lines.append(("targets", ", ".join(
         " ".join(filter(None, [t["target"], t["server_version"],

@@ -49,6 +49,7 @@ class RunOptions:
     quick: bool = False
     workdir: str | None = None
     unconfined_sql: bool = False  # a user's suite may reach beyond the run's own schema on external servers
+    label: str | None = None      # the user's name for the run: shown by `runs` and in its reports
 
 
 class Progress:
@@ -142,7 +143,7 @@ class Runner:
             self.worker_env = worker_environment(self.workdir)
             settings = {
                 "trials": o.trials, "warmup": o.warmup, "max_warmup_jit": o.max_warmup, "timeout_s": o.timeout,
-                "quick": o.quick, "unconfined_sql": o.unconfined_sql,
+                "quick": o.quick, "unconfined_sql": o.unconfined_sql, "label": o.label,
                 "targets": [t.name for t in self.targets], "paths": self.paths,
                 "methods": [m.name for m in self.methods], "seed": self.suite.seed,
             }
