@@ -225,3 +225,31 @@ def test_a_full_page_screenshot_is_saved(page):
     finally:
         page.set_window_size(1400, 1000)
     assert target.stat().st_size > 10_000
+
+
+def test_filtering_every_cell_out_says_so_and_the_url_keeps_the_filters(browser, report):
+    from selenium.webdriver.common.by import By
+
+    browser.get(report.as_uri())
+    boxes = browser.find_elements(By.CSS_SELECTOR, '#filters input[data-key="method"]')
+    for box in boxes:
+        if not box.is_displayed():  # many methods: the checkboxes sit in a drop-down
+            box.find_element(By.XPATH, "ancestor::details/summary").click()
+        box.click()
+    empties = browser.find_elements(By.CSS_SELECTOR, "section.step p.empty")
+    assert empties and all(p.is_displayed() for p in empties)
+    verdict_empty = browser.find_element(By.CSS_SELECTOR, "#verdict p.empty")
+    assert not verdict_empty.is_displayed()  # the verdict's rows are per target
+    browser.find_element(By.CSS_SELECTOR, '#filters input[data-key="target"][value="sqlite"]').click()
+    assert verdict_empty.is_displayed()
+    hidden = sorted([f"method:{b.get_attribute('value')}" for b in boxes] + ["target:sqlite"])
+    assert sorted(browser.current_url.split("#filter=", 1)[1].split(",")) == hidden
+
+    # the same URL opens the page filtered as it was left
+    browser.get("about:blank")
+    browser.get(f"{report.as_uri()}#filter=method:py-sqlite3")
+    rows = browser.find_elements(By.CSS_SELECTOR, 'table.cells tr[data-method="py-sqlite3"]')
+    assert rows and not any(r.is_displayed() for r in rows)
+    box = browser.find_element(By.CSS_SELECTOR, '#filters input[data-key="method"][value="py-sqlite3"]')
+    assert not box.is_selected()
+    assert not any(p.is_displayed() for p in browser.find_elements(By.CSS_SELECTOR, "section.step p.empty"))

@@ -28,6 +28,33 @@
       var on = group.filter(function (b) { return b.checked; }).length;
       span.textContent = on + "/" + group.length;
     });
+    // A table whose every row is filtered out says so, rather than leaving empty axes.
+    document.querySelectorAll("p.empty").forEach(function (p) {
+      var rows = p.parentNode.querySelectorAll("table tbody tr[data-filter]");
+      p.hidden = !rows.length || Array.prototype.some.call(rows, function (r) { return !r.classList.contains("off"); });
+    });
+    remember();
+  }
+
+  // --- the filters live in the URL (#filter=method:c-sqlite,target:mariadb lists what is unticked),
+  // so a filtered view can be bookmarked or sent; the page opens with the filters its URL names ---
+  var PREFIX = "#filter=";
+
+  function remember() {
+    var off = boxes.filter(function (b) { return !b.checked; }).map(function (b) {
+      return encodeURIComponent(b.dataset.key) + ":" + encodeURIComponent(b.value);
+    });
+    var hash = off.length ? PREFIX + off.join(",") : "";
+    if (hash !== location.hash && (hash || location.hash.indexOf(PREFIX) === 0)) {
+      history.replaceState(null, "", location.pathname + location.search + hash);
+    }
+  }
+
+  function restore() {
+    if (location.hash.indexOf(PREFIX) !== 0) return;
+    var off = new Set(location.hash.slice(PREFIX.length).split(",").map(decodeURIComponent));
+    boxes.forEach(function (b) { b.checked = !off.has(b.dataset.key + ":" + b.value); });
+    apply();
   }
 
   // Row charts (bars, time breakdown): close the gaps left by hidden rows, and shrink.
@@ -45,6 +72,7 @@
   }
 
   boxes.forEach(function (b) { b.addEventListener("change", apply); });
+  restore();
   filters.querySelectorAll("button[data-all], button[data-none]").forEach(function (button) {
     button.addEventListener("click", function () {
       var key = button.dataset.all || button.dataset.none;
