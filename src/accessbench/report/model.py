@@ -122,10 +122,6 @@ class StepReport:
     not_measured: list[CellResult]
     loaded: bool                     # some cell ran under load (per-client figures exist)
 
-    @property
-    def description(self) -> str:
-        return self.heading
-
 
 @dataclass
 class Verdict:
