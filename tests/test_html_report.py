@@ -253,3 +253,72 @@ def test_filtering_every_cell_out_says_so_and_the_url_keeps_the_filters(browser,
     box = browser.find_element(By.CSS_SELECTOR, '#filters input[data-key="method"][value="py-sqlite3"]')
     assert not box.is_selected()
     assert not any(p.is_displayed() for p in browser.find_elements(By.CSS_SELECTOR, "section.step p.empty"))
+
+
+SNAPSHOT = """
+const num = v => (+v).toFixed(1);
+const attrs = (sel, ...names) => [...document.querySelectorAll(sel)].map(e => names.map(n => num(e.getAttribute(n))).join(","));
+return {
+  ticks: [...document.querySelectorAll("svg.chart g.grid text")].map(t => t.textContent + "@" + num(t.getAttribute("x")) + "," + num(t.getAttribute("y"))),
+  bars: attrs("svg.chart-bars g.bar rect", "x", "width"),
+  dots: attrs("svg.chart-bars circle.dot", "cx"),
+  values: attrs("svg.chart-bars text.value", "x"),
+  markers: attrs("circle.marker", "cx", "cy"),
+  scales: [...document.querySelectorAll("svg.chart-bars")].map(s => s.classList.contains("log")),
+  titles: [...document.querySelectorAll("svg .axis-title")].map(t => t.textContent),
+  grey: [...document.querySelectorAll(".series")].map(s => s.classList.contains("rest")),
+  verdicts: [...document.querySelectorAll("#verdict tbody td")].map(t => t.textContent + "|" + (t.title || "")),
+  ranks: [...document.querySelectorAll("table.cells td.rank")].map(t => t.textContent),
+  behind: [...document.querySelectorAll("table.cells td.behind")].map(t => t.textContent),
+};"""
+
+
+def test_redrawn_by_the_script_for_every_cell_the_page_is_the_report_as_drawn(page):
+    """The script redraws axes, ranks and verdicts for what a filter leaves by the report's
+    own rules: with nothing filtered out it must land exactly where report/charts.py did."""
+    from selenium.webdriver.common.by import By
+
+    drawn = page.execute_script(SNAPSHOT)
+    page.find_element(By.ID, "filters-reset").click()  # every cell shown: the script redraws them all
+    redrawn = page.execute_script(SNAPSHOT)
+    assert drawn["bars"] and drawn["markers"] and drawn["verdicts"] and drawn["ranks"]
+    for key in drawn:
+        assert redrawn[key] == drawn[key], key
+
+
+def test_a_filter_reranks_the_cells_left_and_redoes_times_behind_the_verdict_and_the_axis(page, stored):
+    """Unticking each step's fastest method: the next cell becomes #1 and 1.00× behind, the
+    verdict names it (alone among those shown), and the axis is the one the report draws for
+    that cell alone."""
+    from selenium.webdriver.common.by import By
+
+    from accessbench.report import charts
+    from accessbench.report.html import _axis_title, _bar
+    from accessbench.report.model import build
+
+    report = build(stored)
+    step = next(s for s in report.steps if len({row.cell["method"] for row in s.rows if row.rank}) == 2)
+    fastest = step.rows[0].cell["method"]
+    left = [row for row in step.rows if row.cell["method"] != fastest]
+    box = page.find_element(By.CSS_SELECTOR, f'#filters input[data-key="method"][value="{fastest}"]')
+    if not box.is_displayed():
+        box.find_element(By.XPATH, "ancestor::details/summary").click()
+    box.click()
+
+    section = page.find_element(By.CSS_SELECTOR, f'section.step[data-step="{step.step}"]')
+    rows = [r for r in section.find_elements(By.CSS_SELECTOR, "table.cells tbody tr") if r.is_displayed()]
+    assert [r.get_attribute("data-method") for r in rows] == [row.cell["method"] for row in left]
+    ranks = [r.find_element(By.CSS_SELECTOR, "td.rank").text for r in rows if r.get_attribute("data-ranked") is not None]
+    assert ranks == [str(i + 1) for i in range(len(ranks))]
+    assert rows[0].find_element(By.CSS_SELECTOR, "td.behind").text == "1.00×"
+
+    verdict = next(r for r in page.find_elements(By.CSS_SELECTOR, "#verdict tbody tr")
+                   if r.find_element(By.CSS_SELECTOR, "td").text == step.title)
+    cells = [td.text for td in verdict.find_elements(By.CSS_SELECTOR, "td")]
+    assert cells[2] == f"{left[0].cell['method']} @ {left[0].cell['path']}"
+    assert cells[4] == "the only verified method among those shown"
+
+    alone = charts.bar_chart(step.step, [_bar(row) for row in left], _axis_title(report.view, step), report.view.form, 600)
+    expected = re.findall(r'<text class="tick"[^>]*>([^<]*)</text>', alone)
+    svg = section.find_element(By.CSS_SELECTOR, 'svg[data-chart="bars"]')
+    assert [t.text for t in svg.find_elements(By.CSS_SELECTOR, "g.grid text")] == expected

@@ -28,3 +28,8 @@ def seconds(value: float | None) -> str:
 
 def ratio(value: float) -> str:
     return f"{value:.2f}×"
+
+
+# A figure's form by name: the HTML report's script formats redrawn axis ticks with the same
+# rules (report.js, FORMS), so the names are shared with it.
+FORMS = {"rate": rate, "duration": duration, "seconds": seconds}

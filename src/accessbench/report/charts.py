@@ -6,7 +6,14 @@ show exactly the terminal report's numbers) and returns one ``<svg>``. Each root
 ``<title>`` tooltip, and rows that a reader can filter carry ``data-filter`` plus their
 ``data-method``/``data-target``/``data-path``. Charts whose marks sit in rows (bars, time
 breakdown) also carry their row geometry, so the page's script can close the gaps left by
-filtered rows."""
+filtered rows; charts with a value axis carry its geometry (``data-scale``, the pixel span,
+the figures' form), so the script can redraw the axis for the marks a filter leaves. The
+script (templates/report.js) redraws with the same rules as here: the 1-2-5 ticks, the switch
+to a log scale past LOG_SCALE_ABOVE×, the padded log range and the estimated label widths.
+
+Many series: the latency charts are small multiples, one panel per target and path, each
+series with a look (colour and dash) of its own within its panel; the TOP_N fastest are drawn
+in colour and the rest in grey until asked for, and hovering a line or its name picks it out."""
 
 from __future__ import annotations
 
@@ -34,18 +41,20 @@ PAD = 8
 MAX_LABEL_W = 300
 WHISKER_CAP = 4
 MARKER_R = 3.5
+DOT_R = 4.5            # a dot plot's dot (bars on a log scale)
 LINE_H = 260           # plot height of line charts
 LEGEND_ROW_H = 17
 LEGEND_SWATCH_W = 28   # line sample and gap before a legend label
 LOG_SCALE_ABOVE = 30   # bars switch to a log axis when the largest figure is this many times the smallest
 TICKS = 6              # about how many ticks a linear axis gets
 
-PALETTE = (
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-    "#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
-    "#e6550d", "#31a354", "#756bb1", "#636363", "#a55194", "#6b6ecf", "#b07aa1", "#9c9ede",
-)
-DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 2 4 6", "1 5")
+# A panel's series take the looks in order (fastest first): Tableau's ten colours, chosen to be
+# told apart, solid, then dashed, then dotted: 30 distinct looks, more than a panel holds.
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#bab0ac")
+DASHES = ("", "7 3", "2 2.5")
+TOP_N = 8              # series drawn in colour per panel; the rest grey until the reader asks
+PANEL_W = 485          # two panels side by side on the page
 
 
 @dataclass(frozen=True)
@@ -84,9 +93,10 @@ class Point:
 class Series:
     label: str
     points: tuple[Point, ...]
-    color: str
+    color: str = ""
     dash: str = ""
     data: dict[str, str] = field(default_factory=dict)
+    rest: bool = False      # beyond a panel's TOP_N: grey until the reader asks for every line
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,21 @@ class LegendItem:
     color: str
     dash: str = ""
     data: dict[str, str] = field(default_factory=dict)
+    rest: bool = False
+
+
+def look(i: int) -> tuple[str, str]:
+    """The i-th series' (colour, dash) in a panel: distinct for the first 30."""
+    return PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One small multiple: the series of one target and path (or one target), fastest first."""
+
+    title: str
+    series: tuple[Series, ...]
+    data: dict[str, str] = field(default_factory=dict)   # data-target/data-path: the filters hide it
 
 
 PART_NAMES = {"client": "client CPU", "server": "server CPU", "wait": "wait", "rest": "other"}
@@ -199,8 +224,8 @@ def _filter_attrs(data: dict[str, str]) -> str:
 
 
 def _svg_open(kind: str, step: str, variant: str, width: float, height: float, label: str,
-              extra: str = "") -> str:
-    return (f'<svg class="chart chart-{_e(kind)}" data-chart="{_e(kind)}" data-step="{_e(step)}" '
+              extra: str = "", cls: str = "") -> str:
+    return (f'<svg class="chart chart-{_e(kind)}{" " + cls if cls else ""}" data-chart="{_e(kind)}" data-step="{_e(step)}" '
             f'data-variant="{_e(variant)}" width="{_num(width)}" height="{_num(height)}" '
             f'viewBox="0 0 {_num(width)} {_num(height)}" role="img" aria-label="{_e(label)}"{extra}>'
             f"<title>{_e(label)}</title>")
@@ -225,36 +250,51 @@ def _row_attrs(top: float, count: int, bottom: float) -> str:
 
 # --- bar chart --------------------------------------------------------------------------------
 
-def bar_chart(step: str, bars: Sequence[Bar], axis_title: str, tick_text: Callable[[float], str],
-              width: float, variant: str = "") -> str:
-    """Horizontal bars, one per row in the given order, with whiskers for the spread. A log
-    axis when the figures span more than LOG_SCALE_ABOVE×, so the slowest cells stay visible."""
+def bar_chart(step: str, bars: Sequence[Bar], axis_title: str, form: str, width: float, variant: str = "") -> str:
+    """Horizontal bars, one per row in the given order, with whiskers for the spread. When
+    the figures span more than LOG_SCALE_ABOVE× the axis turns logarithmic and the bars turn
+    into dots: a bar's length on a log axis measures nothing (it starts at an arbitrary
+    minimum), a dot's position does. ``form`` names how figures read (formatting.FORMS)."""
     if not bars:
         return ""
     label_w = min(MAX_LABEL_W, max(_text_w(b.label) for b in bars) + PAD)
     value_w = max(_text_w(b.text) for b in bars) + 2 * PAD
-    highs = [max(b.value, b.high or b.value) for b in bars]
-    lows = [min(b.value, b.low if b.low is not None else b.value) for b in bars]
-    positive = [v for v in lows if v > 0]
-    log = bool(positive) and max(highs) / min(positive) > LOG_SCALE_ABOVE
-    if log:
-        lo, hi = padded_log_range(min(positive), max(highs))
-    else:
-        lo, hi = 0.0, nice_max(max(highs))
-    x = Scale(lo, hi, label_w, width - value_w, log)
+    x = value_scale([v for b in bars for v in (b.value, b.low, b.high) if v is not None], label_w, width - value_w)
     bottom = PAD
     height = AXIS_TOP + len(bars) * ROW_H + bottom
-    title = f"{step}: {axis_title}{' · log scale' if log else ''}"
-    out = [_svg_open("bars", step, variant, width, height, title, _row_attrs(AXIS_TOP, len(bars), bottom))]
-    out.append(_text("axis-title", PAD, TITLE_Y, axis_title + (" · log scale" if log else "")))
-    out.append('<g class="grid">')
-    for t in readable_ticks(x.ticks(), x, lambda t: _text_w(tick_text(t))):
-        out.append(_line(x(t), x(t), AXIS_TOP - TICK_GAP, height - bottom)
-                   + _text("tick", x(t), AXIS_TOP - 2 * TICK_GAP, tick_text(t), "middle"))
-    out.append("</g>")
+    suffix = " · log scale, dots" if x.log else ""
+    geometry = (_row_attrs(AXIS_TOP, len(bars), bottom)
+                + _data({"scale": "log" if x.log else "linear", "x0": _num(x.a), "x1": _num(x.b), "form": form}))
+    out = [_svg_open("bars", step, variant, width, height, f"{step}: {axis_title}{suffix}", geometry,
+                     "log" if x.log else "")]
+    out.append(f'<text class="axis-title" x="{PAD}" y="{TITLE_Y}" data-base="{_e(axis_title)}">'
+               f"{_e(axis_title + suffix)}</text>")
+    out.append(_value_grid(x, form, AXIS_TOP, height - bottom))
     for i, b in enumerate(bars):
         out.append(_bar_row(b, i, x, label_w))
     out.append("</svg>")
+    return "".join(out)
+
+
+def value_scale(values: Sequence[float], a: float, b: float) -> Scale:
+    """From 0, or logarithmic over the padded range when the positive figures span more than
+    LOG_SCALE_ABOVE× (the script's valueScale does the same for what a filter leaves)."""
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) > LOG_SCALE_ABOVE:
+        return Scale(*padded_log_range(min(positive), max(positive)), a, b, True)
+    return Scale(0.0, nice_max(max(values, default=0.0)), a, b)
+
+
+def tick_text(form: str, value: float) -> str:
+    """An axis label: the figure's form, and a bare 0 at the origin ("0 ns" reads oddly)."""
+    return "0" if value == 0 else fmt.FORMS[form](value)
+
+
+def _value_grid(x: Scale, form: str, top: float, end: float) -> str:
+    out = ['<g class="grid">']
+    for t in readable_ticks(x.ticks(), x, lambda t: _text_w(tick_text(form, t))):
+        out.append(_line(x(t), x(t), top - TICK_GAP, end) + _text("tick", x(t), top - 2 * TICK_GAP, tick_text(form, t), "middle"))
+    out.append("</g>")
     return "".join(out)
 
 
@@ -270,16 +310,20 @@ def _bar_row(b: Bar, i: int, x: Scale, label_w: float) -> str:
     parts = [f'<g class="{cls}" transform="translate(0,{_num(AXIS_TOP + i * ROW_H)})"{_filter_attrs(data)}>'
              f"<title>{_e(b.label)}: {_e(b.text)}{_e(spread)}{_e(status)}</title>",
              _text("label", label_w - PAD, mid + TEXT_DY, b.label, "end"),
-             f'<rect x="{_num(x0)}" y="{_num(mid - BAR_H / 2)}" width="{_num(max(x1 - x0, 1))}" height="{BAR_H}"/>']
-    end = x1
+             f'<rect x="{_num(x0)}" y="{_num(mid - BAR_H / 2)}" width="{_num(max(x1 - x0, 1))}" height="{BAR_H}"/>',
+             f'<circle class="dot" cx="{_num(x1)}" cy="{_num(mid)}" r="{DOT_R}"/>']
+    end = x1 + (DOT_R if x.log else 0)
     if b.low is not None and b.high is not None:
         lo, hi = x(max(b.low, x.lo)), x(b.high)
         end = max(end, hi)
-        parts.append(f'<path class="whisker" d="M{_num(lo)} {_num(mid)}H{_num(hi)}'
-                     f'M{_num(lo)} {_num(mid - WHISKER_CAP)}V{_num(mid + WHISKER_CAP)}'
-                     f'M{_num(hi)} {_num(mid - WHISKER_CAP)}V{_num(mid + WHISKER_CAP)}"/>')
+        parts.append(f'<path class="whisker" d="{whisker_path(lo, hi, mid)}"/>')
     parts.append(_text("value", end + PAD / 2, mid + TEXT_DY, b.text) + "</g>")
     return "".join(parts)
+
+
+def whisker_path(lo: float, hi: float, mid: float) -> str:
+    return (f"M{_num(lo)} {_num(mid)}H{_num(hi)}M{_num(lo)} {_num(mid - WHISKER_CAP)}V{_num(mid + WHISKER_CAP)}"
+            f"M{_num(hi)} {_num(mid - WHISKER_CAP)}V{_num(mid + WHISKER_CAP)}")
 
 
 # --- time breakdown ---------------------------------------------------------------------------
@@ -335,8 +379,21 @@ def _breakdown_row(r: Breakdown, i: int, x: Scale) -> str:
 
 # --- line charts ------------------------------------------------------------------------------
 
+def panels(panels: Sequence[Panel], draw: Callable[[Panel, Sequence[Series], Sequence[LegendItem]], str]) -> list[str]:
+    """Small multiples: each panel's series get their looks (fastest first) and a legend in
+    the same order; beyond TOP_N they are marked as the rest. ``draw`` makes one panel's chart."""
+    out = []
+    for panel in panels:
+        series = [Series(s.label, s.points, *look(i), s.data, i >= TOP_N) for i, s in enumerate(panel.series)]
+        legend = [LegendItem(s.label, s.color, s.dash, s.data, s.rest) for s in series]
+        chart = draw(panel, series, legend)
+        if chart:
+            out.append(chart.replace("<svg ", f"<svg{_filter_attrs(panel.data)} ", 1) if panel.data else chart)
+    return out
+
+
 def percentile_chart(step: str, series: Sequence[Series], legend: Sequence[LegendItem],
-                     x_labels: Sequence[str], width: float, variant: str = "") -> str:
+                     x_labels: Sequence[str], width: float, variant: str = "", title: str = "") -> str:
     """Latency percentiles: categories along x (p50 … max), ns on a log y axis, one line per
     cell. Points' x are the category indexes."""
     values = [p.y for s in series for p in s.points if p.y > 0]
@@ -345,11 +402,12 @@ def percentile_chart(step: str, series: Sequence[Series], legend: Sequence[Legen
     lo, hi = padded_log_range(min(values), max(values))
     return _line_chart("percentiles", step, variant, series, legend, width,
                        x_ticks=[(i, t) for i, t in enumerate(x_labels)], x=(0, len(x_labels) - 1, False),
-                       y=(lo, hi, True), y_text=fmt.duration, y_title="latency per operation (log scale)")
+                       y=(lo, hi, True), y_form="duration", y_title="latency per operation", title=title,
+                       x_kind="category")
 
 
 def throughput_chart(sweep: str, series: Sequence[Series], legend: Sequence[LegendItem], clients: Sequence[int],
-                     unit: str, width: float, variant: str = "") -> str:
+                     unit: str, width: float, variant: str = "", title: str = "") -> str:
     """Throughput against clients: one line per method and path, a point per step of the
     sweep. x is log-scaled when clients span 8× or more (1, 2, 4 … 64 spread evenly)."""
     values = [p.y for s in series for p in s.points if p.y > 0]
@@ -357,63 +415,72 @@ def throughput_chart(sweep: str, series: Sequence[Series], legend: Sequence[Lege
         return ""
     lo, hi = min(clients), max(clients)
     log = lo > 0 and hi / lo >= 8
-    y = _value_axis(values)
+    y = value_scale(values, 0, 1)
     return _line_chart("throughput-clients", sweep, variant, series, legend, width,
-                       x_ticks=[(c, str(c)) for c in clients], x=(lo, hi, log), y=y,
-                       y_text=lambda v: "0" if v == 0 else fmt.rate(v),
-                       y_title=f"{unit} · median, all clients together{' (log scale)' if y[2] else ''}",
-                       x_title="clients" + (" (log scale)" if log else ""))
-
-
-def _value_axis(values: Sequence[float]) -> tuple[float, float, bool]:
-    """From 0, or on a log scale when the figures span more than LOG_SCALE_ABOVE× (as bars do)."""
-    if max(values) / min(values) > LOG_SCALE_ABOVE:
-        return (*padded_log_range(min(values), max(values)), True)
-    return (0, nice_max(max(values)), False)
+                       x_ticks=[(c, str(c)) for c in clients], x=(lo, hi, log), y=(y.lo, y.hi, y.log),
+                       y_form="rate", y_title=f"{unit} · median, all clients together", title=title,
+                       x_title="clients" + (" (log scale)" if log else ""), x_kind="fixed", y_rule="value")
 
 
 def latency_throughput_chart(sweep: str, series: Sequence[Series], legend: Sequence[LegendItem], width: float,
-                             variant: str = "", unit: str = "ops/s") -> str:
+                             variant: str = "", unit: str = "ops/s", title: str = "") -> str:
     """p99 latency against throughput: where a method's latency turns up as load grows."""
     xs = [p.x for s in series for p in s.points if p.x > 0]
     ys = [p.y for s in series for p in s.points if p.y > 0]
     if not ys or len(set(xs)) < 2:
         return ""
     lo, hi = padded_log_range(min(ys), max(ys))
-    x = _value_axis(xs)
-    x_ticks = log_ticks(x[0], x[1]) if x[2] else linear_ticks(x[0], x[1])
+    x = value_scale(xs, 0, 1)
     return _line_chart("latency-throughput", sweep, variant, series, legend, width,
-                       x_ticks=[(v, "0" if v == 0 else fmt.rate(v)) for v in x_ticks], x=x,
-                       y=(lo, hi, True), y_text=fmt.duration, y_title="p99 latency per operation (log scale)",
-                       x_title=f"throughput, {unit} (median){' (log scale)' if x[2] else ''}")
+                       x_ticks=[(v, tick_text("rate", v)) for v in x.ticks()], x=(x.lo, x.hi, x.log),
+                       y=(lo, hi, True), y_form="duration", y_title="p99 latency per operation", title=title,
+                       x_title=f"throughput, {unit} (median)", x_kind="value", x_form="rate")
 
 
 def _line_chart(kind: str, step: str, variant: str, series: Sequence[Series], legend: Sequence[LegendItem],
                 width: float, x_ticks: list[tuple[float, str]], x: tuple[float, float, bool],
-                y: tuple[float, float, bool], y_text: Callable[[float], str], y_title: str, x_title: str = "") -> str:
-    legend_cols = max(1, min(2, math.ceil(len(legend) * LEGEND_ROW_H / LINE_H)))
+                y: tuple[float, float, bool], y_form: str, y_title: str, title: str = "", x_title: str = "",
+                x_kind: str = "category", x_form: str = "", y_rule: str = "log") -> str:
+    """x_kind: "category" (fixed labels at indexes), "fixed" (numeric ticks given, domain
+    fixed) or "value" (a value axis the script redraws for what a filter leaves, as it
+    always redraws y). y_rule: "log" (always the padded log range) or "value" (value_scale's
+    rule: from 0, or log past LOG_SCALE_ABOVE×)."""
+    legend_cols = 1  # one column beside the plot, which keeps its width; a long legend makes the panel taller
     col_w = max((_text_w(i.label) for i in legend), default=0) + LEGEND_SWATCH_W + PAD
     legend_w = legend_cols * col_w + PAD if legend else 0
     y_scale = Scale(y[0], y[1], LINE_TOP + LINE_H, LINE_TOP, y[2])
-    y_labels = [(t, y_text(t)) for t in readable_ticks(y_scale.ticks(), y_scale, lambda t: LEGEND_ROW_H)]
-    left = max(_text_w(text) for _, text in y_labels) + 2 * PAD
+    y_labels = [(t, tick_text(y_form, t)) for t in readable_ticks(y_scale.ticks(), y_scale, lambda t: LEGEND_ROW_H)]
+    left = max(max(_text_w(text) for _, text in y_labels), _text_w("999 µs")) + 2 * PAD
     x_scale = Scale(x[0], x[1], left + 3 * PAD, width - legend_w - 3 * PAD, x[2])
     labels = dict(x_ticks)
     x_shown = readable_ticks(list(labels), x_scale, lambda v: _text_w(labels[v]))
     legend_h = math.ceil(len(legend) / legend_cols) * LEGEND_ROW_H
     bottom = X_AXIS_H + (LEGEND_ROW_H if x_title else 0)
     height = max(y_scale.a + bottom, LINE_TOP + legend_h)
-    out = [_svg_open(kind, step, variant, width, height, f"{step}: {y_title}")]
-    out.append(_text("axis-title", left, TITLE_Y, y_title) + '<g class="grid">')
+    heading = f"{title} · " if title else ""
+    y_suffix = " (log scale)" if y[2] else ""
+    geometry = _data({"y-scale": "log" if y[2] else "linear", "y0": _num(y_scale.a), "y1": _num(y_scale.b),
+                      "y-form": y_form, "left": _num(left), "right": _num(x_scale.b + 2 * PAD), "x-kind": x_kind,
+                      "y-rule": y_rule, "x-scale": "log" if x[2] else "linear", "x-lo": repr(float(x[0])),
+                      "x-hi": repr(float(x[1])), "x0": _num(x_scale.a), "x1": _num(x_scale.b),
+                      "x-form": x_form or None, "top-n": str(TOP_N)})
+    out = [_svg_open(kind, step, variant, width, height, f"{step}: {heading}{y_title}{y_suffix}", geometry)]
+    out.append(f'<text class="axis-title y-title" x="{_num(left)}" y="{TITLE_Y}" data-base="{_e(heading + y_title)}">'
+               f"{_e(heading + y_title + y_suffix)}</text>")
+    out.append('<g class="grid y-grid">')
     for t, text in y_labels:
         out.append(_line(left, x_scale.b + 2 * PAD, y_scale(t), y_scale(t))
                    + _text("tick", left - PAD / 2, y_scale(t) + TEXT_DY, text, "end"))
+    out.append('</g><g class="grid x-grid">')
     for xv in x_shown:
         out.append(_line(x_scale(xv), x_scale(xv), y_scale.b, y_scale.a + TEXT_DY)
                    + _text("tick", x_scale(xv), y_scale.a + X_AXIS_H / 2 - 2, labels[xv], "middle"))
     out.append("</g>")
     if x_title:
-        out.append(_text("axis-title", (x_scale.a + x_scale.b) / 2, y_scale.a + X_AXIS_H + 4, x_title, "middle"))
+        x_suffix = " (log scale)" if x[2] and x_kind == "value" else ""
+        out.append(f'<text class="axis-title x-title" x="{_num((x_scale.a + x_scale.b) / 2)}" '
+                   f'y="{_num(y_scale.a + X_AXIS_H + 4)}" text-anchor="middle" data-base="{_e(x_title)}">'
+                   f"{_e(x_title + x_suffix)}</text>")
     for s in series:
         out.append(_series(s, x_scale, y_scale))
     out.append(_legend(legend, x_scale.b + 4 * PAD, LINE_TOP, legend_cols, col_w))
@@ -425,11 +492,11 @@ def _series(s: Series, x: Scale, y: Scale) -> str:
     points = [p for p in s.points if p.y > 0 or not y.log]
     dash = f' stroke-dasharray="{_e(s.dash)}"' if s.dash else ""
     coords = " ".join(f"{_num(x(p.x))},{_num(y(p.y))}" for p in points)
-    out = [f'<g class="series" style="--c:{_e(s.color)}"{_filter_attrs(s.data)}><title>{_e(s.label)}</title>'
-           f'<polyline class="line" points="{coords}"{dash}/>']
+    out = [f'<g class="series{" rest" if s.rest else ""}" style="--c:{_e(s.color)}"{_filter_attrs(s.data)}>'
+           f'<title>{_e(s.label)}</title><polyline class="line" points="{coords}"{dash}/>']
     for p in points:
         out.append(f'<circle class="marker" cx="{_num(x(p.x))}" cy="{_num(y(p.y))}" r="{MARKER_R}"'
-                   f'{_data({"x": p.x_text, "value": repr(float(p.y)), "text": p.y_text})}>'
+                   f'{_data({"x": p.x_text, "xv": repr(float(p.x)), "value": repr(float(p.y)), "text": p.y_text})}>'
                    f"<title>{_e(s.label)} · {_e(p.x_text)}: {_e(p.y_text)}</title></circle>")
     out.append("</g>")
     return "".join(out)
@@ -439,11 +506,11 @@ def _legend(items: Sequence[LegendItem], x0: float, y0: float, cols: int, col_w:
     if not items:
         return ""
     per_col = math.ceil(len(items) / cols)
-    out = ['<g class="legend">']
+    out = [f'<g class="legend" data-per-col="{per_col}" data-col-w="{_num(col_w)}">']
     for i, item in enumerate(items):
         x, y = x0 + (i // per_col) * col_w, y0 + (i % per_col) * LEGEND_ROW_H
         dash = f' stroke-dasharray="{_e(item.dash)}"' if item.dash else ""
-        out.append(f'<g class="legend-item" style="--c:{_e(item.color)}"{_filter_attrs(item.data)}>'
+        out.append(f'<g class="legend-item{" rest" if item.rest else ""}" style="--c:{_e(item.color)}"{_filter_attrs(item.data)}>'
                    + _line(x, x + LEGEND_SWATCH_W - PAD, y + LEGEND_ROW_H / 2 - 2, y + LEGEND_ROW_H / 2 - 2, dash)
                    + _text("legend-text", x + LEGEND_SWATCH_W, y + LEGEND_ROW_H / 2 + 2, item.label) + "</g>")
     out.append("</g>")

@@ -4,6 +4,7 @@ so it opens anywhere, offline, years later. Every figure comes from the report m
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
@@ -16,7 +17,7 @@ from ..stats.views import View
 from ..store import StoredRun
 from . import charts
 from .. import formatting as fmt
-from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, build, step_title
+from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, against, build, step_title, verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -24,7 +25,6 @@ TEMPLATES = Path(__file__).parent / "templates"
 PAGE_W = 980
 BARS_W_PAIRED = 600
 BREAKDOWN_W = 370
-PATH_LEGEND_COLOR = "#555"
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class Row:
 class Table:
     columns: list[Column]
     rows: list[Row]
+    data: dict[str, str] = field(default_factory=dict)   # data-* on the <table>
 
 
 @dataclass
@@ -69,7 +70,8 @@ class StepSection:
     description: str
     bars: Markup
     breakdown: Markup
-    percentiles: Markup
+    percentiles: list[Markup]     # small multiples: one panel per target and path
+    more: int                      # lines beyond the panels' top N, drawn grey until asked for
     table: Table
     not_measured: list[str]
 
@@ -81,8 +83,9 @@ class SweepSection:
     anchor: str
     title: str
     description: str
-    throughput: Markup
-    latency: Markup
+    throughput: list[Markup]      # one panel per target
+    latency: list[Markup]
+    more: int                     # lines beyond the panels' top N
     steps: list[tuple[str, str]]  # (step title, its anchor)
 
 
@@ -93,22 +96,20 @@ def render_html(stored: StoredRun, view: str = "median") -> str:
 
 def render_report(report: Report) -> str:
     stored, results = report.stored, report.results
-    methods = sorted({r.cell["method"] for r in results} | {m["method"] for m in stored.methods})
-    colors = {m: charts.PALETTE[i % len(charts.PALETTE)] for i, m in enumerate(methods)}
-    wheres = list(dict.fromkeys(r.where for r in results))
-    dashes = {w: charts.DASHES[i % len(charts.DASHES)] for i, w in enumerate(wheres)}
     anchors = {(s.variant, s.step): f"step-{i + 1}" for i, s in enumerate(report.steps)}
     return _template().render(
         run=stored.run,
         view=report.view,
+        top_n=charts.TOP_N,
         alpha=f"{report.alpha:g}",
         noise=f"{report.noise:.0%}",
         header=report.header.lines,
         note=report.header.note,
         verdicts=_verdicts(report.verdicts, anchors),
-        sweeps=_sweeps(results, anchors, colors, dashes),
+        verdict_data=_json(_verdict_data(report.verdicts)),
+        sweeps=_sweeps(results, anchors),
         study=_study(report),
-        steps=[_step_section(s, report.view, anchors[(s.variant, s.step)], colors, dashes) for s in report.steps],
+        steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
         filters=_filters(results),
         methods=_methods(stored),
         verification=_verification(report.steps),
@@ -134,11 +135,6 @@ def _asset(name: str) -> str:
     return (TEMPLATES / name).read_text(encoding="utf-8")
 
 
-def tick(view: View, value: float) -> str:
-    """An axis label: the figure's format, and a bare 0 at the origin ("0 ns" reads oddly)."""
-    return "0" if value == 0 else view.text(value)
-
-
 def _filter_data(r: CellResult) -> dict[str, str]:
     return {"method": r.cell["method"], "target": r.cell["target"], "path": r.cell["path"]}
 
@@ -147,11 +143,12 @@ def _filter_data(r: CellResult) -> dict[str, str]:
 
 def _verdicts(verdicts: list[Verdict], anchors) -> Table:
     """Per step and target, the best verified cell and whether it beats the runner-up there
-    significantly (report.model decides; this lays it out)."""
+    significantly (report.model decides; this lays it out). Row k is verdict k of the data
+    _verdict_data gives the page's script."""
     rows = []
-    for v in verdicts:
+    for k, v in enumerate(verdicts):
         link = Cell(v.step.title, href=f"#{anchors[(v.step.variant, v.step.step)]}")
-        data = {"target": v.target}
+        data = {"target": v.target, "verdict": str(k)}
         if v.best is None:
             rows.append(Row([link, Cell(v.target), Cell(v.against), Cell(""), Cell("")], data))
             continue
@@ -160,6 +157,32 @@ def _verdicts(verdicts: list[Verdict], anchors) -> Table:
                          Cell(v.with_unit, sort=v.best.figure.sort), against], data))
     return Table([Column("step"), Column("target"), Column("fastest verified cell"), Column("figure", numeric=True),
                   Column("against the next method")], rows)
+
+
+def _verdict_data(verdicts: list[Verdict]) -> dict:
+    """What the page's script needs to redo each verdict for the cells a filter leaves: the
+    target's verified cells in rank order, and every pair's comparison (best first, runner-up
+    of another method), made here by report.model so that the texts and the statistics are
+    the report's own. Compact: a pair is [text, reason, significant]."""
+    out = []
+    for v in verdicts:
+        ranked = [row for row in v.step.rows if row.rank is not None and row.cell["target"] == v.target]
+        cells = [[row.cell["method"], row.cell["path"], f"{row.cell['method']} @ {row.cell['path']}",
+                  Verdict(v.step, v.target, row, "").with_unit, row.figure.sort] for row in ranked]
+        pairs = {f"{i},{j}": [*(lambda t: (t[0], t[1], int(t[2])))(against(a, b))]
+                 for i, a in enumerate(ranked) for j, b in enumerate(ranked[i + 1:], i + 1)
+                 if a.cell["method"] != b.cell["method"]}
+        out.append({"cells": cells, "pairs": pairs})
+    some = next((v for v in verdicts if v.best is not None), None)
+    texts = {"none": verdict(some.step, some.target, []).against,
+             "alone": verdict(some.step, some.target, [some.best]).against} if some else {}
+    # A filtered selection's verdict says so: "no verified cell among those shown".
+    return {"verdicts": out, "texts": texts, "among": " among those shown"}
+
+
+def _json(value) -> Markup:
+    """JSON safe inside <script>: no "</" can close the element early."""
+    return Markup(json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/"))
 
 
 # --- a built-in study's figures beside today's ---------------------------------------------------
@@ -186,10 +209,10 @@ def _study(report: Report) -> StudySection | None:
 
 # --- sweeps: a [[steps]] entry that varies clients or rate, across its steps ----------------------
 
-def _sweeps(results: list[CellResult], anchors, colors, dashes) -> list[SweepSection]:
+def _sweeps(results: list[CellResult], anchors) -> list[SweepSection]:
     """One section per sweep with at least two points on some curve: throughput vs clients
-    (when clients vary) and p99 latency vs throughput. A curve is one method on one
-    target/path with the sweep's other varied values (say policy=pooled) fixed."""
+    (when clients vary) and p99 latency vs throughput, one panel per target. A curve is one
+    method on one path with the sweep's other varied values (say policy=pooled) fixed."""
     groups: dict[tuple[str, str], list[CellResult]] = {}
     for r in results:
         if r.cell.get("sweep") and r.ranked:
@@ -203,36 +226,38 @@ def _sweeps(results: list[CellResult], anchors, colors, dashes) -> list[SweepSec
             points.sort(key=lambda r: (r.cell["clients"] or 1, r.cell["rate"] or 0))
         if max(len(points) for points in curves.values()) < 2:
             continue
-        kinds = {(k[1], k[2]) for k in curves}
-        curve_dash = {k: charts.DASHES[j % len(charts.DASHES)] for j, k in enumerate(sorted(kinds))}
-
-        def series(key, points, x, y, x_text, y_text):
-            method, where, extra = key
-            label = " · ".join(filter(None, [f"{method} @ {where}", extra]))
-            return charts.Series(label, tuple(charts.Point(x(r), y(r), x_text(r), y_text(r)) for r in points),
-                                 colors[method], curve_dash[(where, extra)], _filter_data(points[0]))
-
-        legend = [charts.LegendItem(m, colors[m], "", {"method": m}) for m in sorted({k[0] for k in curves})]
-        if len(kinds) > 1:
-            legend += [charts.LegendItem(" · ".join(filter(None, k)), PATH_LEGEND_COLOR, curve_dash[k]) for k in sorted(kinds)]
         unit = rs[0].unit + "/s"
         clients = sorted({r.cell["clients"] or 1 for r in rs})
-        throughput = charts.throughput_chart(
-            sweep, [series(k, pts, lambda r: r.cell["clients"] or 1, lambda r: r.rate.median,
-                           _sweep_point, lambda r: f"{fmt.rate(r.rate.median)} {unit}")
-                    for k, pts in curves.items()], legend, clients, unit, PAGE_W, variant)
-        with_p99 = {k: [r for r in pts if (r.percentiles or {}).get(99.0)] for k, pts in curves.items()}
-        latency = charts.latency_throughput_chart(
-            sweep, [series(k, pts, lambda r: r.rate.median, lambda r: r.percentiles[99.0],
-                           lambda r: f"{_sweep_point(r)}: {fmt.rate(r.rate.median)} {unit}",
-                           lambda r: f"p99 {fmt.duration(r.percentiles[99.0])}")
-                    for k, pts in with_p99.items() if pts], legend, PAGE_W, variant, unit)
+
+        def panel_list(x, y, x_text, y_text, keep=lambda r: True):
+            """Per target, its curves fastest first (by their best median throughput)."""
+            out = []
+            for target in dict.fromkeys(r.cell["target"] for r in rs):
+                mine = [(k, [r for r in pts if keep(r)]) for k, pts in curves.items() if pts[0].cell["target"] == target]
+                mine = sorted(((k, pts) for k, pts in mine if pts), key=lambda kp: -max(r.rate.median for r in kp[1]))
+                series = tuple(charts.Series(" · ".join(filter(None, [f"{k[0]} @ {k[1].split('/', 1)[1]}", k[2]])),
+                                             tuple(charts.Point(x(r), y(r), x_text(r), y_text(r)) for r in pts),
+                                             data=_filter_data(pts[0])) for k, pts in mine)
+                out.append(charts.Panel(target, series, {"target": target}))
+            return out
+
+        by_clients = panel_list(lambda r: r.cell["clients"] or 1, lambda r: r.rate.median, _sweep_point,
+                                lambda r: f"{fmt.rate(r.rate.median)} {unit}")
+        by_rate = panel_list(lambda r: r.rate.median, lambda r: r.percentiles[99.0],
+                             lambda r: f"{_sweep_point(r)}: {fmt.rate(r.rate.median)} {unit}",
+                             lambda r: f"p99 {fmt.duration(r.percentiles[99.0])}",
+                             keep=lambda r: (r.percentiles or {}).get(99.0))
+        throughput = charts.panels(by_clients, lambda p, series, legend: charts.throughput_chart(
+            sweep, series, legend, clients, unit, PAGE_W, variant, p.title))
+        latency = charts.panels(by_rate, lambda p, series, legend: charts.latency_throughput_chart(
+            sweep, series, legend, PAGE_W, variant, unit, p.title))
         steps = list(dict.fromkeys(r.cell["step"] for r in rs))
         sections.append(SweepSection(
             anchor=f"sweep-{i + 1}", title=step_title(variant, sweep),
             description=f"{len(steps)} steps of one [[steps]] entry, varying "
                         f"{' and '.join(k for k in ('clients', 'rate') if len({r.cell[k] for r in rs}) > 1)}.",
-            throughput=Markup(throughput), latency=Markup(latency),
+            throughput=[Markup(c) for c in throughput], latency=[Markup(c) for c in latency],
+            more=_beyond_top(by_clients),
             steps=[(s, anchors[(variant, s)]) for s in steps]))
     return sections
 
@@ -245,15 +270,16 @@ def _sweep_point(r: CellResult) -> str:
 
 # --- one step ------------------------------------------------------------------------------------
 
-def _step_section(step: StepReport, view: View, anchor: str, colors: dict[str, str],
-                  dashes: dict[str, str]) -> StepSection:
+def _step_section(step: StepReport, view: View, anchor: str) -> StepSection:
     breakdown = _breakdown_chart(step)
     bars = charts.bar_chart(step.step, [_bar(row) for row in step.rows], _axis_title(view, step),
-                            partial(tick, view), BARS_W_PAIRED if breakdown else PAGE_W, step.variant)
+                            view.form, BARS_W_PAIRED if breakdown else PAGE_W, step.variant)
+    panels = _percentile_panels(step)
     return StepSection(
         anchor=anchor, step=step.step, variant=step.variant, title=step.title, description=step.heading,
         bars=Markup(bars), breakdown=Markup(breakdown),
-        percentiles=Markup(_percentile_chart(step, colors, dashes)),
+        percentiles=[Markup(c) for c in charts.panels(panels, partial(_percentile_chart, step))],
+        more=_beyond_top(panels),
         table=_step_table(step, view),
         not_measured=[f"{r.label} ({r.cell['status']})" for r in step.not_measured],
     )
@@ -284,28 +310,27 @@ def _breakdown_chart(step: StepReport) -> str:
     return charts.breakdown_chart(step.step, rows, BREAKDOWN_W, step.variant)
 
 
-def _legend(step: StepReport, colors, dashes) -> list[charts.LegendItem]:
-    methods = sorted({row.cell["method"] for row in step.rows})
-    items = [charts.LegendItem(m, colors[m], "", {"method": m}) for m in methods]
-    wheres = list(dict.fromkeys(row.result.where for row in step.rows))
-    if len(wheres) > 1:
-        items += [charts.LegendItem(w, PATH_LEGEND_COLOR, dashes[w],
-                                    {"target": w.split("/")[0], "path": w.split("/", 1)[1]}) for w in wheres]
-    return items
+def _beyond_top(panels: list[charts.Panel]) -> int:
+    """How many of the panels' lines are drawn grey (beyond each panel's TOP_N)."""
+    return sum(max(0, len(p.series) - charts.TOP_N) for p in panels)
 
 
-def _percentile_chart(step: StepReport, colors, dashes) -> str:
-    series = []
+def _percentile_panels(step: StepReport) -> list[charts.Panel]:
+    """One panel per target and path, its cells in the step's rank order (fastest first)."""
+    series: dict[str, list[charts.Series]] = {}
     for row in step.rows:
         points = tuple(charts.Point(i, row.percentiles[q].value, name, row.percentiles[q].text)
                        for i, (q, name) in enumerate(PERCENTILES) if row.percentiles[q].value)
         if points:
-            series.append(charts.Series(row.result.label, points, colors[row.cell["method"]], dashes[row.result.where],
-                                        _filter_data(row.result)))
-    if not series:
-        return ""
-    return charts.percentile_chart(step.step, series, _legend(step, colors, dashes),
-                                   [name for _, name in PERCENTILES], PAGE_W, step.variant)
+            series.setdefault(row.result.where, []).append(
+                charts.Series(row.cell["method"], points, data=_filter_data(row.result)))
+    return [charts.Panel(where, tuple(ss), {"target": ss[0].data["target"], "path": ss[0].data["path"]})
+            for where, ss in sorted(series.items())]
+
+
+def _percentile_chart(step: StepReport, panel: charts.Panel, series, legend) -> str:
+    return charts.percentile_chart(step.step, series, legend, [name for _, name in PERCENTILES], charts.PANEL_W,
+                                   step.variant, panel.title)
 
 
 def _step_table(step: StepReport, view: View) -> Table:
@@ -322,17 +347,19 @@ def _step_table(step: StepReport, view: View) -> Table:
     rows = []
     for row in step.rows:
         rank = str(row.rank) if row.rank is not None else None
-        cells = [Cell(rank or "–", rank), Cell(row.cell["method"]), Cell(row.cell["target"]), Cell(row.cell["path"]),
+        cells = [Cell(rank or "–", rank, cls="rank"), Cell(row.cell["method"]), Cell(row.cell["target"]), Cell(row.cell["path"]),
                  _figure_cell(row.figure)]
         cells += [Cell(row.spread_text, row.spread[0].sort if row.spread else None)] if view.spread_name else []
-        cells += [Cell(row.behind.text, row.behind.sort) if row.behind else Cell("")]
+        cells += [Cell(row.behind.text, row.behind.sort, cls="behind") if row.behind else Cell("", cls="behind")]
         cells += [_figure_cell(row.percentiles[q]) for q in (50.0, 99.0, 99.9, 100.0)]
         cells += [_figure_cell(row.client_cpu), _figure_cell(row.server_cpu), _figure_cell(row.round_trips),
                   Cell(str(row.trials), str(row.trials)), _figure_cell(row.cv),
                   Cell(row.status, row.status, row.cell.get("message") or None, f"status status-{row.status}", pill=True),
                   _flags_cell(row)]
-        rows.append(Row(cells, _filter_data(row.result), "" if row.rank is not None else "unverified"))
-    return Table(columns, rows)
+        # The script re-ranks the rows a filter leaves by their figure (data-figure).
+        ranked = {"figure": row.figure.sort, "ranked": ""} if row.rank is not None else {}
+        rows.append(Row(cells, _filter_data(row.result) | ranked, "" if row.rank is not None else "unverified"))
+    return Table(columns, rows, {"higher": "1" if view.higher_is_better else "0"})
 
 
 def _figure_cell(f) -> Cell:

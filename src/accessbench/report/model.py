@@ -319,25 +319,31 @@ def _per_client(r: CellResult) -> tuple[str, str]:
 def _verdicts(step: StepReport) -> list[Verdict]:
     """Per target, the best verified cell and whether it beats the runner-up there
     significantly. Per target, because which SQLite driver beats which PostgreSQL driver is
-    rarely the question a step asks. The runner-up is the next *method*: the same driver on
-    another path is not a rival."""
-    out = []
+    rarely the question a step asks."""
     targets = dict.fromkeys(r.cell["target"] for r in [*(row.result for row in step.rows), *step.not_measured])
-    for target in targets:
-        ranked = [row for row in step.rows if row.rank is not None and row.cell["target"] == target]
-        if not ranked:
-            out.append(Verdict(step, target, None, "no verified cell"))
-            continue
-        best = ranked[0]
-        second = next((row for row in ranked if row.cell["method"] != best.cell["method"]), None)
-        if second is None:
-            out.append(Verdict(step, target, best, "the only verified method"))
-            continue
-        c = compare(best.result, second.result)
-        runner_up = f"{second.cell['method']} @ {second.cell['path']}"
-        against = f"{c.verdict} than {runner_up}" if c.significant else f"no significant difference from {runner_up}"
-        out.append(Verdict(step, target, best, against, c.reason, c.significant))
-    return out
+    return [verdict(step, target, [row for row in step.rows if row.cell["target"] == target]) for target in targets]
+
+
+def verdict(step: StepReport, target: str, rows: list[CellRow], among: str = "") -> Verdict:
+    """The verdict of ``rows`` (one target's, in rank order): the best verified cell against
+    the runner-up, the next *method* (the same driver on another path is not a rival).
+    ``among`` qualifies the texts when the rows are a selection ("among those shown")."""
+    ranked = [row for row in rows if row.rank is not None]
+    if not ranked:
+        return Verdict(step, target, None, f"no verified cell{among}")
+    best = ranked[0]
+    second = next((row for row in ranked if row.cell["method"] != best.cell["method"]), None)
+    if second is None:
+        return Verdict(step, target, best, f"the only verified method{among}")
+    return Verdict(step, target, best, *against(best, second))
+
+
+def against(best: CellRow, second: CellRow) -> tuple[str, str, bool]:
+    """How ``best`` stands against ``second``: the text, the test's reason, significant or not."""
+    c = compare(best.result, second.result)
+    runner_up = f"{second.cell['method']} @ {second.cell['path']}"
+    text = f"{c.verdict} than {runner_up}" if c.significant else f"no significant difference from {runner_up}"
+    return text, c.reason, c.significant
 
 
 # --- seconds per 1,000 units ----------------------------------------------------------------------

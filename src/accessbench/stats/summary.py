@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from . import bootstrap
 
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 
@@ -27,17 +28,10 @@ class Summary:
         return self.sd / self.mean if self.mean else 0.0
 
 
-def bootstrap_median_ci(
-    values: np.ndarray, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
-) -> tuple[float, float]:
-    """Percentile bootstrap of the median (scipy). Seeded, so a report made twice from the
-    same trials shows the same interval."""
-    values = np.asarray(values, dtype=float)
-    if len(values) < 2:
-        return float(values[0]), float(values[0])
-    ci = stats.bootstrap((values,), np.median, n_resamples=resamples, confidence_level=confidence,
-                         method="percentile", rng=np.random.default_rng(seed)).confidence_interval
-    return float(ci.low), float(ci.high)
+def bootstrap_median_ci(values: np.ndarray, confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap of the median (stats/bootstrap.py). Seeded, so a report made
+    twice from the same trials shows the same interval."""
+    return bootstrap.median_ci(values, confidence, seed)
 
 
 def summarize(values) -> Summary:

@@ -28,11 +28,16 @@ class View:
             return f"s per 1,000 {r.unit}"
         return f"{r.unit}/s" if self.kind == "rate" else f"time per {r.one_unit}"
 
-    def text(self, value: float | None) -> str:
-        """A figure of this view as every report shows it: units/s, a duration, or seconds."""
+    @property
+    def form(self) -> str:
+        """How the figures read (a key of formatting.FORMS): units/s, a duration, or seconds."""
         if self.kind == "rate":
-            return fmt.rate(value)
-        return fmt.seconds(value) if self.name == "per1000" else fmt.duration(value)
+            return "rate"
+        return "seconds" if self.name == "per1000" else "duration"
+
+    def text(self, value: float | None) -> str:
+        """A figure of this view as every report shows it."""
+        return fmt.FORMS[self.form](value)
 
     def rank(self, results: list[CellResult]) -> list[CellResult]:
         """Verified cells best first, then the rest in their given order."""
