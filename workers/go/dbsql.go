@@ -30,6 +30,30 @@ type sqlMethod interface {
 	classify(err error) *failure
 }
 
+// sqlArg binds a value as a database/sql driver.Value of its type (go-pq, go-mysql; the
+// others start from it): int64, float64, string, bool, time.Time in UTC (a timestamp's wall
+// clock, a date's midnight), []byte, nil; a decimal as its text (database/sql has no decimal
+// type).
+func sqlArg(p param) any {
+	switch p.t {
+	case pInt:
+		return p.i
+	case pFloat:
+		return p.f
+	case pText, pDecimal:
+		return p.s
+	case pBool:
+		return p.b
+	case pTimestamp:
+		return p.timestamp()
+	case pDate:
+		return p.date()
+	case pBytes:
+		return p.x
+	}
+	return nil
+}
+
 // What the database/sql methods do with their pool, and under the loaded policies (hello's
 // settings).
 const (

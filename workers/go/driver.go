@@ -110,6 +110,25 @@ func moduleVersion(path string) string {
 	return "unknown"
 }
 
+// bindRows adapts generated rows to a driver's arguments, each value by bind (before the
+// clock), in one allocation.
+func bindRows(params [][]param, bind func(param) any) [][]any {
+	n := 0
+	if len(params) > 0 {
+		n = len(params[0])
+	}
+	flat := make([]any, 0, len(params)*n)
+	out := make([][]any, len(params))
+	for i, row := range params {
+		start := len(flat)
+		for _, p := range row {
+			flat = append(flat, bind(p))
+		}
+		out[i] = flat[start:len(flat):len(flat)]
+	}
+	return out
+}
+
 // asFailure: a failure as it is, anything else through the driver's classify.
 func asFailure(d dbDriver, err error) *failure {
 	var f *failure

@@ -83,7 +83,7 @@ func (d *pgxDriver) settings() map[string]string {
 		"batch":                      batch,
 		"pooled":                     "pgxpool (pgx v5's pool) with this ConnConfig: MaxConns = MinConns = pool_size, filled before the barrier (pool_size connections acquired at once, then released); ShouldPing returns false (pgxpool otherwise pings a connection idle over 1 s when it is acquired), MaxConnLifetime = 0 and MaxConnIdleTime = 0 (no connection closed for age or idleness), HealthCheckPeriod = 24 h (the background check takes the idle connections out of the pool while it looks at them); each operation Pool.Acquire, the operation on its *pgx.Conn, Conn.Release (a commit_every transaction keeps its connection until COMMIT); prepared: Conn.Prepare(\"abw_pooled\") on the borrowed connection in every operation: parsed on each connection's first use, a lookup in pgx's map after that",
 		"per-request":                "per operation, inside its time: pgx.ConnectConfig with the ConnConfig parsed once before the barrier, the operation (prepared: Conn.Prepare on the new connection), Conn.Close (Terminate; what was prepared goes with the connection)",
-		"parameters":                 "int64, string, time.Time (UTC) and nil; under QueryExecModeExec pgx sends a time.Time as text with a 'Z' suffix, which a timestamp without time zone ignores",
+		"parameters":                 pgxParameters,
 		"decoding":                   "rows.Scan into pgtype values chosen by the field descriptions' type OIDs: int2/int4/int8 → pgtype.Int2/Int4/Int8, float4/float8 → pgtype.Float4/Float8, numeric → pgtype.Numeric (rendered with its scale), bool → pgtype.Bool, text types → pgtype.Text, timestamp(tz) → pgtype.Timestamp(tz) (time.Time), date → pgtype.Date, time → pgtype.Time, bytea → []byte, others → any",
 	}
 }
@@ -245,7 +245,7 @@ func (d *pgxDriver) begin(st *step) error {
 		d.sqlDollar = convertMarkers(st.sql, true)
 	}
 	if st.params != nil && st.mode != mLiteral {
-		d.args = pgArgs(st.params)
+		d.args = bindRows(st.params, pgxArg)
 	}
 	if st.kind == kBatch && d.batchCopy {
 		table, cols, err := copyStatement(st.sql, st.nparams)

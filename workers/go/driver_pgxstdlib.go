@@ -57,7 +57,7 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 		"prepared":                   "DB.Prepare once, inside the first operation (pgx Conn.Prepare, named statement), then Stmt.Query/Stmt.Exec (Bind/Execute/Sync); results in binary for bool, bytea, date, float4/8, int2/4/8, oid, timestamp(tz) (the adapter's choice), text for the rest (numeric included); Stmt.Close after the step (Deallocate, untimed)",
 		"scan":                       "DB.Query(sql, pgx.QueryExecModeSimpleProtocol): simple query protocol, text results",
 		"connect step":               "a fresh stdlib.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
-		"parameters":                 "int64, string, time.Time (UTC) and nil, passed through the adapter unchanged",
+		"parameters":                 pgxParameters + "; database/sql hands them to the adapter unchanged (its CheckNamedValue accepts every value) and the adapter to pgx",
 		"decoding":                   pgSQLDecoding,
 	}
 }
@@ -95,7 +95,7 @@ func (d *pgxStdlibDriver) info(db *sql.DB) (int64, string, error) {
 	return pid, version, err
 }
 
-func (d *pgxStdlibDriver) adapt(params [][]param) [][]any { return pgArgs(params) }
+func (d *pgxStdlibDriver) adapt(params [][]param) [][]any { return bindRows(params, pgxArg) }
 
 func (d *pgxStdlibDriver) plan(types []*sql.ColumnType) *sqlPlan { return pgSQLPlan(types) }
 

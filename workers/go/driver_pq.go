@@ -46,7 +46,7 @@ func (d *pqDriver) settings() map[string]string {
 		"prepared":                       "DB.Prepare once, inside the first operation (named statement: Parse/Describe/Sync), then Stmt.Query/Stmt.Exec (Bind/Execute/Sync); Stmt.Close after the step (untimed)",
 		"scan":                           "DB.Query(sql) without arguments: simple query protocol, text results",
 		"connect step":                   "a fresh sql.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
-		"parameters":                     "int64, string, time.Time (UTC; lib/pq sends it as text with a Z suffix, which a timestamp without time zone ignores) and nil",
+		"parameters":                     "database/sql values: int → int64, float → float64, bool → bool, text → string, decimal → its text as a string (lib/pq has no decimal type), date → time.Time at midnight UTC, bytes → []byte, timestamp → time.Time (UTC), NULL → nil; lib/pq sends every one as text of unspecified type (binary_parameters off), the server taking the type from the statement it described: bool as true/false, float64 as its shortest text, a time.Time with a Z suffix (which a timestamp without time zone and a date ignore), []byte as bytea hex (\\x…)",
 		"decoding":                       pgSQLDecoding,
 	}
 }
@@ -78,7 +78,7 @@ func (d *pqDriver) info(db *sql.DB) (int64, string, error) {
 	return pid, version, err
 }
 
-func (d *pqDriver) adapt(params [][]param) [][]any { return pgArgs(params) }
+func (d *pqDriver) adapt(params [][]param) [][]any { return bindRows(params, sqlArg) }
 
 func (d *pqDriver) plan(types []*sql.ColumnType) *sqlPlan { return pgSQLPlan(types) }
 

@@ -50,6 +50,7 @@ func (d *sqliteDriver) settings() map[string]string {
 		"scan":         "DB.Query(sql): prepare, step every row, finalize",
 		"connect step": "a fresh sql.Open + DB.PingContext (which opens the file and runs the busy_timeout pragma) + DB.Close per operation",
 		"timestamps":   "bound and read as ISO text (the target stores them as TEXT)",
+		"parameters":   "as the target stores them (SQLite has no boolean, date, decimal or timestamp type): int → int64, float → float64 (real), text → string, bytes → []byte (blob), NULL → nil; bool → Go bool, which the driver binds as integer 1/0; decimal → its text (the column's NUMERIC affinity converts it); date → 'YYYY-MM-DD' text; timestamp → 'YYYY-MM-DD HH:MM:SS[.ffffff]' text",
 		"decoding":     "rows.Scan into any: each value by its dynamic type (int64, float64, string, []byte, nil); the driver turns TEXT of columns declared DATE/DATETIME/TIMESTAMP into time.Time (none in the targets' tables)",
 	}
 }
@@ -92,21 +93,19 @@ func (d *sqliteDriver) info(db *sql.DB) (int64, string, error) {
 	return 0, version, err
 }
 
-// adapt: timestamps as ISO text, as the target stores them.
-func (d *sqliteDriver) adapt(params [][]param) [][]any {
-	out := make([][]any, len(params))
-	for i, row := range params {
-		a := make([]any, len(row))
-		for k, p := range row {
-			if p.t == pTimestamp {
-				a[k] = formatTimestamp(p.i, false)
-			} else {
-				a[k] = pgArg(p)
-			}
-		}
-		out[i] = a
+// adapt: values as the target stores them, SQLite having no timestamp, date, decimal or
+// boolean type (PROTOCOL.md, Types): timestamps, dates and decimals as their text, booleans
+// as Go bools, which the driver binds as integers 1/0.
+func (d *sqliteDriver) adapt(params [][]param) [][]any { return bindRows(params, sqliteArg) }
+
+func sqliteArg(p param) any {
+	switch p.t {
+	case pTimestamp:
+		return formatTimestamp(p.i, false)
+	case pDate:
+		return formatDate(p.i)
 	}
-	return out
+	return sqlArg(p) // a decimal is its text there too
 }
 
 func (d *sqliteDriver) plan(types []*sql.ColumnType) *sqlPlan {

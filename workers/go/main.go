@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -217,23 +218,7 @@ func (s *session) generate(msg map[string]any) (object, *failure) {
 	}
 	values := make([]any, 0, count)
 	for i := int64(0); i < count; i++ {
-		p, raw := g.next(i)
-		switch {
-		case raw != nil:
-			values = append(values, raw)
-		case p.t == pNull:
-			values = append(values, nil)
-		case p.t == pInt:
-			values = append(values, p.i)
-		case p.t == pTimestamp:
-			values = append(values, formatTimestamp(p.i, true))
-		case p.t == pText:
-			values = append(values, p.s)
-		case p.t == pFloat:
-			values = append(values, p.f)
-		case p.t == pBool:
-			values = append(values, p.b)
-		}
+		values = append(values, g.next(i).generated())
 	}
 	return object{{"values", values}}, nil
 }
@@ -267,12 +252,9 @@ func typedHash(h uint64, tv any) (uint64, *failure) {
 		}
 		return hTime(h, n), nil
 	case "float":
-		hex, _ := val.(string)
-		var bits uint64
-		if len(hex) != 16 {
-			return 0, fail("protocol", "a float value is 16 hex digits")
-		}
-		if _, err := fmt.Sscanf(hex, "%016x", &bits); err != nil {
+		digits, _ := val.(string)
+		bits, err := strconv.ParseUint(digits, 16, 64)
+		if len(digits) != 16 || err != nil {
 			return 0, fail("protocol", "a float value is 16 hex digits")
 		}
 		return hLE(hByte(h, 'F'), bits, 8), nil
@@ -290,29 +272,14 @@ func typedHash(h uint64, tv any) (uint64, *failure) {
 		}
 		return hText(h, text), nil
 	case "bytes":
-		hex, _ := val.(string)
-		b, err := decodeHex(hex)
+		digits, _ := val.(string)
+		b, err := hex.DecodeString(digits)
 		if err != nil {
 			return 0, fail("protocol", "a bytes value is an even number of hex digits")
 		}
 		return hBytes(h, b), nil
 	}
 	return 0, fail("protocol", "unknown value type '%s'", typ)
-}
-
-func decodeHex(s string) ([]byte, error) {
-	if len(s)%2 != 0 {
-		return nil, fmt.Errorf("odd length")
-	}
-	out := make([]byte, len(s)/2)
-	for k := range out {
-		var b byte
-		if _, err := fmt.Sscanf(s[2*k:2*k+2], "%02x", &b); err != nil {
-			return nil, err
-		}
-		out[k] = b
-	}
-	return out, nil
 }
 
 // histogram records the values into a histogram of the worker's own (conformance).

@@ -46,36 +46,25 @@ func pgConnString(ep endpoint) string {
 	return strings.Join(parts, " ")
 }
 
-// pgArgs adapts generated parameters to what the Go PostgreSQL drivers take: int64, float64,
-// string, bool, time.Time (UTC wall clock) and nil.
-func pgArgs(params [][]param) [][]any {
-	flat := make([]any, 0, len(params)*8)
-	out := make([][]any, len(params))
-	for i, row := range params {
-		start := len(flat)
-		for _, p := range row {
-			flat = append(flat, pgArg(p))
-		}
-		out[i] = flat[start:len(flat):len(flat)]
+// pgxArg binds a value as pgx's own type for it (go-pgx, and go-pgx-stdlib, whose adapter
+// hands arguments to pgx unchanged): int64, float64, string, bool, time.Time (UTC wall
+// clock) for timestamps, pgtype.Numeric for decimals, pgtype.Date for dates, []byte, nil.
+func pgxArg(p param) any {
+	switch p.t {
+	case pDecimal: // plain digits, so the text is the coefficient with the point taken out
+		whole, frac, _ := strings.Cut(p.s, ".")
+		coef, _ := new(big.Int).SetString(whole+frac, 10)
+		return pgtype.Numeric{Int: coef, Exp: -int32(len(frac)), Valid: true}
+	case pDate:
+		return pgtype.Date{Time: p.date(), Valid: true}
 	}
-	return out
+	return sqlArg(p)
 }
 
-func pgArg(p param) any {
-	switch p.t {
-	case pInt:
-		return p.i
-	case pFloat:
-		return p.f
-	case pText:
-		return p.s
-	case pBool:
-		return p.b
-	case pTimestamp:
-		return time.UnixMicro(p.i).UTC()
-	}
-	return nil
-}
+// pgxParameters: how go-pgx and go-pgx-stdlib bind each type (hello's settings).
+const pgxParameters = "pgx's own type for each: int → int64, float → float64, bool → bool, text → string, decimal → pgtype.Numeric, date → pgtype.Date, bytes → []byte, timestamp → time.Time (UTC), NULL → nil. " +
+	"extended (QueryExecModeExec): pgx encodes each as its text with type OID 0, for every type alike, and the server takes the type from the statement (a time.Time is sent with a 'Z' suffix, which a timestamp without time zone ignores); " +
+	"prepared and batch: encoded for the parameter types the server described (binary for bool, float8, numeric, date, bytea, int8, timestamp); batch=copy: the same values in binary COPY"
 
 // float4 values are hashed as a text-format driver sees them: the shortest text of the
 // float32, read as a double (what c-libpq does).

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ---- PRNG ---------------------------------------------------------------------------------
@@ -284,19 +286,26 @@ func civilFromDays(z int64) (y int64, m, d int) {
 	return
 }
 
+// appendDate appends 'YYYY-MM-DD' of days since 1970-01-01 (date.isoformat()).
+func appendDate(b []byte, days int64) []byte {
+	y, mo, d := civilFromDays(days)
+	b = appendPadded(b, y, 4)
+	b = append(b, '-')
+	b = appendPadded(b, int64(mo), 2)
+	b = append(b, '-')
+	return appendPadded(b, int64(d), 2)
+}
+
+// formatDate: 'YYYY-MM-DD'.
+func formatDate(days int64) string { return string(appendDate(make([]byte, 0, 10), days)) }
+
 // formatTimestamp: 'YYYY-MM-DD HH:MM:SS[.ffffff]' (datetime.isoformat(sep=" ")), or with
 // generateForm 'YYYY-MM-DDTHH:MM:SS.ffffff' (always six fraction digits).
 func formatTimestamp(us int64, generateForm bool) string {
 	days := floorDiv(us, usPerDay)
 	rem := us - days*usPerDay
-	y, mo, d := civilFromDays(days)
 	secs, frac := rem/1000000, rem%1000000
-	b := make([]byte, 0, 32)
-	b = appendPadded(b, y, 4)
-	b = append(b, '-')
-	b = appendPadded(b, int64(mo), 2)
-	b = append(b, '-')
-	b = appendPadded(b, int64(d), 2)
+	b := appendDate(make([]byte, 0, 32), days)
 	if generateForm {
 		b = append(b, 'T')
 	} else {
@@ -332,6 +341,16 @@ func daysInMonth(y, m int) int {
 		return 29
 	}
 	return dm[m-1]
+}
+
+// parseISODate takes what date.fromisoformat takes in its usual forms, YYYY-MM-DD or
+// YYYYMMDD, as days since 1970-01-01.
+func parseISODate(s string) (int64, error) {
+	us, err := parseISOTimestamp(s)
+	if err != nil || (len(s) != 10 && len(s) != 8) {
+		return 0, fmt.Errorf("not an ISO date: %q", s)
+	}
+	return us / usPerDay, nil
 }
 
 // parseISOTimestamp takes what datetime.fromisoformat (3.11) takes for naive values:
@@ -434,6 +453,8 @@ func parseISOTimestamp(s string) (int64, error) {
 
 // ---- parameters and generators --------------------------------------------------------------
 
+// ptype is a parameter's type (PROTOCOL.md, Types): every spec names it, and each driver binds
+// a value as its type, never by what the JSON looked like.
 type ptype uint8
 
 const (
@@ -442,16 +463,53 @@ const (
 	pFloat
 	pText
 	pBool
-	pTimestamp // I = µs since 1970-01-01
+	pTimestamp // i = µs since 1970-01-01
+	pDecimal   // s = plain decimal text, its scale kept
+	pDate      // i = days since 1970-01-01
+	pBytes     // x
 )
 
-// param is one generated value, before a driver adapts it to its own types.
+// ptypes: the types by their names in a spec's "type".
+var ptypes = map[string]ptype{"int": pInt, "bool": pBool, "float": pFloat, "decimal": pDecimal,
+	"text": pText, "date": pDate, "timestamp": pTimestamp, "bytes": pBytes}
+
+// param is one generated value, before a driver adapts it to its own types (the bindings:
+// pgxArg, sqlArg, the SQLite driver's adapt) or literal renders it.
 type param struct {
-	t ptype
 	i int64
 	f float64
 	s string
+	x []byte // never nil for a pBytes value (nil is NULL to the drivers)
+	t ptype
 	b bool
+}
+
+// timestamp is a pTimestamp value as a time.Time in UTC (the wall clock; no zone is meant).
+func (p param) timestamp() time.Time { return time.UnixMicro(p.i).UTC() }
+
+// date is a pDate value as a time.Time at midnight UTC.
+func (p param) date() time.Time { return time.Unix(p.i*86400, 0).UTC() }
+
+// generated is the value as the generate op answers it: by its type, floats as the 16 hex
+// digits of their IEEE-754 bits, decimals as their text, dates YYYY-MM-DD, bytes as hex.
+func (p param) generated() any {
+	switch p.t {
+	case pInt:
+		return p.i
+	case pFloat:
+		return fmt.Sprintf("%016x", math.Float64bits(p.f))
+	case pText, pDecimal:
+		return p.s
+	case pBool:
+		return p.b
+	case pTimestamp:
+		return formatTimestamp(p.i, true)
+	case pDate:
+		return formatDate(p.i)
+	case pBytes:
+		return hex.EncodeToString(p.x)
+	}
+	return nil
 }
 
 const (
@@ -461,24 +519,30 @@ const (
 	gText
 	gTimestamp
 	gConst
+	gFloat
+	gDecimal
+	gDate
+	gBytes
 )
 
 type generator struct {
 	kind    int
 	rng     splitMix64
 	null    float64
-	start   int64
-	step    int64
+	start   int64 // seq; timestamp: µs; date: days
+	step    int64 // seq; timestamp: µs; date: days
 	div     int64
 	mod     int64
-	lo      int64
+	lo      int64 // uniform, decimal (units of 10^-scale)
 	span    uint64
+	jitter  uint64 // timestamp: µs; date: days
 	choices []param
-	raw     []any // choice/const values as given, echoed by the generate op
 	pattern string
-	tsStart int64
-	stepUS  int64
-	jitter  uint64
+	flo     float64 // float: lo, hi, and with digits 10^digits (0: no rounding)
+	fhi     float64
+	pow     float64
+	scale   int // decimal
+	length  int // bytes
 }
 
 // jsonInt reads an integer field (a json.Number); absent or null gives dflt.
@@ -536,29 +600,88 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// paramFromJSON: a choice / const value as a parameter.
-func paramFromJSON(v any) (param, error) {
-	switch x := v.(type) {
-	case nil:
-		return param{t: pNull}, nil
-	case bool:
-		return param{t: pBool, b: x}, nil
-	case string:
-		return param{t: pText, s: x}, nil
-	case json.Number:
-		s := string(x)
-		if !strings.ContainsAny(s, ".eE") {
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return param{t: pInt, i: n}, nil
-			}
+// specType is the type of a spec's values: its "type"; without one (a spec written before
+// types), its kind's own, or for choice and const their first value's JSON type.
+func specType(spec map[string]any, kind string, values []any) (ptype, error) {
+	if name, _ := spec["type"].(string); name != "" {
+		t, ok := ptypes[name]
+		if !ok {
+			return 0, fmt.Errorf("unknown type '%s'", name)
 		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return param{}, fmt.Errorf("not a number: %s", s)
-		}
-		return param{t: pFloat, f: f}, nil
+		return t, nil
 	}
-	return param{}, fmt.Errorf("a value must be a number, string, boolean or null")
+	own := map[string]ptype{"seq": pInt, "uniform": pInt, "text": pText, "timestamp": pTimestamp,
+		"float": pFloat, "decimal": pDecimal, "date": pDate, "bytes": pBytes}
+	if t, ok := own[kind]; ok {
+		return t, nil
+	}
+	switch x := values[0].(type) {
+	case bool:
+		return pBool, nil
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			return pFloat, nil
+		}
+		return pInt, nil
+	}
+	return pText, nil
+}
+
+// typedParam is a choice's or const's JSON value as a value of type t: booleans, integers,
+// numbers (float: an integer is the same float), strings, or strings in the type's text form
+// (decimal digits, YYYY-MM-DD, ISO 8601 without zone, hex).
+func typedParam(v any, t ptype) (param, error) {
+	if v == nil {
+		return param{t: pNull}, nil
+	}
+	text, isText := v.(string)
+	switch t {
+	case pBool:
+		if b, ok := v.(bool); ok {
+			return param{t: pBool, b: b}, nil
+		}
+		return param{}, fmt.Errorf("a bool value must be true or false")
+	case pInt:
+		n, err := toInt64(v)
+		if _, isNum := v.(json.Number); err != nil || !isNum {
+			return param{}, fmt.Errorf("an int value must be an integer")
+		}
+		return param{t: pInt, i: n}, nil
+	case pFloat:
+		if f, ok := toFloat(v); ok {
+			return param{t: pFloat, f: f}, nil
+		}
+		return param{}, fmt.Errorf("a float value must be a number")
+	case pText:
+		if isText {
+			return param{t: pText, s: text}, nil
+		}
+		return param{}, fmt.Errorf("a text value must be a string")
+	case pDecimal:
+		if n, ok := v.(json.Number); ok {
+			text, isText = string(n), true
+		}
+		if plain, ok := decimalPlain(text); isText && ok && strings.Trim(plain, "-.0123456789") == "" {
+			return param{t: pDecimal, s: plain}, nil
+		}
+		return param{}, fmt.Errorf("a decimal value must be plain digits like -12.50")
+	case pDate:
+		if days, err := parseISODate(text); isText && err == nil {
+			return param{t: pDate, i: days}, nil
+		}
+		return param{}, fmt.Errorf("a date value must be YYYY-MM-DD")
+	case pTimestamp:
+		if us, err := parseISOTimestamp(text); isText && err == nil {
+			return param{t: pTimestamp, i: us}, nil
+		}
+		return param{}, fmt.Errorf("a timestamp value must be an ISO timestamp without time zone")
+	case pBytes:
+		if b, err := hex.DecodeString(text); isText && err == nil {
+			return param{t: pBytes, x: b}, nil
+		}
+		return param{}, fmt.Errorf("a bytes value must be hex digits")
+	}
+	return param{}, fmt.Errorf("unknown type")
 }
 
 func newGenerator(specAny any) (*generator, error) {
@@ -597,15 +720,23 @@ func newGenerator(specAny any) (*generator, error) {
 		if g.div == 0 {
 			return nil, fmt.Errorf("seq: div must not be 0")
 		}
-	case "uniform":
+	case "uniform", "decimal":
 		g.kind = gUniform
 		lo, hasLo, e1 := jsonInt(spec, "lo", 0)
 		hi, hasHi, e2 := jsonInt(spec, "hi", 0)
 		if e1 != nil || e2 != nil || !hasLo || !hasHi {
-			return nil, fmt.Errorf("uniform: lo and hi must be integers")
+			return nil, fmt.Errorf("%s: lo and hi must be integers", kind)
 		}
 		g.lo = lo
 		g.span = uint64(hi) - uint64(lo) + 1
+		if kind == "decimal" { // lo and hi count units of 10^-scale
+			g.kind = gDecimal
+			scale, _, err := jsonInt(spec, "scale", 0)
+			if err != nil || scale < 0 || scale > 1000 {
+				return nil, fmt.Errorf("decimal: scale must be an integer >= 0")
+			}
+			g.scale = int(scale)
+		}
 	case "choice", "const":
 		var vals []any
 		if kind == "choice" {
@@ -623,9 +754,12 @@ func newGenerator(specAny any) (*generator, error) {
 			}
 			vals = []any{v}
 		}
-		g.raw = vals
+		t, err := specType(spec, kind, vals)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", kind, err)
+		}
 		for _, v := range vals {
-			p, err := paramFromJSON(v)
+			p, err := typedParam(v, t)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", kind, err)
 			}
@@ -638,33 +772,66 @@ func newGenerator(specAny any) (*generator, error) {
 			return nil, fmt.Errorf("text: pattern must be a string")
 		}
 		g.pattern = pat
-	case "timestamp":
-		g.kind = gTimestamp
+	case "timestamp", "date":
+		// start + i·step, plus next() mod (jitter + 1) with a jitter: µs for a timestamp,
+		// days for a date
 		start, _ := spec["start"].(string)
-		ts, err := parseISOTimestamp(start)
-		if start == "" || err != nil {
-			return nil, fmt.Errorf("timestamp: start must be an ISO timestamp without time zone, like 2001-01-01T00:00:00")
+		unit, step := "us", int64(1000000)
+		var err error
+		if kind == "timestamp" {
+			g.kind = gTimestamp
+			if g.start, err = parseISOTimestamp(start); err != nil {
+				return nil, fmt.Errorf("timestamp: start must be an ISO timestamp without time zone, like 2001-01-01T00:00:00")
+			}
+		} else {
+			g.kind, unit, step = gDate, "days", 1
+			if g.start, err = parseISODate(start); err != nil {
+				return nil, fmt.Errorf("date: start must be a date YYYY-MM-DD")
+			}
 		}
-		g.tsStart = ts
 		var e1, e2 error
 		var jitter int64
-		g.stepUS, _, e1 = jsonInt(spec, "step_us", 1000000)
-		jitter, _, e2 = jsonInt(spec, "jitter_us", 0)
+		g.step, _, e1 = jsonInt(spec, "step_"+unit, step)
+		jitter, _, e2 = jsonInt(spec, "jitter_"+unit, 0)
 		if e1 != nil || e2 != nil || jitter < 0 {
-			return nil, fmt.Errorf("timestamp: step_us and jitter_us must be integers (jitter_us >= 0)")
+			return nil, fmt.Errorf("%s: step_%s and jitter_%s must be integers (jitter_%s >= 0)", kind, unit, unit, unit)
 		}
 		g.jitter = uint64(jitter)
+	case "float":
+		g.kind = gFloat
+		lo, ok1 := toFloat(spec["lo"])
+		hi, ok2 := toFloat(spec["hi"])
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("float: lo and hi must be numbers")
+		}
+		g.flo, g.fhi = lo, hi
+		digits, hasDigits, err := jsonInt(spec, "digits", 0)
+		if err != nil || digits < 0 || digits > 15 {
+			return nil, fmt.Errorf("float: digits must be an integer from 0 to 15")
+		}
+		if hasDigits {
+			g.pow = 1.0 // 10^digits by exact multiplications, as every worker makes it
+			for k := int64(0); k < digits; k++ {
+				g.pow *= 10.0
+			}
+		}
+	case "bytes":
+		g.kind = gBytes
+		length, _, err := jsonInt(spec, "length", -1)
+		if err != nil || length < 0 {
+			return nil, fmt.Errorf("bytes: length must be an integer >= 0")
+		}
+		g.length = int(length)
 	default:
 		return nil, fmt.Errorf("unknown generator kind '%s'", kind)
 	}
 	return g, nil
 }
 
-// next makes value i (called with i = 0, 1, 2, … in order); for choice/const, raw is the
-// JSON value as given (for the generate op), otherwise nil.
-func (g *generator) next(i int64) (p param, raw any) {
+// next makes value i (called with i = 0, 1, 2, … in order).
+func (g *generator) next(i int64) param {
 	if g.null > 0 && g.rng.unit() < g.null {
-		return param{t: pNull}, nil
+		return param{t: pNull}
 	}
 	switch g.kind {
 	case gSeq:
@@ -672,18 +839,15 @@ func (g *generator) next(i int64) (p param, raw any) {
 		if g.mod != 0 {
 			v = floorMod(v, g.mod)
 		}
-		return param{t: pInt, i: v}, nil
+		return param{t: pInt, i: v}
 	case gUniform:
-		r := g.rng.next()
-		if g.span != 0 {
-			r %= g.span
-		}
-		return param{t: pInt, i: int64(uint64(g.lo) + r)}, nil
+		return param{t: pInt, i: g.uniform()}
+	case gDecimal:
+		return param{t: pDecimal, s: decimalText(g.uniform(), g.scale)}
 	case gChoice:
-		k := g.rng.next() % uint64(len(g.choices))
-		return g.choices[k], g.raw[k]
+		return g.choices[g.rng.next()%uint64(len(g.choices))]
 	case gConst:
-		return g.choices[0], g.raw[0]
+		return g.choices[0]
 	case gText:
 		b := []byte(g.pattern)
 		for k, c := range b {
@@ -693,15 +857,62 @@ func (g *generator) next(i int64) (p param, raw any) {
 				b[k] = byte('a' + g.rng.next()%26)
 			}
 		}
-		return param{t: pText, s: string(b)}, nil
+		return param{t: pText, s: string(b)}
 	case gTimestamp:
-		off := i * g.stepUS
-		if g.jitter != 0 {
-			off += int64(g.rng.next() % (g.jitter + 1))
+		return param{t: pTimestamp, i: g.start + i*g.step + g.jittered()}
+	case gDate:
+		return param{t: pDate, i: g.start + i*g.step + g.jittered()}
+	case gFloat:
+		// Each product is converted explicitly: Go may otherwise fuse a*b+c into one FMA
+		// (arm64), which rounds once instead of twice and would give other values.
+		v := g.flo + float64(g.rng.unit()*(g.fhi-g.flo))
+		if g.pow != 0 {
+			v = math.Floor(float64(v*g.pow)+0.5) / g.pow
 		}
-		return param{t: pTimestamp, i: g.tsStart + off}, nil
+		return param{t: pFloat, f: v}
+	case gBytes:
+		b := make([]byte, g.length)
+		for k := range b {
+			b[k] = byte(g.rng.next() % 256)
+		}
+		return param{t: pBytes, x: b}
 	}
-	return param{t: pNull}, nil
+	return param{t: pNull}
+}
+
+// uniform: lo + next() mod (hi − lo + 1), in 64-bit wrap-around arithmetic.
+func (g *generator) uniform() int64 {
+	r := g.rng.next()
+	if g.span != 0 {
+		r %= g.span
+	}
+	return int64(uint64(g.lo) + r)
+}
+
+// jittered: next() mod (jitter + 1) when there is a jitter (one draw), else 0 (none).
+func (g *generator) jittered() int64 {
+	if g.jitter == 0 {
+		return 0
+	}
+	return int64(g.rng.next() % (g.jitter + 1))
+}
+
+// decimalText writes a count of 10^-scale as plain decimal text: (-1234, 2) → "-12.34",
+// (5, 3) → "0.005".
+func decimalText(units int64, scale int) string {
+	sign := ""
+	mag := uint64(units)
+	if units < 0 {
+		sign, mag = "-", -mag
+	}
+	digits := strconv.FormatUint(mag, 10)
+	if scale == 0 {
+		return sign + digits
+	}
+	if len(digits) <= scale {
+		digits = strings.Repeat("0", scale+1-len(digits)) + digits
+	}
+	return sign + digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
 }
 
 // ---- SQL text -------------------------------------------------------------------------------
@@ -780,23 +991,51 @@ func convertMarkers(sql string, dollar bool) string {
 	return b.String()
 }
 
-// literal renders a value as an SQL literal (the literal mode) for the dialect: on MariaDB,
-// where backslash is an escape character in strings, each backslash is doubled too.
+// literal renders a value as an SQL literal (the literal mode, PROTOCOL.md "Literal rules")
+// for the dialect: on MariaDB, where backslash is an escape character in strings, each
+// backslash is doubled too; SQLite, with no boolean type, writes booleans as 1/0.
 func literal(p param, dialect string) string {
 	switch p.t {
 	case pNull:
 		return "NULL"
 	case pBool:
-		if p.b {
+		switch {
+		case dialect == "sqlite" && p.b:
+			return "1"
+		case dialect == "sqlite":
+			return "0"
+		case p.b:
 			return "TRUE"
 		}
 		return "FALSE"
 	case pInt:
 		return strconv.FormatInt(p.i, 10)
+	case pDecimal:
+		return p.s
 	case pFloat:
-		return floatRepr(p.f)
+		// Shortest round-trip digits, always in exponent form: 0.1e0 is an approximate-value
+		// (double) literal on MariaDB, where 0.1 would be DECIMAL; PostgreSQL reads any such
+		// text as numeric, so it is cast.
+		text := floatRepr(p.f)
+		if !strings.ContainsAny(text, "en") { // not already 1e+300 (nor inf, nan)
+			text += "e0"
+		}
+		if dialect == "postgresql" {
+			return text + "::float8"
+		}
+		return text
 	case pTimestamp:
 		return "'" + formatTimestamp(p.i, false) + "'"
+	case pDate:
+		if dialect == "postgresql" {
+			return "DATE '" + formatDate(p.i) + "'"
+		}
+		return "'" + formatDate(p.i) + "'"
+	case pBytes:
+		if dialect == "postgresql" {
+			return `'\x` + hex.EncodeToString(p.x) + "'::bytea"
+		}
+		return "X'" + hex.EncodeToString(p.x) + "'"
 	case pText:
 		text := p.s
 		if dialect == "mariadb" {

@@ -195,7 +195,7 @@ func (st *step) generate(specsAny any, dialect string) *failure {
 	for i := 0; i < st.n; i++ {
 		row := flat[i*st.nparams : (i+1)*st.nparams : (i+1)*st.nparams]
 		for k, g := range gens {
-			row[k], _ = g.next(int64(i))
+			row[k] = g.next(int64(i))
 		}
 		st.params[i] = row
 	}
