@@ -45,6 +45,18 @@ export function packageVersion(name) {
   }
 }
 
+// Generated rows → a driver's parameters, before the clock: each value through the binder of
+// its column's type (`binders`: type → value → what the driver is given); a NULL as
+// `binders.null(type)` where the driver types its NULLs, else null.
+export function bindRows(rows, types, binders) {
+  const bind = types.map((t) => {
+    if (!binders[t]) throw new Unsupported(`no binding for ${t} values`);
+    return binders[t];
+  });
+  const nulls = types.map((t) => (binders.null ? binders.null(t) : null));
+  return rows.map((row) => row.map((v, k) => (v === null ? nulls[k] : bind[k](v))));
+}
+
 // `concurrency` when a process drives one client (the runner starts one worker per client)
 export const PROCESSES = 'processes';
 // `concurrency` of the drivers whose API is promises
@@ -106,8 +118,9 @@ export class Driver {
 
   // ---- steps: parameters before the clock, one op builder per step kind --------------------------
 
-  // generated rows → the driver's own parameter values (batch, extended, prepared)
-  adapt(rows) {
+  // generated rows → the driver's own parameter values (batch, extended, prepared), by the
+  // columns' value types `types` (protocol.js TYPES; a NULL's type is its column's): see bindRows
+  adapt(rows, types) {
     return rows;
   }
 

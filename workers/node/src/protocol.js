@@ -1,6 +1,7 @@
 // The shared pieces of protocol v1 (protocol/PROTOCOL.md), matching the Python reference in
 // src/accessbench/protocol/{prng,generators,checksum,sqltext}.py bit for bit: splitmix64, the
-// value generators, the canonical checksum, the '?'-marker scanner and SQL literals.
+// value generators and the typed values they make, the canonical checksum, the '?'-marker
+// scanner and SQL literals.
 
 export class ProtocolError extends Error {
   get name() {
@@ -153,6 +154,16 @@ export function parseIsoTimestamp(s) {
   return BigInt(daysFromCivil(y, mo, d)) * DAY_US + BigInt(((h * 60 + mi) * 60 + se) * 1e6 + frac);
 }
 
+// ---- typed values ---------------------------------------------------------------------------
+// Every generated value has one of TYPES (protocol/PROTOCOL.md, "Types"), each with a JavaScript
+// representation of its own, so a value's type is what it is and never a guess from JSON:
+//   int → BigInt, bool → boolean, float → Number, text → string, bytes → Buffer,
+//   timestamp → Timestamp, date → CalendarDate, decimal → Decimal; NULL → null (its type is its
+//   column's: Generator.type).
+// Drivers bind a value by its type (their `adapt`) in one of the text forms given here.
+
+export const TYPES = ['int', 'bool', 'float', 'decimal', 'text', 'date', 'timestamp', 'bytes'];
+
 // A generated timestamp: µs since 1970 without time zone.
 export class Timestamp {
   constructor(us) {
@@ -164,33 +175,73 @@ export class Timestamp {
   }
 }
 
-// ---- float and decimal text ---------------------------------------------------------------
-
-// Python's repr(float): shortest round-trip digits, fixed notation for 1e-4 <= |x| < 1e16.
-export function pyFloatRepr(x) {
-  if (Number.isNaN(x)) return 'nan';
-  if (x === Infinity) return 'inf';
-  if (x === -Infinity) return '-inf';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const e = x.toExponential(); // shortest digits that round-trip: "-d.ddde+X"
-  const neg = e[0] === '-';
-  const [mant, expText] = (neg ? e.slice(1) : e).split('e');
-  const digits = mant.replace('.', '');
-  const exp = Number(expText);
-  let out;
-  if (exp >= -4 && exp < 16) {
-    if (exp >= 0) {
-      const int = digits.length > exp + 1 ? digits.slice(0, exp + 1) : digits + '0'.repeat(exp + 1 - digits.length);
-      const fr = digits.length > exp + 1 ? digits.slice(exp + 1) : '0';
-      out = int + '.' + fr;
-    } else {
-      out = '0.' + '0'.repeat(-exp - 1) + digits;
-    }
-  } else {
-    out = digits[0] + (digits.length > 1 ? '.' + digits.slice(1) : '') + 'e' + (exp < 0 ? '-' : '+') +
-      pad(Math.abs(exp), 2);
+// A generated date: days since 1970-01-01.
+export class CalendarDate {
+  constructor(days) {
+    this.days = days;
   }
-  return neg ? '-' + out : out;
+
+  // YYYY-MM-DD
+  iso() {
+    const [y, m, d] = civilFromDays(this.days);
+    return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`;
+  }
+}
+
+// A generated decimal: its plain text (no exponent, with the scale it was made with).
+export class Decimal {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+// A double's shortest round-trip text (JavaScript's; -0 keeps its sign): what a float is bound as
+// where a driver sends text. Never NaN or ±Infinity here: generators make finite values.
+export function floatText(x) {
+  return Object.is(x, -0) ? '-0' : String(x);
+}
+
+// The same text always in exponent form (literals: MariaDB reads 0.1 as DECIMAL, 0.1e0 as DOUBLE).
+export function floatExpText(x) {
+  if (!Number.isFinite(x)) throw new ProtocolError(`cannot write ${x} as an SQL literal`);
+  const t = floatText(x);
+  return t.includes('e') ? t : t + 'e0';
+}
+
+// A double's IEEE-754 bits as 16 hex digits, big-endian (the `generate` answer)
+export function floatBits(x) {
+  f64.setFloat64(0, x);
+  return f64.getUint32(0).toString(16).padStart(8, '0') + f64.getUint32(4).toString(16).padStart(8, '0');
+}
+
+// An integer count of 10^-scale as plain decimal text: (-1234n, 2) → "-12.34"
+export function decimalText(units, scale) {
+  const digits = (units < 0n ? -units : units).toString().padStart(scale + 1, '0');
+  const body = scale ? digits.slice(0, -scale) + '.' + digits.slice(-scale) : digits;
+  return (units < 0n ? '-' : '') + body;
+}
+
+// Each type's text form, for the drivers that bind a type as text: integers in decimal,
+// booleans true/false, doubles' shortest round-trip text, decimals' plain text, dates
+// YYYY-MM-DD, timestamps 'YYYY-MM-DD HH:MM:SS[.ffffff]', bytes in hex.
+export const TEXT_FORMS = {
+  int: (v) => v.toString(),
+  bool: (v) => (v ? 'true' : 'false'),
+  float: floatText,
+  decimal: (v) => v.text,
+  text: (v) => v,
+  date: (v) => v.iso(),
+  timestamp: (v) => v.iso(' '),
+  bytes: (v) => v.toString('hex'),
+};
+
+// 'YYYY-MM-DD' (date.fromisoformat's extended form) → days since 1970, or null
+export function parseIsoDate(s) {
+  const m = typeof s === 'string' ? /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/.exec(s) : null;
+  if (!m) return null;
+  const y = Number(m[1]), mo = Number(m[2]), d = Number(m[3]);
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return null;
+  return daysFromCivil(y, mo, d);
 }
 
 // format(Decimal(text), "f"): the plain form of a decimal's text (no exponent). null if not a
@@ -233,8 +284,86 @@ function bigField(spec, key, dflt) {
   throw new ProtocolError(`generator field '${key}' must be an integer`);
 }
 
-// One spec's stream of values: ints as BigInt, floats as Number, text as string, timestamps as
-// Timestamp, NULL as null (choice/const values as they were sent).
+// The type a kind's values always have (choice and const: their spec's `type`)
+const KIND_TYPES = {
+  seq: 'int', uniform: 'int', text: 'text', timestamp: 'timestamp', float: 'float', decimal: 'decimal', date: 'date',
+  bytes: 'bytes',
+};
+
+// The type of a spec's values: its kind's, or for choice and const the spec's `type` (which the
+// runner always sends; without one, the type of the first value as JSON has it, as the Python
+// reference reads the older vectors).
+function specType(spec) {
+  const declared = spec.type;
+  if (declared !== undefined && declared !== null && !TYPES.includes(declared)) {
+    throw new ProtocolError(`unknown value type ${JSON.stringify(declared)}`);
+  }
+  const own = KIND_TYPES[spec.kind];
+  if (own !== undefined) {
+    if (declared && declared !== own) throw new ProtocolError(`a ${spec.kind} generator makes ${own}, not ${declared}`);
+    return own;
+  }
+  if (declared) return declared;
+  const first = spec.kind === 'choice' ? (Array.isArray(spec.values) ? spec.values[0] : undefined) : spec.value;
+  switch (typeof first) {
+    case 'boolean': return 'bool';
+    case 'bigint': return 'int';
+    case 'number': return 'float';
+    default: return 'text';
+  }
+}
+
+// A choice's or const's JSON value as a value of `type`: booleans, integers, numbers (a float
+// may be written as an integer), strings; decimals, dates, timestamps and bytes as their text
+// forms (plain digits, YYYY-MM-DD, ISO 8601, hex).
+function typedOf(v, type) {
+  const shown = typeof v === 'bigint' ? String(v) : JSON.stringify(v);
+  const bad = () => new ProtocolError(`${shown} is not a ${type} value`);
+  switch (type) {
+    case 'bool':
+      if (typeof v !== 'boolean') throw bad();
+      return v;
+    case 'int':
+      if (typeof v === 'bigint') return v;
+      if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+      throw bad();
+    case 'float':
+      if (typeof v === 'bigint' || typeof v === 'number') return Number(v);
+      throw bad();
+    case 'text':
+      if (typeof v !== 'string') throw bad();
+      return v;
+    case 'decimal': {
+      const plain = ['string', 'bigint', 'number'].includes(typeof v) ? decimalPlain(String(v)) : null;
+      if (plain === null) throw bad();
+      return new Decimal(plain);
+    }
+    case 'date': {
+      const days = parseIsoDate(v);
+      if (days === null) throw bad();
+      return new CalendarDate(days);
+    }
+    case 'timestamp': {
+      const us = typeof v === 'string' ? parseIsoTimestamp(v) : null;
+      if (us === null) throw bad();
+      return new Timestamp(us);
+    }
+    case 'bytes':
+      if (typeof v !== 'string' || !/^([0-9a-fA-F]{2})*$/.test(v)) throw bad();
+      return Buffer.from(v, 'hex');
+    default:
+      throw bad();
+  }
+}
+
+function numberField(spec, key) {
+  const v = spec[key];
+  if (typeof v === 'bigint' || typeof v === 'number') return Number(v);
+  throw new ProtocolError(`generator field '${key}' must be a number`);
+}
+
+// One spec's stream of values, each of the spec's type (`type`, one of TYPES, represented as
+// above), NULL as null.
 export class Generator {
   constructor(spec) {
     if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
@@ -244,6 +373,7 @@ export class Generator {
     this.null = spec.null === undefined || spec.null === null ? 0 : Number(spec.null);
     const kind = spec.kind;
     this.kind = kind;
+    this.type = specType(spec);
     const rng = this.rng;
     if (kind === 'seq') {
       const start = bigField(spec, 'start', 1n), step = bigField(spec, 'step', 1n);
@@ -258,8 +388,10 @@ export class Generator {
       if (span <= 0n) throw new ProtocolError('uniform: hi must be >= lo');
       this.make = () => lo + rng.next() % span;
     } else if (kind === 'choice') {
-      const values = spec.values;
-      if (!Array.isArray(values) || values.length === 0) throw new ProtocolError('choice: values must be a non-empty list');
+      if (!Array.isArray(spec.values) || spec.values.length === 0) {
+        throw new ProtocolError('choice: values must be a non-empty list');
+      }
+      const values = spec.values.map((v) => typedOf(v, this.type));
       const len = BigInt(values.length);
       this.make = () => values[Number(rng.next() % len)];
     } else if (kind === 'text') {
@@ -286,8 +418,45 @@ export class Generator {
         : (i) => new Timestamp(start + BigInt(i) * stepUs);
     } else if (kind === 'const') {
       if (!('value' in spec)) throw new ProtocolError('const: value is missing');
-      const value = spec.value;
+      const value = typedOf(spec.value, this.type);
       this.make = () => value;
+    } else if (kind === 'float') {
+      // all in binary64: v = lo + unit()·(hi − lo); with digits d, floor(v·P + 0.5) / P where
+      // P = 10^d is made by multiplying 1.0 by 10.0 d times (exact up to 10^22)
+      const lo = numberField(spec, 'lo'), width = numberField(spec, 'hi') - lo;
+      const digits = spec.digits === undefined || spec.digits === null ? null : Number(bigField(spec, 'digits'));
+      if (digits === null) {
+        this.make = () => lo + rng.unit() * width;
+      } else {
+        if (digits < 0 || digits > 15) throw new ProtocolError('float: digits must be 0…15');
+        let p = 1.0;
+        for (let k = 0; k < digits; k++) p *= 10.0;
+        this.make = () => Math.floor((lo + rng.unit() * width) * p + 0.5) / p;
+      }
+    } else if (kind === 'decimal') {
+      // lo and hi count units of 10^-scale
+      if (spec.lo === undefined || spec.hi === undefined) throw new ProtocolError('decimal: lo and hi are required');
+      const lo = bigField(spec, 'lo', 0n), span = bigField(spec, 'hi', 0n) - lo + 1n;
+      const scale = Number(bigField(spec, 'scale', 0n));
+      if (span <= 0n) throw new ProtocolError('decimal: hi must be >= lo');
+      if (scale < 0) throw new ProtocolError('decimal: scale must be >= 0');
+      this.make = () => new Decimal(decimalText(lo + rng.next() % span, scale));
+    } else if (kind === 'date') {
+      const start = parseIsoDate(spec.start);
+      if (start === null) throw new ProtocolError('date: start must be a date YYYY-MM-DD');
+      const step = Number(bigField(spec, 'step_days', 1n)), jitter = bigField(spec, 'jitter_days', 0n);
+      if (jitter < 0n) throw new ProtocolError('date: jitter_days must be >= 0');
+      this.make = jitter
+        ? (i) => new CalendarDate(start + i * step + Number(rng.next() % (jitter + 1n)))
+        : (i) => new CalendarDate(start + i * step);
+    } else if (kind === 'bytes') {
+      const length = Number(bigField(spec, 'length', -1n));
+      if (length < 0) throw new ProtocolError('bytes: length must be >= 0');
+      this.make = () => {
+        const out = Buffer.allocUnsafe(length);
+        for (let k = 0; k < length; k++) out[k] = Number(rng.next() & 0xffn);
+        return out;
+      };
     } else {
       throw new ProtocolError(`unknown generator kind ${JSON.stringify(kind)}`);
     }
@@ -309,7 +478,7 @@ export function generateValues(spec, count) {
   return out;
 }
 
-// `count` rows, one value from each spec per row.
+// `count` rows, one value from each spec per row, and the columns' types.
 export function generateRows(specs, count) {
   const gens = specs.map((s) => new Generator(s));
   const rows = new Array(count);
@@ -318,12 +487,18 @@ export function generateRows(specs, count) {
     for (let k = 0; k < gens.length; k++) row[k] = gens[k].next();
     rows[i] = row;
   }
-  return rows;
+  return { rows, types: gens.map((g) => g.type) };
 }
 
-// A generated value as the `generate` op answers it.
+// A generated value as the `generate` op answers it: floats as their bits in hex, decimals as
+// their text, dates YYYY-MM-DD, timestamps with six fraction digits, bytes in hex.
 export function toJsonValue(v) {
-  return v instanceof Timestamp ? formatTimestamp(v.us, 'T', true) : v;
+  if (typeof v === 'number') return floatBits(v);
+  if (v instanceof Timestamp) return formatTimestamp(v.us, 'T', true);
+  if (v instanceof CalendarDate) return v.iso();
+  if (v instanceof Decimal) return v.text;
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
+  return v;
 }
 
 // ---- checksum -------------------------------------------------------------------------------
@@ -573,17 +748,22 @@ export function convertMarkers(sql, style) {
   return out;
 }
 
+// A value as an SQL literal of `dialect` (protocol/PROTOCOL.md, "Literal rules"), by its type.
 export function literal(v, dialect) {
   if (v === null || v === undefined) return 'NULL';
   switch (typeof v) {
-    case 'boolean': return v ? 'TRUE' : 'FALSE';
+    case 'boolean': // SQLite has no boolean type: bound as integer 1/0, so written as one
+      return dialect === 'sqlite' ? (v ? '1' : '0') : v ? 'TRUE' : 'FALSE';
     case 'bigint': return v.toString();
-    case 'number': return pyFloatRepr(v);
+    case 'number': // exponent form: a double on MariaDB; PostgreSQL reads it as numeric, so cast
+      return dialect === 'postgresql' ? floatExpText(v) + '::float8' : floatExpText(v);
     case 'string': // on MariaDB backslash is an escape character in strings (default sql_mode): doubled
       return "'" + (dialect === 'mariadb' ? v.replaceAll('\\', '\\\\') : v).replaceAll("'", "''") + "'";
     default: break;
   }
+  if (v instanceof Decimal) return v.text;
   if (v instanceof Timestamp) return "'" + v.iso(' ') + "'";
+  if (v instanceof CalendarDate) return (dialect === 'postgresql' ? "DATE '" : "'") + v.iso() + "'";
   if (v instanceof Uint8Array) {
     const hex = Buffer.from(v).toString('hex');
     return dialect === 'postgresql' ? "'\\x" + hex + "'::bytea" : "X'" + hex + "'";

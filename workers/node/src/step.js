@@ -2,9 +2,9 @@
 // here, before anything runs: every protocol error of a step, and every `unsupported` one that
 // the message and the driver's declarations decide (a mode, a connection policy, several
 // clients in a one-client process). The parameters are generated here too, and adapted to the
-// driver (text for PostgreSQL, BigInt/string for SQLite, typed parameters for MariaDB; for
-// `literal` rendered into statement texts): all of it before the clock. What runs the step
-// (main.js) reads the object and never the message.
+// driver by their types (its `adapt`: each type as the driver binds it; for `literal` rendered
+// into statement texts): all of it before the clock. What runs the step (main.js) reads the
+// object and never the message.
 
 import { PROCESSES, Unsupported } from './driver.js';
 import { loadOf, Schedule } from './load.js';
@@ -103,7 +103,7 @@ function parseRecord(step, msg, driver, dbms, specs, markers) {
   step.reads = true;
   step.args = step.kind === 'scan'
     ? nulls(step.n)
-    : generateRows(specs, step.n).map((row) => row.map((v) => literal(v, dbms)).join(', '));
+    : generateRows(specs, step.n).rows.map((row) => row.map((v) => literal(v, dbms)).join(', '));
   step.every = step.kind === 'exec' ? intField(msg, 'commit_every', 0) : 0;
 }
 
@@ -123,12 +123,12 @@ const PARSE_KIND = {
     if (!EXEC_MODES.includes(step.mode)) throw new ProtocolError(`unknown mode ${JSON.stringify(step.mode)}`);
     checkParams(specs, markers);
     step.reads = truthy(msg.fetch);
-    const rows = generateRows(specs, step.n);
+    const { rows, types } = generateRows(specs, step.n);
     if (step.mode === 'literal') {
       const segs = segments(step.sql);
       step.args = rows.map((row) => inline(segs, row, dbms));
     } else {
-      step.args = driver.adapt(rows);
+      step.args = driver.adapt(rows, types);
     }
     step.every = intField(msg, 'commit_every', 0);
   },
@@ -137,7 +137,8 @@ const PARSE_KIND = {
     const size = intField(msg, 'batch');
     if (size < 1) throw new ProtocolError('a batch step needs batch >= 1');
     checkParams(specs, markers);
-    const rows = driver.adapt(generateRows(specs, step.n));
+    const { rows: generated, types } = generateRows(specs, step.n);
+    const rows = driver.adapt(generated, types);
     step.args = [];
     for (let i = 0; i < step.n; i += size) step.args.push(rows.slice(i, i + size));
   },

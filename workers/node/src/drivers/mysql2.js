@@ -18,11 +18,10 @@
 
 import mysql from 'mysql2';
 
-import { ASYNC_TASKS, Driver, Unsupported, lendingOp, packageVersion } from '../driver.js';
-import { K, Timestamp, convertMarkers, daysFromCivil } from '../protocol.js';
+import { ASYNC_TASKS, Driver, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
+import { K, TEXT_FORMS, convertMarkers, daysFromCivil } from '../protocol.js';
 
 const { Types } = mysql;
-const { LONGLONG } = mysql.TypedParameter;
 const BINARY_CHARSET = 63;
 
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
@@ -165,17 +164,33 @@ function kindOf(field) {
 }
 
 // ---- parameters -------------------------------------------------------------------------------
-// Generated values → what execute() binds: integers as BIGINT (MYSQL_TYPE_LONGLONG, a typed
-// parameter; out of its range: as text), doubles as DOUBLE, text as VAR_STRING, booleans as TINY,
-// NULL as NULL, timestamps as their ISO text 'YYYY-MM-DD HH:MM:SS.ffffff' in a VAR_STRING: mysql2
-// binds a JavaScript Date as DATETIME with milliseconds only, so the text keeps the microseconds.
+// Generated values → what execute() binds, each type as a mysql2 typed parameter
+// (mysql.TypedParameter: the type goes in COM_STMT_EXECUTE as given, its NULL too): integers as
+// BIGINT (MYSQL_TYPE_LONGLONG; out of its range: as text), booleans as TINY 1/0 (BOOLEAN is
+// TINYINT(1)), doubles as DOUBLE, decimals as NEWDECIMAL (their plain text), dates as DATE (a
+// Date at the day's UTC midnight, written by mysql2 in UTC: the connection's timezone is 'Z'),
+// bytes as BLOB; text as a string (mysql2 binds it as VAR_STRING) and timestamps as their ISO
+// text 'YYYY-MM-DD HH:MM:SS.ffffff' in one: mysql2 binds a JavaScript Date with milliseconds
+// only, so the text keeps the microseconds. NULLs typed as their column (text's as VAR_STRING).
+const { LONGLONG, TINY, DOUBLE, NEWDECIMAL, DATE, BLOB, VAR_STRING } = mysql.TypedParameter;
 const INT64_MIN = -(1n << 63n), INT64_MAX = (1n << 63n) - 1n;
+const MS_PER_DAY = 86400000;
 
-function adaptParam(v) {
-  if (typeof v === 'bigint') return v >= INT64_MIN && v <= INT64_MAX ? LONGLONG(v) : v.toString();
-  if (v instanceof Timestamp) return v.iso(' ');
-  return v === undefined ? null : v;
-}
+const BIND = {
+  int: (v) => (v >= INT64_MIN && v <= INT64_MAX ? LONGLONG(v) : v.toString()),
+  bool: (v) => TINY(v ? 1 : 0),
+  float: (v) => DOUBLE(v),
+  decimal: (v) => NEWDECIMAL(v.text),
+  text: (v) => v,
+  date: (v) => DATE(new Date(v.days * MS_PER_DAY)),
+  timestamp: TEXT_FORMS.timestamp,
+  bytes: (v) => BLOB(v),
+};
+const NULLS = {
+  int: LONGLONG(null), bool: TINY(null), float: DOUBLE(null), decimal: NEWDECIMAL(null), text: VAR_STRING(null),
+  date: DATE(null), timestamp: VAR_STRING(null), bytes: BLOB(null),
+};
+BIND.null = (t) => NULLS[t];
 
 // ---- the callback API, one Promise per call -----------------------------------------------------
 
@@ -274,6 +289,7 @@ export default class Mysql2Driver extends Driver {
         '(mysql2/promise, which captures a stack per call when trace is on, is not used)',
       connection: 'mysql.createConnection: socketPath when the endpoint has a socket, else host and port; ' +
         'database, user, password; charset UTF8MB4_GENERAL_CI (utf8mb4, as libmariadb asks for it); no TLS; ' +
+        "timezone 'Z' (how mysql2 writes a Date parameter; it sends no time_zone to the server); " +
         'enableKeepAlive: false (no TCP keepalive); connectTimeout 10 s (the default); no connect attributes ' +
         "beyond mysql2's own; open runs " + SERVER_TID + ' (server_pid, server_version, autocommit)',
       client_flag: "FOUND_ROWS (an UPDATE counts the rows it matched), with mysql2's default flags " +
@@ -285,7 +301,7 @@ export default class Mysql2Driver extends Driver {
       interpolation: 'none: queryFormat is set to a function that returns the text as it is and refuses values ' +
         "(mysql2's escaping into the text is never used); namedPlaceholders: false",
       literal: 'connection.query(text): text protocol (COM_QUERY), values inlined by this worker (strings with ' +
-        "' and \\ doubled, bytes as X'…')",
+        "' and \\ doubled, doubles in exponent form, dates as 'YYYY-MM-DD', bytes as X'…')",
       extended: 'connection.execute(sql, values) then connection.unprepare(sql), every operation: ' +
         'COM_STMT_PREPARE (awaited), COM_STMT_EXECUTE, and COM_STMT_CLOSE (no reply) before the next operation — ' +
         "the binary protocol, prepared and executed every time; unprepare takes the statement out of mysql2's " +
@@ -301,9 +317,11 @@ export default class Mysql2Driver extends Driver {
         'ever held here, so it never evicts)',
       record: RECORD_SETTING,
       scan: 'connection.query(text): text protocol',
-      parameters: 'integers as BIGINT typed parameters (mysql.TypedParameter.LONGLONG), doubles as DOUBLE, text ' +
-        'as VAR_STRING (utf8mb4), booleans as TINY, NULL as NULL; timestamps as ISO text ' +
-        "'YYYY-MM-DD HH:MM:SS.ffffff' in a VAR_STRING (mysql2 binds a Date as DATETIME with milliseconds only)",
+      parameters: 'mysql2 typed parameters (mysql.TypedParameter), each NULL with its type: integers as BIGINT ' +
+        '(LONGLONG), booleans as TINY 1/0, doubles as DOUBLE, decimals as NEWDECIMAL (their plain text), dates as ' +
+        "DATE (a Date at the day's UTC midnight, written in UTC: timezone 'Z'), bytes as BLOB; text as a string " +
+        "(mysql2's VAR_STRING, utf8mb4); timestamps as ISO text 'YYYY-MM-DD HH:MM:SS.ffffff' in a VAR_STRING " +
+        '(mysql2 binds a Date as DATETIME with milliseconds only)',
       results: 'rowsAsArray: true; the whole result buffered by mysql2, each row decoded by its generated row ' +
         'parser (compiled with new Function once per result shape and kept in its parser cache; disableEval ' +
         'false); supportBigNumbers + bigNumberStrings (BIGINT as exact text), decimalNumbers false (DECIMAL as ' +
@@ -347,6 +365,7 @@ export default class Mysql2Driver extends Driver {
       namedPlaceholders: false,
       queryFormat: noInterpolation,
       maxPreparedStatements: STATEMENT_CACHE,
+      timezone: 'Z', // Date parameters (dates) written in UTC; nothing read is a Date (dateStrings)
     };
     if (ep.password) c.password = ep.password;
     if (ep.socket) {
@@ -417,8 +436,8 @@ export default class Mysql2Driver extends Driver {
     return query(c, 'COMMIT');
   }
 
-  adapt(rows) {
-    return rows.map((row) => row.map(adaptParam));
+  adapt(rows, types) {
+    return bindRows(rows, types, BIND);
   }
 
   kinds() {

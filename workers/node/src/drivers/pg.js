@@ -8,9 +8,9 @@
 
 import pg from 'pg';
 
-import { ASYNC_TASKS, Unsupported, lendingOp, packageVersion } from '../driver.js';
+import { ASYNC_TASKS, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
 import { ProtocolError, convertMarkers } from '../protocol.js';
-import { PgTextDriver, kindOf, parserFor } from './pgtext.js';
+import { PG_TEXT, PgTextDriver, kindOf, parserFor } from './pgtext.js';
 
 const { Client, Pool } = pg;
 
@@ -34,6 +34,14 @@ function sslFor(mode) {
     default: throw new ProtocolError(`unknown sslmode '${mode}'`);
   }
 }
+
+// Parameters: pg has no way to give a parameter's type (its Parse leaves every type unspecified,
+// so the server infers each from the statement) and writes every value as text but a Buffer,
+// which it sends in binary format. So each value is given as its PostgreSQL text (what pg
+// would make of it: String of a number or boolean, before the clock), a date as its
+// 'YYYY-MM-DD' text rather than a JavaScript Date (pg would write a Date with the process's
+// time zone), and bytes as a Buffer.
+const BIND = { ...PG_TEXT, bytes: (v) => v };
 
 let statementCounter = 0;
 
@@ -77,11 +85,16 @@ export default class PgDriver extends PgTextDriver {
         'certificate checks, prefer → TLS tried at open and dropped for the session if the server refuses it',
       literal: 'client.query({text}) without values: simple query protocol (one Query message), text results',
       extended: "client.query({text, values, queryMode: 'extended'}): unnamed statement, " +
-        'Parse+Bind+Describe+Execute+Sync written together (corked), parsed every time; parameters as text ' +
-        'of unspecified type (the server infers them)',
+        'Parse+Bind+Describe+Execute+Sync written together (corked), parsed every time; parameters: see parameters',
       prepared: 'client.query({name, text, values}): named statement abw_N unique to the step; pg sends Parse ' +
         'with the first execution (inside the first operation), then Bind+Describe+Execute+Sync; DEALLOCATE ' +
         "after the step (untimed) and pg's per-connection record of the name dropped",
+      parameters: 'extended, prepared, batch: pg has no parameter types (Parse leaves every one unspecified: the ' +
+        'server infers each from the statement), so every type is bound as its text: integers as decimal ' +
+        "text, booleans 'true'/'false', doubles as their shortest round-trip text (JavaScript's String, -0 " +
+        'kept), decimals as their plain text, text as is, dates as YYYY-MM-DD text (not a JavaScript Date, ' +
+        "which pg would write in the process's time zone), timestamps as 'YYYY-MM-DD HH:MM:SS[.ffffff]'; bytes " +
+        'as a Buffer, which pg sends in binary format; NULL as null; all converted before the clock',
       'automatic preparation': 'none: pg prepares only queries given a name; unnamed queries are parsed every time',
       scan: 'client.query({text}): simple query protocol, text results (several statements in one text: the ' +
         "last one's rows, as PQexec)",
@@ -177,6 +190,10 @@ export default class PgDriver extends PgTextDriver {
 
   txnCommit(c = this.client) {
     return c.query('COMMIT');
+  }
+
+  adapt(rows, types) {
+    return bindRows(rows, types, BIND);
   }
 
   kinds() {

@@ -7,11 +7,11 @@
 //   time-zone shift; timestamptz converted to UTC by its printed offset); date → Number days
 //   since 1970; time → Number µs since midnight; every other type → the text as sent (string).
 //
-// With them `PgTextDriver`, the base of both drivers: parameters sent as text, errors answered
-// with the server's severity and SQLSTATE.
+// With them each type's parameter text (PG_TEXT) and `PgTextDriver`, the base of both drivers:
+// the DBMS, errors answered with the server's severity and SQLSTATE.
 
 import { Driver } from '../driver.js';
-import { K, daysFromCivil } from '../protocol.js';
+import { K, TEXT_FORMS, daysFromCivil } from '../protocol.js';
 
 export const OID = {
   BOOL: 16, BYTEA: 17, CHAR: 18, NAME: 19, INT8: 20, INT2: 21, INT4: 23, TEXT: 25, OID: 26, XID: 28, CID: 29,
@@ -142,31 +142,16 @@ export function kindOf(oid) {
   }
 }
 
-// Generated parameters → what both PostgreSQL drivers send: text of unspecified type (the
-// server infers it, as c-libpq's PQexecParams with NULL paramTypes), NULL as null.
-function adaptParam(v) {
-  if (v === null || v === undefined) return null;
-  switch (typeof v) {
-    case 'string': return v;
-    case 'bigint': return v.toString();
-    case 'number': return String(v);
-    case 'boolean': return v ? 'true' : 'false';
-    default: break;
-  }
-  if (typeof v.iso === 'function') return v.iso(' ');
-  return String(v);
-}
+// Each type's value in PostgreSQL's text input form: what both drivers send (the values go
+// out in text format; node-pg's bytes aside): the types' text forms, bytea as \x and hex.
+export const PG_TEXT = { ...TEXT_FORMS, bytes: (v) => '\\x' + v.toString('hex') };
 
-// What both PostgreSQL drivers share: the DBMS, text parameters, and errors answered with the
-// server's severity and SQLSTATE.
+// What both PostgreSQL drivers share: the DBMS, and errors answered with the server's severity
+// and SQLSTATE.
 export class PgTextDriver extends Driver {
   constructor(method) {
     super(method);
     this.dbms = ['postgresql'];
-  }
-
-  adapt(rows) {
-    return rows.map((row) => row.map(adaptParam));
   }
 
   errorMessage(e) {

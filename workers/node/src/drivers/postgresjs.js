@@ -7,9 +7,9 @@
 
 import postgres from 'postgres';
 
-import { ASYNC_TASKS, packageVersion } from '../driver.js';
+import { ASYNC_TASKS, bindRows, packageVersion } from '../driver.js';
 import { ProtocolError, convertMarkers } from '../protocol.js';
-import { OID, PARSERS, PgTextDriver, identity, kindOf } from './pgtext.js';
+import { OID, PARSERS, PG_TEXT, PgTextDriver, identity, kindOf } from './pgtext.js';
 
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 
@@ -21,6 +21,21 @@ const TYPES = {};
 for (const [oid, parse] of PARSERS) TYPES[`oid${oid}`] = { to: oid, from: [oid], parse, serialize: identity };
 for (const oid of [114, 3802]) TYPES[`oid${oid}`] = { to: oid, from: [oid], parse: identity, serialize: identity };
 TYPES.text = { to: OID.TEXT, from: [OID.TEXT], serialize: identity };
+
+// Parameters: postgres.js's typed parameters (sql.typed(value, oid)) put the type in the Parse
+// message, for booleans, doubles, decimals, dates and bytes (their NULLs too, so a prepared
+// statement's types never change with the values); integers, text and timestamps go as before,
+// untyped (OID 0: the server infers them from the statement). Every value is its PostgreSQL
+// text, made before the clock (the serializers above send it as it is).
+const TYPED = { bool: OID.BOOL, float: OID.FLOAT8, decimal: OID.NUMERIC, date: OID.DATE, bytes: OID.BYTEA };
+
+function bindersOf(sql) {
+  const binders = { null: (t) => (t in TYPED ? sql.typed(null, TYPED[t]) : null) };
+  for (const [t, text] of Object.entries(PG_TEXT)) {
+    binders[t] = t in TYPED ? (v) => sql.typed(text(v), TYPED[t]) : text;
+  }
+  return binders;
+}
 
 function sslFor(mode) {
   switch (mode || 'prefer') {
@@ -81,7 +96,13 @@ export default class PostgresJsDriver extends PgTextDriver {
       literal: "sql.unsafe(text, [], {simple: true}): simple query protocol (one Query message), text results",
       extended: 'sql.unsafe(text, params, {prepare: false, simple: false}): unnamed statement parsed every time; ' +
         "postgres.js first sends Parse+Describe+Flush to learn the parameter types, then Bind+Execute+Sync: two " +
-        'round trips per operation (one when there are no parameters); parameters as text of unspecified type',
+        'round trips per operation (one when there are no parameters); parameters: see parameters',
+      parameters: 'extended, prepared, batch: every value as its PostgreSQL text, made before the clock and sent ' +
+        "as it is (the worker's serializers); booleans ('true'/'false') as bool, doubles (shortest round-trip " +
+        'text, -0 kept) as float8, decimals (plain text) as numeric, dates (YYYY-MM-DD) as date and bytes ' +
+        "(\\x hex) as bytea are postgres.js typed parameters (sql.typed(value, oid): the type in the Parse " +
+        'message), their NULLs too; integers (decimal text), text and timestamps (YYYY-MM-DD HH:MM:SS[.ffffff]) ' +
+        'as untyped text (OID 0: the server infers them from the statement), NULL as null',
       prepared: 'sql.unsafe(text, params, {prepare: true, simple: false}): named statement; the first operation ' +
         'sends Parse+Describe+Flush, then Bind+Execute+Sync, later ones Bind+Execute+Sync. postgres.js caches ' +
         'prepared statements per connection by text and cannot be told to forget one, so the statement text ' +
@@ -180,6 +201,10 @@ export default class PostgresJsDriver extends PgTextDriver {
 
   txnCommit(s = this.sql) {
     return s.unsafe('COMMIT', [], { simple: true });
+  }
+
+  adapt(rows, types) {
+    return bindRows(rows, types, bindersOf(this.sql));
   }
 
   kinds() {

@@ -7,14 +7,26 @@
 
 import Database from 'better-sqlite3';
 
-import { Driver, PROCESSES, packageVersion } from '../driver.js';
-import { ProtocolError } from '../protocol.js';
+import { Driver, PROCESSES, bindRows, packageVersion } from '../driver.js';
+import { ProtocolError, TEXT_FORMS } from '../protocol.js';
 
 const OPEN = { timeout: 5000 }; // busy timeout in ms, as c-sqlite and Python's sqlite3
 // better-sqlite3 compiles SQLite with SQLITE_DEFAULT_WAL_SYNCHRONOUS=1 (NORMAL on a WAL file),
 // SQLITE_DEFAULT_CACHE_SIZE=-16000 and SQLITE_DEFAULT_FOREIGN_KEYS=1; these are set back to the
 // stock SQLite defaults that c-sqlite and py-sqlite3 run with.
 const PRAGMAS = ['synchronous = FULL', 'cache_size = -2000', 'foreign_keys = OFF'];
+
+// Parameters as SQLite keeps each type (protocol/PROTOCOL.md, Types), as the data loader writes
+// them: integers as BigInt (INTEGER), booleans as integer 1/0 (better-sqlite3 refuses
+// booleans), doubles as Number (REAL), decimals, dates and timestamps as their text, bytes as a
+// Buffer (BLOB).
+const BIND = {
+  ...TEXT_FORMS,
+  int: (v) => v,
+  bool: (v) => (v ? 1n : 0n),
+  float: (v) => v,
+  bytes: (v) => v,
+};
 
 export default class SqliteDriver extends Driver {
   constructor(method) {
@@ -60,8 +72,10 @@ export default class SqliteDriver extends Driver {
       scan: 'db.prepare(sql).raw(true).all() every operation',
       results: 'raw(true) (rows as arrays), all() reads the whole result; defaultSafeIntegers(true): INTEGER → ' +
         'BigInt (exact 64-bit), REAL → Number, TEXT → string, BLOB → Buffer, NULL → null, by each value\'s type',
-      parameters: 'integers as BigInt, text as string, timestamps as ISO text (as the target stores them), ' +
-        'booleans as 1/0',
+      parameters: 'integers as BigInt (INTEGER), booleans as integers 1/0 (better-sqlite3 refuses booleans), ' +
+        'doubles as Number (REAL), text as string, decimals as their plain text, dates as YYYY-MM-DD text, ' +
+        "timestamps as 'YYYY-MM-DD HH:MM:SS[.ffffff]' text (SQLite has no decimal, date or timestamp type: as " +
+        'the target stores them), bytes as Buffer (BLOB), NULL as null',
       'rows changed': 'run().changes (0 for read-only statements)',
       concurrency: 'synchronous API: every operation blocks the event loop thread; under load one client per ' +
         'worker process (the runner starts one process per client)',
@@ -114,13 +128,8 @@ export default class SqliteDriver extends Driver {
     this.commit.run();
   }
 
-  adapt(rows) {
-    return rows.map((row) => row.map((v) => {
-      if (v === null || typeof v === 'bigint' || typeof v === 'number' || typeof v === 'string') return v;
-      if (typeof v === 'boolean') return v ? 1n : 0n;
-      if (typeof v.iso === 'function') return v.iso(' ');
-      return v;
-    }));
+  adapt(rows, types) {
+    return bindRows(rows, types, BIND);
   }
 
   kinds() {
