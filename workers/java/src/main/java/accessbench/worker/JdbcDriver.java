@@ -38,7 +38,7 @@ abstract class JdbcDriver extends Driver {
     Statement stmt;        // the step's Statement (literal, scan), where one serves the step
     PreparedStatement ps;  // the step's PreparedStatement (prepared, batch): made in the first operation
     byte[] decoders;       // per column, from the step's first result
-    int[] nullTypes;       // per parameter: the SQL type setNull binds; null: Types.NULL
+    int[] nullTypes;       // per parameter: the SQL type setNull binds (sqlType of its ValueType)
 
     JdbcDriver() {
     }
@@ -120,11 +120,36 @@ abstract class JdbcDriver extends Driver {
         return v instanceof GenTimestamp t ? Times.toLocal(t.micros()) : v;
     }
 
+    /** The step's statements are made in its first operation; its NULLs' bind types now. */
     @Override
     void stepBegin(Step st) throws SQLException, WorkerError {
         stmt = null;
         ps = null;
         decoders = null;
+        nullTypes = null;
+        if (st.types != null) {
+            nullTypes = new int[st.types.length];
+            for (int k = 0; k < nullTypes.length; k++)
+                nullTypes[k] = sqlType(st.types[k]);
+        }
+    }
+
+    /** The JDBC type a NULL of a value type is bound as (setNull): the type its values bind as,
+     * so that a server statement prepared for the one is not prepared again for the other
+     * (pgjdbc: the OIDs int8, bool, float8, numeric, varchar, date, bytea; a timestamp's NULL
+     * goes unspecified, as setNull cannot tell timestamp from timestamptz, and pgjdbc binds it
+     * on the statement prepared for timestamps as it is). */
+    static int sqlType(ValueType t) {
+        return switch (t) {
+            case INT -> Types.BIGINT;
+            case BOOL -> Types.BOOLEAN;
+            case FLOAT -> Types.DOUBLE;
+            case DECIMAL -> Types.NUMERIC;
+            case TEXT -> Types.VARCHAR;
+            case DATE -> Types.DATE;
+            case TIMESTAMP -> Types.TIMESTAMP;
+            case BYTES -> Types.VARBINARY;
+        };
     }
 
     /** One operation of the step's kind and mode. */
@@ -283,14 +308,16 @@ abstract class JdbcDriver extends Driver {
         return p;
     }
 
-    /** Binds one row of adapted parameters (Long, String, LocalDateTime, Double, Boolean,
-     * BigInteger, null); NULL as setNull with nullTypes[k], or Types.NULL when nullTypes is null. */
+    /** Binds one row of adapted parameters, each by its class (ValueType's, as the driver
+     * adapted it): Long setLong, String setString, LocalDateTime and LocalDate setObject, Double
+     * setDouble, Boolean setBoolean, BigDecimal (and BigInteger) setBigDecimal, byte[] setBytes;
+     * NULL as setNull with nullTypes[k]. */
     static void bind(PreparedStatement p, Object[] values, int[] nullTypes) throws SQLException {
         for (int k = 0; k < values.length; k++) {
             Object v = values[k];
             int j = k + 1;
             if (v == null)
-                p.setNull(j, nullTypes == null ? Types.NULL : nullTypes[k]);
+                p.setNull(j, nullTypes[k]);
             else if (v instanceof Long x)
                 p.setLong(j, x);
             else if (v instanceof String x)
@@ -301,10 +328,14 @@ abstract class JdbcDriver extends Driver {
                 p.setDouble(j, x);
             else if (v instanceof Boolean x)
                 p.setBoolean(j, x);
-            else if (v instanceof BigInteger x)
-                p.setBigDecimal(j, new BigDecimal(x));
             else if (v instanceof BigDecimal x)
                 p.setBigDecimal(j, x);
+            else if (v instanceof LocalDate x)
+                p.setObject(j, x);
+            else if (v instanceof byte[] x)
+                p.setBytes(j, x);
+            else if (v instanceof BigInteger x)
+                p.setBigDecimal(j, new BigDecimal(x));
             else
                 p.setString(j, v.toString());
         }

@@ -323,17 +323,8 @@ public final class Main {
         long count = Fields.integer(msg, "count", 0);
         Gen g = new Gen(msg.get("spec"));
         ArrayNode values = a.putArray("values");
-        for (long i = 0; i < count; i++) {
-            Object v = g.next(i);
-            if (g.lastNode != null)
-                values.add(g.lastNode);
-            else if (v instanceof Long x)
-                values.add(x);
-            else if (v instanceof GenTimestamp t)
-                values.add(Times.format(t.micros(), true));
-            else
-                values.add((String) v);
-        }
+        for (long i = 0; i < count; i++)
+            values.add(g.type.toJson(g.next(i)));
     }
 
     private void checksum(JsonNode msg, ObjectNode a) throws WorkerError {

@@ -127,9 +127,14 @@ final class MariadbDriver extends JdbcDriver {
                 + "batch; HANDLER … CLOSE after the step; Statement.executeQuery (COM_QUERY), text protocol");
         s.put("scan", "Statement.executeQuery (COM_QUERY, text protocol), escape processing off, fetch size 0: the "
                 + "whole result read before executeQuery returns");
-        s.put("parameters", "setLong, setString, setObject(LocalDateTime) (binary DATETIME with its microseconds), "
-                + "setDouble, setBoolean, setBigDecimal; NULL via setNull(Types.NULL); the SQL text goes through "
-                + "Connector/J's JDBC-escape parser ({fn …}, {ts …}: the suites' statements have none)");
+        s.put("parameters", "by the parameter's type: int setLong (LONGLONG), bool setBoolean (TINYINT 1/0), float "
+                + "setDouble (DOUBLE), decimal setBigDecimal (NEWDECIMAL, as its text), text setString (VAR_STRING), "
+                + "date setObject(LocalDate) (DATE), timestamp setObject(LocalDateTime) (binary DATETIME with its "
+                + "microseconds), bytes setBytes (BLOB); NULL via setNull with the JDBC type of the parameter's type, "
+                + "which Connector/J does not use: every NULL goes alike, its bit set in the null bitmap and the "
+                + "parameter declared VARCHAR (the server reads a NULL from the bitmap whatever the type); the SQL "
+                + "text goes through Connector/J's JDBC-escape parser ({fn …}, {ts …}: the suites' statements have "
+                + "none)");
         s.put("batch", batchStyle() + "; a group of one row is a plain COM_STMT_EXECUTE (Connector/J uses bulk for "
                 + "two rows or more); other statements (useBulkStmts=false) go as one COM_STMT_EXECUTE per row, all "
                 + "written before the answers are read; the statement is prepared with the first group's execute "

@@ -2,15 +2,11 @@ package accessbench.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Types;
-import java.time.LocalDateTime;
 import java.util.List;
 import java.util.Properties;
 import org.postgresql.PGConnection;
@@ -43,7 +39,7 @@ final class PgjdbcDriver extends JdbcDriver {
     private boolean unixSocket;
 
     // per step: stmt is literal's (simple connection) or a scan's (main); ps is extended's,
-    // prepared's or a batch's; nullTypes are the SQL types of each parameter's other values
+    // prepared's or a batch's
     private boolean hasFloat4;
 
     PgjdbcDriver() {
@@ -132,9 +128,12 @@ final class PgjdbcDriver extends JdbcDriver {
                 + "named server statement parsed in the first execution, then Bind/Execute; pgjdbc asks for binary "
                 + "results (its default binaryTransfer: int, float, numeric, date/time, bytea columns) from the second "
                 + "execution on; closed after the step, and the Close flushed at once with isValid (an empty query), untimed");
-        s.put("parameters", "setLong (int8), setString (varchar: stringtype default), setObject(LocalDateTime) "
-                + "(timestamp), setDouble, setBoolean; NULL via setNull with the SQL type of the parameter's other "
-                + "values (Types.NULL when all are NULL), so a named statement is never re-prepared for a NULL");
+        s.put("parameters", "by the parameter's type: int setLong (int8), bool setBoolean (bool), float setDouble "
+                + "(float8), decimal setBigDecimal (numeric), text setString (varchar: stringtype default), date "
+                + "setObject(LocalDate) (date), timestamp setObject(LocalDateTime) (timestamp), bytes setBytes (bytea); "
+                + "NULL via setNull with the JDBC type of the parameter's type (BIGINT, BOOLEAN, DOUBLE, NUMERIC, "
+                + "VARCHAR, DATE, TIMESTAMP, VARBINARY: the same OIDs, a timestamp's unspecified), so a named "
+                + "statement is never re-prepared for a NULL");
         s.put("scan", fetchSize > 0
                 ? "Statement.executeQuery on the main connection with setFetchSize(" + fetchSize + "): a portal read "
                         + fetchSize + " rows per Execute, inside a transaction (pgjdbc fetches with a cursor only with "
@@ -286,40 +285,12 @@ final class PgjdbcDriver extends JdbcDriver {
 
     // ---- steps --------------------------------------------------------------------------------
 
-    private static int sqlType(Object v) {
-        if (v instanceof Long || v instanceof Integer)
-            return Types.BIGINT;
-        if (v instanceof String)
-            return Types.VARCHAR;
-        if (v instanceof LocalDateTime)
-            return Types.TIMESTAMP;
-        if (v instanceof Double)
-            return Types.DOUBLE;
-        if (v instanceof Boolean)
-            return Types.BOOLEAN;
-        if (v instanceof BigInteger || v instanceof BigDecimal)
-            return Types.NUMERIC;
-        return Types.NULL;
-    }
-
     @Override
     void stepBegin(Step st) throws SQLException, WorkerError {
         super.stepBegin(st);
         if (fetchSize > 0 && st.kind == Step.EXEC && st.mode == Step.LITERAL && st.fetch)
             throw WorkerError.unsupported("fetchSize=" + fetchSize + " with literal reads: the simple query protocol "
                     + "has no row-limited Execute, so pgjdbc would read the whole result anyway");
-        nullTypes = new int[st.nparams];
-        if (st.params != null) {
-            for (int k = 0; k < st.nparams; k++) {
-                nullTypes[k] = Types.NULL;
-                for (Object[] row : st.params) {
-                    if (row[k] != null) {
-                        nullTypes[k] = sqlType(row[k]);
-                        break;
-                    }
-                }
-            }
-        }
     }
 
     /** A scan's Statement is on the main connection, with the fetch size; literal's on the

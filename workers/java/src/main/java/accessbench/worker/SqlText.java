@@ -87,25 +87,39 @@ final class SqlText {
         return sb.toString();
     }
 
-    /** A value as an SQL literal (PROTOCOL.md "Literal rules"): bytes as '\x…'::bytea on
-     * PostgreSQL, X'…' elsewhere; on MariaDB, where a backslash in a string is an escape
-     * character, each backslash doubled too. */
+    /** A value (of a ValueType's class) as an SQL literal (PROTOCOL.md "Literal rules"):
+     * booleans TRUE/FALSE (SQLite, which has none: 1/0); decimals as plain digits; floats as
+     * their shortest round-trip digits always in exponent form (0.1e0: MariaDB reads 0.1 as
+     * DECIMAL), cast ::float8 on PostgreSQL (which reads any such text as numeric); dates
+     * 'YYYY-MM-DD' (PostgreSQL: DATE '…'); bytes as '\x…'::bytea on PostgreSQL, X'…'
+     * elsewhere; on MariaDB, where a backslash in a string is an escape character, each
+     * backslash doubled too. */
     static void literal(StringBuilder sb, Object v, String dialect) {
         boolean postgres = "postgresql".equals(dialect);
         if (v == null) {
             sb.append("NULL");
         } else if (v instanceof Boolean b) {
-            sb.append(b ? "TRUE" : "FALSE");
-        } else if (v instanceof Long || v instanceof Integer || v instanceof BigInteger || v instanceof BigDecimal) {
+            if ("sqlite".equals(dialect))
+                sb.append(b ? "1" : "0");
+            else
+                sb.append(b ? "TRUE" : "FALSE");
+        } else if (v instanceof Long || v instanceof Integer || v instanceof BigInteger) {
             sb.append(v);
+        } else if (v instanceof BigDecimal x) {
+            sb.append(x.toPlainString());
         } else if (v instanceof Double x) {
-            sb.append(pyRepr(x));
+            String digits = pyRepr(x);
+            sb.append(digits);
+            if (digits.indexOf('e') < 0)
+                sb.append("e0");
+            if (postgres)
+                sb.append("::float8");
         } else if (v instanceof GenTimestamp t) {
             sb.append('\'').append(Times.format(t.micros(), false)).append('\'');
         } else if (v instanceof LocalDateTime t) {
             sb.append('\'').append(Times.format(Times.micros(t), false)).append('\'');
         } else if (v instanceof LocalDate d) {
-            sb.append('\'').append(Times.formatDate(d)).append('\'');
+            sb.append(postgres ? "DATE '" : "'").append(Times.formatDate(d)).append('\'');
         } else if (v instanceof byte[] b) {
             String hex = HexFormat.of().formatHex(b);
             if (postgres)

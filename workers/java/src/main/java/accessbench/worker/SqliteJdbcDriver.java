@@ -2,10 +2,12 @@ package accessbench.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.LocalDate;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
@@ -83,9 +85,12 @@ final class SqliteJdbcDriver extends JdbcDriver {
         s.put("prepared", "one PreparedStatement per step, prepared in the first operation, then bind + step "
                 + "(xerial resets it before each execution); closed (finalized) after the step");
         s.put("scan", "a new Statement per scan: executeQuery, every row stepped, closed");
-        s.put("parameters", "setLong, setString, setDouble, setBoolean, setNull; timestamps bound as ISO text "
-                + "'YYYY-MM-DD HH:MM:SS[.ffffff]' (as stored by the target); setDate/setTimestamp are never used, so "
-                + "xerial's date_class/date_string_format do not apply");
+        s.put("parameters", "by the parameter's type: int setLong (integer), bool setBoolean (xerial binds it as "
+                + "integer 1/0: SQLite has no boolean), float setDouble (real), text setString, bytes setBytes (blob), "
+                + "NULL setNull; SQLite has no timestamp, date or decimal type: timestamps bound as ISO text "
+                + "'YYYY-MM-DD HH:MM:SS[.ffffff]', dates as 'YYYY-MM-DD' and decimals as their plain text (setString, "
+                + "as the target stores them); setDate/setTimestamp/setBigDecimal are never used, so xerial's "
+                + "date_class/date_string_format do not apply");
         s.put("decoding", "ResultSet.getObject per value, by the value's storage class (sqlite3_column_type): "
                 + "Integer/Long → long, Double → double, String → text, byte[] → bytes, null");
         s.put("rows changed", "executeUpdate (sqlite3_changes)");
@@ -139,10 +144,17 @@ final class SqliteJdbcDriver extends JdbcDriver {
         return "sqlite-jdbc's isValid: 'select 1' on a new Statement (in process)";
     }
 
+    /** SQLite has no timestamp, date or decimal type: those are text, as the target stores them
+     * (PROTOCOL.md, Types). Booleans stay Boolean: setBoolean binds integer 1/0. */
     @Override
     Object adapt(Object v) {
-        // SQLite has no timestamp type: timestamps are ISO text, as the target stores them.
-        return v instanceof GenTimestamp t ? Times.format(t.micros(), false) : v;
+        if (v instanceof GenTimestamp t)
+            return Times.format(t.micros(), false);
+        if (v instanceof LocalDate d)
+            return Times.formatDate(d);
+        if (v instanceof BigDecimal x)
+            return x.toPlainString();
+        return v;
     }
 
     /** A new Statement per scan. */

@@ -20,6 +20,7 @@ final class Step {
     int commitEvery;      // exec: operations per transaction, 0 = autocommit
     boolean fetch;        // the statement returns rows to read
     boolean verify;
+    ValueType[] types;    // per parameter: the type of its values (and of its NULLs)
     Object[][] params;    // n rows of nparams values, generated and adapted before the clock
     String[] texts;       // literal mode: n statements with values inlined; record exec: n keyed reads
     String recordTable;   // record mode: the table, its index (exec: the key's) and the handler's
@@ -125,8 +126,9 @@ final class Step {
         handler = "ab_h" + (++handlers);
     }
 
-    /** The parameters, generated (and for literal, inlined; for a keyed record read, the key
-     * as literals) and adapted to the driver's types: all before the clock. */
+    /** The parameters, generated (each of its spec's type; and for literal, inlined; for a
+     * keyed record read, the key as literals) and adapted to the driver's types: all before the
+     * clock. */
     private void generate(JsonNode specs, List<String> segments, Driver drv) throws WorkerError {
         int nspecs = specs != null && specs.isArray() ? specs.size() : 0;
         if (kind == SCAN && nparams != 0)
@@ -136,8 +138,11 @@ final class Step {
         if (nspecs != nparams)
             throw WorkerError.protocol(nparams + " markers but " + nspecs + " params");
         Gen[] gens = new Gen[nspecs];
-        for (int k = 0; k < nspecs; k++)
+        types = new ValueType[nspecs];
+        for (int k = 0; k < nspecs; k++) {
             gens[k] = new Gen(specs.get(k));
+            types[k] = gens[k].type;
+        }
         params = new Object[n][nspecs];
         for (int i = 0; i < n; i++)
             for (int k = 0; k < nspecs; k++)
@@ -172,6 +177,7 @@ final class Step {
         s.commitEvery = commitEvery;
         s.fetch = fetch;
         s.verify = verify;
+        s.types = types;
         s.params = params;
         s.texts = texts;
         s.recordTable = recordTable;
