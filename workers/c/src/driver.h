@@ -59,6 +59,7 @@ typedef struct {
     int fetch;            /* the statement returns rows to read */
     int verify;
     const ab_param *params; /* n rows × nparams, generated before the clock */
+    const ab_type *param_types; /* nparams: each parameter's type (its generator's), NULLs' too */
     char **texts;           /* literal mode: n statements with values inlined; record mode (exec):
                                n keys, the key's values as literals separated by ", " */
     size_t *text_lens;

@@ -27,13 +27,14 @@ static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
 /* ---- per step, shared by every connection (made in step_begin, only read afterwards) ---------- */
 
-/* A parameter column: its binary-protocol type and every row's value laid out for binding. */
+/* A parameter column: its binary-protocol type (from the parameter's type) and every row's
+ * value laid out for binding. */
 typedef struct {
-    enum enum_field_types type; /* LONGLONG, DOUBLE, DATETIME or STRING */
-    size_t maxlen;              /* STRING: the longest value */
-    int64_t *i64;               /* LONGLONG: n values */
-    double *f64;                /* DOUBLE */
-    MYSQL_TIME *tm;             /* DATETIME */
+    enum enum_field_types type; /* LONGLONG, TINY, DOUBLE, DATETIME, DATE, NEWDECIMAL, BLOB or STRING */
+    size_t size;                /* values held in `fixed`: bytes per value; 0 for variable-length ones */
+    int packed;                 /* bulk arrays of values (TINY, LONGLONG, DOUBLE), not of pointers */
+    size_t maxlen;              /* variable-length: the longest value */
+    char *fixed;                /* n values of size bytes */
     void **ptr;                 /* n pointers to the values (column-wise arrays of variable types) */
     unsigned long *len;         /* n lengths */
     my_bool *nul;               /* n NULL flags */
@@ -75,6 +76,7 @@ struct ab_conn {
     /* prepared: the one-row parameter buffers bound once, filled per operation */
     MYSQL_BIND *pbind;
     union {
+        signed char b;
         int64_t i;
         double f;
         MYSQL_TIME tm;
@@ -155,9 +157,12 @@ static void hello(json_t *a, json_t *s, json_t *caps)
                                     "row of buffers filled per operation, mysql_stmt_execute per operation; "
                                     "mysql_stmt_close after the step (untimed)"));
     json_object_set_new(s, "parameters",
-                        json_string("binary protocol: integers MYSQL_TYPE_LONGLONG, floats MYSQL_TYPE_DOUBLE, timestamps "
-                                    "MYSQL_TYPE_DATETIME (MYSQL_TIME with microseconds), text MYSQL_TYPE_STRING, NULL by "
-                                    "is_null; literal: MariaDB literals (backslashes doubled in strings)"));
+                        json_string("binary protocol, by the parameter's type: integers MYSQL_TYPE_LONGLONG, booleans "
+                                    "MYSQL_TYPE_TINY 1/0, floats MYSQL_TYPE_DOUBLE, decimals MYSQL_TYPE_NEWDECIMAL (their "
+                                    "text), timestamps MYSQL_TYPE_DATETIME (MYSQL_TIME with microseconds), dates "
+                                    "MYSQL_TYPE_DATE (MYSQL_TIME), bytes MYSQL_TYPE_BLOB, text MYSQL_TYPE_STRING, NULL by "
+                                    "is_null (bulk: indicators) with its type's buffer type; literal: MariaDB literals "
+                                    "(backslashes doubled in strings, floats as 0.1e0, dates '…', bytes X'…')"));
     char rec[400];
     snprintf(rec, sizeof rec,
              "HANDLER table OPEN AS " HANDLER_ALIAS " before the loop (untimed; per request inside the operation); "
@@ -701,23 +706,25 @@ static void micros_to_time(int64_t us, MYSQL_TIME *t)
     t->time_type = MYSQL_TIMESTAMP_DATETIME;
 }
 
-/* Parameter column j's binary-protocol type, from its values, and its longest text. */
+/* How a parameter of each type is bound (protocol/PROTOCOL.md, Types): booleans TINYINT 1/0,
+ * decimals NEWDECIMAL as their text, dates MYSQL_TIME as DATE, bytes BLOB. */
 static void choose_param_type(pcol *p, const ab_step *st, int j)
 {
-    int k = st->nparams, ints = 1, floats = 1, stamps = 1, any = 0;
+    switch (st->param_types[j]) {
+    case AB_INT: p->type = MYSQL_TYPE_LONGLONG, p->size = 8, p->packed = 1; break;
+    case AB_BOOL: p->type = MYSQL_TYPE_TINY, p->size = 1, p->packed = 1; break;
+    case AB_FLOAT: p->type = MYSQL_TYPE_DOUBLE, p->size = 8, p->packed = 1; break;
+    case AB_TIMESTAMP: p->type = MYSQL_TYPE_DATETIME, p->size = sizeof(MYSQL_TIME); break;
+    case AB_DATE: p->type = MYSQL_TYPE_DATE, p->size = sizeof(MYSQL_TIME); break;
+    case AB_DECIMAL: p->type = MYSQL_TYPE_NEWDECIMAL; break;
+    case AB_BYTES: p->type = MYSQL_TYPE_BLOB; break;
+    default: p->type = MYSQL_TYPE_STRING;
+    }
     for (int64_t i = 0; i < st->n; i++) {
-        const ab_param *v = &st->params[i * k + j];
-        if (v->type == AB_NULL)
-            continue;
-        any = 1;
-        ints &= v->type == AB_INT || v->type == AB_BOOL;
-        floats &= v->type == AB_FLOAT;
-        stamps &= v->type == AB_TIMESTAMP;
-        if (v->len > p->maxlen)
+        const ab_param *v = &st->params[i * st->nparams + j];
+        if (v->type != AB_NULL && v->len > p->maxlen)
             p->maxlen = v->len;
     }
-    p->type = !any ? MYSQL_TYPE_STRING : ints ? MYSQL_TYPE_LONGLONG : floats ? MYSQL_TYPE_DOUBLE
-              : stamps ? MYSQL_TYPE_DATETIME : MYSQL_TYPE_STRING;
 }
 
 /* Row i's value v of column p, laid out for binding. */
@@ -726,34 +733,32 @@ static void put_param(pcol *p, const ab_param *v, int64_t i)
     if (v->type == AB_NULL) {
         p->nul[i] = 1;
         p->ind[i] = STMT_INDICATOR_NULL;
-        p->ptr[i] = (void *)""; /* never read */
+        p->ptr[i] = p->size ? (void *)(p->fixed + (size_t)i * p->size) : (void *)""; /* never read */
         return;
     }
     p->ind[i] = STMT_INDICATOR_NONE;
-    switch (p->type) {
-    case MYSQL_TYPE_LONGLONG:
-        p->i64[i] = v->i;
-        p->ptr[i] = &p->i64[i];
-        p->len[i] = 8;
-        break;
-    case MYSQL_TYPE_DOUBLE:
-        p->f64[i] = v->f;
-        p->ptr[i] = &p->f64[i];
-        p->len[i] = 8;
-        break;
-    case MYSQL_TYPE_DATETIME:
-        micros_to_time(v->i, &p->tm[i]);
-        p->ptr[i] = &p->tm[i];
-        p->len[i] = sizeof(MYSQL_TIME);
-        break;
-    default:
+    if (!p->size) { /* text, decimal text, bytes: in place */
         p->ptr[i] = (void *)v->text;
         p->len[i] = (unsigned long)v->len;
+        return;
+    }
+    void *dst = p->fixed + (size_t)i * p->size;
+    p->ptr[i] = dst;
+    p->len[i] = (unsigned long)p->size;
+    switch (p->type) {
+    case MYSQL_TYPE_TINY: *(signed char *)dst = (signed char)(v->i != 0); break;
+    case MYSQL_TYPE_LONGLONG: memcpy(dst, &v->i, 8); break;
+    case MYSQL_TYPE_DOUBLE: memcpy(dst, &v->f, 8); break;
+    case MYSQL_TYPE_DATE:
+        micros_to_time(v->i * 86400000000LL, dst);
+        ((MYSQL_TIME *)dst)->time_type = MYSQL_TIMESTAMP_DATE;
+        break;
+    default: micros_to_time(v->i, dst);
     }
 }
 
-/* Parameter columns: a binary-protocol type per column from its values, every row's value laid
- * out (before the clock). */
+/* Parameter columns: a binary-protocol type per column from its parameter's type, every row's
+ * value laid out (before the clock). */
 static void make_params(ab_step *st)
 {
     int k = st->nparams;
@@ -767,12 +772,7 @@ static void make_params(ab_step *st)
         p->len = calloc((size_t)n, sizeof *p->len);
         p->nul = calloc((size_t)n, sizeof *p->nul);
         p->ind = calloc((size_t)n, sizeof *p->ind);
-        if (p->type == MYSQL_TYPE_LONGLONG)
-            p->i64 = calloc((size_t)n, sizeof *p->i64);
-        else if (p->type == MYSQL_TYPE_DOUBLE)
-            p->f64 = calloc((size_t)n, sizeof *p->f64);
-        else if (p->type == MYSQL_TYPE_DATETIME)
-            p->tm = calloc((size_t)n, sizeof *p->tm);
+        p->fixed = p->size ? calloc((size_t)n, p->size) : NULL;
         for (int64_t i = 0; i < st->n; i++)
             put_param(p, &st->params[i * k + j], i);
     }
@@ -811,7 +811,7 @@ static int bind_one(ab_conn *c, ab_step *st)
         b->buffer_type = p->type;
         b->length = &c->plen[j];
         b->is_null = &c->pnul[j];
-        if (p->type == MYSQL_TYPE_STRING) {
+        if (!p->size) {
             if (c->ptext_cap[j] < p->maxlen + 1) {
                 free(c->ptext[j]);
                 c->ptext[j] = malloc(p->maxlen + 1);
@@ -834,14 +834,8 @@ static inline void fill_one(ab_conn *c, ab_step *st, int64_t i)
         const pcol *p = &pcols[j];
         c->pnul[j] = p->nul[i];
         c->plen[j] = p->len[i];
-        if (p->nul[i])
-            continue;
-        switch (p->type) {
-        case MYSQL_TYPE_LONGLONG: c->pval[j].i = p->i64[i]; break;
-        case MYSQL_TYPE_DOUBLE: c->pval[j].f = p->f64[i]; break;
-        case MYSQL_TYPE_DATETIME: c->pval[j].tm = p->tm[i]; break;
-        default: memcpy(c->ptext[j], p->ptr[i], p->len[i]);
-        }
+        if (!p->nul[i])
+            memcpy(p->size ? (void *)&c->pval[j] : (void *)c->ptext[j], p->ptr[i], p->len[i]);
     }
 }
 
@@ -892,9 +886,7 @@ static int execute_bulk(ab_conn *c, ab_step *st, int64_t first, int64_t last)
             memset(&b[j], 0, sizeof b[j]);
             b[j].buffer_type = p->type;
             /* fixed-size values as arrays of values, the others as arrays of pointers */
-            b[j].buffer = p->type == MYSQL_TYPE_LONGLONG ? (void *)&p->i64[first]
-                          : p->type == MYSQL_TYPE_DOUBLE ? (void *)&p->f64[first]
-                                                         : (void *)&p->ptr[first];
+            b[j].buffer = p->packed ? (void *)(p->fixed + (size_t)first * p->size) : (void *)&p->ptr[first];
             b[j].length = &p->len[first];
             b[j].u.indicator = &p->ind[first];
         }
@@ -1046,9 +1038,7 @@ static void step_end(ab_step *st)
 {
     (void)st;
     for (int j = 0; pcols && j < pcols_n; j++) {
-        free(pcols[j].i64);
-        free(pcols[j].f64);
-        free(pcols[j].tm);
+        free(pcols[j].fixed);
         free(pcols[j].ptr);
         free(pcols[j].len);
         free(pcols[j].nul);

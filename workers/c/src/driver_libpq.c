@@ -42,7 +42,10 @@ static int opt_binary, opt_singlerow, opt_copy;
 
 /* per step, shared by every connection (made in step_begin, only read afterwards) */
 static char *sql_dollar;          /* the statement with $n markers */
-static const char **values;       /* n × nparams parameter texts (NULL = SQL NULL) */
+static const char **values;       /* n × nparams parameters as sent (NULL = SQL NULL) */
+static int *lengths;              /* n × nparams: their lengths (read for binary ones) */
+static Oid *types;                /* nparams: the type OID bound (0: the server infers it) */
+static int *formats;              /* nparams: 0 text, 1 binary */
 static char *copy_sql;            /* batch=copy: COPY t (cols) FROM STDIN */
 static char *copy_data;           /* every row in COPY text format */
 static size_t *copy_off;          /* row r's data starts at copy_off[r] */
@@ -134,7 +137,8 @@ static int configure(const char *key, const char *value)
 
 static const char *batch_style(void)
 {
-    return opt_copy ? "COPY t (cols) FROM STDIN (text format) inside BEGIN/COMMIT, one COPY per group"
+    return opt_copy ? "COPY t (cols) FROM STDIN (text format: booleans t/f, floats in shortest round-trip text, decimals "
+                      "and dates as text, bytea as \\x hex) inside BEGIN/COMMIT, one COPY per group"
                     : "pipeline mode: BEGIN, PQsendQueryPrepared per row (prepared once, in the first group), COMMIT, "
                       "one PQpipelineSync per group, then every result read";
 }
@@ -155,8 +159,18 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "pooled", json_string("not built: libpq has no connection pool"));
     json_object_set_new(s, "literal", json_string("PQexec of the text with values inlined: simple query protocol, so text "
                                                   "results whatever format says"));
-    json_object_set_new(s, "extended", json_string(opt_binary ? "PQexecParams: unnamed statement parsed every time, parameters as text of unspecified type, binary results"
-                                                              : "PQexecParams: unnamed statement parsed every time, parameters as text of unspecified type, text results"));
+    json_object_set_new(s, "extended", json_string(opt_binary ? "PQexecParams: unnamed statement parsed every time, parameters as 'parameters' says, binary results"
+                                                              : "PQexecParams: unnamed statement parsed every time, parameters as 'parameters' says, text results"));
+    json_object_set_new(s, "parameters",
+                        json_string(opt_binary ? "integers, text and timestamps as text of unspecified type (the server infers it from "
+                                                 "the statement); booleans, floats, decimals, dates and bytes with their type OIDs "
+                                                 "(bool 16, float8 701, numeric 1700, date 1082, bytea 17) in binary format (bool 1 "
+                                                 "byte, float8 big-endian IEEE, numeric base-10000 digits, date int32 days since "
+                                                 "2000-01-01, bytea its bytes); a NULL with its type's OID"
+                                               : "integers, text and timestamps as text of unspecified type (the server infers it from "
+                                                 "the statement); booleans, floats, decimals, dates and bytes as text with their type "
+                                                 "OIDs (bool 16, float8 701, numeric 1700, date 1082, bytea 17; floats in shortest "
+                                                 "round-trip text, bytea as \\x hex); a NULL with its type's OID"));
     json_object_set_new(s, "prepared", json_string(opt_binary ? "PQprepare once (inside the first operation), PQexecPrepared with binary results; DEALLOCATE after the step (untimed)"
                                                               : "PQprepare once (inside the first operation), PQexecPrepared with text results; DEALLOCATE after the step (untimed)"));
     json_object_set_new(s, "reading",
@@ -608,13 +622,14 @@ static int run_read(ab_conn *c, ab_step *st, int64_t i, int reads, int64_t *coun
     PGconn *conn = c->pg;
     int fmt = opt_binary;
     const char *const *pv = st->nparams ? &values[i * st->nparams] : NULL;
+    const int *pl = st->nparams ? &lengths[i * st->nparams] : NULL;
     int single = opt_singlerow && reads;
     char *prepared_name = c->prepared_name;
     if (st->kind == K_EXEC && st->mode == M_PREPARED && !prepared_name[0]) {
         /* parsed once, inside the first operation's time */
         char name[32];
         snprintf(name, sizeof name, "abw_%d", ++c->stmt_counter);
-        PGresult *r = PQprepare(conn, name, sql_dollar, st->nparams, NULL);
+        PGresult *r = PQprepare(conn, name, sql_dollar, st->nparams, types);
         if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
             fail_result(c, r);
             PQclear(r);
@@ -630,9 +645,9 @@ static int run_read(ab_conn *c, ab_step *st, int64_t i, int reads, int64_t *coun
         else if (st->mode == M_LITERAL)
             sent = PQsendQuery(conn, st->texts[i]);
         else if (st->mode == M_EXTENDED)
-            sent = PQsendQueryParams(conn, sql_dollar, st->nparams, NULL, pv, NULL, NULL, fmt);
+            sent = PQsendQueryParams(conn, sql_dollar, st->nparams, types, pv, pl, formats, fmt);
         else
-            sent = PQsendQueryPrepared(conn, prepared_name, st->nparams, pv, NULL, NULL, fmt);
+            sent = PQsendQueryPrepared(conn, prepared_name, st->nparams, pv, pl, formats, fmt);
         if (!sent)
             return fail_conn(conn);
         return take_single_rows(c, st, count);
@@ -643,9 +658,9 @@ static int run_read(ab_conn *c, ab_step *st, int64_t i, int reads, int64_t *coun
     else if (st->mode == M_LITERAL)
         res = PQexec(conn, st->texts[i]);
     else if (st->mode == M_EXTENDED)
-        res = PQexecParams(conn, sql_dollar, st->nparams, NULL, pv, NULL, NULL, fmt);
+        res = PQexecParams(conn, sql_dollar, st->nparams, types, pv, pl, formats, fmt);
     else
-        res = PQexecPrepared(conn, prepared_name, st->nparams, pv, NULL, NULL, fmt);
+        res = PQexecPrepared(conn, prepared_name, st->nparams, pv, pl, formats, fmt);
     return take_result(c, st, res, reads, count);
 }
 
@@ -700,11 +715,11 @@ static int batch_pipeline(ab_conn *c, ab_step *st, int64_t first, int64_t last)
     int ok = PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
     queries++;
     if (ok && prepare) {
-        ok = PQsendPrepare(conn, name, sql_dollar, st->nparams, NULL);
+        ok = PQsendPrepare(conn, name, sql_dollar, st->nparams, types);
         queries++;
     }
     for (int64_t r = first; ok && r < last; r++, queries++)
-        ok = PQsendQueryPrepared(conn, name, st->nparams, &values[r * st->nparams], NULL, NULL, 0);
+        ok = PQsendQueryPrepared(conn, name, st->nparams, &values[r * st->nparams], &lengths[r * st->nparams], formats, 0);
     if (ok) {
         ok = PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0);
         queries++;
@@ -777,6 +792,139 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
     }
     }
     return ab_fail("internal", NULL, "unknown step kind");
+}
+
+/* ---- parameters: each type bound by its OID, in text or (format=binary) binary form ------------- */
+
+/* The type OID a parameter of type t is bound with: integers, text and timestamps 0 (unspecified:
+ * the server infers the type from the statement, as before types travelled); the others their
+ * own (a NULL too, so that it is a NULL of its type). */
+static Oid param_oid(ab_type t)
+{
+    switch (t) {
+    case AB_BOOL: return BOOLOID;
+    case AB_FLOAT: return FLOAT8OID;
+    case AB_DECIMAL: return NUMERICOID;
+    case AB_DATE: return DATEOID;
+    case AB_BYTES: return BYTEAOID;
+    default: return 0;
+    }
+}
+
+/* v (not NULL) as PostgreSQL's text input reads it: t/f, bytea as \x hex, the rest their text. */
+static const char *pg_text(const ab_param *v, ab_arena *arena, int *len)
+{
+    if (v->type == AB_BOOL) {
+        *len = 1;
+        return v->i ? "t" : "f";
+    }
+    if (v->type == AB_BYTES) {
+        char *t = ab_arena_alloc(arena, 2 * v->len + 3);
+        t[0] = '\\', t[1] = 'x';
+        *len = 2 + (int)ab_hex(v->text, v->len, t + 2);
+        return t;
+    }
+    *len = (int)v->len;
+    return v->text;
+}
+
+static inline void put_be16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)(v >> 8), p[1] = (unsigned char)v;
+}
+
+static inline void put_be32(unsigned char *p, uint32_t v)
+{
+    put_be16(p, (uint16_t)(v >> 16)), put_be16(p + 2, (uint16_t)v);
+}
+
+/* Plain decimal text ("-12.34") → PostgreSQL's binary numeric (numeric_send): ndigits, weight,
+ * sign, dscale, then the base-10000 digits, leading and trailing zero digits left out. */
+static const char *numeric_binary(const char *s, size_t n, ab_arena *arena, int *len)
+{
+    int neg = n && s[0] == '-';
+    const char *ip = s + neg, *end = s + n, *dot = memchr(ip, '.', (size_t)(end - ip));
+    const char *iend = dot ? dot : end, *fp = dot ? dot + 1 : end;
+    while (ip < iend && *ip == '0')
+        ip++;
+    int ni = (int)(iend - ip), nf = (int)(end - fp), gi = (ni + 3) / 4, gf = (nf + 3) / 4;
+    int ng = gi + gf, first = 0, weight = gi - 1;
+    uint16_t *dig = ab_arena_alloc(arena, (size_t)(ng + 1) * sizeof *dig);
+    for (int g = 0; g < ng; g++) { /* integer digits right-aligned on the point, fraction left-aligned */
+        int v = 0;
+        for (int k = g * 4; k < g * 4 + 4; k++) {
+            int at = g < gi ? k - (gi * 4 - ni) : k - gi * 4;
+            const char *src = g < gi ? ip : fp;
+            int lim = g < gi ? ni : nf;
+            v = v * 10 + (at >= 0 && at < lim ? src[at] - '0' : 0);
+        }
+        dig[g] = (uint16_t)v;
+    }
+    while (first < ng && !dig[first])
+        first++, weight--;
+    while (ng > first && !dig[ng - 1])
+        ng--;
+    int nd = ng - first;
+    unsigned char *b = ab_arena_alloc(arena, 8 + 2 * (size_t)nd);
+    put_be16(b, (uint16_t)nd);
+    put_be16(b + 2, (uint16_t)(int16_t)(nd ? weight : 0));
+    put_be16(b + 4, nd && neg ? 0x4000 : 0x0000);
+    put_be16(b + 6, (uint16_t)nf);
+    for (int k = 0; k < nd; k++)
+        put_be16(b + 8 + 2 * k, dig[first + k]);
+    *len = 8 + 2 * nd;
+    return (const char *)b;
+}
+
+/* v (not NULL) in PostgreSQL's binary format (the type's send function). */
+static const char *pg_binary(const ab_param *v, ab_arena *arena, int *len)
+{
+    unsigned char *b;
+    switch (v->type) {
+    case AB_BOOL:
+        *len = 1;
+        return v->i ? "\1" : "\0";
+    case AB_FLOAT: {
+        uint64_t bits;
+        memcpy(&bits, &v->f, 8);
+        b = ab_arena_alloc(arena, 8);
+        put_be32(b, (uint32_t)(bits >> 32)), put_be32(b + 4, (uint32_t)bits);
+        *len = 8;
+        return (const char *)b;
+    }
+    case AB_DATE:
+        b = ab_arena_alloc(arena, 4);
+        put_be32(b, (uint32_t)(int32_t)(v->i - PG_EPOCH_DAYS));
+        *len = 4;
+        return (const char *)b;
+    case AB_DECIMAL:
+        return numeric_binary(v->text, v->len, arena, len);
+    default: /* bytea: its bytes */
+        *len = (int)v->len;
+        return v->text;
+    }
+}
+
+/* Every operation's parameters as sent (before the clock), with each column's OID and format. */
+static void make_params(ab_step *st)
+{
+    int k = st->nparams;
+    values = malloc((size_t)(st->n * k) * sizeof *values);
+    lengths = ab_arena_alloc(st->arena, (size_t)(st->n * k) * sizeof *lengths);
+    types = ab_arena_alloc(st->arena, (size_t)k * sizeof *types);
+    formats = ab_arena_alloc(st->arena, (size_t)k * sizeof *formats);
+    for (int j = 0; j < k; j++) {
+        types[j] = param_oid(st->param_types[j]);
+        formats[j] = opt_binary && types[j] != 0;
+    }
+    for (int64_t i = 0; i < st->n * k; i++) {
+        const ab_param *v = &st->params[i];
+        int j = (int)(i % k);
+        lengths[i] = 0;
+        values[i] = v->type == AB_NULL ? NULL
+                    : formats[j]       ? pg_binary(v, st->arena, &lengths[i])
+                                       : pg_text(v, st->arena, &lengths[i]);
+    }
 }
 
 /* ---- COPY: INSERT INTO t (cols) VALUES (?, …) → COPY t (cols) FROM STDIN ---------------------------- */
@@ -854,13 +1002,14 @@ no:
     return ab_fail("unsupported", NULL, "batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements: %s", why);
 }
 
-/* The rows in COPY's text format (rendered before the clock, like literal texts). */
+/* The rows in COPY's text format (rendered before the clock, like literal texts): each value's
+ * text form, with backslash, tab, newline and CR escaped; NULL as \\N. */
 static void copy_render(ab_step *st)
 {
     size_t total = 0;
     int k = st->nparams;
     for (int64_t i = 0; i < st->n * k; i++)
-        total += st->params[i].len * 2 + 3;
+        total += st->params[i].len * 4 + 8; /* escaped, bytea's hex doubled */
     copy_data = malloc(total + 1);
     copy_off = malloc((size_t)(st->n + 1) * sizeof *copy_off);
     char *o = copy_data;
@@ -875,8 +1024,10 @@ static void copy_render(ab_step *st)
                 *o++ = 'N';
                 continue;
             }
-            for (size_t j = 0; j < p->len; j++) {
-                char ch = p->text[j];
+            int len;
+            const char *text = pg_text(p, st->arena, &len);
+            for (int j = 0; j < len; j++) {
+                char ch = text[j];
                 switch (ch) {
                 case '\\': *o++ = '\\'; *o++ = '\\'; break;
                 case '\t': *o++ = '\\'; *o++ = 't'; break;
@@ -895,11 +1046,8 @@ static int step_begin(ab_step *st)
 {
     if (st->sql)
         sql_dollar = ab_sql_convert(st->sql, AB_MARK_DOLLAR);
-    if (st->params && st->nparams) {
-        values = malloc((size_t)(st->n * st->nparams) * sizeof *values);
-        for (int64_t i = 0; i < st->n * st->nparams; i++)
-            values[i] = st->params[i].type == AB_NULL ? NULL : st->params[i].text;
-    }
+    if (st->params && st->nparams)
+        make_params(st);
     if (st->kind == K_BATCH && opt_copy) {
         if (copy_statement(st->sql, st->nparams))
             return -1;
@@ -966,7 +1114,7 @@ static void step_end(ab_step *st)
     (void)st;
     free(sql_dollar);
     sql_dollar = NULL;
-    free(values);
+    free(values); /* lengths, types, formats: in the step's arena */
     values = NULL;
     free(copy_sql);
     copy_sql = NULL;

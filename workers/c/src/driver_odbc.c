@@ -183,7 +183,7 @@ static void hello(json_t *a, json_t *s, json_t *caps)
                                                    "statement, parsed every time; MariaDB Connector/ODBC: prepared and "
                                                    "executed every time, one round trip)"));
     json_object_set_new(s, "prepared", json_string("SQLPrepare once (inside the first operation), SQLExecute per operation; the statement handle is freed after the step (untimed)"));
-    json_object_set_new(s, "parameters", json_string("bound once per step to one row of buffers, filled per operation: integers SQL_C_SBIGINT/SQL_BIGINT, text SQL_C_CHAR/SQL_VARCHAR, timestamps SQL_C_TYPE_TIMESTAMP with column size 26 and 6 decimal digits (PostgreSQL, MariaDB: MariaDB Connector/ODBC keeps their microseconds bound so, checked for single rows and parameter arrays) or ISO text (SQLite)"));
+    json_object_set_new(s, "parameters", json_string("bound by the parameter's type once per step to one row of buffers, filled per operation: integers SQL_C_SBIGINT/SQL_BIGINT, booleans SQL_C_BIT/SQL_BIT (PostgreSQL) or SQL_C_SBIGINT/SQL_BIGINT 1/0 (MariaDB, SQLite), floats SQL_C_DOUBLE/SQL_DOUBLE, decimals their text as SQL_C_CHAR/SQL_NUMERIC (precision and scale of the longest values; SQLite: SQL_VARCHAR text), text SQL_C_CHAR/SQL_VARCHAR, timestamps SQL_C_TYPE_TIMESTAMP with column size 26 and 6 decimal digits (PostgreSQL, MariaDB: MariaDB Connector/ODBC keeps their microseconds bound so, checked for single rows and parameter arrays) or ISO text (SQLite), dates SQL_C_TYPE_DATE/SQL_TYPE_DATE (SQLite: ISO text), bytes SQL_C_BINARY/SQL_VARBINARY; NULL with its type's C and SQL types"));
     json_object_set_new(s, "reading", json_string("SQLDescribeCol + SQLBindCol per execution (once per step when prepared): integers SQL_C_SBIGINT, floating SQL_C_DOUBLE, numeric SQL_C_CHAR text, character SQL_C_CHAR (UTF-8, LC_CTYPE C.UTF-8), timestamp/date SQL_C_TYPE_TIMESTAMP/DATE, time as text, bit SQL_C_BIT, binary SQL_C_BINARY; MariaDB BIT as binary; MariaDB FLOAT (SQL_REAL) turned into the server's text for it (6 significant digits) read as a double, as the text protocol gives it"));
     json_object_set_new(s, "server_pid", json_string("PostgreSQL: SELECT pg_backend_pid(); MariaDB: " AB_MARIADB_TID_QUERY " (the serving thread); at open (untimed; not on a connection per request)"));
     json_object_set_new(s, "client encoding",
@@ -791,32 +791,45 @@ static int bind_param(ab_conn *cn, int k, char *buf, SQLLEN *ind)
     return OK(rc) ? 0 : fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLBindParameter");
 }
 
-/* Parameter column j's C and SQL types, from its values. */
+/* Parameter column j's C and SQL types, from its parameter's type (protocol/PROTOCOL.md, Types):
+ * booleans SQL_BIT on PostgreSQL and integers 1/0 elsewhere, decimals their text as SQL_NUMERIC,
+ * dates SQL_TYPE_DATE, bytes SQL_VARBINARY; SQLite, which has no timestamp, date or decimal
+ * type, takes those as text. Sizes from the longest value. */
 static void choose_param_type(pcol *p, const ab_step *st, int j, int dbms)
 {
-    int k = st->nparams, is_pg = dbms == DB_PG;
-    int ints = 1, floats = 1, bools = 1, stamps = 1;
-    size_t maxlen = 1;
+    int k = st->nparams, sqlite = dbms == DB_SQLITE;
+    size_t maxlen = 1, maxint = 1, maxscale = 0;
     for (int64_t i = 0; i < st->n; i++) {
         const ab_param *v = &st->params[i * k + j];
         if (v->type == AB_NULL)
             continue;
-        ints &= v->type == AB_INT;
-        floats &= v->type == AB_FLOAT;
-        bools &= v->type == AB_BOOL;
-        stamps &= v->type == AB_TIMESTAMP;
         if (v->len > maxlen)
             maxlen = v->len;
+        if (v->type == AB_DECIMAL) { /* precision and scale: digits before and after the point */
+            const char *dot = memchr(v->text, '.', v->len);
+            size_t before = (size_t)((dot ? dot : v->text + v->len) - v->text) - (v->text[0] == '-');
+            size_t after = dot ? v->len - (size_t)(dot - v->text) - 1 : 0;
+            maxint = before > maxint ? before : maxint;
+            maxscale = after > maxscale ? after : maxscale;
+        }
     }
-    if (ints || (bools && !is_pg))
+    ab_type t = st->param_types[j];
+    if (t == AB_INT || (t == AB_BOOL && dbms != DB_PG))
         p->ctype = SQL_C_SBIGINT, p->sqltype = SQL_BIGINT, p->elem = 8, p->colsize = 19;
-    else if (floats)
+    else if (t == AB_FLOAT)
         p->ctype = SQL_C_DOUBLE, p->sqltype = SQL_DOUBLE, p->elem = 8, p->colsize = 15;
-    else if (bools)
+    else if (t == AB_BOOL)
         p->ctype = SQL_C_BIT, p->sqltype = SQL_BIT, p->elem = 1, p->colsize = 1;
-    else if (stamps && dbms != DB_SQLITE) /* SQLite has no timestamp type: ISO text */
+    else if (t == AB_TIMESTAMP && !sqlite)
         p->ctype = SQL_C_TYPE_TIMESTAMP, p->sqltype = SQL_TYPE_TIMESTAMP, p->elem = sizeof(SQL_TIMESTAMP_STRUCT),
         p->colsize = 26, p->digits = 6;
+    else if (t == AB_DATE && !sqlite)
+        p->ctype = SQL_C_TYPE_DATE, p->sqltype = SQL_TYPE_DATE, p->elem = sizeof(SQL_DATE_STRUCT), p->colsize = 10;
+    else if (t == AB_DECIMAL && !sqlite)
+        p->ctype = SQL_C_CHAR, p->sqltype = SQL_NUMERIC, p->elem = (SQLLEN)maxlen + 1,
+        p->colsize = maxint + maxscale, p->digits = (SQLSMALLINT)maxscale;
+    else if (t == AB_BYTES)
+        p->ctype = SQL_C_BINARY, p->sqltype = SQL_VARBINARY, p->elem = (SQLLEN)maxlen, p->colsize = maxlen;
     else
         p->ctype = SQL_C_CHAR, p->sqltype = SQL_VARCHAR, p->elem = (SQLLEN)maxlen + 1, p->colsize = maxlen;
 }
@@ -846,6 +859,18 @@ static SQLLEN put_param(const pcol *p, const ab_param *v, char *dst)
         memcpy(dst, &t, sizeof t);
         return sizeof t;
     }
+    case SQL_C_TYPE_DATE: {
+        SQL_DATE_STRUCT d;
+        int64_t y;
+        unsigned m, day;
+        ab_civil_from_days(v->i, &y, &m, &day);
+        d.year = (SQLSMALLINT)y, d.month = (SQLUSMALLINT)m, d.day = (SQLUSMALLINT)day;
+        memcpy(dst, &d, sizeof d);
+        return sizeof d;
+    }
+    case SQL_C_BINARY:
+        memcpy(dst, v->text, v->len);
+        return (SQLLEN)v->len;
     default:
         memcpy(dst, v->text, v->len);
         dst[v->len] = '\0';
@@ -853,7 +878,7 @@ static SQLLEN put_param(const pcol *p, const ab_param *v, char *dst)
     }
 }
 
-/* Parameter columns: a C type per column from its values, every row's value laid out. */
+/* Parameter columns: a C type per column from its parameter's type, every row's value laid out. */
 static void make_params(ab_step *st)
 {
     int k = st->nparams, dbms = endpoint_dbms(st->endpoint);

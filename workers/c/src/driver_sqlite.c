@@ -74,6 +74,10 @@ static void hello(json_t *a, json_t *settings, json_t *caps)
     json_object_set_new(settings, "prepared", json_string("sqlite3_prepare_v2 once (first operation), then reset + clear_bindings + bind + step"));
     json_object_set_new(settings, "scan", json_string("prepare, step every row, decode each column by sqlite3_column_type, finalize"));
     json_object_set_new(settings, "timestamps", json_string("bound and read as ISO text"));
+    json_object_set_new(settings, "parameters",
+                        json_string("sqlite3_bind_int64 for integers and booleans (1/0), sqlite3_bind_double for floats, "
+                                    "sqlite3_bind_blob64 for bytes, sqlite3_bind_text for text and for decimals, dates "
+                                    "and timestamps (their text: SQLite has no such types), sqlite3_bind_null for NULL"));
     json_object_set_new(settings, "rows changed", json_string("sqlite3_changes"));
 }
 
@@ -154,6 +158,9 @@ static int txn_commit(ab_conn *c, ab_step *st)
     return run_txn(c, 1);
 }
 
+/* SQLite's storage classes (protocol/PROTOCOL.md, Types): booleans as integers 1/0, floats as
+ * reals, bytes as blobs; decimals, dates and timestamps as their text, as the data loader
+ * writes them. */
 static int bind_row(sqlite3 *db, sqlite3_stmt *s, const ab_param *row, int n)
 {
     for (int k = 0; k < n; k++) {
@@ -164,7 +171,8 @@ static int bind_row(sqlite3 *db, sqlite3_stmt *s, const ab_param *row, int n)
         case AB_INT:
         case AB_BOOL: rc = sqlite3_bind_int64(s, k + 1, p->i); break;
         case AB_FLOAT: rc = sqlite3_bind_double(s, k + 1, p->f); break;
-        default: /* text; timestamps as ISO text */
+        case AB_BYTES: rc = sqlite3_bind_blob64(s, k + 1, p->len ? p->text : "", p->len, SQLITE_STATIC); break;
+        default: /* text, decimal, date, timestamp */
             rc = sqlite3_bind_text(s, k + 1, p->text, (int)p->len, SQLITE_STATIC);
         }
         if (rc != SQLITE_OK)

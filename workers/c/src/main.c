@@ -318,21 +318,6 @@ static json_t *on_close(json_t *msg)
     return json_object();
 }
 
-/* A generated value as the generate op answers it: the spec's own JSON for choice/const. */
-static json_t *generated_json(const ab_param *p, json_t *src)
-{
-    char ts[40];
-    if (src)
-        return json_incref(src);
-    if (p->type == AB_NULL)
-        return json_null();
-    if (p->type == AB_INT)
-        return json_integer(p->i);
-    if (p->type == AB_TIMESTAMP)
-        return json_stringn(ts, ab_format_timestamp(p->i, ts, 1));
-    return json_stringn(p->text, p->len);
-}
-
 static json_t *on_generate(json_t *msg)
 {
     int64_t count;
@@ -349,19 +334,13 @@ static json_t *on_generate(json_t *msg)
     json_t *values = json_array();
     for (int64_t i = 0; i < count; i++) {
         ab_param p;
-        json_t *src;
-        ab_gen_next(&g, i, &p, &arena, &src);
-        json_array_append_new(values, generated_json(&p, src));
+        ab_gen_next(&g, i, &p, &arena);
+        json_array_append_new(values, ab_param_json(&p));
     }
     ab_arena_free(&arena);
     json_t *a = json_object();
     json_object_set_new(a, "values", values);
     return a;
-}
-
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
 static int typed_float(json_t *val, ab_value *v)
@@ -395,15 +374,9 @@ static int typed_bytes(json_t *val, ab_value *v, ab_arena *arena)
 {
     const char *hex = json_string_value(val);
     size_t n = hex ? strlen(hex) : 1;
-    if (n % 2)
-        return proto_err("a bytes value is an even number of hex digits%s", "");
     unsigned char *b = ab_arena_alloc(arena, n / 2 + 1);
-    for (size_t k = 0; k < n / 2; k++) {
-        int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
-        if (hi < 0 || lo < 0)
-            return proto_err("bad hex in a bytes value%s", "");
-        b[k] = (unsigned char)(hi * 16 + lo);
-    }
+    if (!hex || ab_unhex(hex, n, b))
+        return proto_err("a bytes value is an even number of hex digits%s", "");
     v->type = AB_BYTES;
     v->u.s.p = (const char *)b;
     v->u.s.n = n / 2;
@@ -812,9 +785,13 @@ static int parse_params(json_t *msg, parsed_step *p)
         return ab_fail("protocol", NULL, "%d markers but %d params", st->nparams, nspecs);
     p->gens = calloc((size_t)(nspecs ? nspecs : 1), sizeof *p->gens);
     char err[256];
-    for (int k = 0; k < nspecs; k++)
+    ab_type *types = ab_arena_alloc(&p->arena, (size_t)(nspecs + 1) * sizeof *types);
+    for (int k = 0; k < nspecs; k++) {
         if (ab_gen_init(&p->gens[k], json_array_get(specs, (size_t)k), &p->arena, err, sizeof err))
             return proto_err("%s", err);
+        types[k] = p->gens[k].type;
+    }
+    st->param_types = types;
     return 0;
 }
 
@@ -879,7 +856,7 @@ static void generate_params(parsed_step *p)
     ab_param *params = ab_arena_alloc(&p->arena, (size_t)(st->n * k + 1) * sizeof *params);
     for (int64_t i = 0; i < st->n; i++)
         for (int j = 0; j < k; j++)
-            ab_gen_next(&p->gens[j], i, &params[i * k + j], &p->arena, NULL);
+            ab_gen_next(&p->gens[j], i, &params[i * k + j], &p->arena);
     st->params = params;
     if (st->kind == K_EXEC && (st->mode == M_LITERAL || st->mode == M_RECORD))
         render_texts(st);

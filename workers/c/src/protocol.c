@@ -284,22 +284,46 @@ static int days_in_month(int y, int m)
     return dm[m - 1];
 }
 
+/* date.fromisoformat's YYYY-MM-DD or YYYYMMDD at *p, advancing *p past it. */
+static int iso_date(const char **p, int *y, int *mo, int *d)
+{
+    if (digits(p, 4, y))
+        return -1;
+    if (**p == '-') {
+        (*p)++;
+        if (digits(p, 2, mo) || *(*p)++ != '-' || digits(p, 2, d))
+            return -1;
+    } else if (digits(p, 2, mo) || digits(p, 2, d)) {
+        return -1;
+    }
+    return *y < 1 || *mo < 1 || *mo > 12 || *d < 1 || *d > days_in_month(*y, *mo) ? -1 : 0;
+}
+
+/* A date as date.fromisoformat takes it: days since 1970. */
+static int parse_iso_date(const char *s, int64_t *days)
+{
+    int y, mo, d;
+    if (iso_date(&s, &y, &mo, &d) || *s)
+        return -1;
+    *days = ab_days_from_civil(y, (unsigned)mo, (unsigned)d);
+    return 0;
+}
+
+size_t ab_format_date(int64_t days, char *out)
+{
+    int64_t y;
+    unsigned m, d;
+    ab_civil_from_days(days, &y, &m, &d);
+    return (size_t)sprintf(out, "%04lld-%02u-%02u", (long long)y, m, d);
+}
+
 /* datetime.fromisoformat (3.11) for naive values: YYYY-MM-DD or YYYYMMDD, then optionally one
  * separator character and HH[:MM[:SS[.f…]]] (or the compact HHMMSS forms). */
 int ab_parse_iso_timestamp(const char *s, int64_t *us)
 {
     int y, mo, d, h = 0, mi = 0, se = 0, frac = 0;
     const char *p = s;
-    if (digits(&p, 4, &y))
-        return -1;
-    if (*p == '-') {
-        p++;
-        if (digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d))
-            return -1;
-    } else if (digits(&p, 2, &mo) || digits(&p, 2, &d)) {
-        return -1;
-    }
-    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+    if (iso_date(&p, &y, &mo, &d))
         return -1;
     if (*p) {
         p++; /* any one separator character */
@@ -516,7 +540,32 @@ double ab_mariadb_float(float f, unsigned decimals)
 
 /* ---- generators ---------------------------------------------------------------------------- */
 
-enum { G_SEQ, G_UNIFORM, G_CHOICE, G_TEXT, G_TIMESTAMP, G_CONST };
+enum { G_SEQ, G_UNIFORM, G_CHOICE, G_TEXT, G_TIMESTAMP, G_CONST, G_FLOAT, G_DECIMAL, G_DATE, G_BYTES };
+
+/* Each kind by name, and the type its values have (choice and const: their spec's). */
+static const struct {
+    const char *name;
+    ab_type type;
+} KINDS[] = {[G_SEQ] = {"seq", AB_INT},           [G_UNIFORM] = {"uniform", AB_INT},
+             [G_CHOICE] = {"choice", AB_NULL},    [G_TEXT] = {"text", AB_TEXT},
+             [G_TIMESTAMP] = {"timestamp", AB_TIMESTAMP}, [G_CONST] = {"const", AB_NULL},
+             [G_FLOAT] = {"float", AB_FLOAT},     [G_DECIMAL] = {"decimal", AB_DECIMAL},
+             [G_DATE] = {"date", AB_DATE},        [G_BYTES] = {"bytes", AB_BYTES}};
+
+/* The types a spec's "type" names (protocol/PROTOCOL.md, Types). */
+static const struct {
+    const char *name;
+    ab_type type;
+} TYPES[] = {{"int", AB_INT},         {"bool", AB_BOOL},   {"float", AB_FLOAT},         {"decimal", AB_DECIMAL},
+             {"text", AB_TEXT},       {"date", AB_DATE},   {"timestamp", AB_TIMESTAMP}, {"bytes", AB_BYTES}};
+
+const char *ab_type_name(ab_type t)
+{
+    for (size_t k = 0; k < sizeof TYPES / sizeof *TYPES; k++)
+        if (TYPES[k].type == t)
+            return TYPES[k].name;
+    return t == AB_NULL ? "null" : t == AB_TIME ? "time" : "?";
+}
 
 static int json_i64(json_t *spec, const char *key, int64_t dflt, int64_t *out, int *present)
 {
@@ -538,47 +587,135 @@ static int json_i64(json_t *spec, const char *key, int64_t dflt, int64_t *out, i
     return -1;
 }
 
-/* A JSON value (from a choice list or const) as a parameter. */
-static int param_from_json(json_t *v, ab_param *out, ab_arena *arena)
+static int hexdigit(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int ab_unhex(const char *hex, size_t n, void *out)
+{
+    unsigned char *b = out;
+    if (n % 2)
+        return -1;
+    for (size_t k = 0; k < n; k += 2) {
+        int hi = hexdigit(hex[k]), lo = hexdigit(hex[k + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        b[k / 2] = (unsigned char)(hi * 16 + lo);
+    }
+    return 0;
+}
+
+size_t ab_hex(const void *bytes, size_t n, char *out)
+{
+    static const char digits16[] = "0123456789abcdef";
+    const unsigned char *b = bytes;
+    for (size_t k = 0; k < n; k++) {
+        out[2 * k] = digits16[b[k] >> 4];
+        out[2 * k + 1] = digits16[b[k] & 15];
+    }
+    out[2 * n] = '\0';
+    return 2 * n;
+}
+
+/* The text form of a value whose type and native value are set (ab_param.text); bytes and
+ * text already hold theirs. */
+static void set_text(ab_param *p, ab_arena *arena)
 {
     char buf[64];
     size_t n;
+    switch (p->type) {
+    case AB_NULL:
+        p->text = "", p->len = 0;
+        return;
+    case AB_BOOL:
+        p->text = p->i ? "true" : "false", p->len = p->i ? 4 : 5;
+        return;
+    case AB_INT:
+        n = (size_t)sprintf(buf, "%lld", (long long)p->i);
+        break;
+    case AB_FLOAT:
+        n = ab_float_repr(p->f, buf);
+        break;
+    case AB_TIMESTAMP:
+        n = ab_format_timestamp(p->i, buf, 0);
+        break;
+    case AB_DATE:
+        n = ab_format_date(p->i, buf);
+        break;
+    default: /* decimal, text, bytes: made with their text */
+        return;
+    }
+    p->text = ab_arena_strndup(arena, buf, n);
+    p->len = n;
+}
+
+/* A string of a choice's or const's type (decimal digits, YYYY-MM-DD, ISO 8601, hex) → out. */
+static int param_from_text(const char *s, size_t n, ab_type type, ab_param *out, ab_arena *arena)
+{
+    switch (type) {
+    case AB_TEXT:
+        out->text = ab_arena_strndup(arena, s, n), out->len = n;
+        return 0;
+    case AB_DECIMAL: {
+        char *t = ab_arena_alloc(arena, n + 64);
+        out->len = ab_decimal_plain(s, t, n + 64);
+        out->text = t;
+        return out->len ? 0 : -1;
+    }
+    case AB_DATE:
+        return parse_iso_date(s, &out->i);
+    case AB_TIMESTAMP:
+        return ab_parse_iso_timestamp(s, &out->i);
+    case AB_BYTES: {
+        unsigned char *b = ab_arena_alloc(arena, n / 2 + 1);
+        out->text = (const char *)b, out->len = n / 2;
+        return ab_unhex(s, n, b);
+    }
+    default:
+        return -1;
+    }
+}
+
+/* A JSON value of a choice list or const, of the spec's type, as a parameter: JSON booleans
+ * (bool), integers (int), numbers (float), strings (text, and the text forms of the others). */
+static int param_from_json(json_t *v, ab_type type, ab_param *out, ab_arena *arena)
+{
     memset(out, 0, sizeof *out);
-    if (json_is_null(v)) {
+    out->type = type;
+    if (json_is_null(v))
         out->type = AB_NULL;
-        out->text = "";
-        return 0;
-    }
-    if (json_is_boolean(v)) {
-        out->type = AB_BOOL;
+    else if (type == AB_BOOL && json_is_boolean(v))
         out->i = json_is_true(v);
-        out->text = out->i ? "true" : "false";
-        out->len = strlen(out->text);
-        return 0;
-    }
-    if (json_is_integer(v)) {
-        out->type = AB_INT;
+    else if (type == AB_INT && json_is_integer(v))
         out->i = (int64_t)json_integer_value(v);
-        n = (size_t)sprintf(buf, "%lld", (long long)out->i);
-        out->text = ab_arena_strndup(arena, buf, n);
-        out->len = n;
-        return 0;
+    else if (type == AB_FLOAT && json_is_number(v))
+        out->f = json_number_value(v);
+    else if (!json_is_string(v) || param_from_text(json_string_value(v), json_string_length(v), type, out, arena))
+        return -1;
+    set_text(out, arena);
+    return 0;
+}
+
+/* The spec's type: declared, its kind's, or (choice, const without one) its first value's. */
+static int spec_type(json_t *spec, int kind, json_t *first, ab_type *type)
+{
+    const char *name = json_string_value(json_object_get(spec, "type"));
+    if (name) {
+        for (size_t k = 0; k < sizeof TYPES / sizeof *TYPES; k++)
+            if (!strcmp(name, TYPES[k].name)) {
+                *type = TYPES[k].type;
+                /* a kind that makes values of its own type makes no other */
+                return KINDS[kind].type == AB_NULL || KINDS[kind].type == *type ? 0 : -1;
+            }
+        return -1;
     }
-    if (json_is_real(v)) {
-        out->type = AB_FLOAT;
-        out->f = json_real_value(v);
-        n = ab_float_repr(out->f, buf);
-        out->text = ab_arena_strndup(arena, buf, n);
-        out->len = n;
-        return 0;
-    }
-    if (json_is_string(v)) {
-        out->type = AB_TEXT;
-        out->len = json_string_length(v);
-        out->text = ab_arena_strndup(arena, json_string_value(v), out->len);
-        return 0;
-    }
-    return -1;
+    *type = KINDS[kind].type != AB_NULL ? KINDS[kind].type
+            : json_is_boolean(first)     ? AB_BOOL
+            : json_is_integer(first)     ? AB_INT
+            : json_is_real(first)        ? AB_FLOAT
+                                         : AB_TEXT;
+    return 0;
 }
 
 int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errlen)
@@ -593,6 +730,14 @@ int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errl
         snprintf(err, errlen, "generator spec without kind");
         return -1;
     }
+    g->kind = -1;
+    for (int k = 0; k < (int)(sizeof KINDS / sizeof *KINDS); k++)
+        if (!strcmp(kind, KINDS[k].name))
+            g->kind = k;
+    if (g->kind < 0) {
+        snprintf(err, errlen, "unknown generator kind '%s'", kind);
+        return -1;
+    }
     int64_t seed;
     if (json_i64(spec, "seed", 0, &seed, NULL)) {
         snprintf(err, errlen, "generator seed must be an integer");
@@ -601,9 +746,14 @@ int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errl
     g->state = (uint64_t)seed;
     json_t *null = json_object_get(spec, "null");
     g->null = json_is_number(null) ? json_number_value(null) : 0.0;
-    if (!strcmp(kind, "seq")) {
+    json_t *vals = json_object_get(spec, g->kind == G_CHOICE ? "values" : "value");
+    if (spec_type(spec, g->kind, g->kind == G_CHOICE ? json_array_get(vals, 0) : vals, &g->type)) {
+        snprintf(err, errlen, "%s: unknown type or not one this kind makes", kind);
+        return -1;
+    }
+    switch (g->kind) {
+    case G_SEQ: {
         int has_mod;
-        g->kind = G_SEQ;
         if (json_i64(spec, "start", 1, &g->start, NULL) || json_i64(spec, "step", 1, &g->step, NULL) ||
             json_i64(spec, "div", 1, &g->div, NULL) || json_i64(spec, "mod", 0, &g->mod, &has_mod)) {
             snprintf(err, errlen, "seq: start, step, div and mod must be integers");
@@ -613,87 +763,134 @@ int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errl
             snprintf(err, errlen, "seq: div must not be 0");
             return -1;
         }
-    } else if (!strcmp(kind, "uniform")) {
-        int64_t hi;
+        break;
+    }
+    case G_UNIFORM:
+    case G_DECIMAL: {
+        int64_t hi, scale;
         int has_lo, has_hi;
-        g->kind = G_UNIFORM;
         if (json_i64(spec, "lo", 0, &g->lo, &has_lo) || json_i64(spec, "hi", 0, &hi, &has_hi) || !has_lo ||
-            !has_hi) {
-            snprintf(err, errlen, "uniform: lo and hi must be integers");
+            !has_hi || json_i64(spec, "scale", 0, &scale, NULL) || scale < 0 || scale > 1000) {
+            snprintf(err, errlen, "%s: lo and hi must be integers (decimal: units of 10^-scale, 0 <= scale <= 1000)", kind);
             return -1;
         }
         g->span = (uint64_t)hi - (uint64_t)g->lo + 1;
-    } else if (!strcmp(kind, "choice") || !strcmp(kind, "const")) {
-        int choice = kind[1] == 'h';
-        g->kind = choice ? G_CHOICE : G_CONST;
-        json_t *vals = json_object_get(spec, choice ? "values" : "value");
+        g->scale = (int)scale;
+        break;
+    }
+    case G_CHOICE:
+    case G_CONST: {
+        int choice = g->kind == G_CHOICE;
         if (!vals || (choice && (!json_is_array(vals) || json_array_size(vals) == 0))) {
             snprintf(err, errlen, choice ? "choice: values must be a non-empty list" : "const: value is missing");
             return -1;
         }
-        g->json_values = vals;
         g->nchoices = choice ? json_array_size(vals) : 1;
         g->choices = ab_arena_alloc(arena, g->nchoices * sizeof *g->choices);
         for (size_t k = 0; k < g->nchoices; k++) {
-            if (param_from_json(choice ? json_array_get(vals, k) : vals, &g->choices[k], arena)) {
-                snprintf(err, errlen, "%s: a value must be a number, string, boolean or null", kind);
+            if (param_from_json(choice ? json_array_get(vals, k) : vals, g->type, &g->choices[k], arena)) {
+                snprintf(err, errlen, "%s: a value is not a %s (decimal, date, timestamp and bytes: their text form)",
+                         kind, ab_type_name(g->type));
                 return -1;
             }
         }
-    } else if (!strcmp(kind, "text")) {
+        break;
+    }
+    case G_TEXT: {
         json_t *pat = json_object_get(spec, "pattern");
-        g->kind = G_TEXT;
         if (!json_is_string(pat)) {
             snprintf(err, errlen, "text: pattern must be a string");
             return -1;
         }
         g->plen = json_string_length(pat);
         g->pattern = ab_arena_strndup(arena, json_string_value(pat), g->plen);
-    } else if (!strcmp(kind, "timestamp")) {
+        break;
+    }
+    case G_TIMESTAMP:
+    case G_DATE: {
         const char *start = json_string_value(json_object_get(spec, "start"));
+        int ts = g->kind == G_TIMESTAMP;
         int64_t jitter;
-        g->kind = G_TIMESTAMP;
-        if (!start || ab_parse_iso_timestamp(start, &g->ts_start)) {
-            snprintf(err, errlen, "timestamp: start must be an ISO timestamp without time zone, like 2001-01-01T00:00:00");
+        if (!start || (ts ? ab_parse_iso_timestamp(start, &g->ts_start) : parse_iso_date(start, &g->ts_start))) {
+            snprintf(err, errlen, ts ? "timestamp: start must be an ISO timestamp without time zone, like 2001-01-01T00:00:00"
+                                     : "date: start must be an ISO date, like 2001-01-31");
             return -1;
         }
-        if (json_i64(spec, "step_us", 1000000, &g->step_us, NULL) || json_i64(spec, "jitter_us", 0, &jitter, NULL) ||
-            jitter < 0) {
-            snprintf(err, errlen, "timestamp: step_us and jitter_us must be integers (jitter_us >= 0)");
+        if (json_i64(spec, ts ? "step_us" : "step_days", ts ? 1000000 : 1, &g->step_us, NULL) ||
+            json_i64(spec, ts ? "jitter_us" : "jitter_days", 0, &jitter, NULL) || jitter < 0) {
+            snprintf(err, errlen, ts ? "timestamp: step_us and jitter_us must be integers (jitter_us >= 0)"
+                                     : "date: step_days and jitter_days must be integers (jitter_days >= 0)");
             return -1;
         }
         g->jitter_us = (uint64_t)jitter;
-    } else {
-        snprintf(err, errlen, "unknown generator kind '%s'", kind);
-        return -1;
+        break;
+    }
+    case G_FLOAT: {
+        json_t *lo = json_object_get(spec, "lo"), *hi = json_object_get(spec, "hi");
+        int64_t d;
+        int has_digits;
+        if (!json_is_number(lo) || !json_is_number(hi) || json_i64(spec, "digits", 0, &d, &has_digits) || d < 0 ||
+            d > 15) {
+            snprintf(err, errlen, "float: lo and hi must be numbers, digits an integer from 0 to 15");
+            return -1;
+        }
+        g->flo = json_number_value(lo);
+        g->fhi = json_number_value(hi);
+        if (has_digits) /* 10^d by repeated exact multiplication, as every worker makes it */
+            for (g->pow10 = 1.0; d > 0; d--)
+                g->pow10 *= 10.0;
+        break;
+    }
+    case G_BYTES: {
+        int64_t length;
+        int has;
+        if (json_i64(spec, "length", 0, &length, &has) || !has || length < 0 || length > (1 << 30)) {
+            snprintf(err, errlen, "bytes: length must be an integer >= 0");
+            return -1;
+        }
+        g->length = (size_t)length;
+        break;
+    }
     }
     return 0;
 }
 
-void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena, json_t **json)
+/* An integer count of 10^-scale as plain decimal text: (-1234, 2) → "-12.34", (5, 3) → "0.005". */
+static size_t decimal_text(int64_t units, int scale, char *out)
 {
-    char buf[64];
-    size_t n;
-    if (json)
-        *json = NULL;
+    char digs[24];
+    uint64_t mag = units < 0 ? 0 - (uint64_t)units : (uint64_t)units;
+    int n = sprintf(digs, "%llu", (unsigned long long)mag);
+    int total = n > scale ? n : scale + 1; /* digits written: zeros ahead up to scale + 1 */
+    char *o = out;
+    if (units < 0)
+        *o++ = '-';
+    for (int k = 0; k < total; k++) {
+        if (scale && k == total - scale)
+            *o++ = '.';
+        *o++ = k < total - n ? '0' : digs[k - (total - n)];
+    }
+    *o = '\0';
+    return (size_t)(o - out);
+}
+
+void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena)
+{
+    memset(out, 0, sizeof *out);
     if (g->null > 0 && ab_unit(&g->state) < g->null) {
-        memset(out, 0, sizeof *out);
         out->type = AB_NULL;
         out->text = "";
         return;
     }
+    out->type = g->type;
     switch (g->kind) {
     case G_SEQ: {
         int64_t v = ab_floordiv(g->start + i * g->step, g->div);
-        if (g->mod)
-            v = ab_floormod(v, g->mod);
-        out->type = AB_INT;
-        out->i = v;
+        out->i = g->mod ? ab_floormod(v, g->mod) : v;
         break;
     }
     case G_UNIFORM: {
         uint64_t r = ab_splitmix64_next(&g->state);
-        out->type = AB_INT;
         out->i = (int64_t)((uint64_t)g->lo + (g->span ? r % g->span : r));
         break;
     }
@@ -701,8 +898,6 @@ void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena, json_t **
     case G_CONST: {
         size_t k = g->kind == G_CHOICE ? (size_t)(ab_splitmix64_next(&g->state) % g->nchoices) : 0;
         *out = g->choices[k];
-        if (json)
-            *json = g->kind == G_CHOICE ? json_array_get(g->json_values, k) : g->json_values;
         return;
     }
     case G_TEXT: {
@@ -716,31 +911,68 @@ void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena, json_t **
             t[k] = ch;
         }
         t[g->plen] = '\0';
-        out->type = AB_TEXT;
         out->text = t;
         out->len = g->plen;
-        out->i = 0;
-        out->f = 0;
         return;
     }
-    case G_TIMESTAMP: {
+    case G_TIMESTAMP:
+    case G_DATE: {
         int64_t off = i * g->step_us;
         if (g->jitter_us)
             off += (int64_t)(ab_splitmix64_next(&g->state) % (g->jitter_us + 1));
-        out->type = AB_TIMESTAMP;
         out->i = g->ts_start + off;
-        n = ab_format_timestamp(out->i, buf, 0);
-        out->text = ab_arena_strndup(arena, buf, n);
-        out->len = n;
-        out->f = 0;
+        break;
+    }
+    case G_FLOAT: {
+        double v = g->flo + ab_unit(&g->state) * (g->fhi - g->flo);
+        out->f = g->pow10 > 0 ? floor(v * g->pow10 + 0.5) / g->pow10 : v;
+        break;
+    }
+    case G_DECIMAL: {
+        uint64_t r = ab_splitmix64_next(&g->state);
+        char buf[1100];
+        out->len = decimal_text((int64_t)((uint64_t)g->lo + (g->span ? r % g->span : r)), g->scale, buf);
+        out->text = ab_arena_strndup(arena, buf, out->len);
+        return;
+    }
+    case G_BYTES: {
+        unsigned char *b = ab_arena_alloc(arena, g->length + 1);
+        for (size_t k = 0; k < g->length; k++)
+            b[k] = (unsigned char)(ab_splitmix64_next(&g->state) % 256);
+        out->text = (const char *)b;
+        out->len = g->length;
         return;
     }
     }
-    /* integers */
-    n = (size_t)sprintf(buf, "%lld", (long long)out->i);
-    out->text = ab_arena_strndup(arena, buf, n);
-    out->len = n;
-    out->f = 0;
+    set_text(out, arena);
+}
+
+json_t *ab_param_json(const ab_param *p)
+{
+    char buf[40];
+    switch (p->type) {
+    case AB_NULL:
+        return json_null();
+    case AB_BOOL:
+        return json_boolean(p->i);
+    case AB_INT:
+        return json_integer(p->i);
+    case AB_FLOAT: { /* the IEEE-754 bits, big-endian: exact in every language's JSON */
+        uint64_t bits;
+        memcpy(&bits, &p->f, 8);
+        return json_stringn(buf, (size_t)sprintf(buf, "%016llx", (unsigned long long)bits));
+    }
+    case AB_TIMESTAMP:
+        return json_stringn(buf, ab_format_timestamp(p->i, buf, 1));
+    case AB_BYTES: {
+        char *hex = malloc(2 * p->len + 1);
+        json_t *j = json_stringn(hex, ab_hex(p->text, p->len, hex));
+        free(hex);
+        return j;
+    }
+    default: /* decimal, text, date: their text */
+        return json_stringn(p->text, p->len);
+    }
 }
 
 /* ---- SQL text -------------------------------------------------------------------------------- */
@@ -816,24 +1048,42 @@ static size_t put(char *out, size_t at, const char *s, size_t n)
 
 size_t ab_literal(const ab_param *v, int dialect, char *out)
 {
-    char buf[64];
     size_t n = 0;
-    /* bytes are never generated; the dialect matters for text on MariaDB, where a backslash
-     * is an escape character in strings (doubled, as sqltext.literal does) */
+    int pg = dialect == AB_DIALECT_POSTGRESQL;
     switch (v->type) {
     case AB_NULL:
         return put(out, 0, "NULL", 4);
-    case AB_BOOL:
+    case AB_BOOL: /* SQLite has no boolean: bound as integer 1/0, so written as one */
+        if (dialect == AB_DIALECT_SQLITE)
+            return put(out, 0, v->i ? "1" : "0", 1);
         return v->i ? put(out, 0, "TRUE", 4) : put(out, 0, "FALSE", 5);
     case AB_INT:
-    case AB_FLOAT:
     case AB_DECIMAL:
         return put(out, 0, v->text, v->len);
+    case AB_FLOAT:
+        /* shortest round-trip digits, always in exponent form: 0.1e0 is a double on MariaDB,
+         * where 0.1 would be DECIMAL; PostgreSQL reads any such text as numeric, so it is cast */
+        n = put(out, 0, v->text, v->len);
+        if (!memchr(v->text, 'e', v->len))
+            n = put(out, n, "e0", 2);
+        return pg ? put(out, n, "::float8", 8) : n;
+    case AB_DATE:
+        n = pg ? put(out, 0, "DATE '", 6) : put(out, 0, "'", 1);
+        n = put(out, n, v->text, v->len);
+        return put(out, n, "'", 1);
     case AB_TIMESTAMP:
         n = put(out, 0, "'", 1);
         n = put(out, n, v->text, v->len);
         return put(out, n, "'", 1);
+    case AB_BYTES: /* '\x…'::bytea on PostgreSQL, X'…' elsewhere */
+        n = pg ? put(out, 0, "'\\x", 3) : put(out, 0, "X'", 2);
+        if (out)
+            ab_hex(v->text, v->len, out + n);
+        n += 2 * v->len;
+        return pg ? put(out, n, "'::bytea", 8) : put(out, n, "'", 1);
     case AB_TEXT:
+        /* the dialect matters for text on MariaDB, where a backslash is an escape character in
+         * strings (doubled, as sqltext.literal does) */
         n = put(out, 0, "'", 1);
         for (size_t k = 0; k < v->len; k++) {
             if (v->text[k] == '\'')
@@ -845,7 +1095,6 @@ size_t ab_literal(const ab_param *v, int dialect, char *out)
         }
         return put(out, n, "'", 1);
     default:
-        (void)buf;
         return put(out, 0, "NULL", 4);
     }
 }

@@ -134,41 +134,54 @@ void ab_arena_free(ab_arena *a);
 
 /* ---- generators ------------------------------------------------------------------------- */
 
-/* One generated parameter value, with its text form ready for drivers that bind text. */
+/* One generated parameter value: its type (AB_NULL for a NULL; the column's type is its
+ * generator's, ab_gen.type) and the value, with its text form ready for drivers that bind text.
+ * This is the one place a value's type lives: drivers only bind it. */
 typedef struct {
-    ab_type type;  /* AB_NULL, AB_INT, AB_TEXT, AB_TIMESTAMP, AB_FLOAT, AB_BOOL */
-    int64_t i;     /* AB_INT, AB_BOOL, AB_TIMESTAMP (µs since 1970) */
+    ab_type type;  /* AB_NULL, AB_BOOL, AB_INT, AB_FLOAT, AB_DECIMAL, AB_TEXT, AB_BYTES, AB_TIMESTAMP, AB_DATE */
+    int64_t i;     /* AB_INT, AB_BOOL (0/1), AB_TIMESTAMP (µs since 1970), AB_DATE (days since 1970) */
     double f;      /* AB_FLOAT */
-    const char *text; /* NUL-terminated text: digits, the string, 'YYYY-MM-DD HH:MM:SS[.ffffff]' */
+    /* NUL-terminated text form: digits; "true"/"false"; the shortest round-trip float
+     * (Python's repr); plain decimal text (its scale kept); the string;
+     * 'YYYY-MM-DD HH:MM:SS[.ffffff]'; 'YYYY-MM-DD'. AB_BYTES: the raw bytes (len of them). */
+    const char *text;
     size_t len;
 } ab_param;
 
 typedef struct {
     int kind;
+    ab_type type; /* the type of every value (protocol/PROTOCOL.md, Types) */
     uint64_t state;
     double null;
     /* seq */
     int64_t start, step, div, mod;
-    /* uniform */
+    /* uniform; decimal (units of 10^-scale) */
     int64_t lo;
     uint64_t span;
+    int scale;
+    /* float: lo + unit() · (hi − lo), rounded to digits places when pow10 > 0 */
+    double flo, fhi, pow10;
     /* choice / const: values converted once */
     ab_param *choices;
     size_t nchoices;
     /* text */
     const char *pattern;
     size_t plen;
-    /* timestamp */
+    /* timestamp (µs) and date (days): start + i·step (+ jitter) */
     int64_t ts_start, step_us;
     uint64_t jitter_us;
-    json_t *json_values; /* choice/const as given, for the generate op */
+    /* bytes */
+    size_t length;
 } ab_gen;
 
 /* Sets up a generator from its spec; returns 0, or -1 with a message in err. */
 int ab_gen_init(ab_gen *g, json_t *spec, ab_arena *arena, char *err, size_t errlen);
-/* Value i (called with i = 0, 1, 2, … in order). For choice/const, *json (if not NULL) is
- * set to the chosen JSON value (borrowed) so the generate op can echo it. */
-void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena, json_t **json);
+/* Value i (called with i = 0, 1, 2, … in order). */
+void ab_gen_next(ab_gen *g, int64_t i, ab_param *out, ab_arena *arena);
+/* A generated value as the generate op answers it (protocol/PROTOCOL.md). */
+json_t *ab_param_json(const ab_param *p);
+/* The name of a value type ("int", "float", …). */
+const char *ab_type_name(ab_type t);
 
 /* ---- latency histogram (histogram.py) ---------------------------------------------------- */
 
@@ -229,6 +242,8 @@ int64_t ab_schedule_next(ab_schedule *s);
 /* 'YYYY-MM-DD HH:MM:SS[.ffffff]' (sep ' ', as datetime.isoformat(sep=" ")) or with sep 'T' and
  * always six fraction digits (the generate op's form). Returns the length written. */
 size_t ab_format_timestamp(int64_t us, char *out, int generate_form);
+/* 'YYYY-MM-DD' of days since 1970 (date.isoformat). Returns the length written. */
+size_t ab_format_date(int64_t days, char *out);
 /* ISO 8601 as datetime.fromisoformat takes it (naive only). */
 int ab_parse_iso_timestamp(const char *s, int64_t *us);
 int64_t ab_days_from_civil(int64_t y, unsigned m, unsigned d);
@@ -268,6 +283,10 @@ size_t ab_literal(const ab_param *v, int dialect, char *out);
 char *ab_sql_inline(const char *sql, const size_t *pos, int nmarkers, const ab_param *values,
                     int dialect, ab_arena *arena, size_t *len);
 
+/* Lower-case hex of n bytes into out (2n characters, then a NUL). Returns 2n. */
+size_t ab_hex(const void *bytes, size_t n, char *out);
+/* n hex digits → n / 2 bytes at out; -1 when n is odd or a digit is not hex. */
+int ab_unhex(const char *hex, size_t n, void *out);
 /* Python's repr(float): shortest round-trip text. Returns the length. */
 size_t ab_float_repr(double x, char *out);
 /* Decimal text as Python's format(Decimal(text), "f"); returns length, or 0 if not a number. */
