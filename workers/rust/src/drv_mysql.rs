@@ -87,8 +87,21 @@ fn open_info(c: &mut Conn) -> Res<(Option<i64>, Option<String>, bool)> {
 
 // ---- parameters -----------------------------------------------------------------------------
 
-/// A generated value as the crate binds it: integers (booleans 0/1) as LONGLONG, floats as
-/// DOUBLE, text as a string, timestamps as DATETIME with their microseconds, NULL.
+/// The crate's date-and-time value of an instant in µs (a date: midnight, which the crate
+/// sends as the date alone).
+fn date_value(us: i64) -> Value {
+    let (y, mo, d) = protocol::civil_from_days(us.div_euclid(protocol::US_PER_DAY));
+    let rem = us.rem_euclid(protocol::US_PER_DAY);
+    let secs = rem / 1_000_000;
+    let (h, mi, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    Value::Date(y as u16, mo as u8, d as u8, h as u8, mi as u8, s as u8, (rem % 1_000_000) as u32)
+}
+
+/// A generated value as the crate binds it (mysql::Value, which has no boolean and no
+/// decimal): integers and booleans (1/0) as LONGLONG, floats as DOUBLE, decimals as their
+/// plain text (a string: the server converts it to the column's DECIMAL), text as a string,
+/// bytes as a (binary) string, dates and timestamps as the crate's Value::Date (sent as
+/// MYSQL_TYPE_DATETIME: a date as its 4 date bytes, a timestamp with its microseconds), NULL.
 fn adapt(values: &[Gv]) -> Vec<Value> {
     values
         .iter()
@@ -97,14 +110,11 @@ fn adapt(values: &[Gv]) -> Vec<Value> {
             Gv::Bool(b) => Value::Int(*b as i64),
             Gv::Int(i) => Value::Int(*i),
             Gv::Float(f) => Value::Double(*f),
+            Gv::Dec(d) => Value::Bytes(d.to_string().into_bytes()),
             Gv::Text(s) => Value::Bytes(s.as_bytes().to_vec()),
-            Gv::Ts(us) => {
-                let (y, mo, d) = protocol::civil_from_days(us.div_euclid(protocol::US_PER_DAY));
-                let rem = us.rem_euclid(protocol::US_PER_DAY);
-                let secs = rem / 1_000_000;
-                let (h, mi, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-                Value::Date(y as u16, mo as u8, d as u8, h as u8, mi as u8, s as u8, (rem % 1_000_000) as u32)
-            }
+            Gv::Date(d) => date_value(*d as i64 * protocol::US_PER_DAY),
+            Gv::Ts(us) => date_value(*us),
+            Gv::Bytes(b) => Value::Bytes(b.clone()),
         })
         .collect()
 }
@@ -500,13 +510,13 @@ impl Method for Mysql {
             ("client_flag", "additional_capabilities(CLIENT_FOUND_ROWS): an UPDATE counts the rows it matched; the crate always sets CLIENT_MULTI_STATEMENTS/MULTI_RESULTS/PS_MULTI_RESULTS and negotiates MariaDB's MARIADB_CLIENT_CACHE_METADATA (the server may skip re-sending a prepared statement's result metadata) and STMT_BULK_OPERATIONS".into()),
             ("autocommit", "on: the server's default, which the crate leaves alone (checked at open: where the server's default is off, every connection sends SET autocommit = 1 at connect); BEGIN/COMMIT explicit as text queries".into()),
             ("statement cache", "stmt_cache_size(0) on every connection of open, per-request and persistent clients: nothing is cached, so extended prepares every time and prepared keeps its Statement itself; pooled connections in the prepared mode and for batches: the crate's cache of the default size 32 (how the statement survives between borrowings)".into()),
-            ("literal", "Queryable::query_iter(text) with values inlined (MariaDB literal rules: ' and \\ doubled): COM_QUERY, text protocol, sent as it is (no parameters, no client-side interpolation, no prepare); text results parsed by column type".into()),
+            ("literal", "Queryable::query_iter(text) with values inlined (MariaDB literal rules: ' and \\ doubled in strings, floats in exponent form so that they are DOUBLE literals, booleans TRUE/FALSE, dates 'YYYY-MM-DD', bytes X'…'): COM_QUERY, text protocol, sent as it is (no parameters, no client-side interpolation, no prepare); text results parsed by column type".into()),
             ("extended", "Queryable::prep(sql) (COM_STMT_PREPARE), exec_iter(&Statement, params) (COM_STMT_EXECUTE), close(Statement) (COM_STMT_CLOSE, no answer): every operation; binary protocol both ways".into()),
             ("prepared", "Queryable::prep once (inside the first operation's time), then exec_iter(&Statement, params): one COM_STMT_EXECUTE round trip each; closed after the step (untimed; a COM_PING then waits until the server has read the close)".into()),
             ("record", format!("HANDLER table OPEN AS h before the loop (untimed; a per-request connection opens it inside each operation, a pooled one once per connection before the start); per operation HANDLER h READ `index` = (key values as literals), or for a scan READ FIRST then READ NEXT, LIMIT {HANDLER_ROWS} records per round trip, as text queries; CLOSE after the step")),
             ("scan", "Queryable::query_iter(sql): text protocol (COM_QUERY), as the Python MariaDB drivers".into()),
             ("reading", "the QueryResult iterator: rows read as they arrive, one Row of mysql::Value each (not buffered as a whole); every value decoded by its column's type: integers (BOOLEAN = TINYINT(1) as an integer) i64, DOUBLE f64, FLOAT its shortest text as f64, DECIMAL rust_decimal::Decimal parsed from the server's exact text (its scale kept; over 28 digits the checked text), strings &str (UTF-8 checked), binary-collation columns &[u8], DATETIME/TIMESTAMP µs, DATE days, TIME µs".into()),
-            ("parameters", "mysql::Value per marker: integers (booleans 0/1) as LONGLONG, floats as DOUBLE, text as strings, timestamps as DATETIME values with their microseconds (Value::Date), NULL; one Params::Positional Vec per execution (the crate takes parameters by value)".into()),
+            ("parameters", "mysql::Value per marker: integers and booleans (1/0) as LONGLONG, floats as DOUBLE, text as strings, bytes as strings of their bytes (MYSQL_TYPE_VAR_STRING, the crate's only type for them), dates and timestamps as the crate's date-time value Value::Date, sent as MYSQL_TYPE_DATETIME (a date as its 4 date bytes, a timestamp with its microseconds: the crate has no separate DATE parameter type), NULL; decimals as their plain text (a string: mysql::Value has no decimal, so the server converts the text to the DECIMAL it is compared with or stored in); one Params::Positional Vec per execution (the crate takes parameters by value)".into()),
             ("rows changed", "QueryResult::affected_rows (matched rows, CLIENT_FOUND_ROWS)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread)".into()),
             ("load", "C clients = C OS threads (std::thread::scope), each blocking on its own connection; persistent: client 0 uses the connection from open, the others each open their own (in parallel, with the open query for its thread id) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation, closed after the trial; latencies into a per-client fixed-array histogram, merged after the trial".into()),

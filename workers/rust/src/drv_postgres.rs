@@ -198,6 +198,7 @@ impl Method for Postgres {
             ("literal", "Client::simple_query of the text with values inlined: simple query protocol, text results, each value parsed by its column type; the column types are learnt before the clock by preparing the first text once (then closed)".into()),
             ("extended", "Client::query/execute(&str, params): a named statement prepared every call (Parse+Describe+Sync, one round trip), Bind+Execute+Sync (a second), Close+Sync sent when it drops (read behind the next request); parameters binary, typed as the server inferred them; results binary".into()),
             ("prepared", "Client::prepare once (inside the first operation's time), then query/execute(&Statement, params): one round trip each; closed after the step (untimed)".into()),
+            ("parameters", pg::PARAMETERS.into()),
             ("scan", "Client::query(sql, &[]): as extended, binary results, whole result buffered (Vec<Row>)".into()),
             ("decoding", "as rust-tokio-postgres: Row::try_get by column type (i16/i32/i64, f32 via its shortest text → f64, f64, rust_decimal::Decimal, bool, &str, chrono NaiveDateTime/NaiveDate/NaiveTime → µs/days/µs, &[u8])".into()),
             ("statement cache", "none (the crate has none)".into()),

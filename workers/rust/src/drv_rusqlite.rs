@@ -77,13 +77,17 @@ fn fail(e: rusqlite::Error) -> Fail {
     }
 }
 
-/// A parameter as rusqlite binds it: integers, doubles, text (timestamps as the ISO text
-/// the target stores), NULL; borrowed, so binding copies nothing before SQLite does.
+/// A parameter as rusqlite binds it, by SQLite's storage classes (PROTOCOL.md, Types):
+/// integers (booleans 1/0), doubles, text (decimals as their plain text, dates
+/// `YYYY-MM-DD` and timestamps `YYYY-MM-DD HH:MM:SS[.ffffff]`: SQLite has none of those
+/// types, and the target stores them so), blobs, NULL; borrowed, so binding copies nothing
+/// before SQLite does.
 pub enum P {
     Null,
     Int(i64),
     Float(f64),
     Text(String),
+    Blob(Vec<u8>),
 }
 
 impl ToSql for P {
@@ -93,6 +97,7 @@ impl ToSql for P {
             P::Int(i) => ValueRef::Integer(*i),
             P::Float(f) => ValueRef::Real(*f),
             P::Text(s) => ValueRef::Text(s.as_bytes()),
+            P::Blob(b) => ValueRef::Blob(b),
         }))
     }
 }
@@ -105,8 +110,11 @@ fn adapt(values: &[Gv]) -> Vec<P> {
             Gv::Bool(b) => P::Int(*b as i64),
             Gv::Int(i) => P::Int(*i),
             Gv::Float(f) => P::Float(*f),
+            Gv::Dec(d) => P::Text(d.to_string()),
             Gv::Text(s) => P::Text(s.clone()),
+            Gv::Date(d) => P::Text(protocol::format_date(*d)),
             Gv::Ts(us) => P::Text(protocol::format_ts(*us, false)),
+            Gv::Bytes(b) => P::Blob(b.clone()),
         })
         .collect()
 }
@@ -349,7 +357,7 @@ impl Method for Rusqlite {
             ("prepared", "Connection::prepare once (inside the first operation's time), then query/execute on the same Statement (rebinds every parameter; reset after each use); finalized after the step".into()),
             ("scan", "prepare, step every row, finalize".into()),
             ("decoding", "Row::get_ref → ValueRef by each value's storage class: Integer → i64, Real → f64, Text → &str (UTF-8 checked), Blob → &[u8], Null".into()),
-            ("parameters", "i64, f64, text borrowed (ToSqlOutput::Borrowed); timestamps as ISO text (as the target stores them)".into()),
+            ("parameters", "by storage class, borrowed (ToSqlOutput::Borrowed): integers and booleans (1/0) as i64, floats as f64, text, bytes as blobs; SQLite has no boolean, decimal, date or timestamp type, so decimals are bound as their plain text, dates as YYYY-MM-DD and timestamps as YYYY-MM-DD HH:MM:SS[.ffffff] text (as the target stores them)".into()),
             ("rows changed", "Statement::execute (sqlite3_changes)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread, and r2d2's)".into()),
             ("load", "C clients = C OS threads (std::thread::scope), each with its own connection (SQLite's multi-thread mode: NO_MUTEX, no connection shared between threads); persistent: client 0 uses the connection from open, the others each open their own (as open does) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; BEGIN/COMMIT prepared per client before the barrier, a prepared statement per client in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),

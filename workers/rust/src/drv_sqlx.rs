@@ -7,7 +7,7 @@
 use crate::host::{Client, Ctx, Described, Ended, Job, Link, Method, Slot};
 use crate::load::TaskPause;
 use crate::pg::{self, Col};
-use crate::protocol::{self, Gv, Hint, Sink, Val};
+use crate::protocol::{self, Gv, Sink, Ty, Val};
 use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
 use crate::Hello;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
@@ -15,10 +15,12 @@ use rust_decimal::Decimal;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{
-    PgArguments, PgConnectOptions, PgConnection, PgDatabaseError, PgPool, PgPoolOptions, PgRow, PgSslMode, PgTypeInfo, Postgres,
+    PgArgumentBuffer, PgArguments, PgConnectOptions, PgConnection, PgDatabaseError, PgPool, PgPoolOptions, PgRow, PgSslMode, PgTypeInfo, Postgres,
 };
 use sqlx::query::Query;
-use sqlx::{AssertSqlSafe, Column, ConnectOptions, Connection, QueryBuilder, Row, ValueRef};
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::{AssertSqlSafe, Column, ConnectOptions, Connection, Encode, QueryBuilder, Row, Type, ValueRef};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -198,15 +200,21 @@ fn decode_rows(rows: &[PgRow], text: bool, sink: &mut Sink) -> Res<i64> {
     Ok(rows.len() as i64)
 }
 
-/// A parameter as sqlx binds it: i64 (INT8), &str (TEXT), NaiveDateTime (TIMESTAMP), f64,
-/// bool; a NULL is bound as None of its spec's type.
+/// A parameter as sqlx binds it: each type as the Rust type sqlx encodes natively — bool
+/// (BOOL), i64 (INT8), f64 (FLOAT8), rust_decimal::Decimal (NUMERIC), &str (TEXT),
+/// chrono::NaiveDate (DATE), NaiveDateTime (TIMESTAMP), &[u8] (BYTEA) — and a NULL as NULL
+/// of its spec's type. One `Encode` that hands each value to sqlx's own encoder and names
+/// that encoder's type (`produces`), so a row binds with `bind` / `push_bind` alike.
 enum Bind<'a> {
-    Null(Hint),
+    Null(Ty),
     Bool(bool),
     Int(i64),
     Float(f64),
+    Dec(Decimal),
     Text(&'a str),
+    Date(NaiveDate),
     Ts(NaiveDateTime),
+    Bytes(&'a [u8]),
 }
 
 fn adapt<'a>(st: &'a Step) -> Vec<Bind<'a>> {
@@ -214,34 +222,63 @@ fn adapt<'a>(st: &'a Step) -> Vec<Bind<'a>> {
         .iter()
         .enumerate()
         .map(|(k, v)| match v {
-            Gv::Null => Bind::Null(st.hints[k % st.nparams.max(1)]),
+            Gv::Null => Bind::Null(st.types[k % st.nparams.max(1)]),
             Gv::Bool(b) => Bind::Bool(*b),
             Gv::Int(i) => Bind::Int(*i),
             Gv::Float(f) => Bind::Float(*f),
+            Gv::Dec(d) => Bind::Dec(*d),
             Gv::Text(s) => Bind::Text(s),
-            Gv::Ts(us) => Bind::Ts(DateTime::from_timestamp_micros(*us).map(|d| d.naive_utc()).unwrap_or_default()),
+            Gv::Date(d) => Bind::Date(pg::naive_date(*d)),
+            Gv::Ts(us) => Bind::Ts(pg::naive_ts(*us)),
+            Gv::Bytes(b) => Bind::Bytes(b),
         })
         .collect()
 }
 
+fn enc<'q, T: Encode<'q, Postgres>>(v: &T, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
+    v.encode_by_ref(buf)
+}
+
+impl Type<Postgres> for Bind<'_> {
+    /// Never asked: every value names its own type (`produces`).
+    fn type_info() -> PgTypeInfo {
+        <&str as Type<Postgres>>::type_info()
+    }
+}
+
+impl Encode<'_, Postgres> for Bind<'_> {
+    fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        match self {
+            Bind::Null(_) => Ok(IsNull::Yes),
+            Bind::Bool(v) => enc(v, buf),
+            Bind::Int(v) => enc(v, buf),
+            Bind::Float(v) => enc(v, buf),
+            Bind::Dec(v) => enc(v, buf),
+            Bind::Text(v) => enc(v, buf),
+            Bind::Date(v) => enc(v, buf),
+            Bind::Ts(v) => enc(v, buf),
+            Bind::Bytes(v) => enc(v, buf),
+        }
+    }
+
+    fn produces(&self) -> Option<PgTypeInfo> {
+        Some(match self {
+            Bind::Bool(_) | Bind::Null(Ty::Bool) => bool::type_info(),
+            Bind::Int(_) | Bind::Null(Ty::Int) => i64::type_info(),
+            Bind::Float(_) | Bind::Null(Ty::Float) => f64::type_info(),
+            Bind::Dec(_) | Bind::Null(Ty::Decimal) => Decimal::type_info(),
+            Bind::Text(_) | Bind::Null(Ty::Text) => <&str as Type<Postgres>>::type_info(),
+            Bind::Date(_) | Bind::Null(Ty::Date) => NaiveDate::type_info(),
+            Bind::Ts(_) | Bind::Null(Ty::Timestamp) => NaiveDateTime::type_info(),
+            Bind::Bytes(_) | Bind::Null(Ty::Bytes) => <&[u8] as Type<Postgres>>::type_info(),
+        })
+    }
+}
+
 type Q<'q> = Query<'q, Postgres, PgArguments>;
 
-fn bind<'q>(mut q: Q<'q>, row: &'q [Bind<'q>]) -> Q<'q> {
-    for b in row {
-        q = match b {
-            Bind::Null(Hint::Int) => q.bind(None::<i64>),
-            Bind::Null(Hint::Text) => q.bind(None::<&str>),
-            Bind::Null(Hint::Ts) => q.bind(None::<NaiveDateTime>),
-            Bind::Null(Hint::Float) => q.bind(None::<f64>),
-            Bind::Null(Hint::Bool) => q.bind(None::<bool>),
-            Bind::Bool(v) => q.bind(*v),
-            Bind::Int(v) => q.bind(*v),
-            Bind::Float(v) => q.bind(*v),
-            Bind::Text(v) => q.bind(*v),
-            Bind::Ts(v) => q.bind(*v),
-        };
-    }
-    q
+fn bind<'q>(q: Q<'q>, row: &[Bind<'_>]) -> Q<'q> {
+    row.iter().fold(q, |q, b| q.bind(b))
 }
 
 async fn raw(conn: &mut PgConnection, sql: &'static str) -> Res<()> {
@@ -319,18 +356,7 @@ async fn batch_values(conn: &mut PgConnection, st: &Step, g: usize, prefix: &str
     let mut qb: QueryBuilder<Postgres> = QueryBuilder::new(prefix);
     qb.push_values(rows, |mut b, r| {
         for v in &binds[r * np..(r + 1) * np] {
-            match v {
-                Bind::Null(Hint::Int) => b.push_bind(None::<i64>),
-                Bind::Null(Hint::Text) => b.push_bind(None::<&str>),
-                Bind::Null(Hint::Ts) => b.push_bind(None::<NaiveDateTime>),
-                Bind::Null(Hint::Float) => b.push_bind(None::<f64>),
-                Bind::Null(Hint::Bool) => b.push_bind(None::<bool>),
-                Bind::Bool(x) => b.push_bind(*x),
-                Bind::Int(x) => b.push_bind(*x),
-                Bind::Float(x) => b.push_bind(*x),
-                Bind::Text(x) => b.push_bind(*x),
-                Bind::Ts(x) => b.push_bind(*x),
-            };
+            b.push_bind(v);
         }
     });
     let mut tx = conn.begin().await.map_err(fail)?;
@@ -446,7 +472,7 @@ impl Method for Sqlx {
             ("extended", "sqlx::query(sql).bind(..).persistent(false): unnamed statement, Parse+Describe+Sync (one round trip) then Bind+Execute+Close portal+Sync (a second), every time; binary parameters and results".into()),
             ("prepared", format!("sqlx::query(sql).bind(..).persistent(true): sqlx's statement cache (capacity {STATEMENT_CACHE_CAPACITY}, keyed by SQL text) prepares a named statement on first use (inside the first operation's time), later executions are Bind+Execute+Close portal+Sync; the cache is cleared after every step (clear_cached_statements, untimed)")),
             ("scan", "sqlx::query(sql).persistent(false).fetch_all: as extended, binary results, whole result buffered (Vec<PgRow>)".into()),
-            ("parameters", "bound as sqlx types them: i64 → int8, &str → text, chrono::NaiveDateTime → timestamp, f64, bool; a NULL as None of its generator's type; the server casts them to the columns' types".into()),
+            ("parameters", "bound as sqlx types them, binary, each value of its spec's type: bool → bool, i64 → int8, f64 → float8, rust_decimal::Decimal → numeric, &str → text, chrono::NaiveDate → date, NaiveDateTime → timestamp, &[u8] → bytea; a NULL as NULL of its spec's type (one Encode impl that hands each value to sqlx's encoder and names its type with Encode::produces); the server casts them to the columns' types".into()),
             ("decoding", "Row::try_get by column type OID: int2/int4/int8 → i16/i32/i64, float4 → f32 then its shortest text parsed as f64, float8 → f64, numeric → rust_decimal::Decimal (scale kept), bool, text types → &str, timestamp → chrono::NaiveDateTime → µs, timestamptz → DateTime<Utc>, date, time, bytea → &[u8] (Vec<u8> for text results)".into()),
             ("batch", batch.into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread".into()),

@@ -246,6 +246,7 @@ impl Method for TokioPostgres {
             ("literal", "Client::simple_query of the text with values inlined: simple query protocol, text results, each value parsed by its column type (chrono/rust_decimal/std parsers); the column types are learnt before the clock by preparing the first text once (Parse+Describe+Sync, then Close)".into()),
             ("extended", "Client::query/execute(&str, params): tokio-postgres prepares a named statement every call (Parse+Describe+Sync, one round trip), then Bind+Execute+Sync (a second round trip), then sends Close+Sync when the statement drops (its reply is read behind the next request); parameters binary, typed as the server inferred them; results binary".into()),
             ("prepared", "Client::prepare once (inside the first operation's time), then query/execute(&Statement, params): Bind+Execute+Sync, one round trip; the statement is closed after the step (untimed)".into()),
+            ("parameters", pg::PARAMETERS.into()),
             ("scan", "Client::query(sql, &[]): as extended (prepare + execute + close of a named statement), binary results, whole result buffered (Vec<Row>)".into()),
             ("decoding", "Row::try_get by column type: int2/int4/int8/oid → i16/i32/i64/u32, float4 → f32 then its shortest text parsed as f64 (as a text-format driver sees it), float8 → f64, numeric → rust_decimal::Decimal (scale kept), bool, text types → &str, timestamp → chrono::NaiveDateTime → µs, timestamptz → DateTime<Utc>, date → NaiveDate → days, time → NaiveTime → µs, bytea → &[u8]".into()),
             ("statement cache", "none (tokio-postgres has none)".into()),
@@ -354,7 +355,7 @@ impl Method for TokioPostgres {
 
 fn batch_style(copy: bool) -> &'static str {
     if copy {
-        "COPY t (cols) FROM STDIN (text format; the COPY statement prepared once, in the first group) inside a transaction per group, the group's rows as one CopyData"
+        "COPY t (cols) FROM STDIN (text format: booleans t/f, floats as their shortest round-trip text, decimals plain, dates and timestamps ISO, bytea as \\x… hex with its backslash doubled; the COPY statement prepared once, in the first group) inside a transaction per group, the group's rows as one CopyData"
     } else {
         "a transaction per group (Client::transaction: BEGIN awaited), one Transaction::execute of the prepared statement (prepared once, in the first group) per row, all rows' futures joined with try_join_all so tokio-postgres pipelines them on the connection, then COMMIT awaited"
     }

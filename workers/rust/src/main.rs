@@ -214,7 +214,7 @@ impl Session {
 fn on_generate(msg: &Value) -> Res<Map<String, Value>> {
     let count = msg.get("count").and_then(protocol::json_int).unwrap_or(0).max(0);
     let mut g = Gen::new(msg.get("spec").unwrap_or(&Value::Null)).map_err(Fail::protocol)?;
-    let values: Vec<Value> = (0..count).map(|i| g.next_json(i)).collect();
+    let values: Vec<Value> = (0..count).map(|i| g.next(i).to_json()).collect();
     let mut a = Map::new();
     a.insert("values".into(), Value::Array(values));
     Ok(a)

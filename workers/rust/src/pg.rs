@@ -74,19 +74,36 @@ pub fn fail(e: tokio_postgres::Error) -> Fail {
 
 // ---- parameters -----------------------------------------------------------------------------
 
-/// A generated parameter, with timestamps already made chrono values. It is encoded in the
-/// binary format of whatever type the server inferred for its marker (the server infers
-/// parameter types at Parse; tokio-postgres then asks each value to encode itself as that
-/// type), so an integer can go into a smallint, integer or bigint column as the driver
-/// would send a Rust integer of that width.
+/// A generated parameter as the Rust type tokio-postgres binds it (bool, i64, f64,
+/// rust_decimal::Decimal, String, chrono NaiveDate / NaiveDateTime, bytes), made before the
+/// clock. It is encoded in the binary format of whatever type the server inferred for its
+/// marker (the server infers parameter types at Parse; tokio-postgres then asks each value
+/// to encode itself as that type): a value of the column's own type is sent as that type
+/// (boolean, float8, numeric, date, timestamp, bytea), and an integer can go into a
+/// smallint, integer or bigint column as the driver would send a Rust integer of that width.
+/// A NULL is NULL of whatever type was inferred.
 #[derive(Debug)]
 pub enum PgParam {
     Null,
     Bool(bool),
     Int(i64),
     Float(f64),
+    Dec(Decimal),
     Text(String),
+    Date(NaiveDate),
     Ts(NaiveDateTime),
+    Bytes(Vec<u8>),
+}
+
+/// The `parameters` setting of both drivers.
+pub const PARAMETERS: &str = "each value held as its spec type's Rust value (bool, i64, f64, rust_decimal::Decimal, String, chrono NaiveDate/NaiveDateTime, Vec<u8>) and encoded, binary, as the type the server inferred for its marker (from its column: boolean, int2/int4/int8, float8, numeric, text types, date, timestamp, bytea); a NULL as NULL of that type";
+
+pub fn naive_ts(us: i64) -> NaiveDateTime {
+    DateTime::from_timestamp_micros(us).map(|d| d.naive_utc()).unwrap_or_default()
+}
+
+pub fn naive_date(days: i32) -> NaiveDate {
+    NaiveDate::from_num_days_from_ce_opt(days + EPOCH_DAYS_CE).unwrap_or_default()
 }
 
 pub fn adapt(values: &[Gv]) -> Vec<PgParam> {
@@ -97,8 +114,11 @@ pub fn adapt(values: &[Gv]) -> Vec<PgParam> {
             Gv::Bool(b) => PgParam::Bool(*b),
             Gv::Int(i) => PgParam::Int(*i),
             Gv::Float(f) => PgParam::Float(*f),
+            Gv::Dec(d) => PgParam::Dec(*d),
             Gv::Text(s) => PgParam::Text(s.clone()),
-            Gv::Ts(us) => PgParam::Ts(DateTime::from_timestamp_micros(*us).map(|d| d.naive_utc()).unwrap_or_default()),
+            Gv::Date(d) => PgParam::Date(naive_date(*d)),
+            Gv::Ts(us) => PgParam::Ts(naive_ts(*us)),
+            Gv::Bytes(b) => PgParam::Bytes(b.clone()),
         })
         .collect()
 }
@@ -129,13 +149,27 @@ impl ToSql for PgParam {
                 700 => (*v as f32).to_sql(ty, out),
                 701 => v.to_sql(ty, out),
                 1700 => Decimal::try_from(*v)?.to_sql(ty, out),
-                _ if is_text(ty) => crate::protocol::py_float_repr(*v).as_str().to_sql(ty, out),
+                _ if is_text(ty) => crate::protocol::float_text(*v).as_str().to_sql(ty, out),
                 _ => Err(format!("cannot send a float as {ty}").into()),
             },
             PgParam::Bool(b) => match ty.oid() {
                 16 => b.to_sql(ty, out),
                 _ if is_text(ty) => (if *b { "true" } else { "false" }).to_sql(ty, out),
                 _ => Err(format!("cannot send a boolean as {ty}").into()),
+            },
+            PgParam::Dec(d) => match ty.oid() {
+                1700 => d.to_sql(ty, out),
+                _ if is_text(ty) => d.to_string().as_str().to_sql(ty, out),
+                _ => Err(format!("cannot send a decimal as {ty}").into()),
+            },
+            PgParam::Date(d) => match ty.oid() {
+                1082 => d.to_sql(ty, out),
+                _ if is_text(ty) => d.to_string().as_str().to_sql(ty, out),
+                _ => Err(format!("cannot send a date as {ty}").into()),
+            },
+            PgParam::Bytes(b) => match ty.oid() {
+                17 => b.as_slice().to_sql(ty, out),
+                _ => Err(format!("cannot send bytes as {ty}").into()),
             },
             PgParam::Text(s) => {
                 if is_text(ty) {

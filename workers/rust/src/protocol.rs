@@ -1,7 +1,8 @@
 //! The shared pieces of protocol v1 (protocol/PROTOCOL.md), bit for bit as the Python
 //! reference (src/accessbench/protocol/{prng,generators,checksum,sqltext}.py): splitmix64,
-//! the generators, FNV-1a row hashes over the canonical encoding, timestamps, Python-style
-//! float and decimal text, the `?`-marker scanner, SQL literals and COPY text.
+//! the generators and the typed values they make, FNV-1a row hashes over the canonical
+//! encoding, timestamps and dates, float, decimal and bytes text, the `?`-marker scanner,
+//! SQL literals and COPY text.
 
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -47,26 +48,105 @@ pub fn fnv1a(data: &[u8], mut h: u64) -> u64 {
 
 // ---- values -------------------------------------------------------------------------------
 
-/// A generated value (a parameter or a table value), before any driver adapts it.
+/// The type of a spec's values (PROTOCOL.md, Types): what every value of it, NULL included,
+/// is bound as. The runner names it in every spec (`type`); drivers bind by it, never by
+/// guessing from a value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ty {
+    Int,
+    Bool,
+    Float,
+    Decimal,
+    Text,
+    Date,
+    Timestamp,
+    Bytes,
+}
+
+const TYPES: [(&str, Ty); 8] = [
+    ("int", Ty::Int),
+    ("bool", Ty::Bool),
+    ("float", Ty::Float),
+    ("decimal", Ty::Decimal),
+    ("text", Ty::Text),
+    ("date", Ty::Date),
+    ("timestamp", Ty::Timestamp),
+    ("bytes", Ty::Bytes),
+];
+
+impl Ty {
+    pub fn parse(name: &str) -> Option<Ty> {
+        TYPES.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
+
+    pub fn name(self) -> &'static str {
+        TYPES.iter().find(|(_, t)| *t == self).map_or("?", |(n, _)| n)
+    }
+}
+
+/// A generated value (a parameter or a table value) of its spec's type, before any driver
+/// adapts it: the one value type every driver binds from.
 #[derive(Clone, Debug)]
 pub enum Gv {
     Null,
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// exact, with the scale it was made with
+    Dec(Decimal),
     Text(String),
+    /// days since 1970-01-01
+    Date(i32),
     /// microseconds since 1970-01-01 00:00:00, no time zone
     Ts(i64),
+    Bytes(Vec<u8>),
 }
 
-/// The type a spec produces: what a NULL of that spec is bound as, where a driver needs one.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Hint {
-    Bool,
-    Int,
-    Float,
-    Text,
-    Ts,
+impl Gv {
+    /// A choice's or const's JSON value as a value of type `ty`: booleans, integers, numbers
+    /// (an integer is the same float), strings, and strings in the type's text form for
+    /// decimal (plain digits), date (`YYYY-MM-DD`), timestamp (ISO 8601, no zone) and bytes
+    /// (hex).
+    pub fn from_json(v: &Value, ty: Ty) -> Result<Gv, String> {
+        if v.is_null() {
+            return Ok(Gv::Null);
+        }
+        let bad = || format!("{v} is not a {} value", ty.name());
+        let text = || v.as_str().ok_or_else(bad);
+        Ok(match ty {
+            Ty::Bool => Gv::Bool(v.as_bool().ok_or_else(bad)?),
+            Ty::Int => Gv::Int(json_int(v).ok_or_else(bad)?),
+            Ty::Float => Gv::Float(v.as_f64().ok_or_else(bad)?),
+            Ty::Decimal => {
+                let t = match v {
+                    Value::Number(n) => n.to_string(),
+                    _ => text()?.to_string(),
+                };
+                Gv::Dec(Decimal::from_str_exact(&t).map_err(|e| format!("decimal {t}: {e}"))?)
+            }
+            Ty::Text => Gv::Text(text()?.to_string()),
+            Ty::Date => Gv::Date(parse_iso_date(text()?).ok_or_else(bad)?),
+            Ty::Timestamp => Gv::Ts(parse_iso_ts(text()?).ok_or_else(bad)?),
+            Ty::Bytes => Gv::Bytes(from_hex(text()?).ok_or_else(bad)?),
+        })
+    }
+
+    /// The value as the `generate` op answers it: float as its IEEE-754 bits (16 hex digits,
+    /// big-endian), decimal as plain text, date `YYYY-MM-DD`, timestamp
+    /// `YYYY-MM-DDTHH:MM:SS.ffffff`, bytes as lower-case hex.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Gv::Null => Value::Null,
+            Gv::Bool(b) => Value::Bool(*b),
+            Gv::Int(i) => Value::from(*i),
+            Gv::Float(f) => Value::String(format!("{:016x}", f.to_bits())),
+            Gv::Dec(d) => Value::String(d.to_string()),
+            Gv::Text(s) => Value::String(s.clone()),
+            Gv::Date(d) => Value::String(format_date(*d)),
+            Gv::Ts(us) => Value::String(format_ts(*us, true)),
+            Gv::Bytes(b) => Value::String(to_hex(b)),
+        }
+    }
 }
 
 /// A value read from a database, decoded into a native Rust value.
@@ -217,6 +297,20 @@ pub fn format_ts(us: i64, generate_form: bool) -> String {
     }
 }
 
+/// `YYYY-MM-DD` of a day counted from 1970-01-01.
+pub fn format_date(days: i32) -> String {
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `date.fromisoformat` (Python 3.11) for `YYYY-MM-DD` or `YYYYMMDD`: days since 1970-01-01.
+pub fn parse_iso_date(text: &str) -> Option<i32> {
+    if text.len() != 10 && text.len() != 8 {
+        return None;
+    }
+    parse_iso_ts(text).map(|us| us.div_euclid(US_PER_DAY) as i32)
+}
+
 fn days_in_month(y: i64, m: u32) -> u32 {
     const DM: [u32; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     if m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0) {
@@ -306,59 +400,13 @@ pub fn parse_iso_ts(text: &str) -> Option<i64> {
     Some(secs * 1_000_000 + frac as i64)
 }
 
-// ---- float and decimal text -------------------------------------------------------------------
+// ---- float, decimal and bytes text ------------------------------------------------------------------
 
-/// Python's `repr(float)`: shortest round-trip digits, positional for 1e-4 <= |x| < 1e16,
-/// otherwise `d.ddde±XX`.
-pub fn py_float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x < 0.0 { "-inf".into() } else { "inf".into() };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
-    }
-    let sci = format!("{:e}", x.abs()); // shortest round-trip digits: d[.ddd]e[-]X
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut dig: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    while dig.len() > 1 && dig.ends_with('0') {
-        dig.pop();
-    }
-    let nd = dig.len() as i32;
-    let mut out = String::with_capacity(32);
-    if x < 0.0 {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            for k in 0..=exp {
-                out.push(if k < nd { dig.as_bytes()[k as usize] as char } else { '0' });
-            }
-            out.push('.');
-            if nd > exp + 1 {
-                out.push_str(&dig[(exp + 1) as usize..]);
-            } else {
-                out.push('0');
-            }
-        } else {
-            out.push_str("0.");
-            for _ in 0..(-exp - 1) {
-                out.push('0');
-            }
-            out.push_str(&dig);
-        }
-    } else {
-        out.push_str(&dig[..1]);
-        if nd > 1 {
-            out.push('.');
-            out.push_str(&dig[1..]);
-        }
-        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
-    }
-    out
+/// A double's shortest round-trip text, always in exponent form (Rust's `{:e}`: `1e-1`,
+/// `-2.5e0`, `1e300`): what the literal rules ask (MariaDB reads `0.1` as DECIMAL but
+/// `1e-1` as DOUBLE), and what COPY and a text parameter get.
+pub fn float_text(x: f64) -> String {
+    format!("{x:e}")
 }
 
 /// Python's `format(Decimal(text), "f")`: plain decimal text, no exponent.
@@ -439,20 +487,50 @@ pub fn decimal_plain(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// Lower-case hex of bytes.
+pub fn to_hex(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len() * 2);
+    for x in b {
+        let _ = write!(out, "{x:02x}");
+    }
+    out
+}
+
+fn hexval(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Bytes from hex (either case), or None for an odd length or a non-hex digit.
+pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    let hex = hex.as_bytes();
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    hex.chunks(2).map(|p| Some(hexval(p[0])? << 4 | hexval(p[1])?)).collect()
+}
+
 // ---- generators ---------------------------------------------------------------------------------
 
 enum GenKind {
     Seq { start: i64, step: i64, div: i64, modulo: i64 },
     Uniform { lo: i64, span: u64 },
-    Choice(Vec<(Gv, Value)>),
-    Const(Gv, Value),
+    Choice(Vec<Gv>),
+    Const(Gv),
     Text(String),
     Timestamp { start: i64, step_us: i64, jitter_us: u64 },
+    /// `scale`: 10^digits, when the values are rounded to `digits` decimals
+    Float { lo: f64, hi: f64, scale: Option<f64> },
+    /// lo and span count units of 10^-scale
+    Decimal { lo: i64, span: u64, scale: u32 },
+    Date { start: i32, step_days: i64, jitter_days: u64 },
+    Bytes(usize),
 }
 
-/// One spec's stream: value i (from 0) is made in order, as PROTOCOL.md says.
+/// One spec's stream: value i (from 0) is made in order, as PROTOCOL.md says, every value of
+/// the spec's type.
 pub struct Gen {
     kind: GenKind,
+    ty: Ty,
     rng: SplitMix64,
     null: f64,
 }
@@ -462,6 +540,10 @@ fn json_i64(spec: &Value, key: &str, dflt: Option<i64>) -> Result<Option<i64>, S
         None | Some(Value::Null) => Ok(dflt),
         Some(v) => json_int(v).map(Some).ok_or_else(|| format!("generator field '{key}' must be an integer")),
     }
+}
+
+fn json_f64(spec: &Value, key: &str) -> Result<f64, String> {
+    spec.get(key).and_then(Value::as_f64).ok_or_else(|| format!("generator field '{key}' must be a number"))
 }
 
 /// An integer from JSON: i64, u64 (as the same 64 bits) or an integral float.
@@ -478,32 +560,22 @@ pub fn json_int(v: &Value) -> Option<i64> {
     }
 }
 
-fn gv_from_json(v: &Value) -> Result<Gv, String> {
-    Ok(match v {
-        Value::Null => Gv::Null,
-        Value::Bool(b) => Gv::Bool(*b),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Gv::Int(i)
-            } else if let Some(u) = n.as_u64() {
-                Gv::Int(u as i64)
-            } else {
-                Gv::Float(n.as_f64().unwrap_or(f64::NAN))
-            }
-        }
-        Value::String(s) => Gv::Text(s.clone()),
-        _ => return Err("a choice/const value must be a number, string, boolean or null".into()),
-    })
+/// `lo, hi` (inclusive) as `lo` and the span `hi - lo + 1` (mod 2^64; 0 = all 2^64 values).
+fn range(spec: &Value, what: &str) -> Result<(i64, u64), String> {
+    let need = || format!("{what}: lo and hi must be integers");
+    let lo = json_i64(spec, "lo", None)?.ok_or_else(need)?;
+    let hi = json_i64(spec, "hi", None)?.ok_or_else(need)?;
+    Ok((lo, (hi as u64).wrapping_sub(lo as u64).wrapping_add(1)))
 }
 
-fn hint_of(v: &Gv) -> Option<Hint> {
+/// The type of a spec without `type` (the vectors' older cases): a choice's or const's from
+/// its (first) value, as generators.py's `value_type`.
+fn json_type(v: Option<&Value>) -> Ty {
     match v {
-        Gv::Null => None,
-        Gv::Bool(_) => Some(Hint::Bool),
-        Gv::Int(_) => Some(Hint::Int),
-        Gv::Float(_) => Some(Hint::Float),
-        Gv::Text(_) => Some(Hint::Text),
-        Gv::Ts(_) => Some(Hint::Ts),
+        Some(Value::Bool(_)) => Ty::Bool,
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ty::Int,
+        Some(Value::Number(_)) => Ty::Float,
+        _ => Ty::Text,
     }
 }
 
@@ -512,13 +584,35 @@ impl Gen {
         if !spec.is_object() {
             return Err("a generator spec must be an object".into());
         }
-        let kind = spec.get("kind").and_then(Value::as_str).ok_or("generator spec without kind")?;
+        let kind_name = spec.get("kind").and_then(Value::as_str).ok_or("generator spec without kind")?;
         let seed = match spec.get("seed") {
             None | Some(Value::Null) => 0u64,
             Some(v) => json_int(v).ok_or("generator seed must be an integer")? as u64,
         };
         let null = spec.get("null").and_then(Value::as_f64).unwrap_or(0.0);
-        let kind = match kind {
+        let declared = match spec.get("type") {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(t.as_str().and_then(Ty::parse).ok_or_else(|| format!("unknown value type {t}"))?),
+        };
+        // choice and const make their declared type; every other kind its own
+        let first = match kind_name {
+            "choice" => spec.get("values").and_then(Value::as_array).and_then(|a| a.first()),
+            _ => spec.get("value"),
+        };
+        let ty = match kind_name {
+            "seq" | "uniform" => Ty::Int,
+            "text" => Ty::Text,
+            "timestamp" => Ty::Timestamp,
+            "float" => Ty::Float,
+            "decimal" => Ty::Decimal,
+            "date" => Ty::Date,
+            "bytes" => Ty::Bytes,
+            _ => declared.unwrap_or_else(|| json_type(first)),
+        };
+        if declared.is_some_and(|d| d != ty) {
+            return Err(format!("a {kind_name} generator makes {} values, not {}", ty.name(), declared.unwrap().name()));
+        }
+        let kind = match kind_name {
             "seq" => {
                 let div = json_i64(spec, "div", Some(1))?.unwrap();
                 if div == 0 {
@@ -532,23 +626,15 @@ impl Gen {
                 }
             }
             "uniform" => {
-                let lo = json_i64(spec, "lo", None)?.ok_or("uniform: lo and hi must be integers")?;
-                let hi = json_i64(spec, "hi", None)?.ok_or("uniform: lo and hi must be integers")?;
-                GenKind::Uniform { lo, span: (hi as u64).wrapping_sub(lo as u64).wrapping_add(1) }
+                let (lo, span) = range(spec, "uniform")?;
+                GenKind::Uniform { lo, span }
             }
             "choice" => {
                 let values = spec.get("values").and_then(Value::as_array).filter(|a| !a.is_empty());
                 let values = values.ok_or("choice: values must be a non-empty list")?;
-                let mut out = Vec::with_capacity(values.len());
-                for v in values {
-                    out.push((gv_from_json(v)?, v.clone()));
-                }
-                GenKind::Choice(out)
+                GenKind::Choice(values.iter().map(|v| Gv::from_json(v, ty)).collect::<Result<_, _>>()?)
             }
-            "const" => {
-                let v = spec.get("value").ok_or("const: value is missing")?;
-                GenKind::Const(gv_from_json(v)?, v.clone())
-            }
+            "const" => GenKind::Const(Gv::from_json(spec.get("value").ok_or("const: value is missing")?, ty)?),
             "text" => GenKind::Text(
                 spec.get("pattern").and_then(Value::as_str).ok_or("text: pattern must be a string")?.to_string(),
             ),
@@ -566,42 +652,78 @@ impl Gen {
                     jitter_us: jitter as u64,
                 }
             }
+            "float" => {
+                // 10^d by repeated exact multiplication, as every worker makes it
+                let scale = json_i64(spec, "digits", None)?.map(|d| (0..d).fold(1.0f64, |p, _| p * 10.0));
+                GenKind::Float { lo: json_f64(spec, "lo")?, hi: json_f64(spec, "hi")?, scale }
+            }
+            "decimal" => {
+                let (lo, span) = range(spec, "decimal")?;
+                let scale = json_i64(spec, "scale", Some(0))?.unwrap();
+                if !(0..=Decimal::MAX_SCALE as i64).contains(&scale) {
+                    return Err(format!("decimal: scale must be 0 to {}", Decimal::MAX_SCALE));
+                }
+                GenKind::Decimal { lo, span, scale: scale as u32 }
+            }
+            "date" => {
+                let start = spec.get("start").and_then(Value::as_str).and_then(parse_iso_date);
+                let jitter = json_i64(spec, "jitter_days", Some(0))?.unwrap();
+                if jitter < 0 {
+                    return Err("date: jitter_days must be >= 0".into());
+                }
+                GenKind::Date {
+                    start: start.ok_or("date: start must be a date YYYY-MM-DD")?,
+                    step_days: json_i64(spec, "step_days", Some(1))?.unwrap(),
+                    jitter_days: jitter as u64,
+                }
+            }
+            "bytes" => {
+                let length = json_i64(spec, "length", None)?.filter(|l| *l >= 0);
+                GenKind::Bytes(length.ok_or("bytes: length must be an integer >= 0")? as usize)
+            }
             other => return Err(format!("unknown generator kind '{other}'")),
         };
-        Ok(Gen { kind, rng: SplitMix64::new(seed), null })
+        Ok(Gen { kind, ty, rng: SplitMix64::new(seed), null })
     }
 
-    pub fn hint(&self) -> Hint {
-        match &self.kind {
-            GenKind::Seq { .. } | GenKind::Uniform { .. } => Hint::Int,
-            GenKind::Text(_) => Hint::Text,
-            GenKind::Timestamp { .. } => Hint::Ts,
-            GenKind::Choice(vals) => vals.iter().find_map(|(g, _)| hint_of(g)).unwrap_or(Hint::Text),
-            GenKind::Const(g, _) => hint_of(g).unwrap_or(Hint::Text),
+    /// The type of every value of the spec (what a NULL of it is bound as).
+    pub fn ty(&self) -> Ty {
+        self.ty
+    }
+
+    /// `lo + next() mod span`, in 64-bit two's complement (span 0: all 2^64 values).
+    fn draw(&mut self, lo: i64, span: u64) -> i64 {
+        let r = self.rng.next();
+        let off = if span == 0 { r } else { r % span };
+        (lo as u64).wrapping_add(off) as i64
+    }
+
+    /// Position i of a timestamp or date: `i·step` (+ `next() mod (jitter + 1)` with a jitter).
+    fn offset(&mut self, i: i64, step: i64, jitter: u64) -> i64 {
+        let off = i.wrapping_mul(step);
+        if jitter == 0 {
+            off
+        } else {
+            off + (self.rng.next() % (jitter + 1)) as i64
         }
     }
 
-    /// Value i, plus (for choice and const) the JSON value it came from.
-    fn make(&mut self, i: i64) -> (Gv, Option<&Value>) {
+    /// Value i.
+    pub fn next(&mut self, i: i64) -> Gv {
         if self.null != 0.0 && self.rng.unit() < self.null {
-            return (Gv::Null, None);
+            return Gv::Null; // the null draw comes first; a NULL makes no further draws
         }
         match &self.kind {
             GenKind::Seq { start, step, div, modulo } => {
                 let v = floor_div(start + i * step, *div);
-                let v = if *modulo != 0 { floor_mod(v, *modulo) } else { v };
-                (Gv::Int(v), None)
+                Gv::Int(if *modulo != 0 { floor_mod(v, *modulo) } else { v })
             }
-            GenKind::Uniform { lo, span } => {
-                let r = self.rng.next();
-                let off = if *span == 0 { r } else { r % span };
-                (Gv::Int((*lo as u64).wrapping_add(off) as i64), None)
-            }
+            &GenKind::Uniform { lo, span } => Gv::Int(self.draw(lo, span)),
             GenKind::Choice(vals) => {
                 let k = (self.rng.next() % vals.len() as u64) as usize;
-                (vals[k].0.clone(), Some(&vals[k].1))
+                vals[k].clone()
             }
-            GenKind::Const(g, v) => (g.clone(), Some(v)),
+            GenKind::Const(g) => g.clone(),
             GenKind::Text(pattern) => {
                 let mut out = String::with_capacity(pattern.len());
                 for ch in pattern.chars() {
@@ -611,35 +733,21 @@ impl Gen {
                         c => out.push(c),
                     }
                 }
-                (Gv::Text(out), None)
+                Gv::Text(out)
             }
-            GenKind::Timestamp { start, step_us, jitter_us } => {
-                let mut off = i.wrapping_mul(*step_us);
-                if *jitter_us != 0 {
-                    off += (self.rng.next() % (jitter_us + 1)) as i64;
-                }
-                (Gv::Ts(start + off), None)
+            &GenKind::Timestamp { start, step_us, jitter_us } => Gv::Ts(start + self.offset(i, step_us, jitter_us)),
+            &GenKind::Float { lo, hi, scale } => {
+                let v = lo + self.rng.unit() * (hi - lo);
+                Gv::Float(match scale {
+                    Some(p) => (v * p + 0.5).floor() / p,
+                    None => v,
+                })
             }
-        }
-    }
-
-    pub fn next(&mut self, i: i64) -> Gv {
-        self.make(i).0
-    }
-
-    /// Value i as the `generate` op answers it.
-    pub fn next_json(&mut self, i: i64) -> Value {
-        let (g, src) = self.make(i);
-        if let Some(v) = src {
-            return v.clone();
-        }
-        match g {
-            Gv::Null => Value::Null,
-            Gv::Bool(b) => Value::Bool(b),
-            Gv::Int(i) => Value::from(i),
-            Gv::Float(f) => Value::from(f),
-            Gv::Text(s) => Value::String(s),
-            Gv::Ts(us) => Value::String(format_ts(us, true)),
+            &GenKind::Decimal { lo, span, scale } => Gv::Dec(Decimal::new(self.draw(lo, span), scale)),
+            &GenKind::Date { start, step_days, jitter_days } => {
+                Gv::Date((start as i64 + self.offset(i, step_days, jitter_days)) as i32)
+            }
+            &GenKind::Bytes(len) => Gv::Bytes((0..len).map(|_| self.rng.next() as u8).collect()),
         }
     }
 }
@@ -721,15 +829,37 @@ pub enum Dialect {
     MariaDB,
 }
 
-/// A value as an SQL literal (the `literal` mode's rules).
+/// A value as an SQL literal (the `literal` mode's rules): booleans `TRUE`/`FALSE` (SQLite,
+/// which binds them as integers: `1`/`0`), floats in exponent form (PostgreSQL reads that as
+/// numeric, so it is cast: `…::float8`), decimals as their plain digits, dates `'…'`
+/// (PostgreSQL: `DATE '…'`), bytes `'\x…'::bytea` (PostgreSQL) or `X'…'`.
 pub fn literal(v: &Gv, dialect: Dialect, out: &mut String) {
+    let pg = dialect == Dialect::PostgreSQL;
     match v {
         Gv::Null => out.push_str("NULL"),
+        Gv::Bool(b) if dialect == Dialect::SQLite => out.push(if *b { '1' } else { '0' }),
         Gv::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
         Gv::Int(i) => {
             let _ = write!(out, "{i}");
         }
-        Gv::Float(f) => out.push_str(&py_float_repr(*f)),
+        Gv::Float(f) => {
+            out.push_str(&float_text(*f));
+            if pg {
+                out.push_str("::float8");
+            }
+        }
+        Gv::Dec(d) => {
+            let _ = write!(out, "{d}");
+        }
+        Gv::Date(d) => {
+            let _ = write!(out, "{}'{}'", if pg { "DATE " } else { "" }, format_date(*d));
+        }
+        Gv::Bytes(b) if pg => {
+            let _ = write!(out, "'\\x{}'::bytea", to_hex(b));
+        }
+        Gv::Bytes(b) => {
+            let _ = write!(out, "X'{}'", to_hex(b));
+        }
         Gv::Text(s) => {
             out.push('\'');
             for c in s.chars() {
@@ -856,7 +986,8 @@ pub fn copy_statement(sql: &str, nparams: usize) -> Result<String, String> {
 }
 
 /// One row in COPY's text format (tab-separated, `\N` for NULL, `\`, tab, newline and CR
-/// escaped), appended to `out`.
+/// escaped), appended to `out`: booleans `t`/`f`, floats as their shortest round-trip text,
+/// decimals plain, dates and timestamps ISO, bytea as `\x…` hex (its backslash escaped).
 pub fn copy_row(values: &[Gv], out: &mut Vec<u8>) {
     for (k, v) in values.iter().enumerate() {
         if k > 0 {
@@ -867,11 +998,14 @@ pub fn copy_row(values: &[Gv], out: &mut Vec<u8>) {
                 out.extend_from_slice(b"\\N");
                 continue;
             }
-            Gv::Bool(b) => (if *b { "true" } else { "false" }).into(),
+            Gv::Bool(b) => (if *b { "t" } else { "f" }).into(),
             Gv::Int(i) => i.to_string().into(),
-            Gv::Float(f) => py_float_repr(*f).into(),
+            Gv::Float(f) => float_text(*f).into(),
+            Gv::Dec(d) => d.to_string().into(),
             Gv::Text(s) => s.as_str().into(),
+            Gv::Date(d) => format_date(*d).into(),
             Gv::Ts(us) => format_ts(*us, false).into(),
+            Gv::Bytes(b) => format!("\\x{}", to_hex(b)).into(),
         };
         for &b in text.as_bytes() {
             match b {
@@ -887,10 +1021,6 @@ pub fn copy_row(values: &[Gv], out: &mut Vec<u8>) {
 }
 
 // ---- the checksum op ------------------------------------------------------------------------------
-
-fn hexval(c: u8) -> Option<u8> {
-    (c as char).to_digit(16).map(|d| d as u8)
-}
 
 /// A typed conformance value (`{"type", "value"}`) folded into a row hash.
 pub fn hash_typed(h: u64, t: &Value, scratch: &mut String) -> Result<u64, String> {
@@ -916,17 +1046,7 @@ pub fn hash_typed(h: u64, t: &Value, scratch: &mut String) -> Result<u64, String
         }
         "text" => Val::Text(v.as_str().ok_or("a text value is a string")?).hash(h, scratch),
         "bytes" => {
-            let hex = v.as_str().unwrap_or("x").as_bytes();
-            if !hex.len().is_multiple_of(2) {
-                return Err("a bytes value is an even number of hex digits".into());
-            }
-            let mut b = Vec::with_capacity(hex.len() / 2);
-            for pair in hex.chunks(2) {
-                match (hexval(pair[0]), hexval(pair[1])) {
-                    (Some(hi), Some(lo)) => b.push(hi * 16 + lo),
-                    _ => return Err("bad hex in a bytes value".into()),
-                }
-            }
+            let b = v.as_str().and_then(from_hex).ok_or("a bytes value is an even number of hex digits")?;
             Val::Bytes(&b).hash(h, scratch)
         }
         other => return Err(format!("unknown value type '{other}'")),
@@ -938,14 +1058,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn repr() {
-        assert_eq!(py_float_repr(0.1), "0.1");
-        assert_eq!(py_float_repr(1e16), "1e+16");
-        assert_eq!(py_float_repr(1e-5), "1e-05");
-        assert_eq!(py_float_repr(123.0), "123.0");
-        assert_eq!(py_float_repr(-2.5e-300), "-2.5e-300");
-        assert_eq!(py_float_repr(0.0001), "0.0001");
-        assert_eq!(py_float_repr(1234567890123456.0), "1234567890123456.0");
+    fn literals() {
+        let lit = |v: Gv, d: Dialect| {
+            let mut s = String::new();
+            literal(&v, d, &mut s);
+            s
+        };
+        assert_eq!(lit(Gv::Float(0.1), Dialect::MariaDB), "1e-1");
+        assert_eq!(lit(Gv::Float(-2.5), Dialect::PostgreSQL), "-2.5e0::float8");
+        assert_eq!(lit(Gv::Float(1e300), Dialect::SQLite), "1e300");
+        assert_eq!(lit(Gv::Bool(true), Dialect::SQLite), "1");
+        assert_eq!(lit(Gv::Bool(false), Dialect::MariaDB), "FALSE");
+        assert_eq!(lit(Gv::Dec(Decimal::new(-1234, 2)), Dialect::PostgreSQL), "-12.34");
+        assert_eq!(lit(Gv::Dec(Decimal::new(5, 3)), Dialect::MariaDB), "0.005");
+        assert_eq!(lit(Gv::Date(-1), Dialect::PostgreSQL), "DATE '1969-12-31'");
+        assert_eq!(lit(Gv::Date(0), Dialect::SQLite), "'1970-01-01'");
+        assert_eq!(lit(Gv::Bytes(vec![0, 255]), Dialect::PostgreSQL), "'\\x00ff'::bytea");
+        assert_eq!(lit(Gv::Bytes(vec![]), Dialect::MariaDB), "X''");
+    }
+
+    #[test]
+    fn typed() {
+        assert_eq!(Gv::from_json(&serde_json::json!(3), Ty::Float).unwrap().to_json(), "4008000000000000");
+        assert_eq!(Gv::from_json(&serde_json::json!("12345.670"), Ty::Decimal).unwrap().to_json(), "12345.670");
+        assert_eq!(Gv::from_json(&serde_json::json!("00FF10"), Ty::Bytes).unwrap().to_json(), "00ff10");
+        assert_eq!(Gv::from_json(&serde_json::json!("2000-02-29"), Ty::Date).unwrap().to_json(), "2000-02-29");
+        assert!(Gv::from_json(&serde_json::json!("2001-02-29"), Ty::Date).is_err());
+        let mut row = Vec::new();
+        copy_row(&[Gv::Bool(true), Gv::Float(0.5), Gv::Bytes(vec![1]), Gv::Null], &mut row);
+        assert_eq!(row, b"t\t5e-1\t\\\\x01\t\\N\n");
     }
 
     #[test]

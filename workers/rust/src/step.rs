@@ -1,7 +1,7 @@
 //! A step as the drivers see it (parsed, parameters generated before any clock), the
 //! endpoint, errors, the clocks, and what a step's pass produced (its loops are the host's).
 
-use crate::protocol::{self, Dialect, Gen, Gv, Hint, Sink};
+use crate::protocol::{self, Dialect, Gen, Gv, Sink, Ty};
 use serde_json::{json, Map, Value};
 
 /// An error answer: kind (`db`, `unsupported`, `protocol`, `internal`), message, sqlstate.
@@ -113,7 +113,7 @@ pub struct Record {
 }
 
 /// One step, with everything made before the clock: `values` holds n rows × nparams
-/// generated values; `texts` the inlined statements of a literal step (of a `record` exec,
+/// generated values, `types` each parameter's type; `texts` the inlined statements of a literal step (of a `record` exec,
 /// each operation's key values as literals, comma-separated).
 pub struct Step {
     pub kind: Kind,
@@ -129,7 +129,7 @@ pub struct Step {
     pub latency_file: Option<String>,
     pub nparams: usize,
     pub values: Vec<Gv>,
-    pub hints: Vec<Hint>,
+    pub types: Vec<Ty>,
     pub texts: Vec<String>,
     pub record: Option<Record>,
 }
@@ -211,7 +211,7 @@ impl Step {
         let empty = Vec::new();
         let specs = msg.get("params").and_then(Value::as_array).unwrap_or(&empty);
         let mut values = Vec::new();
-        let mut hints = Vec::new();
+        let mut types = Vec::new();
         let mut texts = Vec::new();
         let nparams = marks.len();
         match kind {
@@ -220,7 +220,7 @@ impl Step {
                     return Err(Fail::protocol(format!("{} markers but {} params", nparams, specs.len())));
                 }
                 let mut gens = specs.iter().map(Gen::new).collect::<Result<Vec<_>, _>>().map_err(Fail::protocol)?;
-                hints = gens.iter().map(Gen::hint).collect();
+                types = gens.iter().map(Gen::ty).collect();
                 values.reserve(n * nparams);
                 for i in 0..n {
                     for g in gens.iter_mut() {
@@ -269,7 +269,7 @@ impl Step {
             latency_file: msg.get("latency_file").and_then(Value::as_str).map(str::to_string),
             nparams,
             values,
-            hints,
+            types,
             texts,
             record,
         })
