@@ -121,3 +121,12 @@ def test_every_method_is_compared_with_the_first_base_that_has_a_cell_in_its_pla
         ("c-libpq", "postgresql/tcp"), ("c-sqlite", "sqlite/inproc")]
     assert all(p.r_percent == pytest.approx(200) for p in pairs)
     assert without == [("other", "tcp")]
+
+
+def test_cpu_per_operation_is_shown_only_where_every_trial_measured_ten_ticks_or_more():
+    from accessbench.stats.cells import _cpu_per_op
+
+    assert _cpu_per_op([(40_000_000, 1000), (50_000_000, 1000)], 1_000) == (45_000.0, None)
+    value, why = _cpu_per_op([(0, 1000), (10_000_000, 1000)], 10_000_000)  # a 10 ms tick reads 0 or 10 ms
+    assert value is None and "under 10× its clock's resolution (10 ms)" in why
+    assert _cpu_per_op([], 1_000) == (None, None)  # nothing read: no figure, and nothing to explain

@@ -132,3 +132,14 @@ def test_trials_on_the_managed_server_record_the_backends_cpu(quick_run):
                 assert all(ns is not None and ns > 0 for ns in server), (c["method"], c["target"], c["step"])
             else:  # in process: the server's work is inside the client's CPU
                 assert all(ns is None for ns in server)
+
+
+def test_a_connect_cells_server_cpu_is_not_measured_and_says_why_rather_than_reading_zero(quick_run):
+    from accessbench.stats.cells import analyse
+
+    _, _, run = quick_run
+    connects = [r for r in analyse(run) if r.cell["kind"] == "connect" and r.cell["target"] != "sqlite" and r.measured]
+    assert connects
+    for r in connects:
+        assert all(t["server_ns"] is None for t in run.trials[r.cell["id"]])  # each backend is gone before it is read
+        assert r.server_cpu_per_op_ns is None and "backend is new" in r.server_cpu_note

@@ -106,6 +106,42 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _at_least_one(text: str) -> int:
+    value = _positive(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("a cell needs at least 1 trial (4 or more for a significance verdict)")
+    return value
+
+
+def _percent(text: str) -> float:
+    """'3%', '3' or '0.5%' → 0.03, 0.03, 0.005; 0 turns the precision target off."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage like 3%") from None
+    if not 0 <= value < 100:
+        raise argparse.ArgumentTypeError(f"{text} is not a percentage from 0 (off) to under 100")
+    return value / 100
+
+
+def _duration(text: str) -> float:
+    """'5min', '90s', '300' (seconds) → seconds."""
+    t = text.strip()
+    for suffix, scale in (("min", 60.0), ("m", 60.0), ("s", 1.0), ("h", 3600.0)):
+        if t.endswith(suffix):
+            t, unit = t[: -len(suffix)], scale
+            break
+    else:
+        unit = 1.0
+    try:
+        value = float(t) * unit
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 5min or 90s") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative")
+    return value
+
+
 def _columns(text: str) -> int:
     value = _positive(text)
     if value < 60:
@@ -155,8 +191,17 @@ def build_parser() -> Parser:
                      help=f"{paths.HELP} (default: every path each target has)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one; see `accessbench methods`)")
-    run.add_argument("--trials", type=_positive, default=None, metavar="N",
-                     help="timed trials per cell (default 5, also with --quick: a significance test needs at least 4)")
+    run.add_argument("--trials", type=_at_least_one, default=None, metavar="N",
+                     help="timed trials per cell before the precision target adds any (default 5, also with "
+                          "--quick: a significance test needs at least 4)")
+    run.add_argument("--precision", type=_percent, default=None, metavar="PCT",
+                     help="add interleaved trials to cells whose median's 95%% CI is wider than ±PCT, within "
+                          "--budget (default 3%%; 0 turns it off)")
+    run.add_argument("--budget", type=_duration, default=None, metavar="TIME",
+                     help="time the run may spend on trials added for --precision, shared among its steps "
+                          "(default 5min; e.g. 90s, 20min)")
+    run.add_argument("--max-trials", type=_at_least_one, default=None, metavar="N",
+                     help="timed trials a cell may reach for --precision (default 40)")
     run.add_argument("--warmup", type=_positive, default=None, metavar="N",
                      help="untimed warmup trials per cell (default 1)")
     run.add_argument("--max-warmup", type=_positive, default=None, metavar="N",
@@ -297,6 +342,10 @@ def _color(console: Console) -> bool:
     return console.is_terminal and not console.no_color
 
 
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
 def _print(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -305,7 +354,7 @@ def _print(text: str) -> None:
 # The defaults of the options a resumed run keeps, in one place (their arguments default to
 # None, so that an option given can be told from one left out).
 RUN_DEFAULTS = {"suite": "quick", "trials": 5, "warmup": 1, "max_warmup": 10, "timeout": 300.0, "quick": False,
-                "unconfined_sql": False}
+                "unconfined_sql": False, "precision": 0.03, "budget": 300.0, "max_trials": 40}
 
 
 def _resume(args: argparse.Namespace):
@@ -373,6 +422,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = RunOptions(
         trials=args.trials, warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick,
         workdir=args.workdir, unconfined_sql=args.unconfined_sql,
+        precision=args.precision, budget=args.budget, max_trials=args.max_trials,
         label=args.label if args.label is not None or not resume else resume.settings.get("label"),
     )
     store = resume.store if resume else Store(args.store)
@@ -385,8 +435,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"resuming run {runner.run_id}: {complete} of {len(cells)} cells complete, "
                       f"{to_measure} trials to measure")
     else:
+        precision = (f", more (up to {options.max_trials}) where the CI is wider than ±{options.precision:.0%} "
+                     f"within {_minutes(options.budget)}" if options.precision and options.budget else "")
         console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
-                      f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell → {args.store}")
+                      f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell{precision} "
+                      f"→ {args.store}")
+    if options.trials < 4:
+        console.print(f"warning: with {options.trials} trial{'s' if options.trials != 1 else ''} per cell no "
+                      "difference can be called significant (a Mann-Whitney test needs 4 against 4 to reach "
+                      "p < 0.05): the verdicts will say so", style="yellow")
     try:
         run_id = runner.run()
     except KeyboardInterrupt:

@@ -212,7 +212,7 @@ class Check:
 
     def _message(self, target: Target, step: Step) -> dict:
         params = [
-            {**g.model_dump(), "seed": derive_seed(self.seed, "params", step.sql or "", str(i))}
+            g.wire(derive_seed(self.seed, "params", step.sql or "", str(i)))
             for i, g in enumerate(step.params)
         ]
         message = {"op": "step", "kind": step.kind, "iterations": step.iterations, "fetch": step.reads_rows,

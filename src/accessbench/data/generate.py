@@ -12,7 +12,7 @@ from ..suite.model import Table
 def column_specs(table: Table, seed: int) -> list[dict]:
     """Each column's generator as a protocol spec with its own stream's seed."""
     return [
-        {**c.gen.model_dump(), "seed": derive_seed(seed, "table", table.name, c.name)} for c in table.columns
+        c.gen.wire(derive_seed(seed, "table", table.name, c.name)) for c in table.columns
     ]
 
 

@@ -49,7 +49,7 @@ class Latency(BaseModel):
 
 
 class CellFlag(BaseModel):
-    kind: Literal["unstable", "short", "few", "outlier"]
+    kind: Literal["wide", "unstable", "short", "few", "outlier"]
     text: str
 
 

@@ -1,20 +1,71 @@
 """Value generators: the same specs make table data (in the orchestrator) and step
 parameters (in every worker). A spec is a dict as it travels in the protocol:
-``{"kind": "uniform", "lo": 1, "hi": 6071, "seed": 123, "null": 0.0}``.
+``{"kind": "uniform", "lo": 1, "hi": 6071, "seed": 123, "null": 0.0, "type": "int"}``.
 
 Each spec owns one splitmix64 stream seeded with its ``seed``; value ``i`` is the ``i``-th
-value drawn in order. The draw rules are specified in protocol/PROTOCOL.md.
+value drawn in order. The draw rules are specified in protocol/PROTOCOL.md. Every value has
+one of the TYPES, which the spec's ``type`` names (the runner always sends it; a spec
+without one takes its kind's own type, and a choice or const the type of its values).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+import math
 from typing import Any, Callable, Iterator
 
 from .prng import SplitMix64
 
 EPOCH = dt.datetime(1970, 1, 1)
-KINDS = ("seq", "uniform", "choice", "text", "timestamp", "const")
+EPOCH_DATE = dt.date(1970, 1, 1)
+KINDS = ("seq", "uniform", "choice", "text", "timestamp", "const", "float", "decimal", "date", "bytes")
+TYPES = ("int", "bool", "float", "decimal", "text", "date", "timestamp", "bytes")
+# The type a kind's values always have (choice and const: their values' type, or a declared one).
+KIND_TYPES = {"seq": "int", "uniform": "int", "text": "text", "timestamp": "timestamp", "float": "float",
+              "decimal": "decimal", "date": "date", "bytes": "bytes"}
+
+
+def value_type(spec: dict[str, Any]) -> str:
+    """The type of a spec's values: declared, its kind's, or (choice, const) its values'."""
+    if spec.get("type"):
+        return spec["type"]
+    if spec["kind"] in KIND_TYPES:
+        return KIND_TYPES[spec["kind"]]
+    first = spec["values"][0] if spec["kind"] == "choice" else spec["value"]
+    return "bool" if isinstance(first, bool) else "int" if isinstance(first, int) else (
+        "float" if isinstance(first, float) else "text")
+
+
+def typed(value: Any, kind: str) -> Any:
+    """A choice's or const's value as its type's native value: decimals, dates, timestamps and
+    bytes are given as text (decimal digits, YYYY-MM-DD, ISO 8601, hex); floats may be given
+    as integers."""
+    if kind == "decimal":
+        return decimal.Decimal(str(value))
+    if kind == "date":
+        return dt.date.fromisoformat(value)
+    if kind == "timestamp":
+        return parse_timestamp(value)
+    if kind == "bytes":
+        return bytes.fromhex(value)
+    if kind == "float":
+        return float(value)
+    return value
+
+
+def power_of_ten(digits: int) -> float:
+    """10^digits by repeated exact multiplication (exact up to 10^22), as every worker does it."""
+    p = 1.0
+    for _ in range(digits):
+        p *= 10.0
+    return p
+
+
+def decimal_text(units: int, scale: int) -> str:
+    """An integer count of 10^-scale as plain decimal text: (-1234, 2) → "-12.34"."""
+    sign, digits = ("-" if units < 0 else ""), str(abs(units)).rjust(scale + 1, "0")
+    return sign + (f"{digits[:-scale]}.{digits[-scale:]}" if scale else digits)
 
 
 def parse_timestamp(text: str) -> dt.datetime:
@@ -33,7 +84,7 @@ def _value_maker(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
         lo, span = spec["lo"], spec["hi"] - spec["lo"] + 1
         return lambda i: lo + rng.next() % span
     if kind == "choice":
-        values = list(spec["values"])
+        values = [typed(v, value_type(spec)) for v in spec["values"]]
         return lambda i: values[rng.next() % len(values)]
     if kind == "text":
         pattern = spec["pattern"]
@@ -60,8 +111,28 @@ def _value_maker(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
 
         return timestamp
     if kind == "const":
-        value = spec["value"]
+        value = typed(spec["value"], value_type(spec))
         return lambda i: value
+    if kind == "float":
+        lo, hi, digits = float(spec["lo"]), float(spec["hi"]), spec.get("digits")
+        scale = power_of_ten(digits) if digits is not None else None
+
+        def floating(i: int) -> float:
+            v = lo + rng.unit() * (hi - lo)
+            return v if scale is None else float(math.floor(v * scale + 0.5)) / scale
+
+        return floating
+    if kind == "decimal":
+        # lo and hi count units of 10^-scale: the runner turns a suite's "-100.00" into -10000.
+        lo, span, scale = spec["lo"], spec["hi"] - spec["lo"] + 1, spec.get("scale", 0)
+        return lambda i: decimal.Decimal(decimal_text(lo + rng.next() % span, scale))
+    if kind == "date":
+        start = dt.date.fromisoformat(spec["start"])
+        step, jitter = spec.get("step_days", 1), spec.get("jitter_days", 0)
+        return lambda i: start + dt.timedelta(days=i * step + (rng.next() % (jitter + 1) if jitter else 0))
+    if kind == "bytes":
+        length = spec["length"]
+        return lambda i: bytes(rng.next() % 256 for _ in range(length))
     raise ValueError(f"unknown generator kind {kind!r}")
 
 

@@ -81,15 +81,23 @@ def literal(value: Any, dialect: str) -> str:
     if value is None:
         return "NULL"
     if isinstance(value, bool):
+        if dialect == "sqlite":  # no boolean type: bound as integer 1/0, so written as one
+            return "1" if value else "0"
         return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, decimal.Decimal)):
+    if isinstance(value, int):
         return str(value)
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
     if isinstance(value, float):
-        return repr(value)
+        # Shortest round-trip digits, always in exponent form: 0.1e0 is an approximate-value
+        # (double) literal on MariaDB, where 0.1 would be DECIMAL; PostgreSQL reads any
+        # such text as numeric, so it is cast.
+        text = repr(value) if "e" in repr(value) else repr(value) + "e0"
+        return text + "::float8" if dialect == "postgresql" else text
     if isinstance(value, dt.datetime):
         return "'" + value.isoformat(sep=" ") + "'"
     if isinstance(value, dt.date):
-        return "'" + value.isoformat() + "'"
+        return ("DATE '" if dialect == "postgresql" else "'") + value.isoformat() + "'"
     if isinstance(value, (bytes, bytearray)):
         return ("'\\x" + bytes(value).hex() + "'::bytea") if dialect == "postgresql" else ("X'" + bytes(value).hex() + "'")
     if isinstance(value, str):
@@ -111,7 +119,21 @@ def inline(sql: str, params: Sequence[Any], dialect: str) -> str:
     return "".join(out)
 
 
-def timestamps_as_text(row: Sequence[Any]) -> tuple:
-    """A row with its timestamps as ISO text (``YYYY-MM-DD HH:MM:SS[.ffffff]``): how SQLite,
-    which has no timestamp type, stores and binds them everywhere in accessbench."""
-    return tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row)
+def as_sqlite(row: Sequence[Any]) -> tuple:
+    """A row as SQLite, which has no timestamp, date, decimal or boolean type, stores and binds
+    it everywhere in accessbench (protocol/PROTOCOL.md, Types): timestamps as ISO text
+    ``YYYY-MM-DD HH:MM:SS[.ffffff]``, dates as ``YYYY-MM-DD``, decimals as their plain text,
+    booleans as integers 1/0."""
+    return tuple(_sqlite_value(v) for v in row)
+
+
+def _sqlite_value(v: Any) -> Any:
+    if isinstance(v, dt.datetime):
+        return v.isoformat(sep=" ")
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, decimal.Decimal):
+        return format(v, "f")
+    if isinstance(v, bool):
+        return int(v)
+    return v

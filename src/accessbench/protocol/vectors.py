@@ -44,6 +44,26 @@ GENERATOR_SPECS: list[dict[str, Any]] = [
     {"kind": "uniform", "lo": 1, "hi": 5000, "null": 0.25, "seed": 9},
     {"kind": "text", "pattern": "n-##", "null": 0.5, "seed": 10},
     {"kind": "timestamp", "start": "2024-02-28T12:00:00", "step_us": 3600000000, "jitter_us": 999999, "null": 0.1, "seed": 11},
+    # Typed values: every type a parameter can have, as the runner sends them (with "type").
+    {"kind": "choice", "values": [True, False], "seed": 12, "type": "bool"},
+    {"kind": "const", "value": True, "type": "bool"},
+    {"kind": "float", "lo": -1000.0, "hi": 1000.0, "seed": 13, "type": "float"},
+    {"kind": "float", "lo": 0.0, "hi": 100.0, "digits": 2, "seed": 14, "type": "float"},
+    {"kind": "float", "lo": -1e-5, "hi": 1e300, "digits": 3, "null": 0.2, "seed": 15, "type": "float"},
+    {"kind": "choice", "values": [0.1, -2.5, 1e300, 3.0], "seed": 16, "type": "float"},
+    {"kind": "decimal", "lo": -10000, "hi": 10000, "scale": 2, "seed": 17, "type": "decimal"},
+    {"kind": "decimal", "lo": 0, "hi": 9, "scale": 4, "seed": 18, "type": "decimal"},
+    {"kind": "decimal", "lo": -5, "hi": 5, "scale": 0, "null": 0.3, "seed": 19, "type": "decimal"},
+    {"kind": "choice", "values": ["12345.670", "-0.001", "0"], "seed": 20, "type": "decimal"},
+    {"kind": "date", "start": "2024-02-27", "seed": 21, "type": "date"},
+    {"kind": "date", "start": "1969-12-30", "step_days": -7, "jitter_days": 3, "seed": 22, "type": "date"},
+    {"kind": "choice", "values": ["2000-02-29", "1969-01-01"], "seed": 23, "type": "date"},
+    {"kind": "bytes", "length": 6, "seed": 24, "type": "bytes"},
+    {"kind": "bytes", "length": 0, "seed": 25, "type": "bytes"},
+    {"kind": "choice", "values": ["00ff10", ""], "null": 0.25, "seed": 26, "type": "bytes"},
+    {"kind": "const", "value": "2001-02-03T04:05:06.5", "type": "timestamp"},
+    {"kind": "uniform", "lo": 1, "hi": 9, "seed": 27, "type": "int"},
+    {"kind": "text", "pattern": "??", "seed": 28, "type": "text"},
 ]
 
 
@@ -52,9 +72,23 @@ def timestamp_text(value: dt.datetime) -> str:
 
 
 def to_json(value: Any) -> Any:
+    """A generated value as the `generate` op answers it (protocol/PROTOCOL.md)."""
     if isinstance(value, dt.datetime):
         return timestamp_text(value)
-    return value
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, float):
+        return float_bits(value)
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return value  # None, bool, int, text
+
+
+def float_bits(x: float) -> str:
+    """IEEE-754 binary64 bits as 16 hex digits: exact in every language's JSON."""
+    return struct.pack(">d", x).hex()
 
 
 # Typed values (as the `checksum` op takes them) → the native Python value.
@@ -78,7 +112,7 @@ def native(typed: dict) -> Any:
 
 
 def _float(x: float) -> dict:
-    return {"type": "float", "value": struct.pack("<d", x)[::-1].hex()}
+    return {"type": "float", "value": float_bits(x)}
 
 
 VALUE_CASES: list[tuple[str, dict]] = [

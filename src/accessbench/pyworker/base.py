@@ -102,6 +102,21 @@ class Driver:
         """Every setting that changes behaviour, pinned, in words a reader can check."""
         return {}
 
+    # Settings a method can be named with, as the other languages' methods are
+    # (py-psycopg/row=dict): each setting's values, its default first. The catalog lists the
+    # named variants; the host checks a name against these before ``configure``.
+    variants: dict[str, tuple[str, ...]] = {}
+
+    def configure(self, chosen: dict[str, str]) -> None:
+        """Take the method name's settings (already checked); called before anything else.
+        The method's name is then the variant's, as its hello says."""
+        self.chosen = {k: values[0] for k, values in self.variants.items()} | chosen
+        if chosen:
+            self.name = type(self).name + "".join(f"/{k}={v}" for k, v in chosen.items())
+
+    def setting(self, name: str) -> str:
+        return getattr(self, "chosen", {}).get(name) or self.variants[name][0]
+
     def sqlstate(self, error: BaseException) -> str | None:
         return getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
 

@@ -328,6 +328,8 @@ class Session:
         def collect(result: Any) -> None:
             nonlocal changed, width, first
             if reads:
+                if result and isinstance(result[0], dict):  # a dict row factory: its values, in column order
+                    result = [tuple(row.values()) for row in result]
                 checksum.add_rows(result)
                 if result and not width:
                     width = len(result[0])
@@ -417,10 +419,30 @@ def main(argv: list[str]) -> int:
     except (ImportError, TypeError) as e:  # still answer every message, so the runner can say why
         traceback.print_exc()
         driver = Missing(argv[0], f"driver module not importable: {e}")
-    if settings:  # no Python driver has settings yet: none may be silently ignored
-        driver = Missing(argv[0], f"{base} has no setting {settings!r}")
+    if not isinstance(driver, Missing):
+        chosen, why = variant_settings(driver, settings)
+        if why:  # a setting silently ignored would measure another method under this one's name
+            driver = Missing(argv[0], why)
+        else:
+            driver.configure(chosen)
     serve(Session(driver), sys.stdin, out)
     return 0
+
+
+def variant_settings(driver: Driver, text: str) -> tuple[dict[str, str], str | None]:
+    """``row=dict`` or ``row=dict/prepare=auto`` checked against the driver's variants:
+    (the settings, None) or ({}, why not)."""
+    chosen: dict[str, str] = {}
+    for part in filter(None, text.split("/")):
+        name, _, value = part.partition("=")
+        values = driver.variants.get(name)
+        if values is None:
+            known = ", ".join(f"{k}={'|'.join(v)}" for k, v in driver.variants.items()) or "none"
+            return {}, f"{driver.name} has no setting {name!r} (its settings: {known})"
+        if value not in values:
+            return {}, f"{driver.name}/{name} takes {' or '.join(values)}, not {value!r}"
+        chosen[name] = value
+    return chosen, None
 
 
 class Missing(Driver):

@@ -79,6 +79,7 @@ class Breakdown:
     total_text: str
     parts: tuple[Share, ...]
     data: dict[str, str] = field(default_factory=dict)
+    note: str = ""          # why there are no parts, when CPU was read but is not shown
 
 
 @dataclass(frozen=True)
@@ -362,7 +363,8 @@ def breakdown_chart(step: str, rows: Sequence[Breakdown], width: float, variant:
 def _breakdown_row(r: Breakdown, i: int, x: Scale) -> str:
     mid = ROW_H / 2
     data = dict(r.data, total=r.total_text) | {p.kind: repr(float(p.share)) for p in r.parts}
-    shares = " · ".join(f"{PART_NAMES[p.kind]} {p.text} ({p.share:.0%})" for p in r.parts) or "CPU time not measured"
+    shares = " · ".join(f"{PART_NAMES[p.kind]} {p.text} ({p.share:.0%})" for p in r.parts) or (
+        f"CPU time {r.note}" if r.note else "CPU time not measured")
     out = [f'<g class="row breakdown" transform="translate(0,{_num(AXIS_TOP + i * ROW_H)})"{_filter_attrs(data)}>'
            f"<title>{_e(r.label)}: {_e(r.total_text)} per op — {_e(shares)}</title>"]
     left = 0.0
@@ -372,7 +374,7 @@ def _breakdown_row(r: Breakdown, i: int, x: Scale) -> str:
                    f'width="{_num(max(x1 - x0, 0))}" height="{BAR_H}"/>')
         left += p.share
     if not r.parts:
-        out.append(_text("na", x.a, mid + TEXT_DY, "not measured"))
+        out.append(_text("na", x.a, mid + TEXT_DY, "not shown (clock too coarse)" if r.note else "not measured"))
     out.append(_text("value", x.b + PAD / 2, mid + TEXT_DY, r.total_text) + "</g>")
     return "".join(out)
 

@@ -306,7 +306,7 @@ def _breakdown_chart(step: StepReport) -> str:
     if not any(row.result.cpu_per_op_ns is not None for row in step.rows):
         return ""
     rows = [charts.Breakdown(row.result.label, fmt.duration(row.result.per_op_ns), row.shares,
-                             _filter_data(row.result)) for row in step.rows]
+                             _filter_data(row.result), row.result.cpu_note or "") for row in step.rows]
     return charts.breakdown_chart(step.step, rows, BREAKDOWN_W, step.variant)
 
 
@@ -342,7 +342,9 @@ def _step_table(step: StepReport, view: View) -> Table:
                 Column("client CPU", True, "the client's CPU time (user + system) per operation"),
                 Column("server CPU", True, "the serving backend's CPU time per operation"),
                 Column("RT/op", True, "round trips per operation, counted by the latency proxy"),
-                Column("trials", True), Column("CV", True, "coefficient of variation of the trials' figures"),
+                Column("trials", True),
+                Column("±CI", True, "how precisely the median is known: its 95% CI's half-width, relative to it"),
+                Column("CV", True, "coefficient of variation of the trials' figures"),
                 Column("verified"), Column("flags")]
     rows = []
     for row in step.rows:
@@ -353,7 +355,7 @@ def _step_table(step: StepReport, view: View) -> Table:
         cells += [Cell(row.behind.text, row.behind.sort, cls="behind") if row.behind else Cell("", cls="behind")]
         cells += [_figure_cell(row.percentiles[q]) for q in (50.0, 99.0, 99.9, 100.0)]
         cells += [_figure_cell(row.client_cpu), _figure_cell(row.server_cpu), _figure_cell(row.round_trips),
-                  Cell(str(row.trials), str(row.trials)), _figure_cell(row.cv),
+                  Cell(str(row.trials), str(row.trials)), _figure_cell(row.half_width), _figure_cell(row.cv),
                   Cell(row.status, row.status, row.cell.get("message") or None, f"status status-{row.status}", pill=True),
                   _flags_cell(row)]
         # The script re-ranks the rows a filter leaves by their figure (data-figure).
@@ -363,7 +365,7 @@ def _step_table(step: StepReport, view: View) -> Table:
 
 
 def _figure_cell(f) -> Cell:
-    return Cell(f.text, f.sort)
+    return Cell(f.text, f.sort, title=f.note or None)
 
 
 def _flags_cell(row: CellRow) -> Cell:

@@ -31,6 +31,7 @@ class Figure:
 
     value: float | None
     text: str
+    note: str = ""          # why there is no figure ("not shown: … under 10× its clock's resolution")
 
     @property
     def sort(self) -> str | None:
@@ -38,8 +39,8 @@ class Figure:
         return None if self.value is None else repr(float(self.value))
 
 
-def _figure(value: float | None, form=fmt.duration) -> Figure:
-    return Figure(None if value is None else float(value), form(value))
+def _figure(value: float | None, form=fmt.duration, note: str | None = None) -> Figure:
+    return Figure(None if value is None else float(value), form(value), note or "")
 
 
 def _round_trips(value: float | None) -> Figure:
@@ -88,6 +89,7 @@ class CellRow:
     server_cpu: Figure
     round_trips: Figure
     cv: Figure
+    half_width: Figure               # the median's CI half-width, relative: how precisely it is known
     shares: tuple[Share, ...]
     flags: list[Flag]
     per_client: str = ""             # under load: the clients' median rate [slowest–fastest]
@@ -244,8 +246,12 @@ def header(stored: StoredRun, view: View) -> Header:
     host = " · ".join(filter(None, [env.get("hostname"), str(env.get("cpu")), f"{env.get('cores')} cores",
                                     f"{env.get('memory_gib')} GiB", str(env.get("os")), f"kernel {env.get('kernel')}"]))
     lines.append(("host", host + idle))
-    lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup, interleaved across "
-                            f"methods{' · --quick sizes' if settings.get('quick') else ''}"))
+    precision = (f", more (up to {settings.get('max_trials')}) where the median's CI was wider than "
+                 f"±{settings['precision']:.0%}" if settings.get("precision") else "")
+    few = (" · too few for any significance verdict (a Mann-Whitney test needs 4 against 4)"
+           if settings["trials"] < 4 and not settings.get("precision") else "")
+    lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup{precision}, interleaved "
+                            f"across methods{' · --quick sizes' if settings.get('quick') else ''}{few}"))
     lines.append(("figure", view.rule))
     return Header(run["id"], lines, run.get("message") or None)
 
@@ -299,8 +305,9 @@ def _row(view: View, r: CellResult, rank: int | None, best: CellResult | None) -
         # Each ranked cell against the best, once: the ≈ of the tables.
         alike=rank is not None and r is not best and not compare(best, r).significant,
         percentiles={q: _figure(p.get(q)) for q, _ in PERCENTILES},
-        client_cpu=_figure(r.cpu_per_op_ns), server_cpu=_figure(r.server_cpu_per_op_ns),
+        client_cpu=_figure(r.cpu_per_op_ns, note=r.cpu_note), server_cpu=_figure(r.server_cpu_per_op_ns, note=r.server_cpu_note),
         round_trips=_round_trips(r.round_trips_per_op), cv=Figure(r.rate.cv, f"{r.rate.cv:.1%}"),
+        half_width=Figure(r.half_width, f"±{r.half_width:.1%}" if r.half_width is not None else "—"),
         shares=time_shares(r), flags=flags(r), per_client=per_client, late=late)
 
 
@@ -392,6 +399,7 @@ def _not_measured(results: list[CellResult]) -> list[NotMeasured]:
 
 
 FLAG_TITLES = {
+    "wide": "not ranked with confidence (the median's CI stayed wider than the run's precision target)",
     "unstable": "unstable (standard deviation above 10% of the mean)",
     "short": "too short (a trial under 3 ms is at the mercy of one preemption)",
     "few": f"too few trials for their spread (to resolve {NOISE:.0%} differences)",

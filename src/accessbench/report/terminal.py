@@ -160,6 +160,7 @@ def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide:
         column("p99", "right", (r.percentiles[99.0].text for r in rows), essential=True),
         *([column("per client", "right", (r.per_client for r in rows)),
            column("late", "right", (r.late for r in rows))] if step.loaded else []),
+        column("±CI", "right", (r.half_width.text for r in rows)),
         column("CV", "right", (r.cv.text for r in rows)),
         column("client CPU/op", "right", (r.client_cpu.text for r in rows)),
         column("server CPU/op", "right", (r.server_cpu.text for r in rows)),

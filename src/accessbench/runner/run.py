@@ -34,6 +34,7 @@ from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 from .cleanup import Cleanup
 from .cputime import total_cpu_ns
+from .precision import Precision
 from .plan import Cell, paths_of, trial_order, variant_plan
 from .resume import Done
 from .worker import WorkerFailed, WorkerProcess, worker_environment
@@ -50,6 +51,9 @@ class RunOptions:
     workdir: str | None = None
     unconfined_sql: bool = False  # a user's suite may reach beyond the run's own schema on external servers
     label: str | None = None      # the user's name for the run: shown by `runs` and in its reports
+    precision: float = 0.0        # add trials until each cell's CI is within ± this (0: fixed trials only)
+    budget: float = 300.0         # seconds the run may spend on those extra trials
+    max_trials: int = 40          # timed trials a cell may reach for precision
 
 
 class Progress:
@@ -74,6 +78,8 @@ class CellState:
     done: int = 0
     kind: str = ""            # its step's kind: what one unit of its figure is
     last: str = ""            # the figure of its last timed trial, shown while the next runs
+    rates: list[float] = field(default_factory=list)  # units/s of each timed trial of this session
+    extra: int = 0            # timed trials added for precision
 
     @property
     def measurable(self) -> bool:
@@ -131,6 +137,7 @@ class Runner:
         self.server_pids: dict[tuple, set[int]] = {}  # worker → every backend it has reported
         self.routes: dict[tuple[str, str], Path] = {}  # (target, path name) → the path, started
         self.done = done or Done()  # what a resumed run already stored; nothing for a new one
+        self.precision = Precision(options.precision, options.budget, options.max_trials)
         self.run_id = self.done.run_id or new_run_id()
 
     # the recipe
@@ -146,6 +153,7 @@ class Runner:
                 "quick": o.quick, "unconfined_sql": o.unconfined_sql, "label": o.label,
                 "targets": [t.name for t in self.targets], "paths": self.paths,
                 "methods": [m.name for m in self.methods], "seed": self.suite.seed,
+                "precision": o.precision, "budget_s": o.budget, "max_trials": o.max_trials,
             }
             if self.done.resumed:
                 self.store.resume_run(self.run_id, settings)
@@ -163,6 +171,7 @@ class Runner:
                     for v, ts, groups in variant_plan(self.suite, self.targets, self.paths, self.methods)]
             self.progress.begin(sum(self.done.executions(groups, o.warmup, o.trials) + len(v.tables) * len(ts)
                                     for v, ts, groups in plan))
+            self.precision.steps_left = sum(len(groups) for _, _, groups in plan)
             for variant, targets, groups in plan:
                 unloaded = self._load(variant, targets)
                 for group in groups:
@@ -280,6 +289,9 @@ class Runner:
                 break
             self._rounds(((c, "warmup", seq) for c in unsettled), states, counted=False)
         self._rounds(self.done.unmeasured(trial_order(cells, 0, o.trials)), states)
+        # Then more rounds for the cells whose figure is not yet within the precision asked for.
+        for wide in self.precision.rounds({c: states[c].rates for c in cells}, lambda c: states[c].measurable):
+            self._rounds([(c, "trial", o.trials + states[c].extra) for c in wide], states, counted=False)
         for state in states.values():
             if state.warmups:
                 self.store.update_cell(state.id, warmups=len(state.warmups))
@@ -299,22 +311,29 @@ class Runner:
             state = states[cell]
             if not state.measurable:
                 continue
-            total = "" if phase == "warmup" else f"/{self.options.trials}"
             last = f" · last {state.last}" if state.last else ""
-            self.progress.advance(f"{cell.label} · {phase} {seq + 1}{total}{' (JIT)' if not counted else ''}{last}",
-                                  1 if counted else 0)
+            self.progress.advance(f"{cell.label} · {self._what(phase, seq, counted)}{last}", 1 if counted else 0)
             state.done += counted
+            state.extra += phase == "trial" and seq >= self.options.trials
             try:
                 self._trial(cell, state, phase, seq)
             except CellFailed as e:
                 self._fail(cell, state, e)
                 self.progress.advance(cell.label, state.planned - state.done)  # what it will not run
 
+    def _what(self, phase: str, seq: int, counted: bool) -> str:
+        """The execution in flight, for the progress line."""
+        if phase == "warmup":
+            return f"warmup {seq + 1}{'' if counted else ' (JIT)'}"
+        if seq >= self.options.trials:
+            return f"trial {seq + 1} for ±{self.options.precision:.0%}"
+        return f"trial {seq + 1}/{self.options.trials}"
+
     # one cell
     def _message(self, cell: Cell) -> dict:
         step, dbms = cell.step, self.by_name[cell.target].dbms
         params = [
-            {**g.model_dump(), "seed": derive_seed(self.suite.seed, "params", step.sql or "", str(i))}
+            g.wire(derive_seed(self.suite.seed, "params", step.sql or "", str(i)))
             for i, g in enumerate(step.params)
         ]
         message = {
@@ -501,7 +520,9 @@ class Runner:
         latency_file = os.path.join(self.workdir, "latencies.bin")
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
         # A worker may use several connections (one per mode): every backend it has reported.
-        pids = sorted(self.server_pids.get(cell.worker_key, set())) if self._server_cpu_known(cell) else []
+        # A connect step's backends are new per operation and gone before they could be read.
+        known = self._server_cpu_known(cell) and cell.step.kind != "connect"
+        pids = sorted(self.server_pids.get(cell.worker_key, set())) if known else []
         answer, server_ns, wire = self._around(
             cell, pids, lambda: self._ask(cell, {**self._message(cell), "latency_file": latency_file}))
         with open(latency_file, "rb") as f:
@@ -534,9 +555,11 @@ class Runner:
         self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire)
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
-        elif answer["n"] and answer["elapsed_ns"] > 0:  # an interim figure, for the progress line only
+        elif answer["n"] and answer["elapsed_ns"] > 0:
             unit, units = UNITS[state.kind]
-            state.last = f"{fmt.rate(units(answer) / (answer['elapsed_ns'] / 1e9))} {unit}/s"
+            rate = units(answer) / (answer["elapsed_ns"] / 1e9)
+            state.rates.append(rate)              # what the precision target weighs
+            state.last = f"{fmt.rate(rate)} {unit}/s"  # an interim figure, for the progress line only
 
     def _fail(self, cell: Cell, state: CellState, error: CellFailed, quiet: bool = False) -> None:
         state.status, state.message = error.status, error.message

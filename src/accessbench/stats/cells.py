@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import formatting as fmt
 from ..store import StoredRun
 from .summary import PERCENTILES, Summary, latency_percentiles, summarize
 
@@ -38,6 +39,9 @@ class CellResult:
     per_client_rates: np.ndarray | None = None  # under load: each client's units/s, every trial
     late_share: float | None = None           # open loop: operations started over 1 ms late
     skipped: int | None = None                # open loop: operations not started
+    precision: float | None = None            # the run's precision target (relative CI half-width)
+    cpu_note: str | None = None               # why cpu_per_op_ns is None, where it was read
+    server_cpu_note: str | None = None        # why server_cpu_per_op_ns is None
 
     @property
     def wait_per_op_ns(self) -> float | None:
@@ -49,6 +53,13 @@ class CellResult:
     @property
     def measured(self) -> bool:
         return self.rate is not None
+
+    @property
+    def half_width(self) -> float | None:
+        """How precisely the median is known: its 95% CI's half-width relative to it."""
+        if not self.rate or not self.rate.median:
+            return None
+        return (self.rate.ci_high - self.rate.ci_low) / 2 / self.rate.median
 
     @property
     def ranked(self) -> bool:
@@ -78,11 +89,33 @@ class CellResult:
         return (self.cell["variant"], self.cell["step_index"], self.cell["step"])
 
 
+# A worker's CPU clock, where its hello does not say (capabilities.cpu_resolution_ns):
+# getrusage's microseconds.
+CPU_RESOLUTION_NS = 1_000
+# A CPU figure is shown only where its clock ticks at least this many times finer than the
+# CPU time each trial measured: a 10 ms tick under a trial's 3 ms of CPU reads 0 or 10 ms.
+RESOLVED = 10
+
+
+def _cpu_per_op(trials: list[tuple[int, int]], resolution_ns: int) -> tuple[float | None, str | None]:
+    """(median CPU per operation, None), or (None, why not) when some trial's CPU time is
+    within RESOLVED ticks of its clock; (None, None) when nothing was read."""
+    if not trials:
+        return None, None
+    if any(total < RESOLVED * resolution_ns for total, _ in trials):
+        return None, (f"not shown: a trial's CPU time is under {RESOLVED}× its clock's resolution "
+                      f"({fmt.duration(resolution_ns)})")
+    return float(np.median([total / n for total, n in trials])), None
+
+
 def analyse(stored: StoredRun) -> list[CellResult]:
+    resolution = {m["method"]: int((m.get("capabilities") or {}).get("cpu_resolution_ns") or CPU_RESOLUTION_NS)
+                  for m in stored.methods}
+    served = {t["target"]: t.get("dbms") != "sqlite" for t in stored.targets}  # a server process serves it
     results = []
     for cell in stored.cells:
         unit, units = UNITS[cell["kind"]]
-        result = CellResult(cell, unit)
+        result = CellResult(cell, unit, precision=stored.run["settings"].get("precision") or None)
         trials = stored.trials.get(cell["id"], [])
         if trials:
             timed = [t for t in trials if t["elapsed_ns"] > 0 and units(t)]
@@ -94,10 +127,13 @@ def analyse(stored: StoredRun) -> list[CellResult]:
             histogram = stored.histogram(cell["id"])
             result.percentiles = (latency_percentiles(stored.latencies(cell["id"])) if histogram is None
                                   else {p: histogram.percentile(p) for p in (*PERCENTILES, 100.0)})
-            cpu = [(t["user_ns"] + t["sys_ns"]) / t["n"] for t in trials if t["user_ns"] is not None and t["n"]]
-            result.cpu_per_op_ns = float(np.median(cpu)) if cpu else None
-            server = [t["server_ns"] / t["n"] for t in trials if t.get("server_ns") is not None and t["n"]]
-            result.server_cpu_per_op_ns = float(np.median(server)) if server else None
+            result.cpu_per_op_ns, result.cpu_note = _cpu_per_op(
+                [(t["user_ns"] + t["sys_ns"], t["n"]) for t in trials if t["user_ns"] is not None and t["n"]],
+                resolution.get(cell["method"], CPU_RESOLUTION_NS))
+            result.server_cpu_per_op_ns, result.server_cpu_note = _cpu_per_op(
+                [(t["server_ns"], t["n"]) for t in trials if t.get("server_ns") is not None and t["n"]], 1)
+            if cell["kind"] == "connect" and served.get(cell["target"]):
+                result.server_cpu_note = "not measured: each operation's backend is new and gone before it can be read"
             result.per_op_ns = float(np.median([t["elapsed_ns"] / t["n"] for t in trials if t["n"]]))
             wire = [t for t in trials if t.get("round_trips") is not None and t["n"]]
             if wire:

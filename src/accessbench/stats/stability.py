@@ -21,7 +21,7 @@ OUTLIER_Z = 14.0           # hyperfine's threshold for the modified z-score
 
 @dataclass(frozen=True)
 class Flag:
-    kind: str          # unstable · short · few · outlier
+    kind: str          # wide · unstable · short · few · outlier
     text: str
     trials_needed: int | None = None  # for "few": how many trials the spread calls for
 
@@ -57,6 +57,9 @@ def flags(result: CellResult, threshold: float = NOISE) -> list[Flag]:
     if result.shortest_trial_ns is not None and result.shortest_trial_ns < SHORT_TRIAL_NS:
         found.append(Flag("short", f"the shortest trial took {result.shortest_trial_ns / 1e6:.2g} ms; "
                                    "raise the step's iterations so a trial lasts several ms"))
+    if result.precision and (half := result.half_width) is not None and half > result.precision:
+        found.append(Flag("wide", f"the median's 95% CI is ±{half:.1%}, wider than the ±{result.precision:.0%} the run "
+                                  f"asked for after {rate.n} trials: where it stands against its neighbours is uncertain"))
     needed = trials_needed(rate.cv, threshold)
     if rate.n < needed:
         why = (f"a CV of {rate.cv:.1%} needs about {needed} to resolve {threshold:.0%} differences"

@@ -29,14 +29,14 @@ from ..paths import parse as parse_path
 from .limits import (FILE_CEILING, INT64, LOOSEST, NESTING, Limits, column_problem, exceeded, generator_problem,
                      index_names, table_problem)
 from .locate import line_of
-from .model import DBMSS, SERVER_DBMSS, Step, Study, Suite, Table, Variant
+from .model import DBMSS, SERVER_DBMSS, Step, Study, Suite, Table, Variant, fit_problem
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what a placeholder can name
 _TOP_KEYS = {"suite", "parameters", "tables", "steps", "setup", "server", "study"}
 # Step settings whose values, when varied, make a sweep the report draws as curves.
 SWEEPS = ("clients", "rate")
-_GEN_TAGS = {"seq", "uniform", "choice", "text", "timestamp", "const"}
+_GEN_TAGS = {"seq", "uniform", "choice", "text", "timestamp", "const", "float", "decimal", "date", "bytes"}
 # What TOML can hold and the bracket scan must see past: strings (multi-line first),
 # comments, brackets, and newlines.
 _TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]', re.S)
@@ -309,6 +309,29 @@ def _check_table(table: Table, loc: tuple, taken: dict[str, str], earlier_rows: 
             raise refuse(loc + ("columns", j), problem)
 
 
+# INSERT INTO t (a, b) VALUES (?, ?): the one statement shape whose markers name their columns.
+_INSERT = re.compile(r"^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*)\)\s*VALUES\s*\(([^()]*)\)\s*;?\s*$",
+                     re.I | re.S)
+
+
+def _check_insert_types(step: Step, loc: tuple, tables: dict[str, Table], refuse) -> None:
+    """A parameter whose values its column cannot take is the suite's error, before anything
+    runs, wherever the statement says which column it fills (an INSERT of a suite table)."""
+    match = _INSERT.match(step.sql or "")
+    if not match or match.group(1) not in tables:
+        return
+    columns = {c.name.lower(): c for c in tables[match.group(1)].columns}
+    names = [n.strip().lower() for n in match.group(2).split(",")]
+    values = [v.strip() for v in match.group(3).split(",")]
+    k = 0
+    for name, value in zip(names, values):
+        if value != "?":
+            continue
+        if name in columns and k < len(step.params) and (problem := fit_problem(step.params[k], columns[name].type)):
+            raise refuse(loc + ("params", k), f"fills column {name} of {match.group(1)}: {problem}")
+        k += 1
+
+
 def _check_step(step: Step, loc: tuple, tables: dict[str, Table], limits: Limits, refuse) -> None:
     """The soft limits a step's settings must respect, and what its params and record name."""
     for key, field in (("iterations", "iterations"), ("iterations", "commit_every"), ("batch", "batch"),
@@ -326,6 +349,7 @@ def _check_step(step: Step, loc: tuple, tables: dict[str, Table], limits: Limits
     for k, gen in enumerate(step.params):
         if found := generator_problem(gen, step.iterations, limits):
             raise refuse(loc + ("params", k) + found[0], found[1])
+    _check_insert_types(step, loc, tables, refuse)
     if step.record is not None:
         table = tables.get(step.record.table)
         if table is None:

@@ -6,11 +6,14 @@ These models are what a suite means after its ``vary`` and ``[parameters]`` are 
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import re
 from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from ..protocol import generators
 from ..protocol.sqltext import count_markers
 from .limits import LOOSEST, STEP_NAME, identifier_problem, type_problem
 
@@ -38,6 +41,16 @@ class Strict(BaseModel):
 class _Gen(Strict):
     null: float = Field(0.0, ge=0.0, le=1.0, description="fraction of NULLs")
 
+    @property
+    def value_type(self) -> str:
+        """The type of the values (protocol/PROTOCOL.md, Types): int, bool, float, decimal,
+        text, date, timestamp or bytes."""
+        return generators.value_type(self.model_dump(exclude_none=True))
+
+    def wire(self, seed: int) -> dict[str, Any]:
+        """The spec as it travels to a worker: its own stream's seed and its values' type."""
+        return {**self.model_dump(exclude_none=True), "seed": seed, "type": self.value_type}
+
 
 class SeqGen(_Gen):
     kind: Literal["seq"]
@@ -59,9 +72,71 @@ class UniformGen(_Gen):
         return self
 
 
+# Types a choice's or const's string values may declare: the string is the value's text form.
+TEXT_FORMS = ("text", "decimal", "date", "timestamp", "bytes")
+
+
+def _typed_text(value: str, kind: str) -> str:
+    """A string value of a declared type, checked now so a bad one is the suite's error."""
+    try:
+        if kind == "decimal":
+            if not DECIMAL_TEXT.match(value):
+                raise ValueError
+        elif kind == "date":
+            dt.date.fromisoformat(value)
+        elif kind == "timestamp":
+            if dt.datetime.fromisoformat(value).tzinfo is not None:
+                raise ValueError
+        elif kind == "bytes":
+            bytes.fromhex(value)
+            if value != value.lower() or " " in value:
+                raise ValueError
+    except ValueError:
+        form = {"decimal": "plain digits like -12.50", "date": "YYYY-MM-DD",
+                "timestamp": "an ISO timestamp without zone like 2001-01-01T00:00:00",
+                "bytes": "lower-case hex like 00ff10"}[kind]
+        raise ValueError(f"{value!r} is not a {kind} ({form})") from None
+    return value
+
+
+DECIMAL_TEXT = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+Value = Union[bool, int, float, str]   # bool first: strict mode keeps true a boolean
+
+
+def _values_type(values: list, declared: str | None) -> str:
+    kinds = {"bool" if isinstance(v, bool) else "int" if isinstance(v, int) else
+             "float" if isinstance(v, float) else "text" for v in values}
+    if kinds == {"int", "float"}:
+        kinds = {"float"}  # 1 and 2.5 together: floats
+    if len(kinds) > 1:
+        raise ValueError(f"values mix {' and '.join(sorted(kinds))}: give values of one type")
+    found = kinds.pop()
+    if declared is None:
+        return found
+    if declared == "float" and found == "int":
+        return "float"
+    if found == "text" and declared in TEXT_FORMS:
+        for v in values:
+            _typed_text(v, declared)
+        return declared
+    raise ValueError(f"type = {declared!r} but the values are {found} "
+                     f"({'declare a type for strings only: ' + ', '.join(TEXT_FORMS) if found != 'text' else ''})".rstrip(" ()"))
+
+
 class ChoiceGen(_Gen):
     kind: Literal["choice"]
-    values: list[Union[int, str]] = Field(min_length=1)
+    values: list[Value] = Field(min_length=1)
+    type: Literal["int", "bool", "float", "text", "decimal", "date", "timestamp", "bytes"] | None = Field(
+        None, description="the values' type; strings can be decimal, date, timestamp or bytes")
+
+    @model_validator(mode="after")
+    def _one_type(self) -> "ChoiceGen":
+        _values_type(list(self.values), self.type)
+        return self
+
+    @property
+    def value_type(self) -> str:
+        return _values_type(list(self.values), self.type)
 
 
 class TextGen(_Gen):
@@ -78,8 +153,6 @@ class TimestampGen(_Gen):
     @field_validator("start")
     @classmethod
     def _iso(cls, v: str) -> str:
-        import datetime as dt
-
         try:
             parsed = dt.datetime.fromisoformat(v)
         except ValueError:
@@ -91,12 +164,82 @@ class TimestampGen(_Gen):
 
 class ConstGen(_Gen):
     kind: Literal["const"]
-    value: Union[int, str]
+    value: Value
     scaled: bool = Field(False, description="an integer multiplied by --quick's scale, like iterations")
+    type: Literal["int", "bool", "float", "text", "decimal", "date", "timestamp", "bytes"] | None = Field(
+        None, description="the value's type; a string can be decimal, date, timestamp or bytes")
+
+    @model_validator(mode="after")
+    def _typed(self) -> "ConstGen":
+        _values_type([self.value], self.type)
+        return self
+
+    @property
+    def value_type(self) -> str:
+        return _values_type([self.value], self.type)
+
+
+class FloatGen(_Gen):
+    kind: Literal["float"]
+    lo: float
+    hi: float
+    digits: int | None = Field(None, ge=0, le=15, description="round to this many decimal places")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "FloatGen":
+        if self.hi < self.lo:
+            raise ValueError(f"hi ({self.hi}) is below lo ({self.lo})")
+        return self
+
+
+class DecimalGen(_Gen):
+    """Exact decimals from lo to hi in steps of 10^-scale; lo and hi as numbers or as decimal
+    text ("-100.00"), taken exactly."""
+
+    kind: Literal["decimal"]
+    lo: Union[int, str]
+    hi: Union[int, str]
+    scale: int = Field(0, ge=0, le=30)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "DecimalGen":
+        for name in ("lo", "hi"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                _typed_text(value, "decimal")
+            if -decimal.Decimal(value).as_tuple().exponent > self.scale:
+                raise ValueError(f"{name} {value} has more decimal places than scale = {self.scale}")
+        if self.units("hi") < self.units("lo"):
+            raise ValueError(f"hi ({self.hi}) is below lo ({self.lo})")
+        return self
+
+    def units(self, name: str) -> int:
+        return int(decimal.Decimal(getattr(self, name)).scaleb(self.scale))
+
+    def wire(self, seed: int) -> dict[str, Any]:
+        # On the wire lo and hi count units of 10^-scale: -100.00 at scale 2 is -10000.
+        return {**super().wire(seed), "lo": self.units("lo"), "hi": self.units("hi")}
+
+
+class DateGen(_Gen):
+    kind: Literal["date"]
+    start: str
+    step_days: int = 1
+    jitter_days: int = Field(0, ge=0)
+
+    @field_validator("start")
+    @classmethod
+    def _iso(cls, v: str) -> str:
+        return _typed_text(v, "date")
+
+
+class BytesGen(_Gen):
+    kind: Literal["bytes"]
+    length: int = Field(ge=0, le=1_000_000)
 
 
 Generator = Annotated[
-    Union[SeqGen, UniformGen, ChoiceGen, TextGen, TimestampGen, ConstGen],
+    Union[SeqGen, UniformGen, ChoiceGen, TextGen, TimestampGen, ConstGen, FloatGen, DecimalGen, DateGen, BytesGen],
     Field(discriminator="kind"),
 ]
 
@@ -130,6 +273,40 @@ class Column(Strict):
         if problem := type_problem(v, LOOSEST):
             raise ValueError(problem)
         return v
+
+    @model_validator(mode="after")
+    def _values_fit(self) -> "Column":
+        if problem := fit_problem(self.gen, self.type):
+            raise ValueError(f"column {self.name} ({self.type}): {problem}")
+        return self
+
+
+# Which value types each SQL type takes (protocol/PROTOCOL.md, Types): a generator whose values
+# a column cannot hold is the suite's error, before anything runs.
+COLUMN_TAKES = {"smallint": {"int"}, "integer": {"int"}, "bigint": {"int"}, "boolean": {"bool"},
+                "double": {"float", "int"}, "real": {"float", "int"}, "numeric": {"decimal", "int"},
+                "text": {"text"}, "char": {"text"}, "varchar": {"text"}, "date": {"date"},
+                "timestamp": {"timestamp"}, "bytes": {"bytes"}}
+FITTING = {"int": "seq, uniform", "bool": "choice of true/false", "float": "float", "decimal": "decimal",
+           "text": "text", "date": "date", "timestamp": "timestamp", "bytes": "bytes"}
+
+
+def fit_problem(gen: "_Gen", sql_type: str) -> str | None:
+    """Why ``gen``'s values cannot be given to a column of ``sql_type``, or None."""
+    base = sql_type.split("(")[0]
+    kind = gen.value_type
+    takes = COLUMN_TAKES[base]
+    if kind not in takes:
+        wanted = " or ".join(FITTING[t] for t in sorted(takes))
+        return f"a {gen.kind} generator makes {kind} values, which {base} columns do not take (use {wanted})"
+    if base == "numeric" and isinstance(gen, DecimalGen):
+        precision, scale = (int(x) for x in sql_type[len("numeric("):-1].split(","))
+        if gen.scale > scale:
+            return f"the decimal generator's scale {gen.scale} exceeds the column's {scale}"
+        widest = max(abs(gen.units("lo")), abs(gen.units("hi"))) // 10 ** gen.scale
+        if len(str(widest)) > precision - scale:
+            return f"values up to {widest} need more than the column's {precision - scale} digits before the point"
+    return None
 
 
 class Table(Strict):

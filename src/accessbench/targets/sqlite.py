@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterable
 
-from ..protocol.sqltext import timestamps_as_text
+from ..protocol.sqltext import as_sqlite
 from ..suite.model import Table
 from .base import Target, column_ddl, index_ddl
 
@@ -87,7 +87,7 @@ class SQLiteTarget(Target):
         names = ", ".join(c.name for c in table.columns)
         self.conn.execute("BEGIN")
         try:
-            self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", map(timestamps_as_text, rows))
+            self.conn.executemany(f"INSERT INTO {table.name} ({names}) VALUES ({marks})", map(as_sqlite, rows))
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
@@ -100,8 +100,8 @@ class SQLiteTarget(Target):
 
     def changes(self, sql: str, params: tuple = ()) -> int:
         with self._bounded():
-            return self.conn.execute(sql, timestamps_as_text(params)).rowcount
+            return self.conn.execute(sql, as_sqlite(params)).rowcount
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         with self._bounded():
-            return self.conn.execute(sql, timestamps_as_text(params)).fetchall()
+            return self.conn.execute(sql, as_sqlite(params)).fetchall()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import psycopg
+import psycopg.rows
 
 from ..base import Driver, Op
 from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
@@ -16,25 +17,33 @@ class Driver(Driver):
     batch_style = "executemany (pipeline mode) in one transaction per group"
     db_errors = (psycopg.Error,)
     has_pool = True
+    # row=dict: rows as dicts (psycopg.rows.dict_row), as many applications read them;
+    # prepare=auto: psycopg's own automatic preparation (a statement executed 5 times is
+    # prepared), its default, which a harness that leaves psycopg as it comes measures.
+    variants = {"row": ("tuple", "dict"), "prepare": ("off", "auto")}
 
     def settings(self) -> dict[str, str]:
+        auto = self.setting("prepare") == "auto"
         return {
             "implementation": psycopg.pq.__impl__,
             "libpq": _libpq(psycopg.pq.version()),
             "sslmode": "the target's (disable on managed servers)",
-            "prepare_threshold": "None (no automatic preparation)",
+            "prepare_threshold": ("5 (psycopg's default: automatic preparation after 5 executions of a statement)"
+                                  if auto else "None (no automatic preparation)"),
             "literal": "execute(text) without params: simple query protocol",
-            "extended": "execute(sql, params, prepare=False): PQexecParams, parsed every time",
+            "extended": ("execute(sql, params): PQexecParams until psycopg prepares the statement itself, after 5 "
+                         "executions" if auto else "execute(sql, params, prepare=False): PQexecParams, parsed every time"),
             "prepared": "execute(sql, params, prepare=True): prepared once per connection, then PQexecPrepared",
             "cursor": "client-side (buffered), text result format",
+            "row factory": "dict_row: each row a dict" if self.setting("row") == "dict" else "tuple_row (the default)",
             "pooled": "psycopg_pool.ConnectionPool, min_size = max_size = pool_size per process, filled before the "
                       "start; no check on borrow, no lifetime or idle limit; getconn/putconn inside each operation",
         }
 
     def open(self, endpoint: dict, options: dict) -> dict:
         self.kwargs = connect_kwargs(endpoint)
-        self.conn = psycopg.connect(**self.kwargs, autocommit=True, prepare_threshold=None)
-        self.cur = self.conn.cursor()
+        self.conn = psycopg.connect(**self.kwargs, autocommit=True, prepare_threshold=self._threshold())
+        self.cur = self._cursor(self.conn)
         return {
             "server_pid": self.conn.info.backend_pid,
             "server_version": self.conn.info.parameter_status("server_version"),
@@ -47,13 +56,20 @@ class Driver(Driver):
         from psycopg_pool import ConnectionPool
 
         # Filled before it returns; no check on borrow, no lifetime or idle limits.
-        pool = ConnectionPool(kwargs={**connect_kwargs(endpoint), "autocommit": True, "prepare_threshold": None},
+        pool = ConnectionPool(kwargs={**connect_kwargs(endpoint), "autocommit": True,
+                                      "prepare_threshold": self._threshold()},
                               min_size=size, max_size=size, max_lifetime=10**9, max_idle=10**9, open=True)
         pool.wait()
         return GetconnPool(pool)
 
     def attach(self, conn) -> None:
-        self.conn, self.cur = conn, conn.cursor()
+        self.conn, self.cur = conn, self._cursor(conn)
+
+    def _threshold(self) -> int | None:
+        return 5 if self.setting("prepare") == "auto" else None
+
+    def _cursor(self, conn):
+        return conn.cursor(row_factory=psycopg.rows.dict_row) if self.setting("row") == "dict" else conn.cursor()
 
     def execute(self, sql: str) -> None:
         self.cur.execute(sql, prepare=False)
@@ -83,7 +99,9 @@ class Driver(Driver):
                 cur.execute(text, prepare=False)
                 return cur.fetchall() if reads else cur.rowcount
         else:
-            prepare, sql = mode == "prepared", self.markers(sql)
+            # prepare=auto leaves extended mode to psycopg (None: prepared once it has run 5 times)
+            prepare = True if mode == "prepared" else None if self.setting("prepare") == "auto" else False
+            sql = self.markers(sql)
 
             def op(args):
                 cur.execute(sql, args, prepare=prepare)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import psycopg2
+import psycopg2.extras
 import psycopg2.extensions
 
 from ...protocol import sqltext
@@ -28,9 +29,14 @@ class Driver(Driver):
     def version(self) -> str:
         return psycopg2.__version__.split()[0]
 
+    # cursor=dict: rows as dicts (psycopg2.extras.RealDictCursor), as many applications read them.
+    variants = {"cursor": ("tuple", "dict")}
+
     def settings(self) -> dict[str, str]:
         return {
             "libpq": _libpq(psycopg2.extensions.libpq_version()),
+            "cursor_factory": ("psycopg2.extras.RealDictCursor: each row a dict" if self.setting("cursor") == "dict"
+                               else "the default cursor: each row a tuple"),
             "sslmode": "the target's (disable on managed servers)",
             "autocommit": "True",
             "literal": "execute(text): simple query protocol",
@@ -47,7 +53,7 @@ class Driver(Driver):
     def open(self, endpoint: dict, options: dict) -> dict:
         self.conn = psycopg2.connect(**connect_kwargs(endpoint))
         self.conn.autocommit = True
-        self.cur = self.conn.cursor()
+        self.cur = self._cursor(self.conn)
         self.prepared: list[str] = []
         return {"server_pid": self.conn.get_backend_pid(), "server_version": self.conn.get_parameter_status("server_version")}
 
@@ -64,7 +70,12 @@ class Driver(Driver):
         return GetconnPool(pool, "closeall")
 
     def attach(self, conn) -> None:
-        self.conn, self.cur, self.prepared = conn, conn.cursor(), []
+        self.conn, self.cur, self.prepared = conn, self._cursor(conn), []
+
+    def _cursor(self, conn):
+        if self.setting("cursor") == "dict":
+            return conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor)
+        return conn.cursor()
 
     def execute(self, sql: str) -> None:
         self.cur.execute(sql)

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pyodbc
 
-from ...protocol.sqltext import timestamps_as_text
+from ...protocol.sqltext import as_sqlite
 from ..base import Driver, Op
 from . import odbc
 from .mysql import SERVER_TID
@@ -111,13 +111,27 @@ class Driver(Driver):
         return self.in_transaction(lambda group: cur.executemany(sql, group))
 
     def adapt(self, args: list[tuple]) -> list:
-        if self.dbms in ("sqlite", "mariadb"):
-            # SQLite keeps timestamps as ISO text, as the data loader writes them; on MariaDB
-            # pyodbc's timestamp binding loses the microseconds (see settings).
-            self.input_sizes = []
-            return [timestamps_as_text(row) for row in args]
+        self.input_sizes = []
+        if self.dbms == "sqlite":  # timestamps, dates, decimals as text, as the data loader writes them
+            return [as_sqlite(row) for row in args]
+        if self.dbms == "mariadb":  # pyodbc's timestamp binding loses the microseconds (see settings)
+            return [tuple(v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for v in row) for row in args]
         width = len(args[0]) if args else 0
-        self.input_sizes = [
-            self.TIMESTAMP_SIZE if any(isinstance(row[i], dt.datetime) for row in args) else None for i in range(width)
-        ]
+        self.input_sizes = [self._input_size([row[i] for row in args]) for i in range(width)]
         return args
+
+    def _input_size(self, column: list):
+        """What fast_executemany binds a column as. Declared from every value of the group:
+        pyodbc otherwise takes the first row's, so a NULL there binds a zero-length buffer
+        (HY090), and psqlODBC's timestamps lose their microseconds."""
+        values = [v for v in column if v is not None]
+        if not values:
+            return None
+        first = values[0]
+        if isinstance(first, dt.datetime):
+            return self.TIMESTAMP_SIZE
+        if isinstance(first, (bytes, bytearray)):
+            return (pyodbc.SQL_VARBINARY, max(1, max(map(len, values))), 0)
+        if isinstance(first, str):
+            return (pyodbc.SQL_WVARCHAR, max(1, max(map(len, values))), 0)
+        return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ...protocol.sqltext import timestamps_as_text
+from ...protocol.sqltext import as_sqlite
 from ..base import Driver, Op
 
 # The module keeps a per-connection cache of prepared statements keyed by SQL text. With it
@@ -86,5 +86,5 @@ class Driver(Driver):
         return self.in_transaction(lambda group: conn.executemany(sql, group))
 
     def adapt(self, args: list[tuple]) -> list:
-        # Timestamps are stored as ISO text, as the data loader writes them.
-        return [timestamps_as_text(row) for row in args]
+        # Timestamps, dates and decimals are stored as text, as the data loader writes them.
+        return [as_sqlite(row) for row in args]

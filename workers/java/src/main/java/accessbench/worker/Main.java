@@ -287,6 +287,8 @@ public final class Main {
         caps.put("batch", drv.batchStyle());
         caps.put("concurrency", "threads (one platform thread per client)");
         caps.put("jit", true);
+        // user_ns/sys_ns tick in 10 ms (Cpu): reports show CPU only where a trial measured ten ticks
+        caps.put("cpu_resolution_ns", Cpu.NS_PER_TICK);
         // steps under load: clients, by duration, open loop at a rate, latency histograms, and
         // the connection policies built for every method of this worker
         ArrayNode policies = caps.putObject("load").putArray("policies");
