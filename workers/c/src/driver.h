@@ -35,6 +35,9 @@ int ab_fail(const char *kind, const char *sqlstate, const char *fmt, ...) __attr
 typedef struct ab_sink {
     ab_checksum sum;
     int width; /* columns of the first row seen */
+    /* with the step's dump: the first dump_max rows read, as typed values (NULL: no dump) */
+    json_t *dump;
+    int64_t dump_max;
 } ab_sink;
 
 /* A growable byte buffer for decoded values (bytea hex, numeric text). */
@@ -58,6 +61,7 @@ typedef struct {
     int64_t commit_every; /* exec: operations per transaction, 0 = autocommit */
     int fetch;            /* the statement returns rows to read */
     int verify;
+    int64_t dump;         /* verification: rows to answer as typed values (0: none) */
     const ab_param *params; /* n rows × nparams, generated before the clock */
     const ab_type *param_types; /* nparams: each parameter's type (its generator's), NULLs' too */
     char **texts;           /* literal mode: n statements with values inlined; record mode (exec):
@@ -97,14 +101,18 @@ static inline ab_value *ab_row(ab_step *st, int ncols)
     return ncols <= st->rowcap ? st->row : ab_row_grow(st, ncols);
 }
 
-/* Hands one decoded row to the verification sink (no-op when timed). */
+/* Hands one decoded row to the verification sink (no-op when timed): the checksum, and while
+ * fewer than dump_max rows are dumped, the same values typed. */
 static inline void ab_emit(ab_step *st, const ab_value *row, int ncols)
 {
     st->ncols = ncols;
-    if (st->sink) {
-        if (!st->sink->sum.rows)
-            st->sink->width = ncols;
-        ab_checksum_add(&st->sink->sum, row, ncols);
+    ab_sink *s = st->sink;
+    if (s) {
+        if (!s->sum.rows)
+            s->width = ncols;
+        if (s->dump && (int64_t)s->sum.rows < s->dump_max)
+            json_array_append_new(s->dump, ab_row_json(row, ncols));
+        ab_checksum_add(&s->sum, row, ncols);
     }
 }
 

@@ -568,18 +568,22 @@ static int write_latencies(const char *path, const uint64_t *lat, int64_t n)
     return 0;
 }
 
-/* The verification pass on connection c: every row checksummed, first_op_ns the cold start.
+/* The verification pass on connection c: every row checksummed, first_op_ns the cold start,
+ * and with dump the first rows read as typed values (ab_emit writes them beside the checksum).
  * per_request: each operation connects, prepares, runs and disconnects on its own. */
 static json_t *verify_pass(ab_step *st, ab_conn *c, int per_request)
 {
     int64_t nops = st->nops, rows = 0, count;
-    ab_sink sink = {{0, 0}, 0};
+    int dumps = st->dump > 0 && ab_step_reads(st); /* statements that read no rows dump nothing */
+    ab_sink sink = {{0, 0}, 0, dumps ? json_array() : NULL, st->dump};
     st->sink = &sink;
     int64_t start = now_ns(), first = 0;
     for (int64_t i = 0; i < nops; i++) {
         count = 0;
-        if (ab_client_op(drv, c, per_request, st, i, i, &count))
+        if (ab_client_op(drv, c, per_request, st, i, i, &count)) {
+            json_decref(sink.dump);
             return NULL;
+        }
         if (i == 0) /* the cold start: the first operation, its rows checksummed */
             first = now_ns() - start;
         rows += count;
@@ -592,6 +596,8 @@ static json_t *verify_pass(ab_step *st, ab_conn *c, int per_request)
     json_object_set_new(a, "values", json_integer(ab_step_reads(st) ? rows * sink.width : 0));
     json_object_set_new(a, "checksum", json_string(hex));
     json_object_set_new(a, "first_op_ns", json_integer(first));
+    if (sink.dump)
+        json_object_set_new(a, "dump", sink.dump);
     return a;
 }
 
@@ -672,7 +678,7 @@ static int parse_kind(const char *kind, ab_step *st)
 static int parse_fields(json_t *msg, ab_step *st, const char *kind)
 {
     if (get_int(msg, "iterations", -1, &st->n) || get_int(msg, "commit_every", 0, &st->commit_every) ||
-        get_int(msg, "batch", 0, &st->batch))
+        get_int(msg, "batch", 0, &st->batch) || get_int(msg, "dump", 0, &st->dump))
         return -1;
     if (st->n < 0)
         return proto_err("a step needs iterations >= 0%s", "");

@@ -93,6 +93,75 @@ void ab_checksum_hex(const ab_checksum *c, char out[17])
     snprintf(out, 17, "%016llx", (unsigned long long)c->total);
 }
 
+/* A float as the protocol writes it: its IEEE-754 bits, 16 hex digits, big-endian (exact in
+ * every language's JSON). */
+static json_t *float_json(double f)
+{
+    char buf[17];
+    uint64_t bits;
+    memcpy(&bits, &f, 8);
+    return json_stringn(buf, (size_t)snprintf(buf, sizeof buf, "%016llx", (unsigned long long)bits));
+}
+
+/* Bytes as the protocol writes them: lower-case hex. */
+static json_t *bytes_json(const void *p, size_t n)
+{
+    char *hex = malloc(2 * n + 1);
+    json_t *j = json_stringn(hex, ab_hex(p, n, hex));
+    free(hex);
+    return j;
+}
+
+/* One value as ab_row_hash encodes it, typed: the integer of an int, timestamp, date (as its
+ * i32) or time; a float's bits; decimal text as read; text; bytes in hex; a NULL has no value. */
+static json_t *value_json(const ab_value *v)
+{
+    ab_type type = v->type;
+    json_t *value = NULL;
+    switch (type) {
+    case AB_NULL:
+        break;
+    case AB_BOOL:
+        value = json_boolean(v->u.i);
+        break;
+    case AB_INT:
+    case AB_TIMESTAMP:
+    case AB_TIME:
+        value = json_integer(v->u.i);
+        break;
+    case AB_DATE:
+        value = json_integer((int32_t)v->u.i);
+        break;
+    case AB_FLOAT:
+        value = float_json(v->u.f);
+        break;
+    case AB_DECIMAL:
+    case AB_TEXT:
+        if ((value = json_stringn(v->u.s.p, v->u.s.n)))
+            break;
+        /* text that is not UTF-8 cannot be a JSON string: its bytes then, so that the dump still
+         * shows what was read (the checksum hashed those bytes as text) */
+        type = AB_BYTES;
+        /* fall through */
+    case AB_BYTES:
+        value = bytes_json(v->u.s.p, v->u.s.n);
+        break;
+    }
+    json_t *typed = json_object();
+    json_object_set_new(typed, "type", json_string(ab_type_name(type)));
+    if (value)
+        json_object_set_new(typed, "value", value);
+    return typed;
+}
+
+json_t *ab_row_json(const ab_value *row, int ncols)
+{
+    json_t *out = json_array();
+    for (int c = 0; c < ncols; c++)
+        json_array_append_new(out, value_json(&row[c]));
+    return out;
+}
+
 /* ---- latency histogram ------------------------------------------------------------------- */
 
 void ab_hist_merge(ab_histogram *into, const ab_histogram *h)
@@ -957,19 +1026,12 @@ json_t *ab_param_json(const ab_param *p)
         return json_boolean(p->i);
     case AB_INT:
         return json_integer(p->i);
-    case AB_FLOAT: { /* the IEEE-754 bits, big-endian: exact in every language's JSON */
-        uint64_t bits;
-        memcpy(&bits, &p->f, 8);
-        return json_stringn(buf, (size_t)sprintf(buf, "%016llx", (unsigned long long)bits));
-    }
+    case AB_FLOAT:
+        return float_json(p->f);
     case AB_TIMESTAMP:
         return json_stringn(buf, ab_format_timestamp(p->i, buf, 1));
-    case AB_BYTES: {
-        char *hex = malloc(2 * p->len + 1);
-        json_t *j = json_stringn(hex, ab_hex(p->text, p->len, hex));
-        free(hex);
-        return j;
-    }
+    case AB_BYTES:
+        return bytes_json(p->text, p->len);
     default: /* decimal, text, date: their text */
         return json_stringn(p->text, p->len);
     }

@@ -121,6 +121,11 @@ static inline void ab_checksum_add(ab_checksum *c, const ab_value *row, int ncol
 
 void ab_checksum_hex(const ab_checksum *c, char out[17]);
 
+/* A row as typed values, [{"type": T, "value": V}, …] (the checksum op's input form, and a
+ * verification pass's dump): what ab_row_hash encodes, readable — the same type letter and the
+ * same integer, float bits or text (checksum.py's typed()). */
+json_t *ab_row_json(const ab_value *row, int ncols);
+
 /* ---- a bump allocator for one step's texts ---------------------------------------------- */
 
 typedef struct ab_chunk ab_chunk;
