@@ -463,7 +463,10 @@ public final class Main {
     /** The verification pass: one client, untimed but for its first operation. client: how an
      * operation runs under a connection policy; null for the session's connection. */
     private void verify(Step st, Policy.Client client, ObjectNode a) throws Exception {
-        Checksum sink = new Checksum();
+        // asked for a dump (to explain a mismatch), the checksum also writes the first rows it
+        // hashes as typed values; statements that read no rows answer none
+        ArrayNode dump = st.dump > 0 && st.reads() ? F.arrayNode() : null;
+        Checksum sink = new Checksum(dump, st.dump);
         st.sink = sink;
         long rows = 0, first = 0;
         long start = System.nanoTime();
@@ -476,6 +479,8 @@ public final class Main {
         a.put("rows", rows);
         a.put("values", st.reads() ? rows * Math.max(sink.width, 0) : 0);
         a.put("checksum", sink.hex());
+        if (dump != null)
+            a.set("dump", dump);
         a.put("first_op_ns", first);
     }
 

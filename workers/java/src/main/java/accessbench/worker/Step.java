@@ -20,6 +20,7 @@ final class Step {
     int commitEvery;      // exec: operations per transaction, 0 = autocommit
     boolean fetch;        // the statement returns rows to read
     boolean verify;
+    int dump;             // verification: rows to dump (the first read, as typed values); 0: none
     ValueType[] types;    // per parameter: the type of its values (and of its NULLs)
     Object[][] params;    // n rows of nparams values, generated and adapted before the clock
     String[] texts;       // literal mode: n statements with values inlined; record exec: n keyed reads
@@ -49,6 +50,8 @@ final class Step {
         st.commitEvery = st.kind == EXEC && every > 0 ? (int) Math.min(every, Integer.MAX_VALUE) : 0;
         long batch = Fields.integer(msg, "batch", 0);
         st.verify = Fields.truthy(msg.get("verify"));
+        long dump = st.verify ? Fields.integer(msg, "dump", 0) : 0;
+        st.dump = (int) Math.max(0, Math.min(dump, Integer.MAX_VALUE));
         st.fetch = st.kind == SCAN || (st.kind == EXEC && Fields.truthy(msg.get("fetch")));
         st.endpoint = endpoint;
         JsonNode lf = msg.get("latency_file");
