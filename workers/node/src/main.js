@@ -207,7 +207,7 @@ class Session {
     try {
       if (step.verify) {
         const op = step.policy === 'persistent' ? await build() : await this.policyOp(step, build, pool);
-        return await this.verify(op, step.args, step.reads);
+        return await this.verify(op, step.args, step.reads, step.dump);
       }
       if (step.loaded) return await this.loaded(step, build, pool);
       return await this.timed(await build(), step.args, step.reads, step.latencyFile);
@@ -325,10 +325,12 @@ class Session {
   }
 
   // The untimed verification pass: every value read is checksummed; the first operation
-  // (with its rows checksummed) is the cold start.
-  async verify(op, args, reads) {
+  // (with its rows checksummed) is the cold start. With `dump`, the checksum also keeps the
+  // first `dump` rows read, in the order read, as typed values: answered as `dump` when the
+  // statement reads rows.
+  async verify(op, args, reads, dump) {
     const d = this.driver;
-    const sum = new Checksum();
+    const sum = new Checksum(dump);
     let changed = 0, first = 0n, width = 0;
     const start = clock();
     for (let i = 0; i < args.length; i++) {
@@ -343,7 +345,10 @@ class Session {
       if (i === 0) first = clock() - start;
     }
     const rows = reads ? sum.rows : changed;
-    return { n: args.length, rows, values: reads ? rows * width : 0, checksum: sum.hex(), first_op_ns: first };
+    return {
+      n: args.length, rows, values: reads ? rows * width : 0, checksum: sum.hex(), first_op_ns: first,
+      ...(dump && reads ? { dump: sum.dumped } : {}),
+    };
   }
 
   async timed(op, args, reads, latencyFile) {

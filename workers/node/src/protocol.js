@@ -617,23 +617,54 @@ function hashValue(h, v, kind) {
   }
 }
 
+// A value read as the protocol writes it out ({"type", "value"}: the `checksum` op's input, a
+// verification pass's `dump`): what hashValue encodes for it, readable — the same type tag and
+// the same integer, bits or text (an integer as the i64 it is hashed as, a date as its i32).
+// typedValue below reads it back.
+function typedJson(v, kind) {
+  if (v === null || v === undefined) return { type: 'null' };
+  switch (kind) {
+    case K.BOOL: return { type: 'bool', value: Boolean(v) };
+    case K.INT:
+    case K.TIMESTAMP:
+    case K.TIME: {
+      const type = kind === K.INT ? 'int' : kind === K.TIMESTAMP ? 'timestamp' : 'time';
+      return { type, value: BigInt.asIntN(64, BigInt(v)) };
+    }
+    case K.FLOAT: return { type: 'float', value: floatBits(v) };
+    case K.DECIMAL:
+    case K.TEXT: return { type: kind === K.DECIMAL ? 'decimal' : 'text', value: v };
+    case K.BYTES: return { type: 'bytes', value: Buffer.from(v).toString('hex') };
+    case K.DATE: return { type: 'date', value: Number(v) | 0 };
+    default: throw new TypeError(`unknown column kind ${kind}`);
+  }
+}
+
 // The verification checksum: the sum mod 2^64 of each row's FNV-1a 64 over its values'
 // canonical encodings. A row's kinds are given per column (PostgreSQL: from the type OIDs), or
 // taken from each value's JavaScript type when kinds is null (SQLite: integers are BigInt,
 // reals Number, text string, blobs Buffer).
+// With `dump` > 0 it also keeps its first `dump` rows as typed values (`dumped`), written from
+// the very value and kind each one is hashed with, so that a mismatch can be explained.
 export class Checksum {
-  constructor() {
+  constructor(dump = 0) {
     this.hi = 0;
     this.lo = 0;
     this.rows = 0;
+    this.dump = dump;
+    this.dumped = [];
   }
 
   addRow(row, kinds) {
     const h = new Fnv();
+    const typed = this.rows < this.dump ? new Array(row.length) : null;
     for (let c = 0; c < row.length; c++) {
       const v = row[c];
-      hashValue(h, v, kinds ? kinds[c] : (v === null ? 0 : dynamicKind(v)));
+      const kind = kinds ? kinds[c] : (v === null ? 0 : dynamicKind(v));
+      hashValue(h, v, kind);
+      if (typed) typed[c] = typedJson(v, kind);
     }
+    if (typed) this.dumped.push(typed);
     const lo = this.lo + h.lo;
     this.lo = lo >>> 0;
     this.hi = (this.hi + h.hi + (lo >= TWO32 ? 1 : 0)) >>> 0;

@@ -50,6 +50,8 @@ export function truthy(v) {
  * @property {boolean} reads          whether the op returns rows (else the rows it changed)
  * @property {number} every           commit_every (0: none)
  * @property {boolean} verify         the untimed verification pass instead of the timed one
+ * @property {number} dump            verification only: how many of the rows read to answer as
+ *                                    typed values (0: none)
  * @property {string} policy          persistent, per-request or pooled
  * @property {number} clients
  * @property {number|null} poolSize   pooled only
@@ -144,8 +146,9 @@ const PARSE_KIND = {
   },
 };
 
-// Verification or the timed pass; plain loop or under load; the connection policy, its pool
-// and the load's fields (read only for a loaded step that is not a verification).
+// Verification (and how many rows it dumps) or the timed pass; plain loop or under load; the
+// connection policy, its pool and the load's fields (read only for a loaded step that is not a
+// verification).
 function parseLoad(step, msg, driver) {
   const policy = msg.policy ?? 'persistent';
   if (!driver.loadPolicies.includes(policy)) {
@@ -160,6 +163,8 @@ function parseLoad(step, msg, driver) {
       'transaction cannot span connections, and by duration its last operation is not known in advance)');
   }
   const verify = truthy(msg.verify);
+  const dump = verify ? intField(msg, 'dump', 0) : 0;
+  if (dump < 0) throw new ProtocolError('dump must be >= 0');
   let load = null;
   if (loaded && !verify) {
     if (clients > 1 && driver.concurrency === PROCESSES) {
@@ -174,5 +179,5 @@ function parseLoad(step, msg, driver) {
     poolSize = intField(msg, 'pool_size', clients);
     if (poolSize < 1) throw new ProtocolError('pool_size must be >= 1');
   }
-  Object.assign(step, { verify, policy, clients, poolSize, loaded, load });
+  Object.assign(step, { verify, dump, policy, clients, poolSize, loaded, load });
 }
