@@ -62,74 +62,76 @@ const (
 	sqlPerRequest = "per operation, inside its time: sql.OpenDB of a connector made once before the barrier (the DSN parsed once), pool pinned to one connection, the statement (which connects; no Ping), prepared: DB.Prepare then Stmt.Close, DB.Close"
 )
 
-// sqlPlan: typed destinations for one result shape and how to hash each after Scan.
+// sqlPlan: typed destinations for one result shape and how to read each as a value after
+// Scan (verification passes only).
 type sqlPlan struct {
 	dests  []any
-	hashes []func(uint64) uint64
+	values []func() value
+	row    []value // the row being checksummed
 }
 
 // newSQLPlan: a plan for n columns, each filled in by one of the column kinds below or by
 // the method's own.
 func newSQLPlan(n int) *sqlPlan {
-	return &sqlPlan{dests: make([]any, n), hashes: make([]func(uint64) uint64, n)}
+	return &sqlPlan{dests: make([]any, n), values: make([]func() value, n), row: make([]value, n)}
 }
 
-// column sets column c: dest is what rows.Scan fills; valid is its NULL flag (false: hashed
-// as NULL), hash how its value is hashed otherwise.
-func (p *sqlPlan) column(c int, dest any, valid *bool, hash func(uint64) uint64) {
+// column sets column c: dest is what rows.Scan fills; valid is its NULL flag (false: NULL),
+// val its value otherwise.
+func (p *sqlPlan) column(c int, dest any, valid *bool, val func() value) {
 	p.dests[c] = dest
-	p.hashes[c] = nullable(valid, hash)
+	p.values[c] = nullable(valid, val)
 }
 
 // Column kinds the methods decode alike: column c is scanned into a new sql.Null* of the
-// kind and hashed from it.
+// kind and read from it.
 
 // nullInt: integers, as sql.NullInt64.
 func (p *sqlPlan) nullInt(c int) {
 	v := new(sql.NullInt64)
-	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hInt(h, v.Int64) })
+	p.column(c, v, &v.Valid, func() value { return intValue(v.Int64) })
 }
 
 // nullFloat: floating point, as sql.NullFloat64; a single-precision column (single) is
-// hashed as its float32's shortest text.
+// read as its float32's shortest text.
 func (p *sqlPlan) nullFloat(c int, single bool) {
 	v := new(sql.NullFloat64)
-	p.column(c, v, &v.Valid, func(h uint64) uint64 {
+	p.column(c, v, &v.Valid, func() value {
 		if single {
-			return hFloat(h, float4AsDouble(float32(v.Float64)))
+			return floatValue(float4AsDouble(float32(v.Float64)))
 		}
-		return hFloat(h, v.Float64)
+		return floatValue(v.Float64)
 	})
 }
 
 // nullDecimal: exact numbers, as their text (sql.NullString, scale kept).
 func (p *sqlPlan) nullDecimal(c int) {
 	v := new(sql.NullString)
-	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hDecimal(h, v.String) })
+	p.column(c, v, &v.Valid, func() value { return decimalValue(v.String) })
 }
 
 // nullTimestamp: timestamps, as sql.NullTime.
 func (p *sqlPlan) nullTimestamp(c int) {
 	v := new(sql.NullTime)
-	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hTimestamp(h, v.Time.UnixMicro()) })
+	p.column(c, v, &v.Valid, func() value { return timestampValue(v.Time.UnixMicro()) })
 }
 
 // nullDate: dates, as sql.NullTime.
 func (p *sqlPlan) nullDate(c int) {
 	v := new(sql.NullTime)
-	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hDate(h, unixDays(v.Time)) })
+	p.column(c, v, &v.Valid, func() value { return dateValue(unixDays(v.Time)) })
 }
 
 // nullBytes: binary strings, as sql.Null[[]byte].
 func (p *sqlPlan) nullBytes(c int) {
 	v := new(sql.Null[[]byte])
-	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hBytes(h, v.V) })
+	p.column(c, v, &v.Valid, func() value { return bytesValue(v.V) })
 }
 
 // nullText: text, as sql.NullString.
 func (p *sqlPlan) nullText(c int) {
 	v := new(sql.NullString)
-	p.column(c, v, &v.Valid, func(h uint64) uint64 { return hText(h, v.String) })
+	p.column(c, v, &v.Valid, func() value { return textValue(v.String) })
 }
 
 // pinPool: one connection, never closed by age or idleness, so every operation of a step
@@ -417,11 +419,10 @@ func (d *sqlDriver) read(st *step, rows *sql.Rows, err error, sk *sink) (int64, 
 			return 0, err
 		}
 		if sk != nil {
-			h := fnvOffset
-			for _, hash := range p.hashes {
-				h = hash(h)
+			for c, val := range p.values {
+				p.row[c] = val()
 			}
-			sk.add(h, len(p.hashes))
+			sk.add(p.row)
 		}
 		n++
 	}

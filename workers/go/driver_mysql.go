@@ -155,7 +155,7 @@ func (d *mysqlDriver) plan(types []*sql.ColumnType) *sqlPlan {
 			p.nullInt(c)
 		case "UNSIGNED BIGINT":
 			v := new(sql.Null[uint64])
-			p.column(c, v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.V)) })
+			p.column(c, v, &v.Valid, func() value { return intValue(int64(v.V)) })
 		case "DOUBLE", "FLOAT":
 			p.nullFloat(c, name == "FLOAT")
 		case "DECIMAL":
@@ -166,7 +166,7 @@ func (d *mysqlDriver) plan(types []*sql.ColumnType) *sqlPlan {
 			p.nullDate(c)
 		case "TIME":
 			v := new(sql.NullString) // 'HH:MM:SS[.ffffff]' on both protocols
-			p.column(c, v, &v.Valid, func(h uint64) uint64 { return hTime(h, parseClock(v.String)) })
+			p.column(c, v, &v.Valid, func() value { return timeValue(parseClock(v.String)) })
 		case "BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY", "BIT", "GEOMETRY":
 			p.nullBytes(c)
 		default: // CHAR, VARCHAR, TEXT types, ENUM, SET, JSON: text

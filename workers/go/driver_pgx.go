@@ -405,7 +405,7 @@ func (d *pgxDriver) end(st *step) {
 	d.plan = nil
 }
 
-// read decodes every row of a result into Go values (rows.Scan), hashing them when verifying.
+// read decodes every row of a result into Go values (rows.Scan), checksumming them when verifying.
 func (d *pgxDriver) read(st *step, rows pgx.Rows, err error, sk *sink) (int64, error) {
 	if err != nil {
 		if rows != nil {
@@ -426,11 +426,10 @@ func (d *pgxDriver) read(st *step, rows pgx.Rows, err error, sk *sink) (int64, e
 		}
 		if sk != nil {
 			raw := rows.RawValues()
-			h := fnvOffset
-			for c, hash := range plan.hashes {
-				h = hash(h, raw[c])
+			for c, val := range plan.values {
+				plan.row[c] = val(raw[c])
 			}
-			sk.add(h, len(plan.hashes))
+			sk.add(plan.row)
 		}
 		n++
 	}
@@ -442,13 +441,14 @@ func (d *pgxDriver) read(st *step, rows pgx.Rows, err error, sk *sink) (int64, e
 	return n, nil
 }
 
-// pgxPlan: one typed destination per column and how to hash it. Built on the step's first
+// pgxPlan: one typed destination per column and how to read it as a value. Built on the step's first
 // row and reused while the result shape (type OIDs and formats) stays the same.
 type pgxPlan struct {
 	oids    []uint32
 	formats []int16
 	dests   []any
-	hashes  []func(h uint64, raw []byte) uint64
+	values  []func(raw []byte) value
+	row     []value // the row being checksummed
 }
 
 func (d *pgxDriver) planFor(fds []pgconn.FieldDescription) *pgxPlan {
@@ -465,99 +465,100 @@ func (d *pgxDriver) planFor(fds []pgconn.FieldDescription) *pgxPlan {
 	for _, fd := range fds {
 		p.oids = append(p.oids, fd.DataTypeOID)
 		p.formats = append(p.formats, fd.Format)
-		dest, hash := pgxColumn(fd.DataTypeOID, fd.Format == pgx.BinaryFormatCode)
+		dest, val := pgxColumn(fd.DataTypeOID, fd.Format == pgx.BinaryFormatCode)
 		p.dests = append(p.dests, dest)
-		p.hashes = append(p.hashes, hash)
+		p.values = append(p.values, val)
 	}
+	p.row = make([]value, len(fds))
 	d.plan = p
 	return p
 }
 
-// pgxColumn: the typed destination of a column by its type OID, and how to hash it (raw is
-// the column's value as it came, nil for NULL).
-func pgxColumn(oid uint32, binaryFormat bool) (any, func(uint64, []byte) uint64) {
+// pgxColumn: the typed destination of a column by its type OID, and how to read its value
+// (raw is the column's value as it came, nil for NULL).
+func pgxColumn(oid uint32, binaryFormat bool) (any, func([]byte) value) {
 	switch oid {
 	case pgtype.Int2OID:
 		v := new(pgtype.Int2)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.Int16)) })
+		return pgxValid(v, &v.Valid, func() value { return intValue(int64(v.Int16)) })
 	case pgtype.Int4OID:
 		v := new(pgtype.Int4)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.Int32)) })
+		return pgxValid(v, &v.Valid, func() value { return intValue(int64(v.Int32)) })
 	case pgtype.Int8OID:
 		v := new(pgtype.Int8)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, v.Int64) })
+		return pgxValid(v, &v.Valid, func() value { return intValue(v.Int64) })
 	case pgtype.OIDOID, pgtype.XIDOID, pgtype.CIDOID:
 		v := new(pgtype.Uint32)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hInt(h, int64(v.Uint32)) })
+		return pgxValid(v, &v.Valid, func() value { return intValue(int64(v.Uint32)) })
 	case pgtype.Float4OID:
 		v := new(pgtype.Float4)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hFloat(h, float4AsDouble(v.Float32)) })
+		return pgxValid(v, &v.Valid, func() value { return floatValue(float4AsDouble(v.Float32)) })
 	case pgtype.Float8OID:
 		v := new(pgtype.Float8)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hFloat(h, v.Float64) })
+		return pgxValid(v, &v.Valid, func() value { return floatValue(v.Float64) })
 	case pgtype.NumericOID:
 		v := new(pgtype.Numeric)
-		return v, func(h uint64, raw []byte) uint64 {
+		return v, func(raw []byte) value {
 			if !v.Valid {
-				return hNull(h)
+				return nullValue
 			}
-			return hDecimal(h, numericText(v, raw, binaryFormat))
+			return decimalValue(numericText(v, raw, binaryFormat))
 		}
 	case pgtype.BoolOID:
 		v := new(pgtype.Bool)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hBool(h, v.Bool) })
+		return pgxValid(v, &v.Valid, func() value { return boolValue(v.Bool) })
 	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID:
 		v := new(pgtype.Text)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hText(h, v.String) })
+		return pgxValid(v, &v.Valid, func() value { return textValue(v.String) })
 	case pgtype.TimestampOID:
 		v := new(pgtype.Timestamp)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 {
-			return hTimestamp(h, infMicros(v.Time.UnixMicro(), v.InfinityModifier))
+		return pgxValid(v, &v.Valid, func() value {
+			return timestampValue(infMicros(v.Time.UnixMicro(), v.InfinityModifier))
 		})
 	case pgtype.TimestamptzOID:
 		v := new(pgtype.Timestamptz)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 {
-			return hTimestamp(h, infMicros(v.Time.UnixMicro(), v.InfinityModifier))
+		return pgxValid(v, &v.Valid, func() value {
+			return timestampValue(infMicros(v.Time.UnixMicro(), v.InfinityModifier))
 		})
 	case pgtype.DateOID:
 		v := new(pgtype.Date)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 {
+		return pgxValid(v, &v.Valid, func() value {
 			switch v.InfinityModifier {
 			case pgtype.Infinity:
-				return hDate(h, math.MaxInt32)
+				return dateValue(math.MaxInt32)
 			case pgtype.NegativeInfinity:
-				return hDate(h, math.MinInt32)
+				return dateValue(math.MinInt32)
 			}
-			return hDate(h, unixDays(v.Time))
+			return dateValue(unixDays(v.Time))
 		})
 	case pgtype.TimeOID:
 		v := new(pgtype.Time)
-		return pgxValid(v, &v.Valid, func(h uint64) uint64 { return hTime(h, v.Microseconds) })
+		return pgxValid(v, &v.Valid, func() value { return timeValue(v.Microseconds) })
 	case pgtype.ByteaOID:
 		v := new([]byte)
-		return v, func(h uint64, raw []byte) uint64 {
+		return v, func(raw []byte) value {
 			if raw == nil {
-				return hNull(h)
+				return nullValue
 			}
-			return hBytes(h, *v)
+			return bytesValue(*v)
 		}
 	}
 	v := new(any)
-	return v, func(h uint64, raw []byte) uint64 {
+	return v, func(raw []byte) value {
 		if raw == nil {
-			return hNull(h)
+			return nullValue
 		}
 		if b, ok := (*v).(byte); ok { // "char"
-			return hText(h, string([]byte{b}))
+			return textValue(string([]byte{b}))
 		}
-		return hashAny(h, *v)
+		return anyValue(*v)
 	}
 }
 
-// pgxValid: a pgtype destination with a Valid flag, hashed by hash or as NULL.
-func pgxValid(dest any, valid *bool, hash func(uint64) uint64) (any, func(uint64, []byte) uint64) {
-	f := nullable(valid, hash)
-	return dest, func(h uint64, _ []byte) uint64 { return f(h) }
+// pgxValid: a pgtype destination with a Valid flag, read by val or as NULL.
+func pgxValid(dest any, valid *bool, val func() value) (any, func([]byte) value) {
+	f := nullable(valid, val)
+	return dest, func([]byte) value { return f() }
 }
 
 func infMicros(us int64, inf pgtype.InfinityModifier) int64 {

@@ -113,7 +113,7 @@ func (d *sqliteDriver) plan(types []*sql.ColumnType) *sqlPlan {
 	for c := range types {
 		v := new(any)
 		p.dests[c] = v
-		p.hashes[c] = func(h uint64) uint64 { return hashAny(h, *v) }
+		p.values[c] = func() value { return anyValue(*v) }
 	}
 	return p
 }

@@ -223,63 +223,64 @@ func (s *session) generate(msg map[string]any) (object, *failure) {
 	return object{{"values", values}}, nil
 }
 
-// typedHash hashes one typed conformance value as the drivers' native value would be.
-func typedHash(h uint64, tv any) (uint64, *failure) {
+// typedValue reads one typed conformance value (the inverse of value.typed) as the drivers'
+// native value would be read.
+func typedValue(tv any) (value, *failure) {
 	t, ok := tv.(map[string]any)
 	if !ok {
-		return 0, fail("protocol", "a typed value is an object")
+		return value{}, fail("protocol", "a typed value is an object")
 	}
 	typ, _ := t["type"].(string)
 	val := t["value"]
 	switch typ {
 	case "null":
-		return hNull(h), nil
+		return nullValue, nil
 	case "bool":
 		b, _ := val.(bool)
-		return hBool(h, b), nil
+		return boolValue(b), nil
 	case "int", "timestamp", "date", "time":
 		n, err := toInt64(val)
 		if err != nil {
-			return 0, fail("protocol", "a %s value must be an integer", typ)
+			return value{}, fail("protocol", "a %s value must be an integer", typ)
 		}
 		switch typ {
 		case "int":
-			return hInt(h, n), nil
+			return intValue(n), nil
 		case "timestamp":
-			return hTimestamp(h, n), nil
+			return timestampValue(n), nil
 		case "date":
-			return hDate(h, int32(n)), nil
+			return dateValue(int32(n)), nil
 		}
-		return hTime(h, n), nil
+		return timeValue(n), nil
 	case "float":
 		digits, _ := val.(string)
 		bits, err := strconv.ParseUint(digits, 16, 64)
 		if len(digits) != 16 || err != nil {
-			return 0, fail("protocol", "a float value is 16 hex digits")
+			return value{}, fail("protocol", "a float value is 16 hex digits")
 		}
-		return hLE(hByte(h, 'F'), bits, 8), nil
+		return value{kind: 'F', n: int64(bits)}, nil // the bits as given, NaN payloads too
 	case "decimal":
 		text, _ := val.(string)
 		plain, ok := decimalPlain(text)
 		if !ok {
-			return 0, fail("protocol", "not a decimal: %s", text)
+			return value{}, fail("protocol", "not a decimal: %s", text)
 		}
-		return hDecimal(h, plain), nil
+		return decimalValue(plain), nil
 	case "text":
 		text, ok := val.(string)
 		if !ok {
-			return 0, fail("protocol", "a text value is a string")
+			return value{}, fail("protocol", "a text value is a string")
 		}
-		return hText(h, text), nil
+		return textValue(text), nil
 	case "bytes":
 		digits, _ := val.(string)
 		b, err := hex.DecodeString(digits)
 		if err != nil {
-			return 0, fail("protocol", "a bytes value is an even number of hex digits")
+			return value{}, fail("protocol", "a bytes value is an even number of hex digits")
 		}
-		return hBytes(h, b), nil
+		return bytesValue(b), nil
 	}
-	return 0, fail("protocol", "unknown value type '%s'", typ)
+	return value{}, fail("protocol", "unknown value type '%s'", typ)
 }
 
 // histogram records the values into a histogram of the worker's own (conformance).
@@ -336,19 +337,21 @@ func (s *session) checksum(msg map[string]any) (object, *failure) {
 		return nil, fail("protocol", "checksum needs rows")
 	}
 	var sk sink
+	var vals []value
 	for _, r := range rows {
 		row, ok := r.([]any)
 		if !ok {
 			return nil, fail("protocol", "a row is a list")
 		}
-		h := fnvOffset
-		for _, v := range row {
-			var f *failure
-			if h, f = typedHash(h, v); f != nil {
+		vals = vals[:0]
+		for _, tv := range row {
+			v, f := typedValue(tv)
+			if f != nil {
 				return nil, f
 			}
+			vals = append(vals, v)
 		}
-		sk.add(h, len(row))
+		sk.add(vals)
 	}
 	return object{{"checksum", sk.hex()}, {"rows", sk.rows}}, nil
 }
@@ -427,12 +430,14 @@ func (s *session) runOp(st *step, i int, sk *sink) (int64, error) {
 	return count, nil
 }
 
+// verifyPass is the untimed pass that checksums every value read (and dumps the first rows
+// when the step asks for a dump); only its first operation is timed, the cold start.
 func (s *session) verifyPass(st *step, runOp func(i int, sk *sink) (int64, error)) (object, *failure) {
-	var sk sink
+	sk := newSink(st.dump)
 	var rows, first int64
 	start := time.Now()
 	for i := 0; i < st.nops; i++ {
-		count, err := runOp(i, &sk)
+		count, err := runOp(i, sk)
 		if err != nil {
 			return nil, asFailure(s.drv, err)
 		}
@@ -445,13 +450,17 @@ func (s *session) verifyPass(st *step, runOp func(i int, sk *sink) (int64, error
 	if st.fetch {
 		values = rows * int64(sk.width)
 	}
-	return object{
+	answer := object{
 		{"n", st.nops},
 		{"rows", rows},
 		{"values", values},
 		{"checksum", sk.hex()},
 		{"first_op_ns", first},
-	}, nil
+	}
+	if st.dump > 0 && st.fetch {
+		answer = append(answer, kv{"dump", sk.dump})
+	}
+	return answer, nil
 }
 
 // timedPass is the plain loop: one client, the session's connection, by count.

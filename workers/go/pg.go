@@ -149,45 +149,45 @@ func bigDecimal(i *big.Int, exp int) string {
 	return b.String()
 }
 
-// hashAny hashes a value of whatever Go type a driver produced.
-func hashAny(h uint64, v any) uint64 {
+// anyValue reads a value of whatever Go type a driver produced.
+func anyValue(v any) value {
 	switch x := v.(type) {
 	case nil:
-		return hNull(h)
+		return nullValue
 	case bool:
-		return hBool(h, x)
+		return boolValue(x)
 	case int64:
-		return hInt(h, x)
+		return intValue(x)
 	case int32:
-		return hInt(h, int64(x))
+		return intValue(int64(x))
 	case int16:
-		return hInt(h, int64(x))
+		return intValue(int64(x))
 	case int8:
-		return hInt(h, int64(x))
+		return intValue(int64(x))
 	case int:
-		return hInt(h, int64(x))
+		return intValue(int64(x))
 	case uint32:
-		return hInt(h, int64(x))
+		return intValue(int64(x))
 	case uint16:
-		return hInt(h, int64(x))
+		return intValue(int64(x))
 	case uint64:
-		return hInt(h, int64(x))
+		return intValue(int64(x))
 	case float64:
-		return hFloat(h, x)
+		return floatValue(x)
 	case float32:
-		return hFloat(h, float4AsDouble(x))
+		return floatValue(float4AsDouble(x))
 	case string:
-		return hText(h, x)
+		return textValue(x)
 	case []byte:
-		return hBytes(h, x)
+		return bytesValue(x)
 	case time.Time:
-		return hTimestamp(h, x.UnixMicro())
+		return timestampValue(x.UnixMicro())
 	case pgtype.Numeric:
-		return hDecimal(h, numericText(&x, nil, false))
+		return decimalValue(numericText(&x, nil, false))
 	case [16]byte:
-		return hBytes(h, x[:])
+		return bytesValue(x[:])
 	}
-	return hText(h, fmt.Sprint(v))
+	return textValue(fmt.Sprint(v))
 }
 
 // ---- database/sql decoding for PostgreSQL (go-pgx-stdlib, go-pq) --------------------------------
@@ -213,7 +213,7 @@ func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
 			p.nullDecimal(c)
 		case "BOOL":
 			v := new(sql.NullBool)
-			p.column(c, v, &v.Valid, func(h uint64) uint64 { return hBool(h, v.Bool) })
+			p.column(c, v, &v.Valid, func() value { return boolValue(v.Bool) })
 		case "TIMESTAMP", "TIMESTAMPTZ":
 			p.nullTimestamp(c)
 		case "DATE":
@@ -221,18 +221,18 @@ func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
 		case "TIME":
 			v := new(any) // lib/pq: time.Time on 0000-01-01; pgx stdlib: text
 			p.dests[c] = v
-			p.hashes[c] = func(h uint64) uint64 {
+			p.values[c] = func() value {
 				switch x := (*v).(type) {
 				case nil:
-					return hNull(h)
+					return nullValue
 				case time.Time:
-					return hTime(h, clockMicros(x))
+					return timeValue(clockMicros(x))
 				case string:
-					return hTime(h, parseClock(x))
+					return timeValue(parseClock(x))
 				case []byte:
-					return hTime(h, parseClock(string(x)))
+					return timeValue(parseClock(string(x)))
 				}
-				return hashAny(h, *v)
+				return anyValue(*v)
 			}
 		case "BYTEA":
 			p.nullBytes(c)

@@ -63,57 +63,132 @@ func hBuf(h uint64, b []byte) uint64 {
 	return h
 }
 
-func hNull(h uint64) uint64 { return hByte(h, 'N') }
+// value is one value read, in its canonical form (PROTOCOL.md, the checksum): the encoding's
+// type letter and what it encodes. In a verification pass each driver reads every column it
+// decoded as a value, which the sink hashes into the row's checksum (hash) and, when asked for
+// a dump, writes out (typed): the same value, so a dump shows exactly what was checksummed. The checksum op reads its
+// typed values into values too (typedValue, main.go).
+type value struct {
+	kind byte   // 'N' NULL, 'B' bool, 'I' int, 'F' float, 'D' decimal, 'S' text, 'X' bytes, 'T' timestamp, 'd' date, 't' time
+	n    int64  // B: 1/0; I; F: the IEEE-754 bits; T, t: µs; d: days
+	s    string // D: the plain decimal text; S
+	x    []byte // X
+}
 
-func hBool(h uint64, v bool) uint64 {
-	if v {
-		return hByte(hByte(h, 'B'), 1)
+var nullValue = value{kind: 'N'}
+
+func boolValue(b bool) value {
+	if b {
+		return value{kind: 'B', n: 1}
 	}
-	return hByte(hByte(h, 'B'), 0)
+	return value{kind: 'B'}
 }
 
-func hInt(h uint64, v int64) uint64        { return hLE(hByte(h, 'I'), uint64(v), 8) }
-func hFloat(h uint64, v float64) uint64    { return hLE(hByte(h, 'F'), math.Float64bits(v), 8) }
-func hTimestamp(h uint64, us int64) uint64 { return hLE(hByte(h, 'T'), uint64(us), 8) }
-func hDate(h uint64, days int32) uint64    { return hLE(hByte(h, 'd'), uint64(uint32(days)), 4) }
-func hTime(h uint64, us int64) uint64      { return hLE(hByte(h, 't'), uint64(us), 8) }
+func intValue(n int64) value        { return value{kind: 'I', n: n} }
+func floatValue(f float64) value    { return value{kind: 'F', n: int64(math.Float64bits(f))} }
+func decimalValue(s string) value   { return value{kind: 'D', s: s} }
+func textValue(s string) value      { return value{kind: 'S', s: s} }
+func bytesValue(b []byte) value     { return value{kind: 'X', x: b} }
+func timestampValue(us int64) value { return value{kind: 'T', n: us} }
+func dateValue(days int32) value    { return value{kind: 'd', n: int64(days)} }
+func timeValue(us int64) value      { return value{kind: 't', n: us} }
 
-func hDecimal(h uint64, s string) uint64 {
-	return hStr(hLE(hByte(h, 'D'), uint64(uint32(len(s))), 4), s)
+// hash folds the value's canonical encoding into h: its type letter, then the content
+// (integers little-endian, a date in 4 bytes; text, decimal text and bytes after their 4-byte
+// length).
+func (v value) hash(h uint64) uint64 {
+	h = hByte(h, v.kind)
+	switch v.kind {
+	case 'B':
+		return hByte(h, byte(v.n))
+	case 'I', 'F', 'T', 't':
+		return hLE(h, uint64(v.n), 8)
+	case 'd':
+		return hLE(h, uint64(v.n), 4)
+	case 'D', 'S':
+		return hStr(hLE(h, uint64(len(v.s)), 4), v.s)
+	case 'X':
+		return hBuf(hLE(h, uint64(len(v.x)), 4), v.x)
+	}
+	return h // NULL: the letter alone
 }
 
-func hText(h uint64, s string) uint64 {
-	return hStr(hLE(hByte(h, 'S'), uint64(uint32(len(s))), 4), s)
+// typed is a value as the protocol writes it out ({"type": T, "value": V}, no value for
+// NULL): the checksum op's input form and a verification pass's dump.
+type typed struct {
+	Type  string `json:"type"`
+	Value any    `json:"value,omitempty"` // omitted only when nil: false, 0 and "" are kept
 }
 
-// nullable hashes a scanned value with hash, or as NULL when its valid flag is false.
-func nullable(valid *bool, hash func(uint64) uint64) func(uint64) uint64 {
-	return func(h uint64) uint64 {
+// typed writes the value out: the same type letter and the same integer, float bits (16 hex
+// digits, big-endian), decimal text, text or bytes (lower-case hex) that hash encodes.
+func (v value) typed() typed {
+	switch v.kind {
+	case 'B':
+		return typed{"bool", v.n != 0}
+	case 'I':
+		return typed{"int", v.n}
+	case 'F':
+		return typed{"float", fmt.Sprintf("%016x", uint64(v.n))}
+	case 'D':
+		return typed{"decimal", v.s}
+	case 'S':
+		return typed{"text", v.s}
+	case 'X':
+		return typed{"bytes", hex.EncodeToString(v.x)}
+	case 'T':
+		return typed{"timestamp", v.n}
+	case 'd':
+		return typed{"date", v.n}
+	case 't':
+		return typed{"time", v.n}
+	}
+	return typed{Type: "null"}
+}
+
+// nullable gives a scanned value by val, or NULL when its valid flag is false.
+func nullable(valid *bool, val func() value) func() value {
+	return func() value {
 		if !*valid {
-			return hNull(h)
+			return nullValue
 		}
-		return hash(h)
+		return val()
 	}
 }
 
-func hBytes(h uint64, b []byte) uint64 {
-	return hBuf(hLE(hByte(h, 'X'), uint64(uint32(len(b))), 4), b)
-}
-
-// sink receives the rows of a verification pass: the sum of their hashes, and the width of
-// the first row.
+// sink receives the rows of a verification pass: the sum of their hashes, the width of the
+// first row and, when the step asks for a dump (to explain a checksum mismatch), the first
+// rows as typed values.
 type sink struct {
 	sum   uint64
 	rows  int64
 	width int
+	limit int       // rows to dump (the step's dump; 0: none)
+	dump  [][]typed // the first limit rows read, in the order read
 }
 
-func (s *sink) add(h uint64, ncols int) {
+// newSink is a verification pass's sink, which also dumps the first limit rows (an empty
+// dump, not none, when the pass reads no rows).
+func newSink(limit int) *sink { return &sink{limit: limit, dump: [][]typed{}} }
+
+// add takes one row read, its values in column order (the caller may reuse the slice).
+func (s *sink) add(row []value) {
+	h := fnvOffset
+	for _, v := range row {
+		h = v.hash(h)
+	}
 	if s.rows == 0 {
-		s.width = ncols
+		s.width = len(row)
 	}
 	s.sum += h
 	s.rows++
+	if len(s.dump) < s.limit {
+		out := make([]typed, len(row))
+		for c, v := range row {
+			out[c] = v.typed()
+		}
+		s.dump = append(s.dump, out)
+	}
 }
 
 func (s *sink) hex() string { return fmt.Sprintf("%016x", s.sum) }

@@ -41,6 +41,7 @@ type step struct {
 	commitEvery int  // exec: operations per transaction, 0 = autocommit
 	fetch       bool // the statement returns rows that are read to the end
 	verify      bool
+	dump        int       // verify: rows to answer as dump (the first rows read); 0: none
 	load        *load     // clients, duration, rate, policy (load.go); read by every step
 	latencyFile string    // the plain loop's latencies, written after it; "" for none
 	params      [][]param // n rows × nparams
@@ -83,6 +84,13 @@ func (s *session) parseStep(msg map[string]any) (*step, *failure) {
 		return nil, f
 	}
 	st.verify = truthy(msg["verify"])
+	if st.verify {
+		dump, _, err := jsonInt(msg, "dump", 0)
+		if err != nil || dump < 0 {
+			return nil, fail("protocol", "dump must be an integer >= 0")
+		}
+		st.dump = int(dump)
+	}
 	st.fetch = st.kind == kScan || (st.kind == kExec && truthy(msg["fetch"]))
 	st.latencyFile, _ = msg["latency_file"].(string)
 	if st.kind != kConnect {
