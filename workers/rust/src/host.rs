@@ -227,9 +227,9 @@ async fn under<C: Client>(c: &mut C, policy: Policy, st: &Step, i: usize, sink: 
 }
 
 /// The verification pass: untimed except for its first operation (the cold start), every
-/// row hashed into the sink.
+/// row hashed into the sink (and the first `dump` rows written out as typed values).
 async fn verify_pass<C: Client>(c: &mut C, policy: Policy, st: &Step) -> Res<Outcome> {
-    let mut sink = Sink::new(true);
+    let mut sink = Sink::new(true).dumping(st.dump);
     let mut rows = 0i64;
     let start = now_ns();
     let mut first = 0u64;

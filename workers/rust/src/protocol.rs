@@ -200,11 +200,33 @@ impl Val<'_> {
             Val::Time(us) => fnv1a(&us.to_le_bytes(), fnv_byte(h, b't')),
         }
     }
+
+    /// The value as a typed value (`{"type", "value"}`, what the `checksum` op takes and a
+    /// verification pass dumps): exactly what `hash` encodes, readable — the same type
+    /// letter and the same integer, float bits, decimal text, text or bytes.
+    pub fn typed(&self) -> Value {
+        let (kind, value) = match *self {
+            Val::Null => return serde_json::json!({"type": "null"}),
+            Val::Bool(b) => ("bool", Value::Bool(b)),
+            Val::Int(i) => ("int", Value::from(i)),
+            Val::Float(f) => ("float", Value::String(format!("{:016x}", f.to_bits()))),
+            Val::Dec(d) => ("decimal", Value::String(d.to_string())),
+            Val::DecText(s) => ("decimal", Value::String(s.to_string())),
+            Val::Text(s) => ("text", Value::String(s.to_string())),
+            Val::Bytes(b) => ("bytes", Value::String(to_hex(b))),
+            Val::Ts(us) => ("timestamp", Value::from(us)),
+            Val::Date(d) => ("date", Value::from(d)),
+            Val::Time(us) => ("time", Value::from(us)),
+        };
+        serde_json::json!({"type": kind, "value": value})
+    }
 }
 
-/// Where decoded rows go. In a verification pass every value is folded into the checksum;
-/// in a timed pass each value is only handed to `black_box`, so that decoding cannot be
-/// optimised away but nothing else is done with it.
+/// Where decoded rows go. In a verification pass every value is folded into the checksum
+/// (and, while fewer than `dump` rows are dumped, also written as its typed value, so that a
+/// mismatch can be explained by the very values the checksum encoded); in a timed pass each
+/// value is only handed to `black_box`, so that decoding cannot be optimised away but
+/// nothing else is done with it.
 pub struct Sink {
     pub verify: bool,
     pub sum: u64,
@@ -213,11 +235,35 @@ pub struct Sink {
     pub ncols: usize, // columns of the last result read
     h: u64,
     scratch: String,
+    dump: usize,        // rows to dump (verification with `dump`; 0: none)
+    dumped: Vec<Value>, // the rows dumped so far, each an array of typed values
+    row: Vec<Value>,    // the row being dumped
 }
 
 impl Sink {
     pub fn new(verify: bool) -> Self {
-        Sink { verify, sum: 0, rows: 0, width: 0, ncols: 0, h: FNV_OFFSET, scratch: String::new() }
+        Sink {
+            verify,
+            sum: 0,
+            rows: 0,
+            width: 0,
+            ncols: 0,
+            h: FNV_OFFSET,
+            scratch: String::new(),
+            dump: 0,
+            dumped: Vec::new(),
+            row: Vec::new(),
+        }
+    }
+
+    /// A verification sink that also dumps the first `rows` rows it is given.
+    pub fn dumping(self, rows: usize) -> Self {
+        Sink { dump: rows, ..self }
+    }
+
+    /// The rows dumped, when a dump was asked for.
+    pub fn take_dump(&mut self) -> Option<Value> {
+        (self.dump > 0).then(|| Value::Array(std::mem::take(&mut self.dumped)))
     }
 
     #[inline]
@@ -229,6 +275,9 @@ impl Sink {
     pub fn val(&mut self, v: Val<'_>) {
         if self.verify {
             self.h = v.hash(self.h, &mut self.scratch);
+            if self.dumped.len() < self.dump {
+                self.row.push(v.typed());
+            }
         } else {
             std::hint::black_box(&v);
         }
@@ -243,6 +292,9 @@ impl Sink {
             }
             self.sum = self.sum.wrapping_add(self.h);
             self.rows += 1;
+            if self.dumped.len() < self.dump {
+                self.dumped.push(Value::Array(std::mem::take(&mut self.row)));
+            }
         }
     }
 
@@ -1087,6 +1139,38 @@ mod tests {
         let mut row = Vec::new();
         copy_row(&[Gv::Bool(true), Gv::Float(0.5), Gv::Bytes(vec![1]), Gv::Null], &mut row);
         assert_eq!(row, b"t\t5e-1\t\\\\x01\t\\N\n");
+    }
+
+    #[test]
+    fn dumped() {
+        // a typed value is what the checksum encodes: through the checksum op, the same hash
+        let b = [0u8, 255];
+        let mut scratch = String::new();
+        for v in [
+            Val::Null,
+            Val::Bool(true),
+            Val::Int(i64::MIN),
+            Val::Float(-0.1),
+            Val::Dec(Decimal::new(-1230, 3)),
+            Val::DecText("0.000"),
+            Val::Text(","),
+            Val::Bytes(&b),
+            Val::Ts(-1),
+            Val::Date(-719162),
+            Val::Time(86_399_999_999),
+        ] {
+            let want = v.hash(FNV_OFFSET, &mut scratch);
+            assert_eq!(hash_typed(FNV_OFFSET, &v.typed(), &mut scratch).unwrap(), want, "{}", v.typed());
+        }
+        assert_eq!(Val::Float(1.0).typed(), serde_json::json!({"type": "float", "value": "3ff0000000000000"}));
+        let mut sink = Sink::new(true).dumping(1);
+        for i in 0..2 {
+            sink.begin_row();
+            sink.val(Val::Int(i));
+            sink.end_row(1);
+        }
+        assert_eq!(sink.take_dump().unwrap(), serde_json::json!([[{"type": "int", "value": 0}]]));
+        assert_eq!(Sink::new(true).take_dump(), None);
     }
 
     #[test]

@@ -126,6 +126,8 @@ pub struct Step {
     pub commit_every: usize,
     pub fetch: bool,
     pub verify: bool,
+    /// with `verify`: the first `dump` rows read are answered too, as typed values (0: none)
+    pub dump: usize,
     pub latency_file: Option<String>,
     pub nparams: usize,
     pub values: Vec<Gv>,
@@ -266,6 +268,7 @@ impl Step {
             commit_every: commit_every as usize,
             fetch,
             verify: truthy(msg.get("verify")),
+            dump: int_field(msg, "dump", 0)?.max(0) as usize,
             latency_file: msg.get("latency_file").and_then(Value::as_str).map(str::to_string),
             nparams,
             values,
@@ -335,7 +338,7 @@ pub struct Outcome {
 impl Outcome {
     /// The answer of a plain step: the verification answer (checksum, the cold start), or
     /// the timed one (its latencies written to `latency_file` first).
-    pub fn answer(&self, latency_file: Option<&str>, server_pid: Option<i64>) -> Res<Map<String, Value>> {
+    pub fn answer(mut self, latency_file: Option<&str>, server_pid: Option<i64>) -> Res<Map<String, Value>> {
         let mut a = Map::new();
         a.insert("n".into(), json!(self.n));
         a.insert("rows".into(), json!(self.rows));
@@ -345,6 +348,9 @@ impl Outcome {
                 a.insert("values".into(), json!(values));
                 a.insert("checksum".into(), json!(self.sink.hex()));
                 a.insert("first_op_ns".into(), json!(self.first_ns));
+                if let Some(dump) = self.sink.take_dump().filter(|_| self.reads) {
+                    a.insert("dump".into(), dump);
+                }
             }
             Some(t) => {
                 if let Some(path) = latency_file {
