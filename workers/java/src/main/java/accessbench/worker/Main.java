@@ -239,8 +239,10 @@ public final class Main {
                 + " CPUs, max heap " + (Runtime.getRuntime().maxMemory() >> 20) + " MiB)");
         s.put("jit", "HotSpot tiered compilation (runs as it warms: capabilities.jit, the runner warms cells until stable)");
         s.put("clock", "System.nanoTime (CLOCK_MONOTONIC), one read per operation");
-        s.put("cpu", "user_ns/sys_ns from /proc/self/stat utime/stime around the loop: the whole JVM process "
-                + "(GC and JIT compiler threads included), 10 ms resolution (clock ticks)");
+        s.put("cpu", "the whole JVM process (measuring thread, client threads, GC and JIT compiler threads) in "
+                + "nanoseconds around the loop: every thread's time on CPU, from /proc/self/task/TID/schedstat (the "
+                + "reading thread's from its own CPU clock, ThreadMXBean.getCurrentThreadCpuTime), summed per thread; "
+                + "no user/system split at this resolution: the total is user_ns, sys_ns is 0");
         s.put("time zone", "JVM default set to UTC at start");
         s.put("decoding", "every value of every row read into a Java value (long, double, BigDecimal, String, byte[], "
                 + "LocalDateTime, LocalDate, boolean); checksums only in verification passes");
@@ -255,8 +257,9 @@ public final class Main {
                 + "after duration_ms: its arrivals over, it parks (untimed) until the duration has passed, elapsed_ns running "
                 + "to then; still behind schedule when it has passed, it counts the arrivals due before then that it had not "
                 + "started as skipped; every latency into a fixed array of "
-                + "log-linear histogram counts (no allocation per operation); user_ns/sys_ns are the whole process's "
-                + "(every client thread, GC and JIT) from the clients' start to their end");
+                + "log-linear histogram counts (no allocation per operation); user_ns is the whole process's CPU "
+                + "(every client thread, GC and JIT; sys_ns 0) from the clients' start to their end, the clients "
+                + "kept alive (parked) until it is read");
         s.put("persistent", "client 0 uses the session's connection (from open); clients 1..C-1 each open one "
                 + "connection of their own (the kind the step's mode uses), closed after the trial; server_pids "
                 + "are those connections' backends");
@@ -287,8 +290,8 @@ public final class Main {
         caps.put("batch", drv.batchStyle());
         caps.put("concurrency", "threads (one platform thread per client)");
         caps.put("jit", true);
-        // user_ns/sys_ns tick in 10 ms (Cpu): reports show CPU only where a trial measured ten ticks
-        caps.put("cpu_resolution_ns", Cpu.NS_PER_TICK);
+        // user_ns counts nanoseconds (Cpu: schedstat and the thread's CPU clock)
+        caps.put("cpu_resolution_ns", 1);
         // steps under load: clients, by duration, open loop at a rate, latency histograms, and
         // the connection policies built for every method of this worker
         ArrayNode policies = caps.putObject("load").putArray("policies");
@@ -520,10 +523,13 @@ public final class Main {
             }
             // Each thread opens its client's connection (in parallel: C connects would take a
             // while one after the other), says it is ready, and waits for go; the CPU count
-            // starts between the two, so the connects are not in it.
+            // starts between the two, so the connects are not in it. Done, each says so and
+            // parks until released: a thread that ended would take its CPU time with it (Cpu
+            // reads each live thread's), so the count ends while every client is still alive.
             final CountDownLatch ready = new CountDownLatch(nc), go = new CountDownLatch(1);
+            final CountDownLatch finished = new CountDownLatch(nc), release = new CountDownLatch(1);
             final Thread[] threads = new Thread[nc];
-            Cpu before;
+            Cpu before, after;
             try {
                 for (int k = 0; k < nc; k++) {
                     final int kk = k;
@@ -541,19 +547,28 @@ public final class Main {
                         } finally {
                             if (!signalled)
                                 ready.countDown();
+                            finished.countDown();
+                            try {
+                                release.await();
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
                         }
                     }, "abworker-client-" + k);
                     threads[k].start();
                 }
                 ready.await();
-                before = Cpu.read();
+                before = Cpu.before();
+                go.countDown();
+                finished.await();
+                after = Cpu.after();
             } finally {
                 go.countDown();
+                release.countDown();
                 for (Thread t : threads)
                     if (t != null)
                         t.join();
             }
-            Cpu after = Cpu.read();
             Throwable e = failure.first.get();
             if (e instanceof Exception x)
                 throw x;
@@ -606,8 +621,7 @@ public final class Main {
         a.put("rows", rows);
         if (st.reads() && ncols > 0)
             a.put("values", rows * ncols);
-        a.put("user_ns", after.userNs - before.userNs);
-        a.put("sys_ns", after.sysNs - before.sysNs);
+        putCpu(a, before, after);
         a.put("first_op_ns", results[0].firstOpNs);
         a.set("histogram", histogram.toJson(F));
         a.put("late", late);
@@ -626,12 +640,19 @@ public final class Main {
         }
     }
 
+    /** The process's CPU time from before to after: all of it user_ns (Cpu has no user/system
+     * split), sys_ns 0. */
+    private static void putCpu(ObjectNode a, Cpu before, Cpu after) {
+        a.put("user_ns", after.since(before));
+        a.put("sys_ns", 0);
+    }
+
     private void timed(Step st, ObjectNode a) throws Exception {
         final String latencyFile = st.latencyFile;
         final int nops = st.nops;
         final long[] lat = new long[nops]; // allocated before the clock
         long rows = 0;
-        Cpu before = Cpu.read();
+        Cpu before = Cpu.before();
         final long start = System.nanoTime();
         long prev = start;
         for (int i = 0; i < nops; i++) {
@@ -640,7 +661,7 @@ public final class Main {
             lat[i] = now - prev;
             prev = now;
         }
-        Cpu after = Cpu.read();
+        Cpu after = Cpu.after();
         if (latencyFile != null) {
             ByteBuffer b = ByteBuffer.allocate(8 * nops).order(ByteOrder.LITTLE_ENDIAN);
             for (long x : lat)
@@ -656,8 +677,7 @@ public final class Main {
         a.put("rows", rows);
         if (st.reads() && st.ncols > 0)
             a.put("values", rows * st.ncols);
-        a.put("user_ns", after.userNs - before.userNs);
-        a.put("sys_ns", after.sysNs - before.sysNs);
+        putCpu(a, before, after);
         a.put("first_op_ns", nops > 0 ? lat[0] : 0);
         long[] pids = drv.serverPids(st);
         if (pids.length > 0) {
