@@ -88,3 +88,14 @@ def test_a_runs_label_is_listed_by_runs_and_heads_its_report(tmp_path):
     header, row = accessbench("--store", store, "runs").stdout.splitlines()
     assert header.split()[-1] == "label" and row.endswith("laptop on battery")
     assert "label: laptop on battery" in accessbench("--store", store, "show", "last").stdout.splitlines()
+
+
+def test_compare_calibrates_the_hosts_drift_and_later_comparisons_name_it(sqlite_store, tmp_path):
+    store = tmp_path / "copy.db"
+    shutil.copy(sqlite_store, store)
+    first = accessbench("--store", str(store), "compare", "last", "last", "--calibrate", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "calibrated: on " in first.stdout and "up to ±0.0%" in first.stdout
+    later = accessbench("--store", str(store), "compare", "last", "last", cwd=tmp_path)
+    assert "this host's calibrated run-to-run drift ±0.0%" in later.stdout
+    assert "a difference is called only beyond ±3.0%" in later.stdout

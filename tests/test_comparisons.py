@@ -130,3 +130,22 @@ def test_cpu_per_operation_is_shown_only_where_every_trial_measured_ten_ticks_or
     value, why = _cpu_per_op([(0, 1000), (10_000_000, 1000)], 10_000_000)  # a 10 ms tick reads 0 or 10 ms
     assert value is None and "under 10× its clock's resolution (10 ms)" in why
     assert _cpu_per_op([], 1_000) == (None, None)  # nothing read: no figure, and nothing to explain
+
+
+def test_the_drift_floor_is_the_cells_own_scatter_between_runs_when_it_exceeds_the_noise():
+    from accessbench.stats import drift
+
+    rng = np.random.default_rng(1)
+    ratios = list(np.exp(rng.normal(0.0, 0.05, 400)))  # cells scattered by 5% between two runs
+    found = drift.estimate(ratios, noise=0.03)
+    assert 0.08 < found.floor < 0.12  # 1.96 × 5%, as a relative change
+    assert drift.estimate([1.0] * 400, noise=0.03).floor == 0.03  # no scatter: the noise threshold
+    assert drift.estimate(ratios[:3], noise=0.03).spread is None  # three cells say nothing of a spread
+
+
+def test_a_hosts_calibrated_drift_raises_the_floor_and_is_named():
+    from accessbench.stats import drift
+
+    found = drift.estimate([1.0] * 50, noise=0.03, host_floor=0.12, host_cells=700)
+    assert found.floor == 0.12 and "calibrated run-to-run drift ±12.0% (from 700 cells" in found.sources
+    assert abs(drift.calibration([1.1] * 96 + [1.3] * 4) - 0.1) < 1e-9  # the 95th percentile of |ratio − 1|

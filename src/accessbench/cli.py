@@ -113,17 +113,6 @@ def _at_least_one(text: str) -> int:
     return value
 
 
-def _percent(text: str) -> float:
-    """'3%', '3' or '0.5%' → 0.03, 0.03, 0.005; 0 turns the precision target off."""
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage like 3%") from None
-    if not 0 <= value < 100:
-        raise argparse.ArgumentTypeError(f"{text} is not a percentage from 0 (off) to under 100")
-    return value / 100
-
-
 def _duration(text: str) -> float:
     """'5min', '90s', '300' (seconds) → seconds."""
     t = text.strip()
@@ -195,8 +184,8 @@ def build_parser() -> Parser:
                      help="timed trials per cell before the precision target adds any (default 5, also with "
                           "--quick: a significance test needs at least 4)")
     run.add_argument("--precision", type=_percent, default=None, metavar="PCT",
-                     help="add interleaved trials to cells whose median's 95%% CI is wider than ±PCT, within "
-                          "--budget (default 3%%; 0 turns it off)")
+                     help="add interleaved trials to cells whose median's 95%% CI is wider than ±PCT (3%% or "
+                          "0.03), within --budget (default 3%%; 0 turns it off)")
     run.add_argument("--budget", type=_duration, default=None, metavar="TIME",
                      help="time the run may spend on trials added for --precision, shared among its steps "
                           "(default 5min; e.g. 90s, 20min)")
@@ -261,11 +250,14 @@ def build_parser() -> Parser:
         description="Study S3's table per step: the mean time per unit of both sides, Diff, R% and Diff%, and a "
         "verdict such as '1.84× faster [1.79–1.90]' or 'no significant difference'. A difference is significant "
         "only when a Mann-Whitney U test on the trials rejects equality at --alpha and the 95% bootstrap CI of the "
-        "ratio of medians lies outside ±--noise. What differs between two runs (host, server and driver versions, "
-        "settings) is listed above the tables.",
+        "ratio of medians lies outside ±--noise. Between two runs the floor is the larger of --noise and the "
+        "drift between runs (the cells' own scatter, and this host's calibration from two identical runs: "
+        "--calibrate); the comparison says how large a change it could have detected. What differs between two "
+        "runs (host, server and driver versions, settings) is listed above the tables.",
         epilog="examples:\n  accessbench compare last --base py-psycopg\n"
         "  accessbench compare 20261121-0551 20261122-0930\n"
-        "  accessbench compare last other-machine.db:last     a run from another results file\n",
+        "  accessbench compare last other-machine.db:last     a run from another results file\n"
+        "  accessbench compare RUN_1 RUN_2 --calibrate        two runs of identical settings: this host's drift\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     compare.add_argument("run", metavar="RUN_A", help="the reference run: id, unique prefix, 'last', or FILE.db:RUN")
     compare.add_argument("other", nargs="?", metavar="RUN_B", help="the run compared with RUN_A (same forms)")
@@ -278,6 +270,10 @@ def build_parser() -> Parser:
                          help="differences whose CI reaches within this are not called significant (default 3%%)")
     compare.add_argument("--all", action="store_true", dest="show_all",
                          help="list every cell not compared (default: the first few and how many)")
+    compare.add_argument("--calibrate", action="store_true",
+                         help="RUN_A and RUN_B were made with identical settings on this host: store how far "
+                              "their cells drifted apart, the floor later run-to-run comparisons on this host "
+                              "call differences above")
     compare.set_defaults(func=cmd_compare)
 
     report = sub.add_parser(
@@ -641,18 +637,48 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                  width=width, by_method=True, show_all=args.show_all))
         return 0
     candidate = _load(args.store, args.other)
-    pairs, alone = pair_runs(analyse(reference), analyse(candidate), args.alpha, args.noise)
+    a, b = analyse(reference), analyse(candidate)
+    pairs, alone = pair_runs(a, b, args.alpha, args.noise)
     if not pairs:
         raise InputError(f"RUN_B {args.other}: no verified cell matches run {reference.run['id']} "
                          f"(suites {reference.run['suite']} and {candidate.run['suite']})")
+    drift_text = _drift(args, reference, candidate, [p.comparison.ratio for p in pairs])
+    if drift_text[0] is not None:  # the verdicts weigh the drift too
+        pairs, alone = pair_runs(a, b, args.alpha, drift_text[0])
     unmatched = [f"{r.label} · {r.cell['step']}" for r in alone]
     legend = [f"{side}: run {r['id']} · suite {r['suite']} · {r['started_at'][:16].replace('T', ' ')} · "
               f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"
               for side, r in (("A", reference.run), ("B", candidate.run))]
     _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
-                             color=_color(console), width=width, legend=legend, show_all=args.show_all))
+                             color=_color(console), width=width, legend=legend + drift_text[1], show_all=args.show_all))
     return 0
 
+
+def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float]) -> tuple[float | None, list[str]]:
+    """The floor a run-to-run comparison calls differences above (None when it is --noise
+    alone), and the lines that say so; with --calibrate, the two runs' drift is stored first."""
+    from .stats import drift
+    from .store import Store
+
+    hosts = {reference.run["environment"].get("hostname"), candidate.run["environment"].get("hostname")}
+    host = hosts.pop() if len(hosts) == 1 else None
+    lines = []
+    with Store(args.store) as store:
+        if args.calibrate:
+            if host is None:
+                raise InputError("compare --calibrate: the two runs were made on different hosts; calibrate "
+                                 "with two runs of identical settings on one host")
+            floor = drift.calibration(ratios)
+            store.add_drift(host, reference.run["id"], candidate.run["id"], len(ratios), floor)
+            lines.append(f"calibrated: on {host}, cells of two identical runs differ by up to ±{floor:.1%} "
+                         f"(95th percentile of {len(ratios):,} cells); later comparisons on this host call only "
+                         "larger differences")
+        host_floor, host_cells = store.drift(host) if host else (None, 0)
+    found = drift.estimate(ratios, args.noise, host_floor, host_cells)
+    lines.append(f"drift between the runs: {found.sources}; a difference is called only beyond ±{found.floor:.1%} "
+                 f"— the smallest change this comparison could detect"
+                 + (f" (the median cell moved {found.shift:+.1%})" if found.shift is not None else ""))
+    return (found.floor if found.floor > args.noise else None), lines
 
 def cmd_report(args: argparse.Namespace) -> int:
     path = _write_report(_load(args.store, args.run), args.out, args.view)

@@ -26,13 +26,14 @@ from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
 from ..protocol.prng import derive_seed
 from ..protocol.schedule import uniform_starts_within
-from ..protocol.vectors import default_dir
+from ..protocol.vectors import default_dir, native
 from ..runner.worker import WorkerFailed, WorkerProcess, worker_environment
 from ..suite.loader import parse
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
 
 TIMEOUT = 60.0
+DUMP = 1_000  # rows a verification pass is asked to dump (every row of the script's steps but the largest)
 
 # A table of every SQL type the suites use, with fixed values (SQLite keeps only the storage
 # classes it has; its timestamps are text).
@@ -245,6 +246,23 @@ class Check:
                 rows += target.changes(step.sql_on(target.dbms), v)
         return rows, checksum.hexdigest(), self._check(target, step)
 
+    def _dump(self, answer: dict, where: str) -> None:
+        """The rows a verification pass dumps (to explain a mismatch) are the rows it read:
+        their checksum is the pass's own, and there are as many as asked for or read."""
+        dump = answer.get("dump")
+        self.expect(isinstance(dump, list), f"{where} (verify): no 'dump' of the rows read")
+        checksum = Checksum()
+        try:
+            checksum.add_rows([[native(v) for v in row] for row in dump])
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            raise Difference(f"{where} (verify): a dumped value is not a typed value: {e}") from None
+        self.expect(len(dump) == min(DUMP, answer.get("rows") or 0),
+                    f"{where} (verify): dumped {len(dump)} rows of {answer.get('rows')}")
+        if len(dump) == answer.get("rows"):
+            self.expect(checksum.hexdigest() == answer.get("checksum"),
+                        f"{where} (verify): the dumped rows checksum {checksum.hexdigest()}, the pass "
+                        f"{answer.get('checksum')}")
+
     def _check(self, target: Target, step: Step) -> str | None:
         if not step.check:
             return None
@@ -260,7 +278,7 @@ class Check:
         want_rows, want_checksum, want_check = self._reference(target, step, message)
         for sql in step.reset:
             target.execute(sql)
-        answer = self.ask(worker, {**message, "verify": True})
+        answer = self.ask(worker, {**message, "verify": True, **({"dump": DUMP} if step.reads_rows else {})})
         if not answer["ok"]:
             error = answer.get("error", {})
             self.expect(error.get("kind") == "unsupported", f"{where} (verify): {error}")
@@ -274,6 +292,7 @@ class Check:
         if step.reads_rows:
             self.expect(answer.get("checksum") == want_checksum,
                         f"{where} (verify): checksum {answer.get('checksum')}, want {want_checksum}")
+            self._dump(answer, where)
         if want_check:
             got = self._check(target, step)
             self.expect(got == want_check, f"{where} (verify): the table after it checksums {got}, want {want_check}")

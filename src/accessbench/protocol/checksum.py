@@ -49,6 +49,28 @@ def encode_value(value: Any) -> bytes:
     raise TypeError(f"no canonical encoding for {type(value).__name__}")
 
 
+def typed(value: Any) -> dict:
+    """A value read, as the protocol writes it out (the `checksum` op's input form, and a
+    verification pass's `dump`): what the canonical encoding encodes, readable."""
+    if value is None:
+        return {"type": "null"}
+    if isinstance(value, bool):
+        return {"type": "bool", "value": value}
+    if isinstance(value, int):
+        return {"type": "int", "value": value}
+    if isinstance(value, float):
+        return {"type": "float", "value": struct.pack(">d", value).hex()}
+    if isinstance(value, decimal.Decimal):
+        return {"type": "decimal", "value": format(value, "f")}
+    if isinstance(value, str):
+        return {"type": "text", "value": value}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"type": "bytes", "value": bytes(value).hex()}
+    encoded = encode_value(value)  # timestamp, date, time: their integer, as encoded
+    kind = {b"T": "timestamp", b"d": "date", b"t": "time"}[encoded[:1]]
+    return {"type": kind, "value": struct.unpack("<i" if kind == "date" else "<q", encoded[1:])[0]}
+
+
 def row_hash(row: Iterable[Any]) -> int:
     return fnv1a64(b"".join(encode_value(v) for v in row), FNV_OFFSET)
 

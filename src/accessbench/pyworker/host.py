@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.capabilities import PROCESSES
-from ..protocol.checksum import Checksum
+from ..protocol.checksum import Checksum, typed
 from ..protocol.histogram import Histogram
 from ..protocol.schedule import Schedule
 from .base import Driver, Unsupported
@@ -139,7 +139,7 @@ class Session:
             op = build()
         try:
             if msg.get("verify"):
-                return self._verify(op, args, reads, sql)
+                return self._verify(op, args, reads, sql, int(msg.get("dump") or 0))
             if loaded:
                 ops, conns = self._client_ops(op, build, clients, policy)
                 try:
@@ -321,8 +321,9 @@ class Session:
         return self._answer(answer, n, max(r.elapsed_ns for r in results), sum(r.rows for r in results), reads, sql,
                             before, after, own_backend=policy == "persistent" and len(results) == 1)
 
-    def _verify(self, op, args, reads: bool, sql: str | None) -> dict:
+    def _verify(self, op, args, reads: bool, sql: str | None, dump: int = 0) -> dict:
         checksum, changed, width, first = Checksum(), 0, 0, None
+        dumped: list[list[dict]] = []  # with `dump`: the first rows read, as typed values
         clock = time.perf_counter_ns
 
         def collect(result: Any) -> None:
@@ -331,6 +332,7 @@ class Session:
                 if result and isinstance(result[0], dict):  # a dict row factory: its values, in column order
                     result = [tuple(row.values()) for row in result]
                 checksum.add_rows(result)
+                dumped.extend([typed(v) for v in row] for row in result[:max(0, dump - len(dumped))])
                 if result and not width:
                     width = len(result[0])
             else:
@@ -344,7 +346,7 @@ class Session:
             self.columns[sql] = width
         rows = checksum.rows if reads else changed
         return {"n": len(args), "rows": rows, "values": rows * width, "checksum": checksum.hexdigest(),
-                "first_op_ns": first or 0}
+                "first_op_ns": first or 0, **({"dump": dumped} if dump and reads else {})}
 
     def _timed(self, op, args, reads: bool, sql: str | None, latency_file: str | None) -> dict:
         lat = array("Q", bytes(8 * len(args)))

@@ -81,9 +81,8 @@ def render_comparison(pairs: list[Pair], reference: str, candidate: str, differe
                       f"slower, {tally['same']} with no significant difference.")
         console.print(Text(
             f"Diff = {candidate} − {reference}; R% = {candidate} ÷ {reference}; significant = Mann-Whitney U p < {alpha:g} "
-            f"on the trials' figures and the 95% bootstrap CI of the ratio of medians outside ±{noise:.0%}. "
-            "The test sees the spread between trials of a run, not the drift between runs: compare two runs "
-            "of the same settings to see how far this machine drifts.", style="dim"))
+            f"on the trials' figures and the 95% bootstrap CI of the ratio of medians outside ±{noise:.1%}"
+            + ("." if by_method else " (the larger of --noise and the drift between the runs, above)."), style="dim"))
     reasons = Counter(p.comparison.reason for p in pairs
                       if not p.comparison.significant and "trials: p ≥" in p.comparison.reason)
     for reason, count in reasons.items():

@@ -34,6 +34,7 @@ from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 from .cleanup import Cleanup
 from .cputime import total_cpu_ns
+from .diagnosis import DUMP_ROWS, explain
 from .precision import Precision
 from .plan import Cell, paths_of, trial_order, variant_plan
 from .resume import Done
@@ -499,6 +500,7 @@ class Runner:
             if len(counts) < 2:
                 continue
             clear = counts[0][1] > counts[1][1]
+            reference = next((c for c in verified if states[c].key == counts[0][0]), None) if clear else None
             for cell in verified:
                 state = states[cell]
                 if clear and state.key == counts[0][0]:
@@ -510,8 +512,29 @@ class Runner:
                     + (f", table check {check}" if check else "")
                     + (f"; most methods: {counts[0][0][0]} rows, {counts[0][0][1]}" if clear else "; no majority")
                 )
+                agreeing = len({c.method for c in verified if states[c].key == counts[0][0]})
+                if reference is not None and (why := self._explain(cell, reference, agreeing)):
+                    state.message += f"; {why}"
                 self.store.update_cell(state.id, status="mismatch", message=state.message)
                 self.progress.note(f"MISMATCH {cell.label}: {state.message}")
+
+    def _explain(self, cell: Cell, reference: Cell, agreeing: int) -> str | None:
+        """Where ``cell`` read otherwise than the plurality (``reference`` one of it): both
+        read again, untimed, with their rows dumped (diagnosis.py). None when the step reads
+        no rows, or either worker cannot dump."""
+        if not cell.step.reads_rows:
+            return None
+        dumps = []
+        for one in (cell, reference):
+            try:
+                self._reset(one)
+                answer = self._ask(one, {**self._message(one), "verify": True, "dump": DUMP_ROWS})
+            except CellFailed:
+                return None
+            if not isinstance(answer.get("dump"), list):
+                return None
+            dumps.append(answer["dump"])
+        return explain(dumps[0], dumps[1], cell.method, agreeing, cell.step.sql)
 
     def _trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
         if cell.step.loaded:

@@ -110,4 +110,16 @@ MIGRATIONS = [
     """
     ALTER TABLE runs ADD COLUMN pid INTEGER;            -- the accessbench process that began or last resumed it
     """,
+    # 8: run-to-run drift, calibrated per host from two runs of identical settings
+    """
+    CREATE TABLE drift (
+        host TEXT NOT NULL,
+        run_a TEXT NOT NULL,
+        run_b TEXT NOT NULL,
+        measured_at TEXT NOT NULL,
+        cells INTEGER NOT NULL,            -- paired cells behind the floor
+        floor REAL NOT NULL,               -- 95th percentile of |ratio - 1| over them
+        PRIMARY KEY (host, run_a, run_b)
+    );
+    """,
 ]

@@ -196,6 +196,17 @@ class Store:
                  answer.get("skipped"), optional_json("per_client"), answer.get("processes")),
             )
 
+    def add_drift(self, host: str, run_a: str, run_b: str, cells: int, floor: float) -> None:
+        """A calibration: two runs of identical settings on ``host`` differ by ``floor``."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO drift VALUES (?, ?, ?, ?, ?, ?)",
+                            (host, run_a, run_b, _now(), cells, floor))
+
+    def drift(self, host: str) -> tuple[float | None, int]:
+        """This host's calibrated drift floor (the largest stored) and the cells behind it."""
+        row = self.db.execute("SELECT max(floor), sum(cells) FROM drift WHERE host = ?", (host,)).fetchone()
+        return (row[0], row[1] or 0) if row and row[0] is not None else (None, 0)
+
     # reading
     def measured(self, run_id: str) -> int:
         """How many timed trials the run has stored."""

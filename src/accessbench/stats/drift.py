@@ -1,0 +1,68 @@
+"""Between runs, the trials' spread says too little. Two runs of identical settings made
+minutes apart differ by more than either run's intervals: the host itself drifts (CPU
+frequency and placement, caches, the neighbours of a VM), and a trial-to-trial test cannot
+see that. So a run-to-run comparison calls a difference only beyond a **drift floor**:
+
+- this comparison's own estimate: most cells of two runs of one suite do not change, so the
+  robust spread of their log ratios (1.4826 × MAD around the median) is the drift a cell
+  shows by itself; 1.96 of those is what a cell must exceed to stand out;
+- the host's calibration: `compare A B --calibrate` on two runs of identical settings stores
+  the 95th percentile of |ratio − 1| over their cells, per host; the largest stored is a floor
+  that also covers a drift shared by every cell, which the first estimate cannot see;
+- and never under the noise threshold of a single comparison (3%).
+
+The floor is the smallest change the comparison could have detected, and it says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959964
+MIN_PAIRS = 8      # fewer paired cells say nothing about a spread
+
+
+@dataclass(frozen=True)
+class Drift:
+    floor: float                    # the relative change a cell must exceed (0.08 = ±8%)
+    spread: float | None            # this comparison's robust sd of log ratios (None: too few pairs)
+    shift: float | None             # median ratio − 1 over the paired cells
+    host_floor: float | None        # the host's calibrated floor, if any
+    host_cells: int = 0             # A/A cells behind it
+
+    @property
+    def sources(self) -> str:
+        parts = []
+        if self.spread is not None:
+            parts.append(f"the cells' own scatter between the runs ±{math.expm1(Z95 * self.spread):.1%}")
+        if self.host_floor is not None:
+            parts.append(f"this host's calibrated run-to-run drift ±{self.host_floor:.1%} "
+                         f"(from {self.host_cells:,} cells of identical runs)")
+        return " and ".join(parts) or "no estimate of the drift (too few cells; calibrate with --calibrate)"
+
+
+def log_ratios(ratios: list[float]) -> np.ndarray:
+    return np.log(np.asarray([r for r in ratios if r > 0], dtype=float))
+
+
+def estimate(ratios: list[float], noise: float, host_floor: float | None = None, host_cells: int = 0) -> Drift:
+    """The drift floor for a comparison whose paired cells moved by ``ratios`` (B ÷ A)."""
+    logs = log_ratios(ratios)
+    spread = shift = None
+    own = 0.0
+    if len(logs) >= MIN_PAIRS:
+        centre = float(np.median(logs))
+        spread = 1.4826 * float(np.median(np.abs(logs - centre)))
+        shift = math.expm1(centre)
+        own = math.expm1(Z95 * spread)
+    floor = max(noise, own, host_floor or 0.0)
+    return Drift(floor, spread, shift, host_floor, host_cells)
+
+
+def calibration(ratios: list[float]) -> float:
+    """From two runs of identical settings: the 95th percentile of |ratio − 1| over their cells."""
+    logs = log_ratios(ratios)
+    return float(math.expm1(np.percentile(np.abs(logs), 95))) if len(logs) else 0.0
