@@ -45,7 +45,8 @@ def test_a_hung_worker_is_timed_out_and_the_other_cells_still_run(tmp_path):
     suite.write_text(HANG_SUITE)
     store = str(tmp_path / "s.db")
     result = accessbench("--store", store, "run", "--suite", str(suite), "--target", "postgresql", "--path", "unix",
-                         "--method", "py-psycopg,py-pg8000", "--timeout", "3", "--trials", "2", "--warmup", "0")
+                         "--method", "py-psycopg,py-pg8000", "--timeout", "3", "--trials", "2", "--warmup", "0",
+                         "--precision", "0")
     assert result.returncode == 0, result.stderr[-2000:]
     with Store(store) as s:
         run = s.load(s.resolve("last"))

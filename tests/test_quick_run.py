@@ -28,7 +28,7 @@ def odbc_logs() -> set[str]:
 def quick_run(tmp_path_factory):
     store = str(tmp_path_factory.mktemp("store") / "results.db")
     logs_before = odbc_logs()
-    result = accessbench("--store", store, "run", "--quick", "--trials", "2")
+    result = accessbench("--store", store, "run", "--quick", "--trials", "2", "--precision", "0")
     assert result.returncode == 0, result.stderr[-3000:]
     with Store(store) as s:
         run = s.load(s.resolve("last"))

@@ -22,7 +22,7 @@ from .conftest import SCRATCH, accessbench
 TRIALS = 6
 METHODS = ("py-sqlite3", "c-sqlite")
 RUN = ("run", "--quick", "--target", "sqlite", "--method", ",".join(METHODS), "--trials", str(TRIALS),
-       "--warmup", "0", "--no-report")
+       "--warmup", "0", "--precision", "0", "--no-report")
 
 
 def start(store: str, workdir: str, **popen) -> subprocess.Popen:
