@@ -169,9 +169,12 @@ def _verdict_data(verdicts: list[Verdict]) -> dict:
         ranked = [row for row in v.step.rows if row.rank is not None and row.cell["target"] == v.target]
         cells = [[row.cell["method"], row.cell["path"], f"{row.cell['method']} @ {row.cell['path']}",
                   Verdict(v.step, v.target, row, "").with_unit, row.figure.sort] for row in ranked]
-        pairs = {f"{i},{j}": [*(lambda t: (t[0], t[1], int(t[2])))(against(a, b))]
-                 for i, a in enumerate(ranked) for j, b in enumerate(ranked[i + 1:], i + 1)
-                 if a.cell["method"] != b.cell["method"]}
+        pairs = {}
+        for i, a in enumerate(ranked):
+            for j, b in enumerate(ranked[i + 1:], i + 1):
+                if a.cell["method"] != b.cell["method"]:
+                    text, reason, significant = against(a, b)
+                    pairs[f"{i},{j}"] = [text, reason, int(significant)]
         out.append({"cells": cells, "pairs": pairs})
     some = next((v for v in verdicts if v.best is not None), None)
     texts = {"none": verdict(some.step, some.target, []).against,

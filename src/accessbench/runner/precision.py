@@ -18,16 +18,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..stats.bootstrap import median_ci
+from ..stats.bootstrap import median_ci, relative_half_width
 
 
 def half_width(rates: list[float]) -> float | None:
     """The relative half-width of the median's 95% CI, or None with fewer than 2 trials."""
     if len(rates) < 2:
         return None
-    low, high = median_ci(rates)
-    median = float(np.median(rates))
-    return (high - low) / 2 / median if median else None
+    return relative_half_width(float(np.median(rates)), *median_ci(rates))
 
 
 @dataclass

@@ -501,6 +501,7 @@ class Runner:
                 continue
             clear = counts[0][1] > counts[1][1]
             reference = next((c for c in verified if states[c].key == counts[0][0]), None) if clear else None
+            dumps: dict[Cell, list | None] = {}
             for cell in verified:
                 state = states[cell]
                 if clear and state.key == counts[0][0]:
@@ -513,28 +514,28 @@ class Runner:
                     + (f"; most methods: {counts[0][0][0]} rows, {counts[0][0][1]}" if clear else "; no majority")
                 )
                 agreeing = len({c.method for c in verified if states[c].key == counts[0][0]})
-                if reference is not None and (why := self._explain(cell, reference, agreeing)):
+                if reference is not None and (why := self._explain(cell, reference, agreeing, dumps)):
                     state.message += f"; {why}"
                 self.store.update_cell(state.id, status="mismatch", message=state.message)
                 self.progress.note(f"MISMATCH {cell.label}: {state.message}")
 
-    def _explain(self, cell: Cell, reference: Cell, agreeing: int) -> str | None:
-        """Where ``cell`` read otherwise than the plurality (``reference`` one of it): both
-        read again, untimed, with their rows dumped (diagnosis.py). None when the step reads
-        no rows, or either worker cannot dump."""
+    def _explain(self, cell: Cell, reference: Cell, agreeing: int, dumps: dict) -> str | None:
+        """Where ``cell`` read otherwise than the plurality (``reference`` one of it), from both
+        sides' rows read again, untimed, and dumped (diagnosis.py); ``dumps`` keeps what was read
+        so the reference is read once per target. None when the step reads no rows, or either
+        worker cannot dump."""
         if not cell.step.reads_rows:
             return None
-        dumps = []
-        for one in (cell, reference):
-            try:
-                self._reset(one)
-                answer = self._ask(one, {**self._message(one), "verify": True, "dump": DUMP_ROWS})
-            except CellFailed:
+        for one in (reference, cell):
+            if one not in dumps:
+                try:
+                    self._reset(one)
+                    dumps[one] = self._ask(one, {**self._message(one), "verify": True, "dump": DUMP_ROWS}).get("dump")
+                except CellFailed:
+                    dumps[one] = None
+            if not isinstance(dumps[one], list):
                 return None
-            if not isinstance(answer.get("dump"), list):
-                return None
-            dumps.append(answer["dump"])
-        return explain(dumps[0], dumps[1], cell.method, agreeing, cell.step.sql)
+        return explain(dumps[cell], dumps[reference], cell.method, agreeing, cell.step.sql)
 
     def _trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
         if cell.step.loaded:

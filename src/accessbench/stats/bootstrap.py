@@ -59,3 +59,8 @@ def median_ci(values, confidence: float = CONFIDENCE, seed: int = 0) -> tuple[fl
 def ratio_ci(a, b, confidence: float = CONFIDENCE, seed: int = 0) -> tuple[float, float]:
     """The percentile-bootstrap interval of median(a) / median(b), a and b independent."""
     return percentile_interval(resampled_medians(a, seed) / resampled_medians(b, seed), confidence)
+
+
+def relative_half_width(median: float, low: float, high: float) -> float | None:
+    """How precisely a median is known: its CI's half-width relative to it (None at 0)."""
+    return (high - low) / 2 / median if median else None

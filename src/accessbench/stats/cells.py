@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import formatting as fmt
 from ..store import StoredRun
+from .bootstrap import relative_half_width
 from .summary import PERCENTILES, Summary, latency_percentiles, summarize
 
 # Per step kind: what one unit is, and how many units a trial did.
@@ -57,9 +58,7 @@ class CellResult:
     @property
     def half_width(self) -> float | None:
         """How precisely the median is known: its 95% CI's half-width relative to it."""
-        if not self.rate or not self.rate.median:
-            return None
-        return (self.rate.ci_high - self.rate.ci_low) / 2 / self.rate.median
+        return relative_half_width(self.rate.median, self.rate.ci_low, self.rate.ci_high) if self.rate else None
 
     @property
     def ranked(self) -> bool:
