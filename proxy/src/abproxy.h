@@ -23,6 +23,7 @@ struct config {
     int64_t spin_max_ns;  /* … and at most this long (the adaptive margin's cap) */
     int realtime;         /* SCHED_FIFO priority of the direction threads, 0 = normal */
     bool user_timestamps; /* read_time = when recv() returned, not the kernel's arrival time */
+    int64_t hop_ns;       /* the proxy's own loopback hop, taken out of each delay (hop.c); -1 = measure */
 };
 extern struct config g_cfg;
 extern _Atomic int64_t g_delay_ns;    /* delay applied to chunks read from now on */
@@ -106,5 +107,12 @@ void request_quit(void); /* main.c: make the main loop exit */
 
 /* ---- time (conn.c) ---- */
 int64_t mono_ns(void);
+/* The arrival time of the data just read with recvmsg() (its kernel receive timestamp). */
+int64_t arrival_ns(struct msghdr *msg, int64_t now);
+
+/* ---- the proxy's own hop (hop.c) ---- */
+/* The median time from send() to the kernel's receive timestamp on a loopback TCP pair, or -1
+ * when it cannot be measured. */
+int64_t measure_hop_ns(void);
 
 #endif

@@ -6,7 +6,6 @@
 #include "abproxy.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -176,12 +175,18 @@ static void conn_abort(struct conn *c)
         uint64_t one = 1;
         if (write(c->abort_fd, &one, sizeof one) < 0) { /* cannot fail on a fresh eventfd */
         }
+        /* A direction thread waiting for data may be blocked in recvmsg() rather than in
+         * ppoll(): shutting the read side wakes it (it then sees `aborted`). */
+        if (c->client_fd >= 0)
+            shutdown(c->client_fd, SHUT_RD);
+        if (c->upstream_fd >= 0)
+            shutdown(c->upstream_fd, SHUT_RD);
     }
 }
 
 /* The time the chunk just read arrived: the kernel's receive timestamp (CLOCK_REALTIME,
  * carried over to CLOCK_MONOTONIC), or now when there is none. */
-static int64_t arrival_ns(struct msghdr *msg, int64_t now)
+int64_t arrival_ns(struct msghdr *msg, int64_t now)
 {
     if (g_cfg.user_timestamps)
         return now;
@@ -215,6 +220,9 @@ static int64_t due_time(struct direction *d, int64_t arrival, size_t n)
         if (delay < 0)
             delay = 0;
     }
+    /* The chunk reached the proxy one loopback hop later than it would have reached the
+     * server directly (hop.c): that hop is part of the delay, not on top of it. */
+    delay = delay > g_cfg.hop_ns ? delay - g_cfg.hop_ns : 0;
     t += delay;
     if (t < d->last_due) /* never overtake an earlier chunk */
         t = d->last_due;
@@ -275,14 +283,51 @@ static ssize_t send_some(int fd, const unsigned char *p, size_t n)
     }
 }
 
-static void direction_loop(struct direction *d)
+/* Read one chunk from the source, date it, and send it at once if it is already due with
+ * nothing ahead of it (delay 0), else queue it. Returns -1 once the connection is aborted. */
+static int read_chunk(struct direction *d, int flags, bool *blocked, bool *src_eof)
 {
     struct conn *c = d->conn;
-    bool src_eof = false, blocked = false; /* blocked: the destination's send buffer is full */
     union {
         char buf[CMSG_SPACE(sizeof(struct timespec))];
         struct cmsghdr align;
     } control;
+    struct iovec iov = {.iov_base = d->buf, .iov_len = BUF_SIZE};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf};
+    ssize_t k = recvmsg(d->src, &msg, flags);
+    if (k > 0) {
+        int64_t t = mono_ns();
+        int64_t arrival = arrival_ns(&msg, t);
+        count_chunk(c, d->which, (size_t)k, t - arrival);
+        int64_t due = due_time(d, arrival, (size_t)k);
+        size_t sent = 0;
+        /* Nothing queued and already due (delay 0): straight from the buffer. */
+        if (!d->head && !*blocked && effective_due(due) <= t) {
+            ssize_t s = send_some(d->dst, d->buf, (size_t)k);
+            if (s < 0) {
+                conn_abort(c);
+                return -1;
+            }
+            sent = (size_t)s;
+            if (sent < (size_t)k)
+                *blocked = true;
+        }
+        if (sent < (size_t)k)
+            enqueue(d, d->buf + sent, (size_t)k - sent, due);
+    } else if (k == 0) {
+        *src_eof = true;
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        conn_abort(c); /* e.g. ECONNRESET: pass the reset on */
+        return -1;
+    }
+    return 0;
+}
+
+static void direction_loop(struct direction *d)
+{
+    struct conn *c = d->conn;
+    bool src_eof = false, blocked = false; /* blocked: the destination's send buffer is full */
 
     for (;;) {
         if (atomic_load_explicit(&c->aborted, memory_order_relaxed))
@@ -324,7 +369,16 @@ static void direction_loop(struct direction *d)
             return;
         }
 
-        /* 2. Wait for data, room in the destination, the next deadline, or an abort. */
+        /* 2. Nothing to send and nothing else to wait for: wait for data in recvmsg() itself,
+         * one system call instead of ppoll() then recvmsg() — that is most of what the proxy
+         * costs a request/response exchange at delay 0. An abort wakes it (conn_abort). */
+        if (!d->head && !blocked && !src_eof) {
+            if (read_chunk(d, 0, &blocked, &src_eof) < 0)
+                return;
+            continue;
+        }
+
+        /* 2'. Wait for data, room in the destination, the next deadline, or an abort. */
         struct pollfd pfd[3];
         int n = 0, isrc = -1, idst = -1;
         pfd[n++] = (struct pollfd){.fd = c->abort_fd, .events = POLLIN};
@@ -372,37 +426,8 @@ static void direction_loop(struct direction *d)
             blocked = false; /* writable again, or an error the next send reports */
 
         /* 3. Read one chunk. */
-        if (isrc >= 0 && pfd[isrc].revents) {
-            struct iovec iov = {.iov_base = d->buf, .iov_len = BUF_SIZE};
-            struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                                 .msg_controllen = sizeof control.buf};
-            ssize_t k = recvmsg(d->src, &msg, MSG_DONTWAIT);
-            if (k > 0) {
-                int64_t t = mono_ns();
-                int64_t arrival = arrival_ns(&msg, t);
-                count_chunk(c, d->which, (size_t)k, t - arrival);
-                int64_t due = due_time(d, arrival, (size_t)k);
-                size_t sent = 0;
-                /* Nothing queued and already due (delay 0): straight from the buffer. */
-                if (!d->head && !blocked && effective_due(due) <= t) {
-                    ssize_t s = send_some(d->dst, d->buf, (size_t)k);
-                    if (s < 0) {
-                        conn_abort(c);
-                        return;
-                    }
-                    sent = (size_t)s;
-                    if (sent < (size_t)k)
-                        blocked = true;
-                }
-                if (sent < (size_t)k)
-                    enqueue(d, d->buf + sent, (size_t)k - sent, due);
-            } else if (k == 0) {
-                src_eof = true;
-            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                conn_abort(c); /* e.g. ECONNRESET: pass the reset on */
-                return;
-            }
-        }
+        if (isrc >= 0 && pfd[isrc].revents && read_chunk(d, MSG_DONTWAIT, &blocked, &src_eof) < 0)
+            return;
     }
 }
 
@@ -460,12 +485,6 @@ static void setup_socket(int fd)
         setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
 }
 
-static void set_nonblocking(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 static void thread_setup(void)
 {
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -517,9 +536,7 @@ static void *c2s_main(void *arg)
         return NULL;
     }
     c->upstream_fd = fd;
-    setup_socket(fd);
-    set_nonblocking(fd);
-    set_nonblocking(c->client_fd);
+    setup_socket(fd); /* blocking: every send is MSG_DONTWAIT, so is every read after ppoll() */
     c->dir[DIR_C2S].dst = c->dir[DIR_S2C].src = fd;
 
     atomic_fetch_add(&c->threads, 1);

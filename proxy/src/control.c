@@ -81,13 +81,13 @@ static void stats(struct out *o)
     put(o, "], \"timing\": {\"sent\": %llu, \"send_mean_us\": %.2f, \"late_mean_us\": %.2f, \"late_max_us\": %.2f, "
            "\"late_over_10us\": %llu, \"wakes\": %llu, \"wake_overshoot_mean_us\": %.2f, "
            "\"wake_overshoot_max_us\": %.2f, \"missed_spin\": %llu, \"reads\": %llu, "
-           "\"read_lag_mean_us\": %.2f, \"read_lag_max_us\": %.2f, \"spin_us\": %.1f}}\n",
+           "\"read_lag_mean_us\": %.2f, \"read_lag_max_us\": %.2f, \"spin_us\": %.1f, \"hop_us\": %.2f}}\n",
         (unsigned long long)t->sent, t->sent ? (double)t->send_sum / (double)t->sent / 1e3 : 0.0, t->sent ? (double)t->late_sum / (double)t->sent / 1e3 : 0.0,
         (double)t->late_max / 1e3, (unsigned long long)t->late_over_10us, (unsigned long long)t->wakes,
         t->wakes ? (double)t->wake_over_sum / (double)t->wakes / 1e3 : 0.0, (double)t->wake_over_max / 1e3,
         (unsigned long long)t->missed_spin, (unsigned long long)t->reads,
         t->reads ? (double)t->read_lag_sum / (double)t->reads / 1e3 : 0.0, (double)t->read_lag_max / 1e3,
-        (double)atomic_load(&g_spin_ns) / 1e3);
+        (double)atomic_load(&g_spin_ns) / 1e3, (double)g_cfg.hop_ns / 1e3);
     pthread_mutex_unlock(&g_stats_lock);
 }
 

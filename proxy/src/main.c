@@ -25,7 +25,8 @@ static int quit_pipe[2] = {-1, -1};
 static const char usage[] =
     "usage: abproxy --listen 127.0.0.1:0 --target HOST:PORT --delay-us N\n"
     "               [--jitter-us SIGMA] [--bandwidth BYTES_PER_S] [--control 127.0.0.1:0]\n"
-    "               [--cpu LIST] [--realtime PRIO] [--spin-us US] [--spin-max-us US] [--user-timestamps]\n"
+    "               [--cpu LIST] [--realtime PRIO] [--spin-us US] [--spin-max-us US] [--hop-us auto|US]\n"
+    "               [--user-timestamps]\n"
     "Relays TCP from --listen to --target, delaying each chunk by N µs in each direction.\n"
     "Prints {\"listen\": \"IP:PORT\", \"control\": \"IP:PORT\"} on start; see README.md.\n";
 
@@ -147,6 +148,7 @@ int main(int argc, char **argv)
     int64_t delay_us = -1;
     g_cfg.spin_min_ns = 50000;
     g_cfg.spin_max_ns = 250000;
+    g_cfg.hop_ns = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -180,6 +182,8 @@ int main(int argc, char **argv)
             g_cfg.spin_max_ns = parse_int(a, v, 1000000) * 1000;
         else if (!strcmp(a, "--cpu"))
             cpu_text = v;
+        else if (!strcmp(a, "--hop-us")) /* "auto" or a whole number of µs */
+            g_cfg.hop_ns = strcmp(v, "auto") ? parse_int("--hop-us (auto or a number)", v, 1000000) * 1000 : -1;
         else if (!strcmp(a, "--realtime"))
             g_cfg.realtime = (int)parse_int(a, v, 99);
         else {
@@ -225,6 +229,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* Measured where the relay threads will run: after the affinity, before any traffic. */
+    if (g_cfg.hop_ns < 0 && (g_cfg.hop_ns = measure_hop_ns()) < 0) {
+        fprintf(stderr, "abproxy: cannot measure the loopback hop (%s): it stays in the delay\n", strerror(errno));
+        g_cfg.hop_ns = 0;
+    }
     if (pipe2(quit_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
         perror("abproxy: pipe");
         return 1;
@@ -235,7 +244,7 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    printf("{\"listen\": \"%s\", \"control\": \"%s\"}\n", lbound, cbound);
+    printf("{\"listen\": \"%s\", \"control\": \"%s\", \"hop_us\": %.2f}\n", lbound, cbound, (double)g_cfg.hop_ns / 1e3);
     fflush(stdout);
 
     for (;;) {

@@ -239,6 +239,24 @@ def test_refused_target_resets_client() -> None:
         proxy.close()
 
 
+def test_own_hop_is_measured_at_start_and_can_be_set() -> None:
+    echo = Echo()
+    try:
+        for options, check in (((), lambda hop: 0 < hop < 1000), (("--hop-us", "0"), lambda hop: hop == 0),
+                               (("--hop-us", "7"), lambda hop: hop == 7)):
+            proxy = Proxy(echo.port, "--delay-us", "500", *options)
+            try:
+                hop = proxy.cmd("stats")["timing"]["hop_us"]
+                assert check(hop), (options, hop)
+                s = proxy.connect()
+                assert rtt(s) >= 2 * (500 - hop) / 1e6  # the hop comes out of the delay, no more
+                s.close()
+            finally:
+                proxy.close()
+    finally:
+        echo.close()
+
+
 def test_sigterm_exits() -> None:
     echo = Echo()
     proxy = Proxy(echo.port, "--delay-us", "0")
