@@ -8,7 +8,7 @@ STORE ?= accessbench.db
 .PHONY: setup system-deps workers worker-c worker-java worker-go worker-rust worker-node quickstart test clean help
 
 help:
-	@echo "make quickstart   install everything, run the quick suite on PostgreSQL and SQLite, print the report"
+	@echo "make quickstart   install everything, run the quick suite on PostgreSQL, MariaDB and SQLite, print the report"
 	@echo "make test         install everything and run the tests"
 	@echo "make setup        only install (Debian packages, virtual environment, accessbench)"
 

@@ -114,8 +114,12 @@ def test_runs_lists_the_run(quick_run):
 
 
 def test_the_store_records_environment_and_server_settings(quick_run):
-    store, _, run = quick_run
+    store, result, run = quick_run
     assert run.run["environment"]["cores"] >= 1
+    steadiness = run.run["environment"]["steadiness"]  # the host's speed, timed before and after each step
+    assert steadiness["probes"] == len({c["step"] for c in run.cells}) + 1
+    assert 0 < steadiness["quickest_ms"] <= steadiness["median_ms"] <= steadiness["p90_ms"] <= steadiness["slowest_ms"]
+    assert "host speed: a fixed piece of work took" in result.stdout
     postgres = next(t for t in run.targets if t["target"] == "postgresql")
     assert postgres["server_version"].startswith(("15", "16", "17")) and "fsync" in postgres["settings"]
     psycopg = next(m for m in run.methods if m["method"] == "py-psycopg")

@@ -13,6 +13,7 @@ from accessbench.report import model
 from accessbench.report.html import render_html
 from accessbench.report import terminal
 from accessbench.report.terminal import render
+from accessbench.runner.steadiness import LOOPS, Steadiness
 
 # The columns both step tables show: terminal header → HTML header (None: the figure column,
 # whose name is the step's unit in both).
@@ -224,3 +225,21 @@ def test_the_seconds_per_1000_matrix_is_split_to_fit_and_keeps_every_step(sqlite
              and "#" not in line]
     steps = [name for head in heads for name in head.split()[2:]]
     assert steps == [s.title for s in report.steps] and len(heads) > 1
+
+
+def test_the_host_speed_line_says_when_the_machine_was_unsteady():
+    steady = {"probes": 3, "timings": 45, "quickest_ms": 1.0, "median_ms": 1.02, "p90_ms": 1.1, "slowest_ms": 1.4}
+    assert model.host_speed(steady) == ("a fixed piece of work took 1.00 ms at best; median +2%, p90 +10%, slowest +40% "
+                                  "(45 timings, before and after each step)")
+    unsteady = model.host_speed({**steady, "p90_ms": 1.3})
+    assert "UNSTEADY" in unsteady and "CIs are wider" in unsteady
+
+
+def test_the_steadiness_probe_times_the_same_work_each_time():
+    probe = Steadiness()
+    assert probe.summary() is None
+    probe.probe()
+    probe.probe()
+    summary = probe.summary()
+    assert summary["probes"] == 2 and summary["timings"] == 2 * LOOPS
+    assert summary["quickest_ms"] == round(min(probe.ms), 3) and summary["slowest_ms"] == round(max(probe.ms), 3)

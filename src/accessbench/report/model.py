@@ -246,6 +246,8 @@ def header(stored: StoredRun, view: View) -> Header:
     host = " · ".join(filter(None, [env.get("hostname"), str(env.get("cpu")), f"{env.get('cores')} cores",
                                     f"{env.get('memory_gib')} GiB", str(env.get("os")), f"kernel {env.get('kernel')}"]))
     lines.append(("host", host + idle))
+    if isinstance(env.get("steadiness"), dict):
+        lines.append(("host speed", host_speed(env["steadiness"])))
     precision = (f", more (up to {settings.get('max_trials')}) where the median's CI was wider than "
                  f"±{settings['precision']:.0%}" if settings.get("precision") else "")
     few = (" · too few for any significance verdict (a Mann-Whitney test needs 4 against 4)"
@@ -254,6 +256,24 @@ def header(stored: StoredRun, view: View) -> Header:
                             f"across methods{' · --quick sizes' if settings.get('quick') else ''}{few}"))
     lines.append(("figure", view.rule))
     return Header(run["id"], lines, run.get("message") or None)
+
+
+UNSTEADY = 1.25  # the host's p90 this many times its quickest: the host, not the methods, widens the CIs
+
+
+def host_speed(summary: dict) -> str:
+    """How steady the host was (runner/steadiness.py), with a plain warning when it was not."""
+    quickest = summary["quickest_ms"]
+
+    def over(key: str) -> str:
+        return f"{summary[key] / quickest - 1:+.0%}"
+
+    text = (f"a fixed piece of work took {quickest:.2f} ms at best; median {over('median_ms')}, p90 {over('p90_ms')}, "
+            f"slowest {over('slowest_ms')} ({summary['timings']} timings, before and after each step)")
+    if summary["p90_ms"] > UNSTEADY * quickest:
+        text += (" · UNSTEADY: this machine's speed varied during the run (other processes, or a busy host under a "
+                 "virtual machine), and every trial moved with it: the CIs are wider than the methods alone would make them")
+    return text
 
 
 def _when(started: str | None, finished: str | None) -> str:

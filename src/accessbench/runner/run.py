@@ -38,6 +38,7 @@ from .diagnosis import DUMP_ROWS, explain
 from .precision import Precision
 from .plan import Cell, paths_of, trial_order, variant_plan
 from .resume import Done
+from .steadiness import Steadiness
 from .worker import WorkerFailed, WorkerProcess, worker_environment
 
 
@@ -139,6 +140,7 @@ class Runner:
         self.routes: dict[tuple[str, str], Path] = {}  # (target, path name) → the path, started
         self.done = done or Done()  # what a resumed run already stored; nothing for a new one
         self.precision = Precision(options.precision, options.budget, options.max_trials)
+        self.steadiness = Steadiness()  # the host's own speed, timed between steps
         self.run_id = self.done.run_id or new_run_id()
 
     # the recipe
@@ -173,10 +175,12 @@ class Runner:
             self.progress.begin(sum(self.done.executions(groups, o.warmup, o.trials) + len(v.tables) * len(ts)
                                     for v, ts, groups in plan))
             self.precision.steps_left = sum(len(groups) for _, _, groups in plan)
+            self.steadiness.probe()
             for variant, targets, groups in plan:
                 unloaded = self._load(variant, targets)
                 for group in groups:
                     self._measure_step(group, unloaded)
+                    self.steadiness.probe()
                 self._close_workers()
             if self.store.measured(self.run_id):
                 status = "complete"
@@ -201,6 +205,8 @@ class Runner:
             if self.left_behind:
                 message = f"{message + '; ' if message else ''}left behind: {'; '.join(self.left_behind)}"
             try:
+                if (steadiness := self.steadiness.summary()) is not None:
+                    self.store.note_environment(self.run_id, "steadiness", steadiness)
                 self.store.end_run(self.run_id, status, message)
             except Fault:
                 pass  # the store cannot be written: the caller says so

@@ -135,6 +135,14 @@ class Store:
             )
 
     @_writes
+    def note_environment(self, run_id: str, key: str, value) -> None:
+        """Something learnt of the environment while the run went (e.g. how steady the host was)."""
+        with self.db:
+            stored = json.loads(self.db.execute("SELECT environment FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+            stored[key] = value
+            self.db.execute("UPDATE runs SET environment = ? WHERE id = ?", (json.dumps(stored), run_id))
+
+    @_writes
     def add_target(self, run_id: str, target, description: dict) -> None:
         with self.db:
             self.db.execute(
