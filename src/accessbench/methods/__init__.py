@@ -58,6 +58,11 @@ class Method(BaseModel):
     dbms: list[str]
     summary: str = ""
     default: bool = True  # measured when no --method is given; variants are opt-in
+    # A layer method (an ORM, a query builder, a row mapper) names the layer and the method it
+    # runs on: its cells are paired with that method's, and its step messages carry the
+    # statement's shape (suite/shape.py) so that it can use its own API.
+    layer: str | None = None
+    over: str | None = None
 
     def command(self) -> list[str]:
         """How to start this method's worker: its program and the full method name."""
@@ -86,7 +91,12 @@ def catalog() -> tuple[Method, ...]:
     folder = resources.files("accessbench") / "methods"
     files = sorted((p for p in folder.iterdir() if p.name.startswith("catalog") and p.name.endswith(".toml")),
                    key=lambda p: (p.name != "catalog.toml", p.name))
-    return tuple(Method(**m) for f in files for m in tomllib.loads(f.read_text())["methods"])
+    methods = tuple(Method(**m) for f in files for m in tomllib.loads(f.read_text())["methods"])
+    names = {m.name for m in methods}
+    for m in methods:
+        if (m.layer is None) != (m.over is None) or (m.over is not None and m.over not in names):
+            raise ValueError(f"catalog: {m.name}: a layer method names its layer and a known method it runs on (over)")
+    return methods
 
 
 def select(names: list[str] | None) -> list[Method]:

@@ -31,6 +31,7 @@ from ..protocol.prng import derive_seed
 from ..stats.cells import UNITS
 from ..store import Store
 from ..suite.model import Suite
+from ..suite.shape import of_step
 from ..targets import Target, TargetUnavailable
 from .cleanup import Cleanup
 from .cputime import total_cpu_ns
@@ -349,6 +350,8 @@ class Runner:
         }
         if step.kind != "connect":
             message["sql"] = step.sql_on(dbms)
+            if self.method_by_name[cell.method].over:  # a layer: what the statement does, for its own API
+                message["shape"] = of_step(message["sql"], self._tables(cell))
         if step.mode:
             message["mode"] = step.mode
         if step.mode == "record":
@@ -360,6 +363,10 @@ class Runner:
         if step.policy == "pooled":
             message["pool_size"] = step.pool_size or step.clients
         return message
+
+    def _tables(self, cell: Cell) -> list:
+        """The suite's tables as the cell's variant defines them."""
+        return next((v.tables for v in self.suite.variants if v.label == cell.variant), self.suite.variants[0].tables)
 
     def _load_message(self, cell: Cell, clients: int, processes: int, start_at: int, process: int) -> dict:
         """A loaded trial's step for one worker process: its share of the clients and of the
