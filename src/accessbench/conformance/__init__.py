@@ -28,6 +28,7 @@ from ..protocol.prng import derive_seed
 from ..protocol.schedule import uniform_starts_within
 from ..protocol.vectors import default_dir, native
 from ..runner.worker import WorkerFailed, WorkerProcess, worker_environment
+from ..suite.shape import of_step
 from ..suite.loader import parse
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
@@ -124,6 +125,7 @@ class Check:
         return answer
 
     def run(self, vectors: dict, variant: Variant) -> Outcome:
+        self.tables = variant.tables  # a layer's step messages carry the statement's shape against these
         try:
             self._vectors(vectors)
             for dbms in self.method.dbms:
@@ -225,6 +227,8 @@ class Check:
             message["record"] = step.record.model_dump(exclude_none=True)
         if step.sql:
             message["sql"] = step.sql_on(target.dbms)
+            if self.method.over:  # a layer method: as the runner sends it
+                message["shape"] = of_step(message["sql"], self.tables)
         return message
 
     def _reference(self, target: Target, step: Step, message: dict) -> tuple[int, str, str | None]:

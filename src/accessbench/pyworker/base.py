@@ -74,6 +74,11 @@ class Driver:
     """True when the driver implements ``pool`` and ``attach`` (the runtime's usual pool): only
     then does ``hello`` list the ``pooled`` connection policy."""
 
+    shape: dict | None = None
+    """A layer method's: the step statement's shape as the runner sent it (select, insert,
+    update or delete of which table, columns and keys; protocol: ``shape``), set before each
+    op is built; None for a statement of no plain shape, and for drivers."""
+
     conn: Any = None
     """The connection the ops built next run on, the driver's own connection object: set by
     ``open`` (``aopen``) and by ``attach``; None before the first ``open``. The host reads it

@@ -181,6 +181,7 @@ class Session:
 
     def _op(self, kind: str, msg: dict, sql: str | None, reads: bool, count: int):
         d = self.driver
+        d.shape = msg.get("shape")  # a layer's: what the statement does (protocol: `shape`)
         if kind == "connect":
             op = d.connect_op(self.endpoint)
         elif msg.get("mode") == "record":
@@ -417,7 +418,8 @@ def main(argv: list[str]) -> int:
     sys.stdout = sys.stderr
     base, _, settings = argv[0].partition("/")
     try:
-        driver = importlib.import_module(DRIVERS[base]).Driver()
+        module, _, name = DRIVERS[base].partition(":")  # "module" (its Driver) or "module:Class"
+        driver = getattr(importlib.import_module(module), name or "Driver")()
     except (ImportError, TypeError) as e:  # still answer every message, so the runner can say why
         traceback.print_exc()
         driver = Missing(argv[0], f"driver module not importable: {e}")

@@ -1,4 +1,4 @@
-"""One module per driver; the method name is the registry key."""
+"""One module per driver or layer; the method name is the registry key."""
 
 DRIVERS = {
     "py-sqlite3": "accessbench.pyworker.drivers.py_sqlite3",
@@ -10,4 +10,7 @@ DRIVERS = {
     "py-mysqlclient": "accessbench.pyworker.drivers.py_mysqlclient",
     "py-pymysql": "accessbench.pyworker.drivers.py_pymysql",
     "py-mariadb": "accessbench.pyworker.drivers.py_mariadb",
+    # layers over the drivers above ("module:Class" where a module holds several)
+    "py-sqlalchemy-core+psycopg": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverPsycopg",
+    "py-sqlalchemy-core+sqlite3": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverSqlite3",
 }

@@ -10,7 +10,7 @@ from ..base import Driver, Op
 # The module keeps a per-connection cache of prepared statements keyed by SQL text. With it
 # off every execute parses again (extended); with it on, repeating one statement reuses
 # its prepared form (prepared).
-_CACHE = 128
+STATEMENT_CACHE = 128
 
 
 class Driver(Driver):
@@ -28,7 +28,7 @@ class Driver(Driver):
         return {
             "isolation_level": "None (autocommit; BEGIN/COMMIT explicit)",
             "literal/extended": "cached_statements=0: sqlite3_prepare_v2 on every execute",
-            "prepared": f"cached_statements={_CACHE}: one prepared statement reused",
+            "prepared": f"cached_statements={STATEMENT_CACHE}: one prepared statement reused",
             "timestamps": "bound and read as ISO text",
         }
 
@@ -41,7 +41,7 @@ class Driver(Driver):
     def open(self, endpoint: dict, options: dict) -> dict:
         self.file = endpoint["file"]
         self.conn = self._connect(0)
-        self.cached = self._connect(_CACHE)
+        self.cached = self._connect(STATEMENT_CACHE)
         self.active = self.conn  # the connection the current step's statements use
         return {"server_version": sqlite3.sqlite_version}
 

@@ -1,0 +1,68 @@
+"""Layer methods: a library above a driver, measured through its own API on the same steps."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import sqlalchemy as sa
+
+from accessbench.methods import catalog
+from accessbench.pyworker.drivers.py_sqlalchemy import CoreOverSqlite3
+from accessbench.store import Store
+from accessbench.suite.loader import load
+from accessbench.suite.shape import of_step
+
+from .conftest import accessbench
+
+
+def test_a_layer_builds_its_own_constructs_for_a_shaped_statement_and_text_for_the_rest(tmp_path):
+    file = str(tmp_path / "t.db")
+    with sqlite3.connect(file) as c:
+        c.execute("CREATE TABLE rowops (k1 INTEGER, k2 INTEGER, k3 INTEGER, val INTEGER, note TEXT)")
+        c.executemany("INSERT INTO rowops VALUES (?, ?, ?, 0, 'n')", [(i, i % 10, 0) for i in range(20)])
+    layer = CoreOverSqlite3()
+    layer.open({"file": file}, {})
+    try:
+        tables = load("quick").variants[0].tables
+        update = "UPDATE rowops SET val = ? WHERE k1 = ? AND k2 = ?"
+        layer.shape = of_step(update, tables)
+        statement, keys = layer._built(update)
+        assert isinstance(statement, sa.Update) and keys == ["s0", "w0", "w1"]
+        assert layer.exec_op(update, "extended", reads=False)((7, 3, 3)) == 1
+        select = "SELECT k1, val FROM rowops WHERE k1 = ?"
+        layer.shape = of_step(select, tables)
+        assert isinstance(layer._built(select)[0], sa.Select)
+        assert [tuple(r) for r in layer.exec_op(select, "extended", reads=True)((3,))] == [(3, 7)]
+        odd = "SELECT k1 FROM rowops WHERE val > ?"
+        layer.shape = of_step(odd, tables)  # no plain shape: Core's raw-SQL API
+        assert layer.shape is None and isinstance(layer._built(odd)[0], sa.TextClause)
+        assert [tuple(r) for r in layer.exec_op(odd, "extended", reads=True)((0,))] == [(3,)]
+    finally:
+        layer.close()
+
+
+def test_every_layer_names_a_driver_measured_here_and_the_same_dbms():
+    methods = {m.name: m for m in catalog()}
+    layers = [m for m in methods.values() if m.over]
+    assert {m.name for m in layers} >= {"py-sqlalchemy-core+psycopg", "py-sqlalchemy-core+sqlite3"}
+    assert not any(m.default for m in layers)  # opt-in until reports pair a layer with its driver
+    for m in layers:
+        assert set(m.dbms) <= set(methods[m.over].dbms) and m.language == methods[m.over].language
+
+
+def test_a_layer_measured_beside_its_driver_reads_and_writes_the_same_values(tmp_path):
+    store = str(tmp_path / "r.db")
+    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method",
+                         "py-sqlite3,py-sqlalchemy-core+sqlite3", "--trials", "2", "--precision", "0", "--no-report",
+                         cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with Store(store) as s:
+        cells = s.load(s.resolve("last")).cells
+    layer = {c["step"]: c for c in cells if c["method"] == "py-sqlalchemy-core+sqlite3"}
+    driver = {c["step"]: c for c in cells if c["method"] == "py-sqlite3"}
+    assert layer["sel1-literal"]["status"] == "unsupported" and "binds every value" in layer["sel1-literal"]["message"]
+    measured = [step for step, c in layer.items() if c["status"] == "ok"]
+    assert {"connect", "scan-6k", "sel1-extended", "ins1", "insb-10", "upd10"} <= set(measured)
+    for step in measured:  # verified against the driver's own reading of the same steps
+        assert (layer[step]["checksum"], layer[step]["check_checksum"]) == \
+               (driver[step]["checksum"], driver[step]["check_checksum"]), step
