@@ -56,6 +56,14 @@ def test_a_layer_measured_beside_its_driver_reads_and_writes_the_same_values(tmp
                          "py-sqlite3,py-sqlalchemy-core+sqlite3", "--trials", "2", "--precision", "0", "--no-report",
                          cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
+    # Every step with both measured says what the layer costs over its driver, in every report.
+    text = " ".join(result.stdout.split())
+    assert "layer cost (time per operation over its own driver, 95% CI): py-sqlalchemy-core+sqlite3 over py-sqlite3 " \
+           "@ sqlite/inproc: " in text
+    html = accessbench("--store", store, "report", "last", "--out", str(tmp_path / "html"), cwd=tmp_path)
+    assert html.returncode == 0, html.stderr
+    (page,) = (tmp_path / "html").glob("accessbench-*.html")
+    assert "<h3>Layer cost</h3>" in page.read_text()
     with Store(store) as s:
         cells = s.load(s.resolve("last")).cells
     layer = {c["step"]: c for c in cells if c["method"] == "py-sqlalchemy-core+sqlite3"}

@@ -74,6 +74,7 @@ class StepSection:
     more: int                      # lines beyond the panels' top N, drawn grey until asked for
     table: Table
     not_measured: list[str]
+    layer_costs: list[str]
 
 
 @dataclass
@@ -285,6 +286,7 @@ def _step_section(step: StepReport, view: View, anchor: str) -> StepSection:
         more=_beyond_top(panels),
         table=_step_table(step, view),
         not_measured=[f"{r.label} ({r.cell['status']})" for r in step.not_measured],
+        layer_costs=[c.text for c in step.layer_costs],
     )
 
 

@@ -4,7 +4,7 @@ the summary per step and target. It lays out the report model and computes no fi
 
 from __future__ import annotations
 
-from .model import Report, StepReport
+from .model import LAYER_COST, Report, StepReport
 
 
 def _cell(text: str) -> str:
@@ -35,6 +35,8 @@ def _step(report: Report, step: StepReport) -> list[str]:
     lines += _table(columns, rows) if rows else ["No measured cell."]
     if step.not_measured:
         lines += ["", "Not measured: " + ", ".join(f"{r.label} ({r.cell['status']})" for r in step.not_measured)]
+    if step.layer_costs:
+        lines += ["", f"{LAYER_COST[0].upper()}{LAYER_COST[1:]}:", *(f"- {c.text}" for c in step.layer_costs)]
     return lines
 
 

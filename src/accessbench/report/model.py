@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..methods import catalog
 from ..paths import SETTINGS as PATH_SETTINGS
 from ..stats import model as rt_model
 from ..stats.cells import CellResult, analyse, by_step
-from ..stats.compare import ALPHA, NOISE, compare
+from ..stats.compare import ALPHA, NOISE, Comparison, compare
 from ..stats.stability import Flag, flags
 from ..stats.views import VIEWS, View
 from ..store import StoredRun
@@ -123,6 +124,47 @@ class StepReport:
     rows: list[CellRow]              # measured cells, ranked ones first in the view's order
     not_measured: list[CellResult]
     loaded: bool                     # some cell ran under load (per-client figures exist)
+    layer_costs: list["LayerCost"] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """A layer method's cell against its own driver's on the same step, target and path."""
+
+    layer: CellResult
+    driver: CellResult
+    comparison: Comparison  # the driver against the layer: ratio = the layer's time per op / the driver's
+
+    @property
+    def text(self) -> str:
+        """"py-sqlalchemy-core+psycopg over py-psycopg @ postgresql/unix: +23% [+18% to +29%]"."""
+        c = self.comparison
+
+        def percent(ratio: float) -> str:
+            return f"{round((ratio - 1) * 100):+d}%"  # never "-0%"
+
+        cost = f"{percent(c.ratio)} [{percent(c.ci_low)} to {percent(c.ci_high)}]"
+        cpu = ""
+        if self.layer.cpu_per_op_ns is not None and self.driver.cpu_per_op_ns is not None:
+            cpu = (f" · client CPU {fmt.duration(self.layer.cpu_per_op_ns)} vs {fmt.duration(self.driver.cpu_per_op_ns)}"
+                   " per op")
+        verdict = "" if c.significant else f" (not significant: {c.reason})"
+        return f"{self.layer.cell['method']} over {self.driver.label}: {cost}{verdict}{cpu}"
+
+
+LAYER_COST = "layer cost (time per operation over its own driver, 95% CI)"
+
+
+def layer_costs(rs: list[CellResult]) -> list[LayerCost]:
+    """Each measured layer cell of one step paired with its driver's cell (catalog ``over``)."""
+    over = {m.name: m.over for m in catalog() if m.over}
+    by = {(r.cell["target"], r.cell["path"], r.cell["method"]): r for r in rs if r.ranked}
+    pairs = []
+    for (target, path, method), layer in by.items():
+        driver = by.get((target, path, over.get(method)))
+        if driver is not None:
+            pairs.append(LayerCost(layer, driver, compare(driver, layer)))
+    return pairs
 
 
 @dataclass
@@ -310,7 +352,8 @@ def _step(view: View, variant: str, step: str, rs: list[CellResult]) -> StepRepo
         heading=f"{first['kind']}{mode}: {first['description']}", kind=first["kind"],
         unit=view.unit(measured[0] if measured else rs[0]), rows=rows,
         not_measured=[r for r in rs if not r.measured],
-        loaded=any(r.per_client_rates is not None and len(r.per_client_rates) > 0 for r in rs))
+        loaded=any(r.per_client_rates is not None and len(r.per_client_rates) > 0 for r in rs),
+        layer_costs=layer_costs(rs))
 
 
 def _row(view: View, r: CellResult, rank: int | None, best: CellResult | None) -> CellRow:

@@ -18,7 +18,7 @@ from ..stats import model
 from ..stats.cells import analyse
 from ..store import StoredRun
 from .. import formatting as fmt
-from .model import CellRow, Report, StepReport, build
+from .model import LAYER_COST, CellRow, Report, StepReport, build
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
@@ -177,6 +177,8 @@ def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide:
                      f"or within {report.noise:.0%})")
     if step.not_measured:
         notes.append("not measured: " + ", ".join(f"{r.label} ({r.cell['status']})" for r in step.not_measured))
+    if step.layer_costs:
+        notes.append(f"{LAYER_COST}: " + "; ".join(c.text for c in step.layer_costs))
     table.caption = " · ".join(notes) or None
     return table
 
