@@ -44,33 +44,63 @@ def test_a_layer_builds_its_own_constructs_for_a_shaped_statement_and_text_for_t
 def test_every_layer_names_a_driver_measured_here_and_the_same_dbms():
     methods = {m.name: m for m in catalog()}
     layers = [m for m in methods.values() if m.over]
-    assert {m.name for m in layers} >= {"py-sqlalchemy-core+psycopg", "py-sqlalchemy-core+sqlite3"}
+    assert {m.name for m in layers} >= {"py-sqlalchemy-core+psycopg", "py-sqlalchemy-core+sqlite3",
+                                        "py-sqlalchemy-orm+psycopg", "py-sqlalchemy-orm+sqlite3"}
     assert not any(m.default for m in layers)  # opt-in until reports pair a layer with its driver
     for m in layers:
         assert set(m.dbms) <= set(methods[m.over].dbms) and m.language == methods[m.over].language
 
 
-def test_a_layer_measured_beside_its_driver_reads_and_writes_the_same_values(tmp_path):
+def test_layers_measured_beside_their_driver_read_and_write_the_same_values(tmp_path):
     store = str(tmp_path / "r.db")
     result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method",
-                         "py-sqlite3,py-sqlalchemy-core+sqlite3", "--trials", "2", "--precision", "0", "--no-report",
-                         cwd=tmp_path)
+                         "py-sqlite3,py-sqlalchemy-core+sqlite3,py-sqlalchemy-orm+sqlite3", "--trials", "2",
+                         "--precision", "0", "--no-report", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     # Every step with both measured says what the layer costs over its driver, in every report.
     text = " ".join(result.stdout.split())
     assert "layer cost (time per operation over its own driver, 95% CI): py-sqlalchemy-core+sqlite3 over py-sqlite3 " \
-           "@ sqlite/inproc: " in text
+           "@ sqlite/inproc: " in text and "py-sqlalchemy-orm+sqlite3 over py-sqlite3 @ sqlite/inproc: " in text
     html = accessbench("--store", store, "report", "last", "--out", str(tmp_path / "html"), cwd=tmp_path)
     assert html.returncode == 0, html.stderr
     (page,) = (tmp_path / "html").glob("accessbench-*.html")
     assert "<h3>Layer cost</h3>" in page.read_text()
     with Store(store) as s:
         cells = s.load(s.resolve("last")).cells
-    layer = {c["step"]: c for c in cells if c["method"] == "py-sqlalchemy-core+sqlite3"}
     driver = {c["step"]: c for c in cells if c["method"] == "py-sqlite3"}
-    assert layer["sel1-literal"]["status"] == "unsupported" and "binds every value" in layer["sel1-literal"]["message"]
-    measured = [step for step, c in layer.items() if c["status"] == "ok"]
-    assert {"connect", "scan-6k", "sel1-extended", "ins1", "insb-10", "upd10"} <= set(measured)
-    for step in measured:  # verified against the driver's own reading of the same steps
-        assert (layer[step]["checksum"], layer[step]["check_checksum"]) == \
-               (driver[step]["checksum"], driver[step]["check_checksum"]), step
+    for name in ("py-sqlalchemy-core+sqlite3", "py-sqlalchemy-orm+sqlite3"):
+        layer = {c["step"]: c for c in cells if c["method"] == name}
+        assert layer["sel1-literal"]["status"] == "unsupported" and "binds every value" in layer["sel1-literal"]["message"]
+        measured = {step for step, c in layer.items() if c["status"] == "ok"}
+        assert measured == set(layer) - {"sel1-literal"}, name
+        for step in measured:  # verified against the driver's own reading of the same steps
+            assert (layer[step]["checksum"], layer[step]["check_checksum"]) == \
+                   (driver[step]["checksum"], driver[step]["check_checksum"]), (name, step)
+
+
+def test_the_orm_reads_by_key_with_session_get_and_updates_through_its_unit_of_work(tmp_path):
+    from accessbench.pyworker.drivers.py_sqlalchemy import OrmOverSqlite3
+
+    file = str(tmp_path / "t.db")
+    with sqlite3.connect(file) as c:
+        c.execute("CREATE TABLE rowops (k1 INTEGER, k2 INTEGER, k3 INTEGER, val INTEGER, note TEXT, "
+                  "PRIMARY KEY (k1, k2, k3))")
+        c.executemany("INSERT INTO rowops VALUES (?, ?, 0, 0, 'n')", [(i, i % 10) for i in range(20)])
+    layer = OrmOverSqlite3()
+    layer.open({"file": file}, {})
+    sent: list[str] = []
+    sa.event.listen(layer.conn, "before_cursor_execute", lambda *a: sent.append(" ".join(a[2].split())))
+    try:
+        tables = load("quick").variants[0].tables
+        update = "UPDATE rowops SET val = ? WHERE k1 = ? AND k2 = ? AND k3 = ?"
+        layer.shape = of_step(update, tables)
+        assert layer.exec_op(update, "extended", reads=False)((7, 3, 3, 0)) == 1
+        assert sent[0].startswith("SELECT rowops.k1") and sent[1] == "UPDATE rowops SET val=? WHERE rowops.k1 = ? " \
+                                                                     "AND rowops.k2 = ? AND rowops.k3 = ?"
+        sent.clear()
+        get = "SELECT note, val FROM rowops WHERE k3 = ? AND k2 = ? AND k1 = ?"  # the key in another order
+        layer.shape = of_step(get, tables)
+        assert layer.exec_op(get, "extended", reads=True)((0, 3, 3)) == [("n", 7)]
+        assert len(sent) == 1 and "WHERE rowops.k1 = ? AND rowops.k2 = ? AND rowops.k3 = ?" in sent[0]
+    finally:
+        layer.close()

@@ -13,4 +13,6 @@ DRIVERS = {
     # layers over the drivers above ("module:Class" where a module holds several)
     "py-sqlalchemy-core+psycopg": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverPsycopg",
     "py-sqlalchemy-core+sqlite3": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverSqlite3",
+    "py-sqlalchemy-orm+psycopg": "accessbench.pyworker.drivers.py_sqlalchemy:OrmOverPsycopg",
+    "py-sqlalchemy-orm+sqlite3": "accessbench.pyworker.drivers.py_sqlalchemy:OrmOverSqlite3",
 }

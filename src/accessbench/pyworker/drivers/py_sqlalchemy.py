@@ -1,6 +1,6 @@
-"""py-sqlalchemy-core+psycopg, py-sqlalchemy-core+sqlite3: SQLAlchemy Core over a driver
-accessbench also measures bare (py-psycopg, py-sqlite3), so that the two cells side by side
-give what the layer costs.
+"""py-sqlalchemy-core+psycopg, py-sqlalchemy-core+sqlite3, py-sqlalchemy-orm+psycopg,
+py-sqlalchemy-orm+sqlite3: SQLAlchemy Core and ORM over a driver accessbench also measures
+bare (py-psycopg, py-sqlite3), so that the cells side by side give what the layer costs.
 
 Core is used as its users use it: statements built from table constructs — ``select()``,
 ``insert()``, ``update()``, ``delete()`` — and executed on a ``Connection`` with a dict of
@@ -15,6 +15,7 @@ the layer's own work (building, compiling — cached — and executing statement
 from __future__ import annotations
 
 import sqlalchemy as sa
+import sqlalchemy.orm
 from sqlalchemy.pool import NullPool
 
 from ...protocol.sqltext import as_sqlite, count_markers
@@ -142,8 +143,9 @@ class CoreLayer(Driver):
         return self.in_transaction(lambda group: conn.execute(statement, [dict(zip(keys, row)) for row in group]))
 
 
-class CoreOverPsycopg(CoreLayer):
-    name = "py-sqlalchemy-core+psycopg"
+# The driver under the layer: how SQLAlchemy reaches it, and what each mode is there.
+
+class OverPsycopg:
     dbms = ("postgresql",)
 
     def url(self, endpoint: dict) -> sa.URL:
@@ -176,8 +178,7 @@ class CoreOverPsycopg(CoreLayer):
         return f"{sa.__version__} (psycopg {psycopg.__version__})"
 
 
-class CoreOverSqlite3(CoreLayer):
-    name = "py-sqlalchemy-core+sqlite3"
+class OverSqlite3:
     dbms = ("sqlite",)
 
     def url(self, endpoint: dict) -> sa.URL:
@@ -217,3 +218,167 @@ class CoreOverSqlite3(CoreLayer):
 
     def adapt(self, args: list[tuple]) -> list:
         return [as_sqlite(row) for row in args]
+
+
+class OrmLayer(CoreLayer):
+    """SQLAlchemy ORM: an entity per table of the suite, a Session per operation."""
+
+    layer = "SQLAlchemy ORM"
+    batch_style = "session.execute(insert(Entity), [rows]): the ORM's bulk insert, in one transaction per group"
+
+    def settings(self) -> dict[str, str]:
+        return {
+            **super().settings(),
+            "layer": f"SQLAlchemy {sa.__version__} ORM (2.0 style)",
+            "entities": "one class per table of the suite, mapped imperatively when a step first needs it, from the "
+                        "table's columns and primary key; columns untyped (values as the driver reads them)",
+            "session": "a new Session per operation on the worker's connection (a session per request): its identity "
+                       "map starts empty, so no read is answered from it; autoflush and expire_on_commit as default",
+            "reads": "by primary key: session.get(Entity, key); any other select: session.scalars(select(Entity)"
+                     ".where(...)); every value read from the entity's attribute",
+            "writes": "insert: session.add(Entity(...)), commit; update by primary key: session.get, set the "
+                      "attributes, commit (a SELECT then an UPDATE, the unit of work); any other update or delete: "
+                      "an ORM-enabled update()/delete() statement",
+            "statements": "a statement of no plain shape: session.execute(text(...))",
+        }
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        opened = super().open(endpoint, options)
+        self.registry, self.entities = sa.orm.registry(), {}
+        return opened
+
+    def _entity(self, shape: dict):
+        """The mapped class of the shape's table (made once per worker)."""
+        name = shape["table"]
+        if name not in self.entities:
+            if not shape.get("key"):
+                raise Unsupported(f"{self.name}: table {name} has no primary key, and an ORM entity needs one")
+            table = sa.Table(name, self.registry.metadata,
+                             *(sa.Column(c, primary_key=c in shape["key"]) for c in shape["table_columns"]))
+            self.entities[name] = self.registry.map_imperatively(type(f"Entity_{name}", (), {}), table).class_
+        return self.entities[name]
+
+    def _orm(self, sql: str):
+        """The shape, when the ORM can map its table; else None (raw SQL through the session)."""
+        shape = self.shape
+        return shape if shape and shape.get("table_columns") else None
+
+    def scan_op(self, sql: str) -> Op:
+        return self._read(sql, self.conn)
+
+    def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        conn = self.active = self.use(mode)
+        shape = self._orm(sql)
+        if reads or shape is None:
+            return self._read(sql, conn) if reads else self._raw_write(sql, conn)
+        entity, where, columns = self._entity(shape), shape["where"], shape["columns"]
+        Session = sa.orm.Session
+        if shape["kind"] == "insert":
+            def insert(args):
+                with Session(conn) as session:
+                    session.add(entity(**dict(zip(columns, args))))
+                    session.commit()
+                return 1
+            return insert
+        if shape["kind"] == "update" and set(where) == set(shape["key"]):
+            key, n = shape["key"], len(columns)
+
+            def update(args):
+                found = dict(zip(where, args[n:]))
+                with Session(conn) as session:
+                    row = session.get(entity, tuple(found[k] for k in key))
+                    if row is None:
+                        return 0
+                    for column, value in zip(columns, args[:n]):
+                        setattr(row, column, value)
+                    session.commit()
+                return 1
+            return update
+        statement, keys = self._statement(shape, entity)
+
+        def bulk(args):  # an ORM-enabled update() or delete() of the rows that match
+            with Session(conn) as session:
+                changed = session.execute(statement, dict(zip(keys, args))).rowcount
+                session.commit()
+            return changed
+        return bulk
+
+    def _statement(self, shape: dict, entity=None):
+        if entity is None:
+            return super()._statement(shape)
+        table, where = entity.__table__, shape["where"]
+        condition = [table.c[c] == sa.bindparam(f"w{i}") for i, c in enumerate(where)]
+        keys = [f"w{i}" for i in range(len(where))]
+        if shape["kind"] == "update":
+            values = {c: sa.bindparam(f"s{i}") for i, c in enumerate(shape["columns"])}
+            return sa.update(entity).where(*condition).values(values), [f"s{i}" for i in range(len(values))] + keys
+        return sa.delete(entity).where(*condition), keys
+
+    def _read(self, sql: str, conn) -> Op:
+        shape, Session = self._orm(sql), sa.orm.Session
+        if shape is None or shape["kind"] != "select":
+            statement, keys = self._raw(sql)[0], [f"p{i + 1}" for i in range(count_markers(sql))]
+
+            def raw(args):
+                with Session(conn) as session:
+                    return session.execute(statement, dict(zip(keys, args or ()))).all()
+            return raw
+        entity, columns, where = self._entity(shape), shape["columns"], shape["where"]
+        if where and set(where) == set(shape["key"]):
+            key = shape["key"]
+
+            def get(args):
+                found = dict(zip(where, args))
+                with Session(conn) as session:
+                    row = session.get(entity, tuple(found[k] for k in key))
+                    return [] if row is None else [tuple(getattr(row, c) for c in columns)]
+            return get
+        table = entity.__table__
+        statement = sa.select(entity).where(*(table.c[c] == sa.bindparam(f"w{i}") for i, c in enumerate(where)))
+        keys = [f"w{i}" for i in range(len(where))]
+
+        def select(args):
+            with Session(conn) as session:
+                rows = session.scalars(statement, dict(zip(keys, args or ()))).all()
+                return [tuple(getattr(row, c) for c in columns) for row in rows]
+        return select
+
+    def _raw_write(self, sql: str, conn) -> Op:
+        statement, _ = self._raw(sql)
+        keys, Session = [f"p{i + 1}" for i in range(count_markers(sql))], sa.orm.Session
+
+        def write(args):
+            with Session(conn) as session:
+                changed = session.execute(statement, dict(zip(keys, args))).rowcount
+                session.commit()
+            return changed
+        return write
+
+    def batch_op(self, sql: str) -> Op:
+        shape = self._orm(sql)
+        if shape is None or shape["kind"] != "insert":
+            raise Unsupported(f"{self.name}: a batch is an insert of entities (session.execute(insert(Entity), "
+                              "[rows])); this statement is not one")
+        entity, columns, conn, Session = self._entity(shape), shape["columns"], self.conn, sa.orm.Session
+
+        def write_group(group):
+            with Session(conn) as session:
+                session.execute(sa.insert(entity), [dict(zip(columns, row)) for row in group])
+                session.commit()
+        return self.in_transaction(write_group)
+
+
+class CoreOverPsycopg(OverPsycopg, CoreLayer):
+    name = "py-sqlalchemy-core+psycopg"
+
+
+class CoreOverSqlite3(OverSqlite3, CoreLayer):
+    name = "py-sqlalchemy-core+sqlite3"
+
+
+class OrmOverPsycopg(OverPsycopg, OrmLayer):
+    name = "py-sqlalchemy-orm+psycopg"
+
+
+class OrmOverSqlite3(OverSqlite3, OrmLayer):
+    name = "py-sqlalchemy-orm+sqlite3"
