@@ -51,7 +51,7 @@ class CoreLayer(Driver):
                       "driver's own, opened by connect(); BEGIN/COMMIT explicit where a step groups statements",
             "statements": "select()/insert()/update()/delete() over table()/column() constructs, executed with a "
                           "dict of values; a statement of no plain shape: text() with named binds",
-            "compiled cache": "on, SQLAlchemy's default (500 statements): a construct is compiled once per connection",
+            "compiled cache": "on, SQLAlchemy's default (500 statements per engine): a construct is compiled once",
             "types": "columns untyped (NullType): values bound and read as the driver does, no result processing",
             "rows": "Result.all(): a list of Row; rowcount kept for every statement (preserve_rowcount=True)",
             "literal": "unsupported: SQLAlchemy binds every value (inlining them, literal_binds, is for DDL and "
@@ -240,6 +240,7 @@ class OrmLayer(CoreLayer):
                       "attributes, commit (a SELECT then an UPDATE, the unit of work); any other update or delete: "
                       "an ORM-enabled update()/delete() statement",
             "statements": "a statement of no plain shape: session.execute(text(...))",
+            "rows": "entities; each value read from its attribute (a statement of no plain shape: Row objects)",
         }
 
     def open(self, endpoint: dict, options: dict) -> dict:
