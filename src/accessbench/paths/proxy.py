@@ -40,6 +40,7 @@ class LatencyProxy:
             raise RuntimeError(f"the latency proxy did not start (status {self.proc.returncode}; see {log_path})")
         ready = json.loads(line)
         self.port = int(ready["listen"].rsplit(":", 1)[1])
+        self.hop_us: float | None = ready.get("hop_us")  # its own loopback hop, taken out of each delay
         host, control = ready["control"].rsplit(":", 1)
         self.control = socket.create_connection((host, int(control)))
         self.replies = self.control.makefile("r")
