@@ -46,7 +46,7 @@ def test_every_layer_names_a_driver_measured_here_and_the_same_dbms():
     layers = [m for m in methods.values() if m.over]
     assert {m.name for m in layers} >= {"py-sqlalchemy-core+psycopg", "py-sqlalchemy-core+sqlite3",
                                         "py-sqlalchemy-orm+psycopg", "py-sqlalchemy-orm+sqlite3"}
-    assert not any(m.default for m in layers)  # opt-in until reports pair a layer with its driver
+    assert not any(m.default for m in layers)  # opt-in: the default run stays within its time
     for m in layers:
         assert set(m.dbms) <= set(methods[m.over].dbms) and m.language == methods[m.over].language
 
