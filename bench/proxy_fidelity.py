@@ -37,7 +37,7 @@ them steady, and says so in its header:
 - The proxy's relay threads run under SCHED_FIFO (abproxy --realtime 10; root only;
   --no-realtime: not). Sharing a CPU with the echo server, a normal-priority relay thread
   that has just sent a request is preempted by the server it woke, and the reply's relay
-  waits behind it: 1–2 µs more per round trip at delay 0, about 2% more at 100 µs.
+  waits behind it (see proxy/README.md, Fidelity, for the figures with and without).
 - Each (direct, proxied) pair during which other processes used more than 10% of the
   machine is measured again (at most --retries times, after waiting up to 30 s for quiet);
   the script prints how many were, and how loaded the kept ones were.

@@ -84,12 +84,19 @@ def test_the_quick_suite_steps_have_the_shapes_their_layers_need():
     assert {s.kind for s in shapes.values()} <= set(KINDS)
 
 
-def test_every_builtin_suite_statement_is_either_shaped_or_left_to_raw_sql():
+def test_every_shaped_builtin_statement_names_a_table_of_its_suite_and_only_its_columns():
+    shaped = 0
     for name in builtin_names():
-        for step in (step for variant in load(name).variants for step in variant.steps):
-            for sql in filter(None, [step.sql, *step.sql_for.values()]):
-                found = shape(sql)
-                assert found is None or found.kind in KINDS, (name, step.name)
+        for variant in load(name).variants:
+            columns = {t.name: [c.name for c in t.columns] for t in variant.tables}
+            for step in variant.steps:
+                for sql in filter(None, [step.sql, *step.sql_for.values()]):
+                    found = shape(sql, columns)
+                    if found is not None:
+                        shaped += 1
+                        assert found.kind in KINDS and found.table in columns, (name, step.name)
+                        assert set(found.columns) | set(found.where) <= set(columns[found.table]), (name, step.name)
+    assert shaped > 0
 
 
 def test_a_layer_step_message_carries_the_shape_worked_out_against_the_suites_tables():

@@ -60,7 +60,6 @@ class CoreLayer(Driver):
 
     # connection life
     def open(self, endpoint: dict, options: dict) -> dict:
-        self.endpoint = endpoint
         self.engine = sa.create_engine(self.url(endpoint), isolation_level="AUTOCOMMIT", poolclass=NullPool,
                                        connect_args=self.connect_args(endpoint))
         # Rows changed are counted for every statement (verification checks them): Core counts
@@ -101,24 +100,31 @@ class CoreLayer(Driver):
         names = [*shape["columns"], *(c for c in shape["where"] if c not in shape["columns"])]
         return sa.table(shape["table"], *(sa.column(c) for c in names))
 
-    def _where(self, table, shape: dict) -> list:
-        return [table.c[c] == sa.bindparam(f"w{i}") for i, c in enumerate(shape["where"])]
-
-    def _statement(self, shape: dict):
-        """The Core construct for a shape, and how a parameter tuple becomes its dict of values."""
-        t, where, n = self._table(shape), shape["where"], len(shape["columns"])
+    @staticmethod
+    def _where(columns, where: list[str]) -> tuple[list, list[str]]:
+        """``column = :w0 AND …`` over ``columns`` (a table's ``.c``), and the names of its values."""
         keys = [f"w{i}" for i in range(len(where))]
+        return [columns[c] == sa.bindparam(k) for c, k in zip(where, keys)], keys
+
+    def _statement(self, shape: dict, target=None):
+        """The construct for a shape on ``target`` — Core's ``table()`` construct, or an ORM
+        entity — and the names of its values, in the order of the step's parameters."""
+        target = self._table(shape) if target is None else target
+        columns = getattr(target, "__table__", target).c
+        condition, keys = self._where(columns, shape["where"])
         if shape["kind"] == "select":
-            return sa.select(*(t.c[c] for c in shape["columns"])).where(*self._where(t, shape)), keys
+            return sa.select(*(columns[c] for c in shape["columns"])).where(*condition), keys
         if shape["kind"] == "insert":
-            return sa.insert(t), list(shape["columns"])
+            return sa.insert(target), list(shape["columns"])
         if shape["kind"] == "update":
-            values = {c: sa.bindparam(f"s{i}") for i, c in enumerate(shape["columns"])}
-            return sa.update(t).where(*self._where(t, shape)).values(values), [f"s{i}" for i in range(n)] + keys
-        return sa.delete(t).where(*self._where(t, shape)), keys
+            sets = [f"s{i}" for i in range(len(shape["columns"]))]
+            values = {c: sa.bindparam(k) for c, k in zip(shape["columns"], sets)}
+            return sa.update(target).where(*condition).values(values), sets + keys
+        return sa.delete(target).where(*condition), keys
 
     def _raw(self, sql: str):
-        return sa.text(self.markers(sql)), None
+        """Core's raw-SQL API for a statement of no plain shape: text() and its named binds."""
+        return sa.text(self.markers(sql)), [f"p{i + 1}" for i in range(count_markers(sql))]
 
     def _built(self, sql: str):
         return self._statement(self.shape) if self.shape else self._raw(sql)
@@ -130,7 +136,6 @@ class CoreLayer(Driver):
     def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
         conn, (statement, keys) = self.use(mode), self._built(sql)
         self.active = conn
-        keys = keys if keys is not None else [f"p{i + 1}" for i in range(count_markers(sql))]
         if reads:
             return lambda args: conn.execute(statement, dict(zip(keys, args))).all()
         return lambda args: conn.execute(statement, dict(zip(keys, args))).rowcount
@@ -259,17 +264,16 @@ class OrmLayer(CoreLayer):
             self.entities[name] = self.registry.map_imperatively(type(f"Entity_{name}", (), {}), table).class_
         return self.entities[name]
 
-    def _orm(self, sql: str):
-        """The shape, when the ORM can map its table; else None (raw SQL through the session)."""
-        shape = self.shape
-        return shape if shape and shape.get("table_columns") else None
+    def _mapped(self) -> dict | None:
+        """The step's shape when the ORM can map its table; else None (raw SQL through the session)."""
+        return self.shape if self.shape and self.shape.get("table_columns") else None
 
     def scan_op(self, sql: str) -> Op:
         return self._read(sql, self.conn)
 
     def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
         conn = self.active = self.use(mode)
-        shape = self._orm(sql)
+        shape = self._mapped()
         if reads or shape is None:
             return self._read(sql, conn) if reads else self._raw_write(sql, conn)
         entity, where, columns = self._entity(shape), shape["where"], shape["columns"]
@@ -304,21 +308,10 @@ class OrmLayer(CoreLayer):
             return changed
         return bulk
 
-    def _statement(self, shape: dict, entity=None):
-        if entity is None:
-            return super()._statement(shape)
-        table, where = entity.__table__, shape["where"]
-        condition = [table.c[c] == sa.bindparam(f"w{i}") for i, c in enumerate(where)]
-        keys = [f"w{i}" for i in range(len(where))]
-        if shape["kind"] == "update":
-            values = {c: sa.bindparam(f"s{i}") for i, c in enumerate(shape["columns"])}
-            return sa.update(entity).where(*condition).values(values), [f"s{i}" for i in range(len(values))] + keys
-        return sa.delete(entity).where(*condition), keys
-
     def _read(self, sql: str, conn) -> Op:
-        shape, Session = self._orm(sql), sa.orm.Session
+        shape, Session = self._mapped(), sa.orm.Session
         if shape is None or shape["kind"] != "select":
-            statement, keys = self._raw(sql)[0], [f"p{i + 1}" for i in range(count_markers(sql))]
+            statement, keys = self._raw(sql)
 
             def raw(args):
                 with Session(conn) as session:
@@ -334,9 +327,8 @@ class OrmLayer(CoreLayer):
                     row = session.get(entity, tuple(found[k] for k in key))
                     return [] if row is None else [tuple(getattr(row, c) for c in columns)]
             return get
-        table = entity.__table__
-        statement = sa.select(entity).where(*(table.c[c] == sa.bindparam(f"w{i}") for i, c in enumerate(where)))
-        keys = [f"w{i}" for i in range(len(where))]
+        condition, keys = self._where(entity.__table__.c, where)
+        statement = sa.select(entity).where(*condition)
 
         def select(args):
             with Session(conn) as session:
@@ -345,8 +337,7 @@ class OrmLayer(CoreLayer):
         return select
 
     def _raw_write(self, sql: str, conn) -> Op:
-        statement, _ = self._raw(sql)
-        keys, Session = [f"p{i + 1}" for i in range(count_markers(sql))], sa.orm.Session
+        (statement, keys), Session = self._raw(sql), sa.orm.Session
 
         def write(args):
             with Session(conn) as session:
@@ -356,7 +347,7 @@ class OrmLayer(CoreLayer):
         return write
 
     def batch_op(self, sql: str) -> Op:
-        shape = self._orm(sql)
+        shape = self._mapped()
         if shape is None or shape["kind"] != "insert":
             raise Unsupported(f"{self.name}: a batch is an insert of entities (session.execute(insert(Entity), "
                               "[rows])); this statement is not one")
