@@ -103,7 +103,8 @@ def test_a_layer_step_message_carries_the_shape_worked_out_against_the_suites_ta
     tables = load("quick").variants[0].tables
     assert of_step("SELECT * FROM rowops WHERE k1 = ?", tables) == {
         "kind": "select", "table": "rowops", "columns": ["k1", "k2", "k3", "val", "note"], "where": ["k1"],
-        "table_columns": ["k1", "k2", "k3", "val", "note"], "key": ["k1", "k2", "k3"]}
+        "table_columns": ["k1", "k2", "k3", "val", "note"],
+        "table_types": ["integer", "integer", "integer", "integer", "char(20)"], "key": ["k1", "k2", "k3"]}
     assert "key" not in of_step("SELECT a FROM elsewhere", tables)  # not a table of the suite: no entity to map
     assert of_step("SELECT 1", tables) is None
 

@@ -42,20 +42,22 @@ class Shape:
 def of_step(sql: str, tables: list) -> dict | None:
     """The ``shape`` a step message carries to a layer method: ``sql`` (the statement on the
     cell's DBMS) shaped against the suite's ``tables``; None when it has no shape. For a table
-    of the suite it also gives the whole table — every column (``table_columns``) and the
-    primary key (``key``) — which is what an ORM maps an entity from."""
-    return _cached(sql, tuple((t.name, tuple(c.name for c in t.columns), tuple(t.primary_key)) for t in tables))
+    of the suite it also gives the whole table — every column (``table_columns``), its SQL
+    type as the suite declares it (``table_types``) and the primary key (``key``) — which is
+    what an ORM maps an entity from."""
+    return _cached(sql, tuple((t.name, tuple(c.name for c in t.columns), tuple(c.type for c in t.columns),
+                               tuple(t.primary_key)) for t in tables))
 
 
 @lru_cache(maxsize=256)  # a cell's message is built for every trial; the statement is parsed once
 def _cached(sql: str, tables: tuple) -> dict | None:
-    found = shape(sql, {name: list(columns) for name, columns, _ in tables})
+    found = shape(sql, {name: list(columns) for name, columns, _, _ in tables})
     if found is None:
         return None
     message = found.message()
-    for name, columns, key in tables:
+    for name, columns, types, key in tables:
         if name == found.table:
-            message.update(table_columns=list(columns), key=list(key))
+            message.update(table_columns=list(columns), table_types=list(types), key=list(key))
     return message
 
 
