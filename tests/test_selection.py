@@ -152,3 +152,15 @@ def test_a_suites_pooler_path_applies_only_to_the_targets_that_can_have_it():
     selection = select(suite, method_missing=available, path_missing=available)
     by_target = {t.name: paths_of(t, selection.paths) for t in selection.targets}
     assert by_target == {"postgresql": ["unix", "tcp", "pooler"], "mariadb": ["unix", "tcp"]}
+
+
+def test_all_names_every_method_and_layers_each_layer_with_its_driver_skipping_what_cannot_run_here():
+    every = [m.name for m in catalog()]
+    chosen = select(QUICK, methods=["all"], method_missing=missing("py-pg8000"), path_missing=available,
+                    make_target=targets.make)
+    assert names(chosen)[0] == [n for n in every if n != "py-pg8000"]
+    assert any("skipping py-pg8000" in s.text for s in chosen.skipped)
+    layers = select(QUICK, methods=["layers"], method_missing=available, path_missing=available,
+                    make_target=targets.make)
+    over = {m.name: m.over for m in catalog() if m.over}
+    assert set(names(layers)[0]) == set(over) | set(over.values())

@@ -179,7 +179,8 @@ def build_parser() -> Parser:
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
                      help=f"{paths.HELP} (default: every path each target has)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
-                     help="methods to measure (default: every available one; see `accessbench methods`)")
+                     help="methods to measure (default: every available one but setting variants and layers; "
+                          "`all`: every one, `layers`: every layer and the driver it runs on; see `accessbench methods`)")
     run.add_argument("--trials", type=_at_least_one, default=None, metavar="N",
                      help="timed trials per cell before the precision target adds any (default 5, also with "
                           "--quick: a significance test needs at least 4)")

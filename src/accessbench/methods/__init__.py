@@ -99,12 +99,29 @@ def catalog() -> tuple[Method, ...]:
     return methods
 
 
+# Names that stand for several methods in --method.
+GROUPS = {
+    "all": "every method in the catalog: setting variants and layers too",
+    "layers": "every layer method, and the driver each runs on",
+}
+
+
 def select(names: list[str] | None) -> list[Method]:
-    """Methods by name (all when ``names`` is empty); an unknown name is an input error."""
+    """Methods by name or group (the default ones when ``names`` is empty); an unknown name
+    is an input error."""
     known = {m.name: m for m in catalog()}
     if not names:
         return [m for m in known.values() if m.default]
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if n not in known and n not in GROUPS]
     if unknown:
-        raise InputError(f"--method {','.join(unknown)}: unknown (known: {', '.join(known)})")
-    return [known[n] for n in names]
+        raise InputError(f"--method {','.join(unknown)}: unknown (known: {', '.join(known)}; "
+                         f"or {' or '.join(GROUPS)})")
+    chosen: list[str] = []
+    for name in names:
+        if name == "all":
+            chosen += known
+        elif name == "layers":
+            chosen += [n for m in known.values() if m.over for n in (m.over, m.name)]
+        else:
+            chosen.append(name)
+    return [known[n] for n in dict.fromkeys(chosen)]

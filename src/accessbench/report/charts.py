@@ -424,6 +424,20 @@ def throughput_chart(sweep: str, series: Sequence[Series], legend: Sequence[Lege
                        x_title="clients" + (" (log scale)" if log else ""), x_kind="fixed", y_rule="value")
 
 
+def size_chart(sweep: str, series: Sequence[Series], legend: Sequence[LegendItem], sizes: Sequence[int],
+               width: float, variant: str = "", title: str = "") -> str:
+    """Rows/s against the rows one read returns (study S1's crossover): log-log, a point per
+    size, one line per method, path and mode."""
+    values = [p.y for s in series for p in s.points if p.y > 0]
+    if not values or len(sizes) < 2:
+        return ""
+    lo, hi = padded_log_range(min(values), max(values))
+    return _line_chart("throughput-size", sweep, variant, series, legend, width,
+                       x_ticks=[(n, f"{n:,}") for n in sizes], x=(min(sizes), max(sizes), True), y=(lo, hi, True),
+                       y_form="rate", y_title="rows/s · median", title=title,
+                       x_title="rows per read (log scale)", x_kind="fixed")
+
+
 def latency_throughput_chart(sweep: str, series: Sequence[Series], legend: Sequence[LegendItem], width: float,
                              variant: str = "", unit: str = "ops/s", title: str = "") -> str:
     """p99 latency against throughput: where a method's latency turns up as load grows."""

@@ -17,6 +17,7 @@ from ..stats.views import View
 from ..store import StoredRun
 from . import charts
 from .. import formatting as fmt
+from .sizes import is_size_sweep
 from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, against, build, step_title, verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -88,6 +89,8 @@ class SweepSection:
     latency: list[Markup]
     more: int                     # lines beyond the panels' top N
     steps: list[tuple[str, str]]  # (step title, its anchor)
+    sizes: list[Markup] = field(default_factory=list)  # a result-size sweep: rows/s vs rows, per target
+    verdicts: list[str] = field(default_factory=list)  # its crossovers, named
 
 
 def render_html(stored: StoredRun, view: str = "median") -> str:
@@ -108,7 +111,7 @@ def render_report(report: Report) -> str:
         note=report.header.note,
         verdicts=_verdicts(report.verdicts, anchors),
         verdict_data=_json(_verdict_data(report.verdicts)),
-        sweeps=_sweeps(results, anchors),
+        sweeps=_sweeps(results, anchors) + _size_sections(report, anchors),
         study=_study(report),
         steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
         filters=_filters(results),
@@ -223,6 +226,8 @@ def _sweeps(results: list[CellResult], anchors) -> list[SweepSection]:
             groups.setdefault((r.cell["variant"], r.cell["sweep"]), []).append(r)
     sections = []
     for i, ((variant, sweep), rs) in enumerate(groups.items()):
+        if is_size_sweep(rs):
+            continue  # drawn by _size_sections
         curves: dict[tuple, list[CellResult]] = {}
         for r in rs:
             curves.setdefault((r.cell["method"], r.where, r.cell.get("sweep_series") or ""), []).append(r)
@@ -263,6 +268,37 @@ def _sweeps(results: list[CellResult], anchors) -> list[SweepSection]:
             throughput=[Markup(c) for c in throughput], latency=[Markup(c) for c in latency],
             more=_beyond_top(by_clients),
             steps=[(s, anchors[(variant, s)]) for s in steps]))
+    return sections
+
+
+def _size_sections(report: Report, anchors) -> list[SweepSection]:
+    """One section per result-size sweep: rows/s against rows per read, a panel per target,
+    and the crossovers named under it."""
+    groups: dict[tuple[str, str], list] = {}
+    for sweep in report.sizes:
+        groups.setdefault((sweep.variant, sweep.sweep), []).append(sweep)
+    sections = []
+    for i, ((variant, name), sweeps) in enumerate(groups.items()):
+        panels, verdicts, steps = [], [], []
+        for sweep in sweeps:
+            series = tuple(charts.Series(c.label, tuple(
+                charts.Point(x, pt.row_rate.median, f"{x:,.0f} rows", f"{fmt.rate(pt.row_rate.median)} rows/s")
+                for x, pt in c.points), data=_filter_data(c.points[0][1])) for c in sweep.curves)
+            panels.append((charts.Panel(sweep.target, series, {"target": sweep.target}),
+                           sorted({round(x) for c in sweep.curves for x, _ in c.points})))
+            verdicts += [f"{sweep.target}: {v}" for v in sweep.verdicts]
+            steps += [pt.cell["step"] for c in sweep.curves for _, pt in c.points]
+        drawn = [chart for panel, sizes in panels for chart in charts.panels(
+            [panel], lambda p, series, legend, sizes=sizes: charts.size_chart(name, series, legend, sizes, PAGE_W,
+                                                                              variant, p.title))]
+        steps = list(dict.fromkeys(steps))
+        sections.append(SweepSection(
+            anchor=f"sizes-{i + 1}", title=step_title(variant, name),
+            description=f"{len(steps)} steps of one [[steps]] entry, varying the result size: rows per second "
+                        "against the rows one read returns.",
+            throughput=[], latency=[], more=_beyond_top([p for p, _ in panels]),
+            steps=[(s, anchors[(variant, s)]) for s in steps if (variant, s) in anchors],
+            sizes=[Markup(c) for c in drawn], verdicts=verdicts))
     return sections
 
 

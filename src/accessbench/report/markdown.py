@@ -4,7 +4,8 @@ the summary per step and target. It lays out the report model and computes no fi
 
 from __future__ import annotations
 
-from .model import LAYER_COST, Report, StepReport
+from .. import formatting as fmt
+from .model import LAYER_COST, Report, StepReport, step_title
 
 
 def _cell(text: str) -> str:
@@ -47,6 +48,21 @@ def render_report(report: Report) -> str:
         lines.append(f"- note: {report.header.note}")
     for step in report.steps:
         lines += _step(report, step)
+    for sweep in report.sizes:
+        sizes = sorted({round(x) for c in sweep.curves for x, _ in c.points})
+        lines += ["", f"## Result size: {step_title(sweep.variant, sweep.sweep)} on {sweep.target}", "",
+                  "Rows per second (median) against the rows one read returns.", ""]
+        lines += _table([("", False)] + [(f"{n:,} row{'s' if n != 1 else ''}", True) for n in sizes],
+                        [[c.label] + [fmt.rate(at[n].row_rate.median) if n in (at := {round(x): pt for x, pt in c.points})
+                                      else "" for n in sizes] for c in sweep.curves])
+        lines += [""] + [f"- {v}" for v in sweep.verdicts]
+    if report.study is not None:
+        study = report.study
+        lines += ["", f"## {study.title}", ""]
+        lines += _table([("", False)] + [(c, True) for c in study.columns],
+                        [[label, *texts] for label, texts in study.published]
+                        + [[label, *texts] for label, texts in study.today])
+        lines += ["", f"Today's figures: {study.sources}."] + ([study.note] if study.note else [])
     if report.verdicts:
         lines += ["", "## Summary", "",
                   f"Per step and target, the fastest verified cell against the next method (significant when "

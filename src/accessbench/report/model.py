@@ -21,6 +21,7 @@ from ..stats.stability import Flag, flags
 from ..stats.views import VIEWS, View
 from ..store import StoredRun
 from .. import formatting as fmt
+from .sizes import SizeSweep, size_sweeps
 from .study import StudyTable, study_table
 
 PERCENTILES = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (100.0, "max"))
@@ -244,6 +245,7 @@ class Report:
     verdicts: list[Verdict]
     matrix: Matrix
     study: StudyTable | None
+    sizes: list[SizeSweep] = field(default_factory=list)  # result-size sweeps, their crossovers named
     predictions: list = field(default_factory=list)   # stats.model.Prediction
     cold_starts: list[ColdStart] = field(default_factory=list)
     not_measured: list[NotMeasured] = field(default_factory=list)
@@ -262,7 +264,7 @@ def build(stored: StoredRun, view: str = "median") -> Report:
     return Report(
         stored=stored, view=v, results=results, header=header(stored, v), steps=steps,
         verdicts=[verdict for s in steps for verdict in _verdicts(s)], matrix=_matrix(results),
-        study=study_table(stored, results), predictions=rt_model.checks(results),
+        study=study_table(stored, results), sizes=size_sweeps(results), predictions=rt_model.checks(results),
         cold_starts=_cold_starts(stored, results), not_measured=_not_measured(results),
         warnings=warnings(results))
 

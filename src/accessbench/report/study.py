@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..stats.cells import CellResult
 from ..store import StoredRun
 from .. import formatting as fmt
+from ..methods import catalog
 
 
 @dataclass
@@ -37,31 +38,55 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
                                r.cell["path"] if per_path else None) for r in results))
     published = ([(row.label, [row.values.get(f.label, "") for f in figures]) for row in study.rows]
                  or [("published", [f.published for f in figures])])
-    today = []
-    for method, target, variant, path in rows:
-        values: dict[str, float] = {}
+
+    def value(f, method, target, variant, path) -> float | None:
+        r = next((cells[key] for name in f.steps for p in f.paths
+                  if (key := (method, target, variant, name, p or path)) in cells), None)
+        if r is None or not r.per_op_ns:
+            return None
+        if f.per == "unit":  # the step's own units per second (rows for a read): median or best trial
+            return (float(max(r.rates)) if f.view == "best" else r.rate.median) * f.times
+        if f.per == "second":
+            return 1e9 / r.per_op_ns * f.times
+        if f.per == "1000":
+            return r.seconds_per_1000 * f.times if r.seconds_per_1000 else None
+        per = steps[r.cell["step"]].params[f.per_param].value if f.per_param is not None else 1
+        return r.per_op_ns / per * f.times
+
+    over = {m.name: m.over for m in catalog() if m.over}
+    found: dict[tuple, dict[str, float]] = {}
+    for key in rows:
+        values = found[key] = {}
         for f in figures:
-            r = next((cells[key] for name in f.steps
-                      if (key := (method, target, variant, name, f.path or path)) in cells), None)
-            if r is not None and r.per_op_ns and f.per == "second":
-                values[f.label] = 1e9 / r.per_op_ns * f.times
-            elif r is not None and f.per == "1000" and r.seconds_per_1000:
-                values[f.label] = r.seconds_per_1000 * f.times
-            elif r is not None and r.per_op_ns:
-                per = steps[r.cell["step"]].params[f.per_param].value if f.per_param is not None else 1
-                values[f.label] = r.per_op_ns / per * f.times
+            if f.step and (v := value(f, *key)) is not None:
+                values[f.label] = v
+    for (method, target, variant, path), values in found.items():
+        for f in figures:
+            if f.relative_to:  # the same figure of another method on the same target and path
+                other = found.get((over.get(method) if f.relative_to == "over" else f.relative_to,
+                                   target, variant, path), {})
+                both = next((label for label in f.ratio if label in values and other.get(label)), None)
+                if other is not values and both:
+                    values[f.label] = values[both] / other[both]
             elif f.ratio and all(label in values for label in f.ratio):
                 values[f.label] = values[f.ratio[0]] / values[f.ratio[1]]
+    today = []
+    for (method, target, variant, path), values in found.items():
         if values:
             label = " ".join(filter(None, [method, f"@ {target}" + (f"/{path}" if path else ""),
                                            f"[{variant}]" if variant else ""]))
             today.append((label, [_text(f, values.get(f.label)) for f in figures]))
     sources = "; ".join(
-        f"{f.label}: {' or '.join(f.steps)}" + (f" on {f.path}" if f.path else "")
+        f"{f.label}: {' or '.join(f.steps)}" + (f" on {' or '.join(filter(None, f.paths))}" if f.path else "")
+        + (", best trial" if f.view == "best" else "")
         + (" ÷ its loop count" if f.per_param is not None else "")
         + (f" × {f.times:,.3g}" if f.times != 1 else "")
         for f in figures if f.step)
-    return StudyTable(study.title, [f.label for f in figures], published, today, sources, study.note)
+    relative = "; ".join(f"{f.label}: {' or '.join(f.ratio)} ÷ the same of "
+                         + ("the layer's own driver" if f.relative_to == "over" else f.relative_to)
+                         for f in figures if f.relative_to)
+    return StudyTable(study.title, [f.label for f in figures], published, today,
+                      "; ".join(filter(None, [sources, relative])), study.note)
 
 
 def _text(figure, value: float | None) -> str:
@@ -69,6 +94,8 @@ def _text(figure, value: float | None) -> str:
         return ""
     if figure.ratio:
         return f"{value:.1f}×"
+    if figure.per == "unit":
+        return fmt.rate(value) + "/s"
     if figure.per == "second":
         return fmt.rate(value)
     return fmt.seconds(value) if figure.per == "1000" else fmt.duration(value)

@@ -18,7 +18,7 @@ from ..stats import model
 from ..stats.cells import analyse
 from ..store import StoredRun
 from .. import formatting as fmt
-from .model import LAYER_COST, CellRow, Report, StepReport, build
+from .model import LAYER_COST, CellRow, Report, StepReport, build, step_title
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
@@ -55,7 +55,7 @@ def render_report(report: Report, color: bool = False, width: int | None = None,
         console.print(table)
     if view == "per1000":
         return out.getvalue()
-    for table in (_predictions_table(report), _study_table(report), _cold_start_table(report)):
+    for table in (_predictions_table(report), *_size_tables(report), _study_table(report), _cold_start_table(report)):
         if table is not None:
             console.print(table)
     _not_measured(console, report)
@@ -295,6 +295,23 @@ def _study_table(report: Report) -> Table | None:
     for label, texts in study.today:
         table.add_row(Text(label), *texts)  # Text: "[engine=…]" is not rich markup
     return table
+
+
+def _size_tables(report: Report) -> list[Table]:
+    """A result-size sweep per target: rows/s of each curve at each size, the crossover named."""
+    tables = []
+    for sweep in report.sizes:
+        sizes = sorted({round(x) for c in sweep.curves for x, _ in c.points})
+        title = f"Result size: {step_title(sweep.variant, sweep.sweep)} on {sweep.target}, rows/s (median)"
+        table = _table(title, [], caption="\n".join(sweep.verdicts))
+        table.add_column("", overflow="fold", min_width=24)
+        for size in sizes:
+            table.add_column(f"{size:,} row{'s' if size != 1 else ''}", justify="right")
+        for curve in sweep.curves:
+            at = {round(x): pt for x, pt in curve.points}
+            table.add_row(Text(curve.label), *(fmt.rate(at[s].row_rate.median) if s in at else "" for s in sizes))
+        tables.append(table)
+    return tables
 
 
 def _cold_start_table(report: Report) -> Table | None:

@@ -72,7 +72,7 @@ def _methods(names: list[str] | None, missing: Callable[[Method], str | None], s
     usable = []
     for method in select_methods(names):
         why = missing(method)
-        if why and names:
+        if why and names and method.name in names:  # named itself, not through a group (all, layers)
             raise InputError(f"--method {method.name}: unavailable here: {why}")
         if why:
             skipped.append(Skipped(f"skipping {method.name}: {why}", "yellow"))

@@ -35,6 +35,8 @@ class CellResult:
     server_cpu_per_op_ns: float | None = None  # serving backend's CPU per op, median over trials
     first_op_ns: float | None = None
     per_op_ns: float | None = None            # elapsed / n, median over trials
+    rows_per_op: float | None = None          # rows each operation read (or changed), median over trials
+    row_rate: Summary | None = None           # those rows per second, one value per trial
     round_trips_per_op: float | None = None   # through the latency proxy, median over trials
     bytes_per_op: float | None = None         # both directions
     per_client_rates: np.ndarray | None = None  # under load: each client's units/s, every trial
@@ -134,6 +136,11 @@ def analyse(stored: StoredRun) -> list[CellResult]:
             if cell["kind"] == "connect" and served.get(cell["target"]):
                 result.server_cpu_note = "not measured: each operation's backend is new and gone before it can be read"
             result.per_op_ns = float(np.median([t["elapsed_ns"] / t["n"] for t in trials if t["n"]]))
+            if cell["kind"] in ("scan", "exec"):  # rows/s whatever the unit: a result-size sweep's figure
+                read = [t for t in trials if t["n"] and t["rows"] and t["elapsed_ns"] > 0]
+                if read:
+                    result.rows_per_op = float(np.median([t["rows"] / t["n"] for t in read]))
+                    result.row_rate = summarize([t["rows"] / (t["elapsed_ns"] / 1e9) for t in read])
             wire = [t for t in trials if t.get("round_trips") is not None and t["n"]]
             if wire:
                 result.round_trips_per_op = float(np.median([t["round_trips"] / t["n"] for t in wire]))

@@ -34,8 +34,10 @@ from .model import DBMSS, SERVER_DBMSS, Step, Study, Suite, Table, Variant, fit_
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what a placeholder can name
 _TOP_KEYS = {"suite", "parameters", "tables", "steps", "setup", "server", "study"}
-# Step settings whose values, when varied, make a sweep the report draws as curves.
-SWEEPS = ("clients", "rate")
+# Step settings whose values, when varied, make a sweep the report draws as curves; a vary key
+# named ``rows`` (the result size a step's statement returns) makes a result-size sweep, drawn
+# as rows/s against the rows each operation read (measured, not the key's value).
+SWEEPS = ("clients", "rate", "rows")
 _GEN_TAGS = {"seq", "uniform", "choice", "text", "timestamp", "const", "float", "decimal", "date", "bytes"}
 # What TOML can hold and the bracket scan must see past: strings (multi-line first),
 # comments, brackets, and newlines.
@@ -373,9 +375,9 @@ def _check_study(study: Study, variants: list[Variant], fail) -> None:
     for i, figure in enumerate(study.figures):
         if any(label not in labels or label == figure.label for label in figure.ratio):
             raise fail(("study", "figures", i), f"ratio names a figure that is not there: {figure.ratio}")
-        if figure.path is not None:
+        for path in filter(None, figure.paths):
             try:
-                parse_path(figure.path)
+                parse_path(path)
             except InputError as e:
                 raise fail(("study", "figures", i), str(e).replace("--path ", "path ", 1)) from None
         for name in figure.steps:

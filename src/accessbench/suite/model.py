@@ -532,32 +532,47 @@ class StudyFigure(Strict):
 
     A value figure reads a cell's median time per operation (``step`` on ``path``; the
     first of several steps the method has a verified cell for; every path when no path is
-    named), divided by the value of the step's parameter ``per_param`` (an index) when the
-    operation repeats work inside the server, and multiplied by ``times``; with ``per =
-    "second"`` it is operations per second instead (all clients together), and with ``per =
-    "1000"`` seconds per 1,000 units (rows read or operations: study S2's form), times
-    ``times``. A ratio figure divides two other figures by label."""
+    named; of several paths, the first the method has a cell on), divided by the value of
+    the step's parameter ``per_param`` (an index) when the operation repeats work inside the
+    server, and multiplied by ``times``; with ``per = "second"`` it is operations per second
+    instead (all clients together), with ``per = "unit"`` the step's units per second (rows
+    for a read: study S1's records per second), and with ``per = "1000"`` seconds per 1,000
+    units (rows read or operations: study S2's form), times ``times``. ``view = "best"``
+    takes the best trial instead of the median (a study that kept its best run). A ratio
+    figure divides two other figures by label; or, with ``relative_to``, one figure of the
+    row (the first of ``ratio`` that both rows have) by the same figure of another method on
+    the same target and path: ``"over"`` (a layer's own driver) or a method's name."""
 
     label: str = Field(min_length=1)
     published: str = ""
     step: str | list[str] | None = None
-    path: str | None = None
+    path: str | list[str] | None = None
     per_param: int | None = Field(None, ge=0)
     times: float = Field(1.0, gt=0)
     ratio: list[str] = Field(default_factory=list)
-    per: Literal["operation", "second", "1000"] = "operation"
+    relative_to: str | None = Field(None, min_length=1)
+    per: Literal["operation", "second", "unit", "1000"] = "operation"
+    view: Literal["median", "best"] = "median"
 
     @model_validator(mode="after")
     def _value_or_ratio(self) -> "StudyFigure":
         if bool(self.ratio) == bool(self.step):
             raise ValueError("a figure needs either step (and path) or ratio = [label, label]")
-        if self.ratio and len(self.ratio) != 2:
-            raise ValueError("ratio takes two figure labels")
+        if self.ratio and not self.relative_to and len(self.ratio) != 2:
+            raise ValueError("ratio takes two figure labels (or, with relative_to, the figures it may divide)")
+        if self.view == "best" and self.per != "unit":
+            raise ValueError('view = "best" goes with per = "unit" (the best trial\'s units per second)')
+        if self.relative_to and not self.ratio:
+            raise ValueError("relative_to goes with ratio = [label]: the figure it divides")
         return self
 
     @property
     def steps(self) -> list[str]:
         return [self.step] if isinstance(self.step, str) else list(self.step or [])
+
+    @property
+    def paths(self) -> list[str | None]:
+        return [self.path] if not isinstance(self.path, list) else list(self.path)
 
 
 class StudyRow(Strict):
