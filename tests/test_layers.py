@@ -66,7 +66,8 @@ def test_layers_measured_beside_their_driver_read_and_write_the_same_values(tmp_
     html = accessbench("--store", store, "report", "last", "--out", str(tmp_path / "html"), cwd=tmp_path)
     assert html.returncode == 0, html.stderr
     (page,) = (tmp_path / "html").glob("accessbench-*.html")
-    assert "<h3>Layer cost</h3>" in page.read_text()
+    text = page.read_text()  # the layer view: each driver, the layers above it stacked on its time
+    assert "<h3>Layer cost</h3>" in text and 'data-chart="layers"' in text and "+ py-sqlalchemy-orm+sqlite3" in text
     with Store(store) as s:
         cells = s.load(s.resolve("last")).cells
     driver = {c["step"]: c for c in cells if c["method"] == "py-sqlite3"}

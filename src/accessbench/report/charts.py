@@ -327,6 +327,65 @@ def whisker_path(lo: float, hi: float, mid: float) -> str:
             f"M{_num(hi)} {_num(mid - WHISKER_CAP)}V{_num(mid + WHISKER_CAP)}")
 
 
+# --- layers over their drivers ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stack:
+    """A driver's cell and the layer cells above it on one step, target and path."""
+
+    driver: str                 # "py-psycopg @ postgresql/unix"
+    driver_ns: float            # its time per operation
+    driver_text: str
+    layers: tuple[tuple[str, float, str], ...]  # (layer method, its time per operation, "41 µs · +120% [..]")
+    data: dict[str, str] = field(default_factory=dict)
+
+
+def layer_stack_chart(step: str, stacks: Sequence[Stack], width: float, variant: str = "") -> str:
+    """Per driver, the driver's time per operation and each layer above it as that time plus
+    the layer's own: a row for the driver, then a row per layer whose first segment is the
+    driver's time and whose second is what the layer adds (a layer faster than its driver
+    shows its whole, shorter bar). One linear axis for the chart: lengths compare."""
+    if not stacks:
+        return ""
+    labels = [st.driver for st in stacks] + [f"+ {name}" for st in stacks for name, _, _ in st.layers]
+    texts = [st.driver_text for st in stacks] + [t for st in stacks for _, _, t in st.layers]
+    label_w = min(MAX_LABEL_W, max(_text_w(t) for t in labels) + PAD)
+    value_w = max(_text_w(t) for t in texts) + 2 * PAD
+    top = max([st.driver_ns for st in stacks] + [ns for st in stacks for _, ns, _ in st.layers])
+    x = Scale(0.0, nice_max(top), label_w, width - value_w)
+    rows = sum(1 + len(st.layers) for st in stacks)
+    bottom = PAD
+    height = AXIS_TOP + rows * ROW_H + bottom
+    title = "time per operation · the driver, then each layer above it: the driver's time plus the layer's own"
+    out = [_svg_open("layers", step, variant, width, height, f"{step}: {title}", _row_attrs(AXIS_TOP, rows, bottom)),
+           f'<text class="axis-title" x="{PAD}" y="{TITLE_Y}">{_e(title)}</text>',
+           _value_grid(x, "duration", AXIS_TOP, height - bottom)]
+    i, mid = 0, ROW_H / 2
+
+    def row(label: str, base: float, extra: float, text: str, data: dict, cls: str) -> str:
+        x0, x1, x2 = x(0.0), x(base), x(base + extra)
+        parts = [f'<g class="row {cls}" transform="translate(0,{_num(AXIS_TOP + i * ROW_H)})"{_filter_attrs(data)}>'
+                 f"<title>{_e(label.removeprefix('+ '))}: {_e(text)}</title>",
+                 _text("label", label_w - PAD, mid + TEXT_DY, label, "end"),
+                 f'<rect class="part-driver" x="{_num(x0)}" y="{_num(mid - BAR_H / 2)}" width="{_num(max(x1 - x0, 1))}" '
+                 f'height="{BAR_H}"/>']
+        if extra > 0:
+            parts.append(f'<rect class="part-layer" x="{_num(x1)}" y="{_num(mid - BAR_H / 2)}" '
+                         f'width="{_num(max(x2 - x1, 1))}" height="{BAR_H}"/>')
+        parts.append(_text("value", x2 + PAD / 2, mid + TEXT_DY, text) + "</g>")
+        return "".join(parts)
+
+    for st in stacks:
+        out.append(row(st.driver, st.driver_ns, 0.0, st.driver_text, st.data, "driver"))
+        i += 1
+        for name, ns, text in st.layers:
+            out.append(row(f"+ {name}", min(st.driver_ns, ns), max(0.0, ns - st.driver_ns), text,
+                           dict(st.data, method=name), "layer"))
+            i += 1
+    out.append("</svg>")
+    return "".join(out)
+
+
 # --- time breakdown ---------------------------------------------------------------------------
 
 def breakdown_chart(step: str, rows: Sequence[Breakdown], width: float, variant: str = "") -> str:

@@ -76,6 +76,7 @@ class StepSection:
     table: Table
     not_measured: list[str]
     layer_costs: list[str]
+    layer_stack: Markup = Markup("")  # each driver with the layers above it
 
 
 @dataclass
@@ -323,6 +324,7 @@ def _step_section(step: StepReport, view: View, anchor: str) -> StepSection:
         table=_step_table(step, view),
         not_measured=[f"{r.label} ({r.cell['status']})" for r in step.not_measured],
         layer_costs=[c.text for c in step.layer_costs],
+        layer_stack=Markup(_layer_stack_chart(step)),
     )
 
 
@@ -349,6 +351,19 @@ def _breakdown_chart(step: StepReport) -> str:
     rows = [charts.Breakdown(row.result.label, fmt.duration(row.result.per_op_ns), row.shares,
                              _filter_data(row.result), row.result.cpu_note or "") for row in step.rows]
     return charts.breakdown_chart(step.step, rows, BREAKDOWN_W, step.variant)
+
+
+def _layer_stack_chart(step: StepReport) -> str:
+    """Per driver on this step, the driver's time per op and each layer above it stacked on it."""
+    stacks: dict[str, list] = {}
+    for cost in step.layer_costs:
+        stacks.setdefault(cost.driver.label, [cost.driver, []])[1].append(cost)
+    return charts.layer_stack_chart(step.step, [
+        charts.Stack(label, driver.per_op_ns, fmt.duration(driver.per_op_ns),
+                     tuple((c.layer.cell["method"], c.layer.per_op_ns,
+                            f"{fmt.duration(c.layer.per_op_ns)} · {c.percent_text}") for c in costs),
+                     _filter_data(driver))
+        for label, (driver, costs) in stacks.items()], PAGE_W, step.variant)
 
 
 def _beyond_top(panels: list[charts.Panel]) -> int:

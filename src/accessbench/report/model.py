@@ -137,14 +137,19 @@ class LayerCost:
     comparison: Comparison  # the driver against the layer: ratio = the layer's time per op / the driver's
 
     @property
-    def text(self) -> str:
-        """"py-sqlalchemy-core+psycopg over py-psycopg @ postgresql/unix: +23% [+18% to +29%]"."""
+    def percent_text(self) -> str:
+        """"+23% [+18% to +29%]": time per operation over the driver's, with the ratio's CI."""
         c = self.comparison
 
         def percent(ratio: float) -> str:
             return f"{round((ratio - 1) * 100):+d}%"  # never "-0%"
 
-        cost = f"{percent(c.ratio)} [{percent(c.ci_low)} to {percent(c.ci_high)}]"
+        return f"{percent(c.ratio)} [{percent(c.ci_low)} to {percent(c.ci_high)}]"
+
+    @property
+    def text(self) -> str:
+        """"py-sqlalchemy-core+psycopg over py-psycopg @ postgresql/unix: +23% [+18% to +29%]"."""
+        c, cost = self.comparison, self.percent_text
         cpu = ""
         if self.layer.cpu_per_op_ns is not None and self.driver.cpu_per_op_ns is not None:
             cpu = (f" · client CPU {fmt.duration(self.layer.cpu_per_op_ns)} vs {fmt.duration(self.driver.cpu_per_op_ns)}"
