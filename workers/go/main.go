@@ -129,6 +129,9 @@ func (s *session) hello() object {
 	settings["barrier"] = "each client waits for start_at_unix_ns on the wall clock (time.Now), then starts its own monotonic clock; elapsed_ns runs from the earliest client's start to the last one's end"
 	settings["open loop"] = "intended starts from the splitmix64 schedule at rate / clients per client (uniform: client k's offset by phase_ns + k / rate, so the worker's arrivals are evenly spaced); by duration a client runs while its previous operation ended before the stop and starts no arrival at or after it: when its arrivals are over it waits (untimed, in nanosleep(2)) for the end; one still behind schedule at the end counts the arrivals before it that it never started as skipped (n + skipped = the intended starts inside the duration); a client ahead of time sleeps in nanosleep(2) until 150 µs before, then spins calling runtime.Gosched (Go's time.Sleep wakes up to 1 ms late: the runtime's epoll timeout is in whole ms)"
 	modes := []string{"literal", "extended", "prepared"}
+	if ml, ok := d.(modeLister); ok { // a layer that binds every value has no literal mode
+		modes = ml.modes()
+	}
 	if r, ok := d.(recorder); ok {
 		modes = append(modes, "record")
 		settings["record"] = r.recordAccess()

@@ -19,6 +19,11 @@ var registry = []struct {
 	{"go-pq", newPqDriver},
 	{"go-sqlite", newSqliteDriver},
 	{"go-mysql", newMysqlDriver},
+	// layers: a library above one of the methods above (layer.go)
+	{"go-gorm+pgx-stdlib", newGormPgxDriver},
+	{"go-sqlx+pgx-stdlib", newSqlxPgxDriver},
+	{"go-gorm+mysql", newGormMysqlDriver},
+	{"go-sqlx+mysql", newSqlxMysqlDriver},
 }
 
 // driverFor is the constructor of a method's driver; false for a name not in the registry.

@@ -49,7 +49,8 @@ type step struct {
 	recTable    string    // record mode: the table, and for an exec keyed read the index
 	recIndex    string
 	endpoint    endpoint
-	ncols       int // set by the driver: columns of the rows it read
+	ncols       int    // set by the driver: columns of the rows it read
+	shape       *shape // a layer method's: what sql does (layer.go); nil for no plain shape
 }
 
 // group returns the rows [first, last) of batch group i.
@@ -99,6 +100,7 @@ func (s *session) parseStep(msg map[string]any) (*step, *failure) {
 			return nil, fail("protocol", "a %s step needs sql", msg["kind"])
 		}
 		st.sql = sql
+		st.shape = parseShape(msg["shape"]) // sent to layer methods only
 	}
 	if f := s.parseMode(st, msg); f != nil {
 		return nil, f

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+
+	gormmysql "gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// go-gorm+pgx-stdlib, go-gorm+mysql: GORM over the *sql.DB of a database/sql method this
+// worker measures bare (go-pgx-stdlib, go-mysql), opened exactly as that method opens it
+// (the same connector, the pool pinned to one connection) and handed to GORM's dialector as
+// its Conn, so that the pair of cells differs by GORM's own work: building statements from
+// the entity's schema, its callbacks, scanning into entities by reflection.
+//
+// Each shape goes through GORM's API as its users call it: a select by primary key is
+// Take(&entity) with the key as conditions, any other select Find(&[]entity), an insert
+// Create(&entity), an update by key loads the entity (Take) then Model(&entity).Updates the
+// columns set, any other update or a delete Table(t).Where(…).Updates/Delete, a batch
+// CreateInBatches inside Transaction; a statement of no plain shape is Raw(…).Rows() or
+// Exec(…). Every chain starts from the root *gorm.DB, a new Statement: GORM keeps no
+// identity map, so no read is answered from a cache.
+
+// layerUnder is the bare method under a layer: its identity (hello) and its database/sql
+// configuration.
+type layerUnder interface {
+	dbDriver
+	sqlMethod
+}
+
+type gormDriver struct {
+	sqlDriver
+	under     layerUnder
+	base      string // the bare method's name
+	dialector func(db *sql.DB) gorm.Dialector
+	dbmsName  string
+
+	g, gp *gorm.DB // over d.db: plain (extended), its PrepareStmt session (prepared)
+	gFor  *sql.DB  // the *sql.DB they are over
+	gtx   *gorm.DB // the open transaction (commit_every)
+
+	// per step
+	ent     *entity
+	rd      *reader
+	conds   []map[string]any // per operation: the where's columns and values
+	sets    []map[string]any // per operation: an update's columns and values
+	rows    reflect.Value    // insert: the entities to create, one per operation
+	groups  []any            // batch: a pointer to each group's slice of entities
+	raw     bool             // the statement goes by Raw/Exec
+	rawArgs [][]any
+}
+
+func newGormPgxDriver() dbDriver {
+	d := &gormDriver{under: &pgxStdlibDriver{}, base: "go-pgx-stdlib", dbmsName: "postgresql",
+		dialector: func(db *sql.DB) gorm.Dialector { return postgres.New(postgres.Config{Conn: db}) }}
+	d.m = d.under
+	return d
+}
+
+func newGormMysqlDriver() dbDriver {
+	d := &gormDriver{under: &mysqlDriver{}, base: "go-mysql", dbmsName: "mariadb",
+		dialector: func(db *sql.DB) gorm.Dialector { return gormmysql.New(gormmysql.Config{Conn: db}) }}
+	d.m = d.under
+	return d
+}
+
+func (d *gormDriver) driverName() string {
+	return "gorm.io/gorm over " + d.under.driverName()
+}
+
+func (d *gormDriver) driverVersion() string {
+	dialect := "gorm.io/driver/postgres"
+	if d.dbmsName == "mariadb" {
+		dialect = "gorm.io/driver/mysql"
+	}
+	return fmt.Sprintf("%s (%s %s, %s %s)", moduleVersion("gorm.io/gorm"), dialect, moduleVersion(dialect),
+		d.under.driverName(), d.under.driverVersion())
+}
+
+func (d *gormDriver) dbms() []string  { return d.under.dbms() }
+func (d *gormDriver) modes() []string { return []string{"extended", "prepared"} }
+
+func (d *gormDriver) batchStyle() string {
+	return "per group db.Transaction(func(tx) { tx.Table(t).CreateInBatches(&entities, B) }): BEGIN, one multi-row INSERT … VALUES (…), (…) of the group's entities, COMMIT"
+}
+
+func (d *gormDriver) settings() map[string]string {
+	boolean := "sql.NullBool"
+	driverSettings := "go-pgx-stdlib's, unchanged: stdlib.GetConnector of its pgx ConnConfig (DefaultQueryExecMode = QueryExecModeExec, StatementCacheCapacity = 0, DescriptionCacheCapacity = 0, search_path in the startup packet, OptionShouldPing false), sql.OpenDB, the pool pinned to one connection; handed to postgres.New(postgres.Config{Conn: db}) (the dialector's own DSN path, with PreferSimpleProtocol, is not used, so the driver is configured exactly as the bare method)"
+	extended := "PrepareStmt false: DB.QueryContext/ExecContext(sql, args...) under pgx's QueryExecModeExec, as go-pgx-stdlib's extended: the unnamed statement, Parse/Bind/Describe/Execute/Sync in one round trip, parameters as text of unspecified type, text results"
+	prepared := "db.Session(&gorm.Session{PrepareStmt: true}) (the same as gorm.Config{PrepareStmt: true}), GORM's own switch for prepared statements: its PreparedStmtDB prepares each SQL text it builds once (DB.PrepareContext: a named pgx statement, inside the first operation that runs it) and caches the *sql.Stmt (an LRU of GORM's defaults); inside a transaction GORM prepares on the Tx (database/sql re-prepares such a statement in each new transaction). The cached statements are closed after the step (untimed)"
+	scan := "Find(&[]entity) without arguments: DB.QueryContext(sql) under QueryExecModeExec, Parse/Bind/Describe/Execute/Sync of the unnamed statement with text results (go-pgx-stdlib's scan passes pgx.QueryExecModeSimpleProtocol, which GORM's query builder has no way to pass); a statement of no plain shape goes the same way through Raw"
+	if d.dbmsName == "mariadb" {
+		boolean = "sql.NullInt64 (BOOLEAN is TINYINT(1), an integer to the driver)"
+		driverSettings = "go-mysql's, unchanged: mysql.NewConnector of its Config (interpolateParams=false, parseTime=true, loc=UTC, clientFoundRows=true, collation=utf8mb4_bin, checkConnLiveness=false, maxAllowedPacket=64 MiB), sql.OpenDB, the pool pinned to one connection; handed to gormmysql.New(gormmysql.Config{Conn: db}), which runs SELECT VERSION() at every gorm.Open (the MariaDB dialect's feature check; SkipInitializeWithVersion false, GORM's default)"
+		extended = "PrepareStmt false: DB.QueryContext/ExecContext(sql, args...): interpolateParams is off, so database/sql prepares, executes and closes every statement (COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_CLOSE), as go-mysql's extended"
+		prepared = "db.Session(&gorm.Session{PrepareStmt: true}) (the same as gorm.Config{PrepareStmt: true}), GORM's own switch for prepared statements: its PreparedStmtDB prepares each SQL text it builds once (COM_STMT_PREPARE, inside the first operation that runs it) and caches the *sql.Stmt (COM_STMT_EXECUTE after that); inside a transaction GORM prepares on the Tx (database/sql re-prepares such a statement in each new transaction). The cached statements are closed after the step (untimed)"
+		scan = "Find(&[]entity) without arguments: DB.QueryContext(sql), a COM_QUERY (text protocol), as go-mysql's scan; a statement of no plain shape goes the same way through Raw"
+	}
+	return map[string]string{
+		"layer":        "gorm.io/gorm " + moduleVersion("gorm.io/gorm") + " over " + d.base,
+		"driver":       driverSettings,
+		"gorm.Config":  "SkipDefaultTransaction true (GORM otherwise wraps every Create/Update/Delete in BEGIN … COMMIT, two round trips the bare driver does not make; GORM's documentation advises turning it off for speed, and writes grouped by commit_every or a batch are in a transaction of their own); Logger logger.Discard (nothing logged, no slow-query timer); PrepareStmt as the mode says; QueryFields false (SELECT *); TranslateError false; CreateBatchSize 0 (CreateInBatches gives the size); NamingStrategy unused (every statement names its table with Table(t) and every field its column by tag)",
+		"entities":     fmt.Sprintf(layerEntities, d.base[3:], boolean),
+		"session":      "every operation starts a new chain from the root *gorm.DB (a new Statement): GORM has no identity map or result cache, so every read goes to the server",
+		"reads":        "select whose where is the table's primary key: Table(t).Where(map{key: value}).Take(&entity) (… LIMIT $n, the 1 bound); any other select: Table(t).Where(map{column: value, …}).Find(&[]entity) (a scan: Find without Where); whole entities (SELECT *, every column), each value read from the entity's field",
+		"writes":       "insert: Table(t).Create(&entity) (no RETURNING: the key is given, autoIncrement off); update by primary key: Take(&entity) then Table(t).Model(&entity).Updates(map{column: value}) (a SELECT then an UPDATE of the columns set, WHERE the loaded key: load-modify-save as GORM users do, without Save's rewrite of every column); any other update: Table(t).Where(map{…}).Updates(map{…}); delete: Table(t).Where(map{…}).Delete(&entity)",
+		"values":       "conditions and updated columns bound as the bare driver binds them (" + d.base + "'s parameters); a created entity's fields are set from the generated values through their sql.Scanner and bound as those sql.Null* (driver.Valuer) values",
+		"statements":   "a statement of no plain shape (or of a table the suite does not declare): Raw(sql, args...).Rows(), each row scanned into the sql.Null* destinations " + d.base + " uses (GORM's own scan into maps would read numeric as float64, losing digits), or Exec(sql, args...)",
+		"transactions": "commit_every: db.Begin() / tx.Commit() (BEGIN/COMMIT), the operations on the transaction's *gorm.DB",
+		"extended":     extended,
+		"prepared":     prepared,
+		"scan":         scan,
+		"literal":      "unsupported: GORM binds every value (its ToSQL/Explain inlining is for logging, not for running statements)",
+		"connect step": "per operation: sql.OpenDB of the connector (pinned to one connection), gorm.Open(dialector{Conn: db}) whose automatic Ping connects, then sqlDB.Close()",
+		"pooled":       sqlPooled + "; each client has its own *gorm.DB over the shared *sql.DB, opened before the barrier",
+		"per-request":  "per operation, inside its time: sql.OpenDB of a connector made once before the barrier, gorm.Open over it (DisableAutomaticPing: the statement connects), the operation, DB.Close",
+		"verification": layerVerify,
+	}
+}
+
+// gormConfig: GORM's configuration, every setting that changes behaviour pinned.
+func gormConfig(ping bool) *gorm.Config {
+	return &gorm.Config{
+		SkipDefaultTransaction: true,
+		PrepareStmt:            false, // the prepared mode's session turns it on
+		Logger:                 logger.Discard,
+		DisableAutomaticPing:   !ping,
+		QueryFields:            false,
+		TranslateError:         false,
+		CreateBatchSize:        0,
+	}
+}
+
+// wrap opens GORM over d.db, and its PrepareStmt session for the prepared mode; ping: GORM's
+// automatic Ping, which connects.
+func (d *gormDriver) wrap(ping bool) error {
+	g, err := gorm.Open(d.dialector(d.db), gormConfig(ping))
+	if err != nil {
+		return err
+	}
+	d.g, d.gp, d.gFor = g, g.Session(&gorm.Session{PrepareStmt: true}), d.db
+	return nil
+}
+
+func (d *gormDriver) open(ep endpoint) error {
+	db, err := d.m.openDB(ep)
+	if err != nil {
+		return err
+	}
+	d.db, d.ep = db, ep
+	if err := d.wrap(true); err != nil {
+		db.Close()
+		d.db = nil
+		return err
+	}
+	return nil
+}
+
+// dbFor: the *gorm.DB an operation of the step runs on: the open transaction, else the
+// prepared-statement one in prepared mode.
+func (d *gormDriver) dbFor(st *step) *gorm.DB {
+	if d.gtx != nil {
+		return d.gtx
+	}
+	if st.kind == kExec && st.mode == mPrepared {
+		return d.gp
+	}
+	return d.g
+}
+
+func (d *gormDriver) begin(st *step) error {
+	d.ent, d.rd, d.conds, d.sets, d.groups, d.rawArgs, d.raw = nil, nil, nil, nil, nil, nil, false
+	d.rows = reflect.Value{}
+	if st.kind == kExec && st.mode == mLiteral {
+		return unsupported("GORM binds every value (its ToSQL/Explain inlining is for logging, not for running statements)")
+	}
+	if err := d.sqlDriver.begin(st); err != nil {
+		return err
+	}
+	if st.kind == kConnect {
+		return nil
+	}
+	sh := st.shape
+	if !sh.mapped() || !sh.distinctWhere() {
+		if st.kind == kBatch {
+			return unsupported("a GORM batch is CreateInBatches of entities, and this statement is not an insert into a table of the suite")
+		}
+		d.raw, d.rawArgs = true, d.args
+		return nil
+	}
+	if st.kind == kBatch && sh.kind != "insert" {
+		return unsupported("a GORM batch is CreateInBatches of entities, and this statement is not an insert")
+	}
+	ent, err := entityFor(sh, d.dbmsName)
+	if err != nil {
+		return unsupported("%v", err)
+	}
+	d.ent = ent
+	ncols := len(sh.columns)
+	switch sh.kind {
+	case "select":
+		if d.rd, err = ent.reader(sh.columns); err != nil {
+			return unsupported("%v", err)
+		}
+		st.ncols = ncols
+		d.conds = d.conditions(sh.where, 0)
+	case "insert":
+		n := len(st.params)
+		d.rows = reflect.MakeSlice(reflect.SliceOf(ent.typ), n, n)
+		for i, p := range st.params {
+			if err := ent.fill(d.rows.Index(i), sh.columns, p); err != nil {
+				return unsupported("%v", err)
+			}
+		}
+		if st.kind == kBatch {
+			for g := 0; g < st.nops; g++ {
+				first, last := st.group(g)
+				ptr := reflect.New(reflect.SliceOf(ent.typ))
+				ptr.Elem().Set(d.rows.Slice(first, last))
+				d.groups = append(d.groups, ptr.Interface())
+			}
+		}
+	case "update":
+		d.sets = make([]map[string]any, len(d.args))
+		for i, args := range d.args {
+			m := make(map[string]any, ncols)
+			for k, c := range sh.columns {
+				m[c] = args[k]
+			}
+			d.sets[i] = m
+		}
+		d.conds = d.conditions(sh.where, ncols)
+	case "delete":
+		d.conds = d.conditions(sh.where, 0)
+	default:
+		d.raw, d.rawArgs = true, d.args
+	}
+	return nil
+}
+
+// conditions: per operation, the where's columns and their values (the arguments from
+// offset on), before the clock; nil when the statement has no where.
+func (d *gormDriver) conditions(where []string, offset int) []map[string]any {
+	if len(where) == 0 {
+		return nil
+	}
+	out := make([]map[string]any, len(d.args))
+	for i, args := range d.args {
+		m := make(map[string]any, len(where))
+		for k, c := range where {
+			m[c] = args[offset+k]
+		}
+		out[i] = m
+	}
+	return out
+}
+
+func (d *gormDriver) op(st *step, i int, sk *sink) (int64, error) {
+	switch st.kind {
+	case kConnect:
+		db, err := d.m.openDB(d.ep)
+		if err != nil {
+			return 0, err
+		}
+		_, err = gorm.Open(d.dialector(db), gormConfig(true)) // its Ping connects
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		return 0, err
+	case kBatch:
+		first, last := st.group(i)
+		table, group := st.shape.table, d.groups[i]
+		err := d.g.Transaction(func(tx *gorm.DB) error {
+			return tx.Table(table).CreateInBatches(group, last-first).Error
+		})
+		if err != nil {
+			return 0, err
+		}
+		return int64(last - first), nil
+	}
+	g := d.dbFor(st)
+	if d.raw {
+		var args []any
+		if st.kind == kExec {
+			args = d.rawArgs[i]
+		}
+		if st.fetch {
+			rows, err := g.Raw(st.sql, args...).Rows()
+			return d.read(st, rows, err, sk)
+		}
+		res := g.Exec(st.sql, args...)
+		return res.RowsAffected, res.Error
+	}
+	sh := st.shape
+	var cond map[string]any
+	if d.conds != nil {
+		cond = d.conds[i]
+	}
+	switch sh.kind {
+	case "select":
+		if st.kind == kExec && sh.byKey() {
+			row := reflect.New(d.ent.typ)
+			err := g.Table(sh.table).Where(cond).Take(row.Interface()).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return 0, nil
+			} else if err != nil {
+				return 0, err
+			}
+			if sk != nil {
+				d.rd.add(sk, row.Elem())
+			}
+			return 1, nil
+		}
+		rows := reflect.New(reflect.SliceOf(d.ent.typ))
+		q := g.Table(sh.table)
+		if cond != nil {
+			q = q.Where(cond)
+		}
+		if err := q.Find(rows.Interface()).Error; err != nil {
+			return 0, err
+		}
+		if sk != nil {
+			d.rd.addAll(sk, rows.Elem())
+		}
+		return int64(rows.Elem().Len()), nil
+	case "insert":
+		res := g.Table(sh.table).Create(d.rows.Index(i).Addr().Interface())
+		return res.RowsAffected, res.Error
+	case "update":
+		if sh.byKey() { // load, then update the loaded entity's columns (load-modify-save)
+			row := reflect.New(d.ent.typ)
+			err := g.Table(sh.table).Where(cond).Take(row.Interface()).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return 0, nil
+			} else if err != nil {
+				return 0, err
+			}
+			res := g.Table(sh.table).Model(row.Interface()).Updates(d.sets[i])
+			return res.RowsAffected, res.Error
+		}
+		q := g.Table(sh.table)
+		if cond != nil {
+			q = q.Where(cond)
+		} else {
+			q = q.Session(&gorm.Session{AllowGlobalUpdate: true})
+		}
+		res := q.Updates(d.sets[i])
+		return res.RowsAffected, res.Error
+	case "delete":
+		q := g.Table(sh.table)
+		if cond != nil {
+			q = q.Where(cond)
+		} else {
+			q = q.Session(&gorm.Session{AllowGlobalUpdate: true})
+		}
+		res := q.Delete(reflect.New(d.ent.typ).Interface())
+		return res.RowsAffected, res.Error
+	}
+	return 0, fail("internal", "unknown shape kind %q", sh.kind)
+}
+
+func (d *gormDriver) txBegin(st *step) error {
+	tx := d.dbFor(st).Begin()
+	if tx.Error != nil {
+		return tx.Error
+	}
+	d.gtx = tx
+	return nil
+}
+
+func (d *gormDriver) txCommit(st *step) error {
+	err := d.gtx.Commit().Error
+	d.gtx = nil
+	return err
+}
+
+func (d *gormDriver) recover(st *step) {
+	if d.gtx != nil {
+		if err := d.gtx.Rollback().Error; err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: rollback:", err)
+		}
+		d.gtx = nil
+	}
+	d.sqlDriver.recover(st)
+}
+
+// end closes the statements GORM prepared in the step (synchronously: evicting them from its
+// cache would close them in a goroutine of its own, which could reach the connection inside
+// the next step's time).
+func (d *gormDriver) end(st *step) {
+	if d.gp != nil {
+		if p, ok := d.gp.ConnPool.(*gorm.PreparedStmtDB); ok {
+			p.Mux.Lock()
+			for _, key := range p.Stmts.Keys() {
+				if s, ok := p.Stmts.Get(key); ok {
+					if err := s.Close(); err != nil {
+						fmt.Fprintln(os.Stderr, "abworker-go: closing a prepared statement:", err)
+					}
+				}
+				p.Stmts.Delete(key)
+			}
+			p.Mux.Unlock()
+		}
+	}
+	d.sqlDriver.end(st)
+	d.ent, d.rd, d.conds, d.sets, d.groups, d.rawArgs = nil, nil, nil, nil, nil, nil
+	d.rows = reflect.Value{}
+}
+
+// ---- steps under load ----------------------------------------------------------------------
+
+// connect (per request, inside the operation's time): a new *sql.DB, and GORM opened over
+// it; its first statement connects.
+func (d *gormDriver) connect() error {
+	if err := d.sqlDriver.connect(); err != nil {
+		return err
+	}
+	return d.wrap(false)
+}
+
+func (d *gormDriver) disconnect() {
+	d.gtx = nil
+	d.sqlDriver.disconnect()
+	d.g, d.gp, d.gFor = nil, nil, nil
+}
+
+// attach (pooled, before the barrier): the client's own *gorm.DB over the shared pool.
+func (d *gormDriver) attach(p connPool) {
+	d.sqlDriver.attach(p)
+	if err := d.wrap(false); err != nil {
+		fmt.Fprintln(os.Stderr, "abworker-go: gorm.Open over the pool:", err)
+	}
+}
+
+func (d *gormDriver) classify(err error) *failure { return d.under.classify(err) }

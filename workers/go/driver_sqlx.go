@@ -1,0 +1,555 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// go-sqlx+pgx-stdlib, go-sqlx+mysql: jmoiron/sqlx, a row mapper, over the *sql.DB of a
+// database/sql method this worker measures bare (go-pgx-stdlib, go-mysql), opened exactly as
+// that method opens it and wrapped with sqlx.NewDb, so that the pair of cells differs by
+// sqlx's own work: mapping columns to struct fields by reflection, compiling named queries.
+//
+// sqlx runs the SQL its users write. A read of a table of the suite is Get(&entity, sql,
+// args...) when its where is the primary key, else Select(&[]entity, sql, args...); an insert
+// is NamedExec of `INSERT … VALUES (:col, …)` with the entity, an update or delete NamedExec
+// of its named form with a map of the values, a batch one multi-row NamedExec of the group's
+// entities in a transaction; a statement of no plain shape is Queryx + SliceScan, or Exec.
+// sqlx binds nothing itself (it hands the SQL and values to database/sql), so the literal
+// mode is the user's SQL text run as it is.
+
+type sqlxDriver struct {
+	sqlDriver
+	under    layerUnder
+	base     string // the bare method's name
+	bindName string // sqlx's driver name for its bind type: pgx ($n), mysql (?)
+	dbmsName string
+
+	x    *sqlx.DB // over d.db
+	xFor *sql.DB
+	xtx  *sqlx.Tx // the open transaction (commit_every)
+
+	// per step
+	ent    *entity
+	rd     *reader
+	named  string // a write's named statement, made from the shape
+	nargs  []any  // per operation: the entity (insert) or the map of values (update, delete)
+	groups []any  // batch: each group's slice of entities
+	xs     *sqlx.Stmt
+	ns     *sqlx.NamedStmt
+	types  []string // raw reads: the columns' database type names
+	row    []value
+}
+
+func newSqlxPgxDriver() dbDriver {
+	d := &sqlxDriver{under: &pgxStdlibDriver{}, base: "go-pgx-stdlib", bindName: "pgx", dbmsName: "postgresql"}
+	d.m = d.under
+	return d
+}
+
+func newSqlxMysqlDriver() dbDriver {
+	d := &sqlxDriver{under: &mysqlDriver{}, base: "go-mysql", bindName: "mysql", dbmsName: "mariadb"}
+	d.m = d.under
+	return d
+}
+
+func (d *sqlxDriver) driverName() string {
+	return "github.com/jmoiron/sqlx over " + d.under.driverName()
+}
+
+func (d *sqlxDriver) driverVersion() string {
+	return fmt.Sprintf("%s (%s %s)", moduleVersion("github.com/jmoiron/sqlx"), d.under.driverName(), d.under.driverVersion())
+}
+
+func (d *sqlxDriver) dbms() []string { return d.under.dbms() }
+
+func (d *sqlxDriver) batchStyle() string {
+	return "per group Beginx, one NamedExec of INSERT … VALUES (:col, …) with the group's slice of entities (sqlx expands it into one multi-row INSERT … VALUES (…), (…)), Commit"
+}
+
+func (d *sqlxDriver) settings() map[string]string {
+	boolean := "sql.NullBool"
+	driverSettings := "go-pgx-stdlib's, unchanged: stdlib.GetConnector of its pgx ConnConfig (DefaultQueryExecMode = QueryExecModeExec, StatementCacheCapacity = 0, DescriptionCacheCapacity = 0, search_path in the startup packet, OptionShouldPing false), sql.OpenDB, the pool pinned to one connection; wrapped with sqlx.NewDb(db, \"pgx\") ($n bind variables)"
+	literal := "the SQL text with the values inlined, run as it is: Get/Select(&dest, text, pgx.QueryExecModeSimpleProtocol) and Exec(text, pgx.QueryExecModeSimpleProtocol), as go-pgx-stdlib's literal: the simple query protocol, text results"
+	extended := "Get/Select/NamedExec/Exec on the *sqlx.DB: DB.QueryContext/ExecContext(sql, args...) under QueryExecModeExec, as go-pgx-stdlib's extended (the unnamed statement, one round trip); NamedExec compiles its named query into $n form on every call"
+	prepared := "Preparex (reads, and statements of no plain shape) or PrepareNamed (named writes) once, inside the first operation (a named pgx statement), then Stmt.Get/Select/Queryx/Exec or NamedStmt.Exec; in a transaction Tx.Stmtx/Tx.NamedStmt of it; closed after the step (untimed)"
+	scan := "Select(&[]entity, sql, pgx.QueryExecModeSimpleProtocol) (a statement of no plain shape: Queryx), as go-pgx-stdlib's scan: the simple query protocol, text results"
+	if d.dbmsName == "mariadb" {
+		boolean = "sql.NullInt64 (BOOLEAN is TINYINT(1), an integer to the driver)"
+		driverSettings = "go-mysql's, unchanged: mysql.NewConnector of its Config (interpolateParams=false, parseTime=true, loc=UTC, clientFoundRows=true, collation=utf8mb4_bin, checkConnLiveness=false, maxAllowedPacket=64 MiB), sql.OpenDB, the pool pinned to one connection; wrapped with sqlx.NewDb(db, \"mysql\") (? bind variables)"
+		literal = "the SQL text with the values inlined (backslashes doubled), run as it is: Get/Select(&dest, text) and Exec(text) without arguments, one COM_QUERY each, as go-mysql's literal"
+		extended = "Get/Select/NamedExec/Exec on the *sqlx.DB: interpolateParams is off, so database/sql prepares, executes and closes every statement (COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_CLOSE), as go-mysql's extended; NamedExec compiles its named query into ? form on every call"
+		prepared = "Preparex (reads, and statements of no plain shape) or PrepareNamed (named writes) once, inside the first operation (COM_STMT_PREPARE), then Stmt.Get/Select/Queryx/Exec or NamedStmt.Exec (COM_STMT_EXECUTE); in a transaction Tx.Stmtx/Tx.NamedStmt of it; closed after the step (untimed)"
+		scan = "Select(&[]entity, sql) (a statement of no plain shape: Queryx), a COM_QUERY, as go-mysql's scan"
+	}
+	return map[string]string{
+		"layer":        "github.com/jmoiron/sqlx " + moduleVersion("github.com/jmoiron/sqlx") + " over " + d.base,
+		"driver":       driverSettings,
+		"mapper":       "sqlx's default: struct fields by their `db` tag (strings.ToLower otherwise), the reflection cached per type; Unsafe off (a column with no field is an error)",
+		"entities":     fmt.Sprintf(layerEntities, d.base[3:], boolean),
+		"reads":        "the step's own SQL (sqlx runs the SQL its users write), its rows mapped into entities: Get(&entity, sql, args...) when the where is the table's primary key, else Select(&[]entity, sql, args...); each value read from the entity's field. A statement of no plain shape: Queryx(sql, args...) and SliceScan per row, each value converted by its column's database type as the bare driver decodes it",
+		"writes":       "insert: NamedExec(`INSERT INTO t (cols) VALUES (:col, …)`, &entity); update and delete: NamedExec of the statement's named form (`UPDATE t SET c = :c WHERE k = :w_k`, made from the shape) with a map of the values; a statement of no plain shape: Exec(sql, args...)",
+		"values":       "an update's or delete's values bound as the bare driver binds them (" + d.base + "'s parameters); an inserted entity's fields are set from the generated values through their sql.Scanner and bound as those sql.Null* (driver.Valuer) values",
+		"session":      "no cache of rows or entities: every read goes to the server",
+		"transactions": "commit_every: Beginx / Tx.Commit (BEGIN/COMMIT); a statement to be prepared is prepared before the transaction begins (one pooled connection)",
+		"literal":      literal,
+		"extended":     extended,
+		"prepared":     prepared,
+		"scan":         scan,
+		"connect step": "per operation: sqlx.NewDb(sql.OpenDB(connector)) + Ping (what sqlx.Connect does) + Close",
+		"pooled":       sqlPooled + "; each client wraps the shared *sql.DB with sqlx.NewDb; prepared: each client's Preparex/PrepareNamed on the shared pool",
+		"per-request":  sqlPerRequest,
+		"verification": layerVerify,
+	}
+}
+
+func (d *sqlxDriver) wrap() {
+	d.x, d.xFor = sqlx.NewDb(d.db, d.bindName), d.db
+}
+
+func (d *sqlxDriver) open(ep endpoint) error {
+	if err := d.sqlDriver.open(ep); err != nil {
+		return err
+	}
+	d.wrap()
+	return nil
+}
+
+func (d *sqlxDriver) begin(st *step) error {
+	d.ent, d.rd, d.named, d.nargs, d.groups, d.xs, d.ns, d.types = nil, nil, "", nil, nil, nil, nil, nil
+	if err := d.sqlDriver.begin(st); err != nil {
+		return err
+	}
+	sh := st.shape
+	if st.kind == kConnect || !sh.mapped() {
+		if st.kind == kBatch {
+			return unsupported("an sqlx batch is one NamedExec of a slice of entities, and this statement is not an insert into a table of the suite")
+		}
+		return nil
+	}
+	if st.kind == kBatch && sh.kind != "insert" {
+		return unsupported("an sqlx batch is one NamedExec of a slice of entities, and this statement is not an insert")
+	}
+	ent, err := entityFor(sh, d.dbmsName)
+	if err != nil {
+		return unsupported("%v", err)
+	}
+	d.ent = ent
+	switch sh.kind {
+	case "select":
+		if d.rd, err = ent.reader(sh.columns); err != nil {
+			return unsupported("%v", err)
+		}
+		st.ncols = len(sh.columns)
+	case "insert":
+		d.named = "INSERT INTO " + sh.table + " (" + strings.Join(sh.columns, ", ") + ") VALUES (:" + strings.Join(sh.columns, ", :") + ")"
+		if st.mode == mLiteral {
+			return nil
+		}
+		n := len(st.params)
+		rows := reflect.MakeSlice(reflect.SliceOf(ent.typ), n, n)
+		for i, p := range st.params {
+			if err := ent.fill(rows.Index(i), sh.columns, p); err != nil {
+				return unsupported("%v", err)
+			}
+		}
+		if st.kind == kBatch {
+			for g := 0; g < st.nops; g++ {
+				first, last := st.group(g)
+				d.groups = append(d.groups, rows.Slice(first, last).Interface())
+			}
+			return nil
+		}
+		d.nargs = make([]any, n)
+		for i := range d.nargs {
+			d.nargs[i] = rows.Index(i).Addr().Interface()
+		}
+	case "update", "delete":
+		if st.mode == mLiteral {
+			return nil
+		}
+		// the named form: SET c = :c …, WHERE k = :w_k … (names of its own for the where, so
+		// that a column both set and compared takes both values)
+		names := make([]string, 0, len(sh.columns)+len(sh.where))
+		var b strings.Builder
+		if sh.kind == "update" {
+			b.WriteString("UPDATE " + sh.table + " SET ")
+			for k, c := range sh.columns {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(c + " = :" + c)
+				names = append(names, c)
+			}
+		} else {
+			b.WriteString("DELETE FROM " + sh.table)
+		}
+		for k, c := range sh.where {
+			if k == 0 {
+				b.WriteString(" WHERE ")
+			} else {
+				b.WriteString(" AND ")
+			}
+			b.WriteString(c + " = :w_" + c)
+			names = append(names, "w_"+c)
+		}
+		d.named = b.String()
+		d.nargs = make([]any, len(d.args))
+		for i, args := range d.args {
+			m := make(map[string]any, len(names))
+			for k, name := range names {
+				m[name] = args[k]
+			}
+			d.nargs[i] = m
+		}
+	}
+	return nil
+}
+
+// args: operation i's arguments in the step's mode (literal: none but the driver's switch to
+// the simple protocol) and its SQL text.
+func (d *sqlxDriver) argsOf(st *step, i int) (string, []any) {
+	switch {
+	case st.kind == kScan:
+		return d.sqlArg, d.m.simpleArgs()
+	case st.mode == mLiteral:
+		return st.texts[i], d.m.simpleArgs()
+	}
+	return d.sqlArg, d.args[i]
+}
+
+// prepareNow prepares the step's statement (inside the first operation's time, or before a
+// commit_every transaction): PrepareNamed for a named write, Preparex otherwise.
+func (d *sqlxDriver) prepareNow(st *step) error {
+	if d.xs != nil || d.ns != nil {
+		return nil
+	}
+	var err error
+	if d.named != "" {
+		d.ns, err = d.x.PrepareNamed(d.named)
+	} else {
+		d.xs, err = d.x.Preparex(d.sqlArg)
+	}
+	return err
+}
+
+// queryer: what Get/Select/Queryx run on: the transaction or the DB, or the prepared
+// statement (bound to the transaction when one is open).
+type sqlxQueryer interface {
+	Get(dest any, args ...any) error
+	Select(dest any, args ...any) error
+	Queryx(args ...any) (*sqlx.Rows, error)
+	Exec(args ...any) (sql.Result, error)
+}
+
+// direct runs a text with its arguments on the transaction or the DB.
+type sqlxDirect struct {
+	q interface {
+		sqlx.Queryer
+		sqlx.Execer
+	}
+	text string
+}
+
+func (s sqlxDirect) Get(dest any, args ...any) error { return sqlx.Get(s.q, dest, s.text, args...) }
+func (s sqlxDirect) Select(dest any, args ...any) error {
+	return sqlx.Select(s.q, dest, s.text, args...)
+}
+func (s sqlxDirect) Queryx(args ...any) (*sqlx.Rows, error) {
+	return s.q.Queryx(s.text, args...)
+}
+func (s sqlxDirect) Exec(args ...any) (sql.Result, error) { return s.q.Exec(s.text, args...) }
+
+func (d *sqlxDriver) queryer(st *step, text string) (sqlxQueryer, error) {
+	if st.kind == kExec && st.mode == mPrepared {
+		if err := d.prepareNow(st); err != nil {
+			return nil, err
+		}
+		if d.xtx != nil {
+			return d.xtx.Stmtx(d.xs), nil
+		}
+		return d.xs, nil
+	}
+	if d.xtx != nil {
+		return sqlxDirect{d.xtx, text}, nil
+	}
+	return sqlxDirect{d.x, text}, nil
+}
+
+func (d *sqlxDriver) op(st *step, i int, sk *sink) (int64, error) {
+	switch st.kind {
+	case kConnect:
+		db, err := d.m.openDB(d.ep)
+		if err != nil {
+			return 0, err
+		}
+		x := sqlx.NewDb(db, d.bindName)
+		err = x.Ping()
+		if cerr := x.Close(); err == nil {
+			err = cerr
+		}
+		return 0, err
+	case kBatch:
+		first, last := st.group(i)
+		tx, err := d.x.Beginx()
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.NamedExec(d.named, d.groups[i]); err != nil {
+			tx.Rollback()
+			return 0, err
+		}
+		if err := tx.Commit(); err != nil {
+			return 0, err
+		}
+		return int64(last - first), nil
+	}
+	text, args := d.argsOf(st, i)
+	sh := st.shape
+	// named writes (insert, update, delete of a table of the suite), but in literal mode
+	if d.named != "" && st.mode != mLiteral {
+		var res sql.Result
+		var err error
+		switch {
+		case st.mode == mPrepared:
+			if err = d.prepareNow(st); err != nil {
+				return 0, err
+			}
+			ns := d.ns
+			if d.xtx != nil {
+				ns = d.xtx.NamedStmt(d.ns)
+			}
+			res, err = ns.Exec(d.nargs[i])
+		case d.xtx != nil:
+			res, err = d.xtx.NamedExec(d.named, d.nargs[i])
+		default:
+			res, err = d.x.NamedExec(d.named, d.nargs[i])
+		}
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	q, err := d.queryer(st, text)
+	if err != nil {
+		return 0, err
+	}
+	if d.ent != nil && sh.kind == "select" {
+		if st.kind == kExec && sh.byKey() {
+			row := reflect.New(d.ent.typ)
+			err := q.Get(row.Interface(), args...)
+			if errors.Is(err, sql.ErrNoRows) {
+				return 0, nil
+			} else if err != nil {
+				return 0, err
+			}
+			if sk != nil {
+				d.rd.add(sk, row.Elem())
+			}
+			return 1, nil
+		}
+		rows := reflect.New(reflect.SliceOf(d.ent.typ))
+		if err := q.Select(rows.Interface(), args...); err != nil {
+			return 0, err
+		}
+		if sk != nil {
+			d.rd.addAll(sk, rows.Elem())
+		}
+		return int64(rows.Elem().Len()), nil
+	}
+	if !st.fetch {
+		res, err := q.Exec(args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	rows, err := q.Queryx(args...)
+	if err != nil {
+		return 0, err
+	}
+	return d.readSlices(st, rows, sk)
+}
+
+// readSlices reads a statement of no plain shape: SliceScan per row, each value converted by
+// its column's database type as the bare driver's decoding reads that column.
+func (d *sqlxDriver) readSlices(st *step, rows *sqlx.Rows, sk *sink) (int64, error) {
+	if d.types == nil {
+		cts, err := rows.ColumnTypes()
+		if err != nil {
+			rows.Close()
+			return 0, err
+		}
+		for _, ct := range cts {
+			d.types = append(d.types, ct.DatabaseTypeName())
+		}
+		d.row = make([]value, len(cts))
+	}
+	var n int64
+	for rows.Next() {
+		vals, err := rows.SliceScan()
+		if err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if sk != nil {
+			for c, v := range vals {
+				d.row[c] = columnValue(d.dbmsName, d.types[c], v)
+			}
+			sk.add(d.row)
+		}
+		n++
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	st.ncols = len(d.types)
+	return n, nil
+}
+
+// columnValue: a value database/sql gave as `any` (the driver's driver.Value, []byte copied),
+// read as the bare driver's decoding (pgSQLPlan, mysqlDriver.plan) reads its column type.
+func columnValue(dbms, dbType string, v any) value {
+	if v == nil {
+		return nullValue
+	}
+	text := func() string {
+		switch x := v.(type) {
+		case string:
+			return x
+		case []byte:
+			return string(x)
+		}
+		return fmt.Sprint(v)
+	}
+	if dbms == "mariadb" {
+		switch dbType {
+		case "FLOAT":
+			if f, ok := v.(float64); ok {
+				return floatValue(float4AsDouble(float32(f)))
+			}
+		case "DECIMAL":
+			return decimalValue(text())
+		case "DATE":
+			if t, ok := v.(interface{ Unix() int64 }); ok {
+				return dateValue(int32(floorDiv(t.Unix(), 86400)))
+			}
+		case "TIME":
+			return timeValue(parseClock(text()))
+		case "BLOB", "TINYBLOB", "MEDIUMBLOB", "LONGBLOB", "BINARY", "VARBINARY", "BIT", "GEOMETRY":
+			if b, ok := v.([]byte); ok {
+				return bytesValue(b)
+			}
+		default:
+			if b, ok := v.([]byte); ok { // text types come as bytes
+				return textValue(string(b))
+			}
+		}
+		return anyValue(v)
+	}
+	switch dbType {
+	case "FLOAT4":
+		if f, ok := v.(float64); ok {
+			return floatValue(float4AsDouble(float32(f)))
+		}
+	case "NUMERIC":
+		return decimalValue(text())
+	case "DATE":
+		if t, ok := v.(interface{ Unix() int64 }); ok {
+			return dateValue(int32(floorDiv(t.Unix(), 86400)))
+		}
+	case "TIME":
+		return timeValue(parseClock(text()))
+	case "BYTEA":
+		if b, ok := v.([]byte); ok {
+			return bytesValue(b)
+		}
+	case "INT2", "INT4", "INT8", "OID", "FLOAT8", "BOOL", "TIMESTAMP", "TIMESTAMPTZ":
+	default:
+		return textValue(text())
+	}
+	return anyValue(v)
+}
+
+func (d *sqlxDriver) txBegin(st *step) error {
+	if st.kind == kExec && st.mode == mPrepared { // before the transaction takes the one connection
+		if err := d.prepareNow(st); err != nil {
+			return err
+		}
+	}
+	tx, err := d.x.Beginx()
+	if err != nil {
+		return err
+	}
+	d.xtx = tx
+	return nil
+}
+
+func (d *sqlxDriver) txCommit(st *step) error {
+	err := d.xtx.Commit()
+	d.xtx = nil
+	return err
+}
+
+func (d *sqlxDriver) recover(st *step) {
+	if d.xtx != nil {
+		if err := d.xtx.Rollback(); err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: rollback:", err)
+		}
+		d.xtx = nil
+	}
+	d.sqlDriver.recover(st)
+}
+
+func (d *sqlxDriver) closeStmts() {
+	if d.xs != nil {
+		if err := d.xs.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: closing the prepared statement:", err)
+		}
+	}
+	if d.ns != nil {
+		if err := d.ns.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: closing the prepared statement:", err)
+		}
+	}
+	d.xs, d.ns = nil, nil
+}
+
+func (d *sqlxDriver) end(st *step) {
+	d.closeStmts()
+	d.sqlDriver.end(st)
+	d.ent, d.rd, d.nargs, d.groups, d.types = nil, nil, nil, nil, nil
+}
+
+// ---- steps under load ----------------------------------------------------------------------
+
+func (d *sqlxDriver) connect() error {
+	if err := d.sqlDriver.connect(); err != nil {
+		return err
+	}
+	d.wrap()
+	return nil
+}
+
+func (d *sqlxDriver) disconnect() {
+	d.closeStmts() // this request's, before its connection
+	d.xtx = nil
+	d.sqlDriver.disconnect()
+	d.x, d.xFor = nil, nil
+}
+
+func (d *sqlxDriver) attach(p connPool) {
+	d.sqlDriver.attach(p)
+	d.wrap()
+}
+
+func (d *sqlxDriver) classify(err error) *failure { return d.under.classify(err) }
