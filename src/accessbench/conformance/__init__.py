@@ -318,8 +318,10 @@ class Check:
     def _loaded(self, worker: WorkerProcess, target: Target, path: str, variant: Variant, caps: dict) -> None:
         """Steps under load: by duration with several clients (one for a worker that runs a
         client per process), open loop at a rate, and each connection policy it lists."""
-        mode = next(m for m in ("prepared", "extended", "literal") if m in caps.get("modes", ["prepared"]))
-        step = next(s for s in variant.steps if s.name == f"select-{mode}")
+        mode = next((m for m in ("prepared", "extended", "literal") if m in caps.get("modes", ["prepared"])), None)
+        # a method with no statement mode (a layer over mysqlclient, which binds on the client and
+        # offers neither) is loaded with the script's scan instead
+        step = next(s for s in variant.steps if (s.name == f"select-{mode}" if mode else s.kind == "scan"))
         clients = 1 if caps.get("concurrency") == PROCESSES else 3
         base = {**self._message(target, step), "histogram": True, "clients": clients}
         cases = [(f"closed loop, {clients} client{'s' if clients > 1 else ''}, 200 ms", {"duration_ms": 200}),

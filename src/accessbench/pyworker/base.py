@@ -54,6 +54,10 @@ class Driver:
     paramstyle = "qmark"      # how '?' markers are rewritten for this driver
     batch_style = ""          # how a batch step is carried out
     modes = ("literal", "extended", "prepared")
+    literal_binds: ClassVar[bool] = False
+    """True for a layer over a driver that inlines bound values into the text on the client
+    (mysqlclient): its ``literal`` op takes the values, which the layer binds and the driver
+    inlines, so the server receives literal SQL as the bare driver's ``literal`` sends it."""
     db_errors: tuple[type[BaseException], ...] = ()
     """The driver's database errors: a step that raises one is rolled back (``recover``) and
     answered as kind ``db`` with ``sqlstate(error)``."""

@@ -168,7 +168,7 @@ class Session:
             return [None] * n
         if kind == "exec":
             values = generators.rows(msg.get("params", []), n)
-            if msg["mode"] == "literal":
+            if msg["mode"] == "literal" and not d.literal_binds:
                 return [sqltext.inline(msg["sql"], v, self.endpoint["dbms"]) for v in values]
             if msg["mode"] == "record":  # the key, as literals: HANDLER … READ index = (…)
                 return [", ".join(sqltext.literal(x, self.endpoint["dbms"]) for x in v) for v in values]

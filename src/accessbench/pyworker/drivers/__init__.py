@@ -15,4 +15,7 @@ DRIVERS = {
     "py-sqlalchemy-core+sqlite3": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverSqlite3",
     "py-sqlalchemy-orm+psycopg": "accessbench.pyworker.drivers.py_sqlalchemy:OrmOverPsycopg",
     "py-sqlalchemy-orm+sqlite3": "accessbench.pyworker.drivers.py_sqlalchemy:OrmOverSqlite3",
+    "py-sqlalchemy-core+mysqlclient": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverMysqlclient",
+    "py-sqlalchemy-orm+mysqlclient": "accessbench.pyworker.drivers.py_sqlalchemy:OrmOverMysqlclient",
+    "py-django+psycopg": "accessbench.pyworker.drivers.py_django",
 }

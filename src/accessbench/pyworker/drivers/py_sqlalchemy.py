@@ -1,6 +1,7 @@
-"""py-sqlalchemy-core+psycopg, py-sqlalchemy-core+sqlite3, py-sqlalchemy-orm+psycopg,
-py-sqlalchemy-orm+sqlite3: SQLAlchemy Core and ORM over a driver accessbench also measures
-bare (py-psycopg, py-sqlite3), so that the cells side by side give what the layer costs.
+"""py-sqlalchemy-core+psycopg, py-sqlalchemy-core+sqlite3, py-sqlalchemy-core+mysqlclient,
+py-sqlalchemy-orm+psycopg, py-sqlalchemy-orm+sqlite3, py-sqlalchemy-orm+mysqlclient: SQLAlchemy
+Core and ORM over a driver accessbench also measures bare (py-psycopg, py-sqlite3,
+py-mysqlclient), so that the cells side by side give what the layer costs.
 
 Core is used as its users use it: statements built from table constructs — ``select()``,
 ``insert()``, ``update()``, ``delete()`` — and executed on a ``Connection`` with a dict of
@@ -20,6 +21,7 @@ from sqlalchemy.pool import NullPool
 
 from ...protocol.sqltext import as_sqlite, count_markers
 from ..base import Driver, Op, Unsupported
+from . import mysql
 from .pg import connect_kwargs
 from .py_sqlite3 import STATEMENT_CACHE
 
@@ -225,6 +227,60 @@ class OverSqlite3:
         return [as_sqlite(row) for row in args]
 
 
+class OverMysqlclient:
+    """MariaDB through mysqlclient (MySQLdb), connected as py-mysqlclient connects. MySQLdb
+    interpolates every bound value into the statement text on the client and sends it over
+    the text protocol: it has no binary protocol, so no ``extended`` or ``prepared`` mode —
+    as py-mysqlclient, those are unsupported. What it has is ``literal``: SQLAlchemy binds the
+    values and MySQLdb inlines them, so the server receives literal SQL, as py-mysqlclient's
+    literal sends it (``literal_binds``: the host hands the op the values, not inlined text)."""
+
+    dbms = ("mariadb",)
+    modes = ("literal",)
+    literal_binds = True
+
+    def url(self, endpoint: dict) -> sa.URL:
+        return sa.URL.create("mariadb+mysqldb")
+
+    def connect_args(self, endpoint: dict) -> dict:
+        import MySQLdb.constants.CLIENT
+
+        # py-mysqlclient's connection: socket or host and port, utf8mb4, FOUND_ROWS (an UPDATE
+        # counts the rows it matched; SQLAlchemy's dialect asks for it too).
+        return {**mysql.connect_kwargs(endpoint), "charset": "utf8mb4",
+                "client_flag": MySQLdb.constants.CLIENT.FOUND_ROWS}
+
+    def settings(self) -> dict[str, str]:
+        import MySQLdb
+
+        return {**super().settings(),
+                "driver": f"mysqlclient (MySQLdb) as py-mysqlclient, libmariadb {MySQLdb._mysql.get_client_info()}: "
+                          "charset utf8mb4, client_flag FOUND_ROWS, Cursor (mysql_store_result: the whole result "
+                          "read before execute returns)",
+                "connection": "the mariadb+mysqldb dialect: on every new connection SET NAMES utf8mb4 (its "
+                              "on_connect) and autocommit(True) (isolation_level AUTOCOMMIT); the first connection "
+                              "of the engine also reads the server's settings (version, sql_mode, case rules)",
+                "executemany": "a batch group's execute(insert(...), [rows]) is cursor.executemany, which MySQLdb "
+                               "rewrites into one multi-row INSERT, as py-mysqlclient's batch",
+                "literal": "SQLAlchemy binds the values and MySQLdb inlines them into the text on the client "
+                           "(its escaping): one COM_QUERY of literal SQL, as py-mysqlclient's literal sends",
+                "extended": "unsupported: MySQLdb interpolates parameters on the client (no binary protocol), as "
+                            "py-mysqlclient",
+                "prepared": "unsupported: MySQLdb has no binary-protocol prepared statements, as py-mysqlclient"}
+
+    def opened(self) -> dict:
+        # The serving thread's OS id, read after connecting as py-mysqlclient reads it.
+        tid = self.conn.exec_driver_sql(mysql.SERVER_TID).scalar()
+        return {"server_pid": tid, "server_version": self.conn.connection.dbapi_connection.get_server_info()}
+
+    def sqlstate(self, error: BaseException) -> str | None:
+        return mysql.sqlstate(getattr(error, "orig", error))
+
+    def version(self) -> str:
+        from importlib.metadata import version
+        return f"{sa.__version__} (mysqlclient {version('mysqlclient')})"
+
+
 class OrmLayer(CoreLayer):
     """SQLAlchemy ORM: an entity per table of the suite, a Session per operation."""
 
@@ -368,9 +424,17 @@ class CoreOverSqlite3(OverSqlite3, CoreLayer):
     name = "py-sqlalchemy-core+sqlite3"
 
 
+class CoreOverMysqlclient(OverMysqlclient, CoreLayer):
+    name = "py-sqlalchemy-core+mysqlclient"
+
+
 class OrmOverPsycopg(OverPsycopg, OrmLayer):
     name = "py-sqlalchemy-orm+psycopg"
 
 
 class OrmOverSqlite3(OverSqlite3, OrmLayer):
     name = "py-sqlalchemy-orm+sqlite3"
+
+
+class OrmOverMysqlclient(OverMysqlclient, OrmLayer):
+    name = "py-sqlalchemy-orm+mysqlclient"

@@ -1,0 +1,234 @@
+"""Python layer methods beyond SQLAlchemy over psycopg and sqlite3: SQLAlchemy Core and ORM over
+mysqlclient (MariaDB), and the Django ORM over psycopg 3 — each through its own API, measured on
+the same steps beside the driver it runs on, reading and writing the same values."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from accessbench.data.generate import table_rows
+from accessbench.methods import catalog
+from accessbench.store import Store
+from accessbench.suite.loader import load
+from accessbench.suite.shape import of_step
+
+from .conftest import accessbench
+
+pytestmark = pytest.mark.server
+
+LAYERS = {  # name: (over, dbms)
+    "py-sqlalchemy-core+mysqlclient": ("py-mysqlclient", ["mariadb"]),
+    "py-sqlalchemy-orm+mysqlclient": ("py-mysqlclient", ["mariadb"]),
+    "py-django+psycopg": ("py-psycopg", ["postgresql"]),
+}
+
+
+def needs(*names: str) -> None:
+    """Skip, saying why, when a method's Python module is not installed here."""
+    methods = {m.name: m for m in catalog()}
+    for name in names:
+        why = methods[name].missing()
+        if why:
+            pytest.skip(f"{name} unavailable: {why}")
+
+
+def cells_of(store: str) -> dict[tuple[str, str, str], dict]:
+    with Store(store) as s:
+        cells = s.load(s.resolve("last")).cells
+    return {(c["method"], c["path"], c["step"]): c for c in cells}
+
+
+def same_values_as_the_driver(cells: dict, layer: str, driver: str) -> set[str]:
+    """The steps the layer measured, each verified against its driver's reading of the same
+    step on the same path (the values read, and the table a write leaves)."""
+    measured = set()
+    for (method, path, step), cell in cells.items():
+        if method == layer and cell["status"] == "ok":
+            bare = cells[(driver, path, step)]
+            assert (cell["checksum"], cell["check_checksum"]) == (bare["checksum"], bare["check_checksum"]), \
+                (layer, path, step)
+            measured.add(step)
+    return measured
+
+
+def reasons(cells: dict, layer: str) -> dict[str, str]:
+    return {step: cell["message"] for (method, _, step), cell in cells.items()
+            if method == layer and cell["status"] == "unsupported"}
+
+
+def test_each_new_layer_names_the_driver_it_runs_on_and_stays_opt_in():
+    methods = {m.name: m for m in catalog()}
+    for name, (over, dbms) in LAYERS.items():
+        m = methods[name]
+        assert (m.over, list(m.dbms), m.default) == (over, dbms, False) and m.layer, name
+        assert set(m.dbms) <= set(methods[over].dbms)
+
+
+def test_django_measured_beside_psycopg_reads_and_writes_the_same_values(tmp_path):
+    needs("py-django+psycopg")
+    store = str(tmp_path / "r.db")
+    result = accessbench("--store", store, "run", "--quick", "--target", "postgresql", "--method",
+                         "py-psycopg,py-django+psycopg", "--trials", "2", "--precision", "0", "--no-report",
+                         cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    text = " ".join(result.stdout.split())
+    assert "py-django+psycopg over py-psycopg @ postgresql/unix: " in text
+    cells = cells_of(store)
+    # Every step but the literal one, on both paths, through the ORM: reads by key, scans,
+    # inserts, bulk inserts, updates by key and by other columns.
+    assert same_values_as_the_driver(cells, "py-django+psycopg", "py-psycopg") == {
+        "connect", "scan-6k", "scan-100k", "sel1-extended", "sel1-prepared", "ins1", "insb-10", "insb-100",
+        "upd1", "upd10", "upd100"}
+    unsupported = reasons(cells, "py-django+psycopg")
+    assert set(unsupported) == {"sel1-literal"} and "Django binds every value" in unsupported["sel1-literal"]
+
+
+def test_sqlalchemy_over_mysqlclient_measured_beside_it_reads_and_writes_the_same_values(tmp_path):
+    needs("py-mysqlclient", "py-sqlalchemy-core+mysqlclient", "py-sqlalchemy-orm+mysqlclient")
+    store = str(tmp_path / "r.db")
+    result = accessbench("--store", store, "run", "--quick", "--target", "mariadb", "--method",
+                         "py-mysqlclient,py-sqlalchemy-core+mysqlclient,py-sqlalchemy-orm+mysqlclient",
+                         "--trials", "2", "--precision", "0", "--no-report", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    text = " ".join(result.stdout.split())
+    cells = cells_of(store)
+    for layer in ("py-sqlalchemy-core+mysqlclient", "py-sqlalchemy-orm+mysqlclient"):
+        assert f"{layer} over py-mysqlclient @ mariadb/unix: " in text
+        # MySQLdb interpolates every value on the client: no extended or prepared mode under
+        # it, as py-mysqlclient; its literal mode is SQLAlchemy's binds inlined by MySQLdb.
+        assert same_values_as_the_driver(cells, layer, "py-mysqlclient") == {
+            "connect", "scan-6k", "scan-100k", "sel1-literal", "insb-10", "insb-100"}
+        unsupported = reasons(cells, layer)
+        assert "interpolates parameters on the client" in unsupported.pop("sel1-extended")
+        assert set(unsupported) == {"sel1-prepared", "ins1", "upd1", "upd10", "upd100"}
+        assert all("no binary-protocol prepared statements" in why for why in unsupported.values())
+        # … exactly the steps py-mysqlclient leaves unmeasured
+        assert set(reasons(cells, "py-mysqlclient")) == set(unsupported) | {"sel1-extended"}
+
+
+@pytest.fixture
+def postgres(workdir):
+    from accessbench.targets.postgresql import ManagedPostgres
+
+    server = ManagedPostgres()
+    server.start(workdir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_django_reads_by_key_with_objects_get_and_updates_by_loading_and_saving(postgres):
+    needs("py-django+psycopg")
+    from accessbench.pyworker.drivers.py_django import Driver
+
+    suite = load("quick")
+    tables = suite.variants[0].tables
+    postgres.create(tables)
+    rowops = next(t for t in tables if t.name == "rowops")
+    postgres.load(rowops, table_rows(rowops, suite.seed))
+    layer = Driver()
+    layer.open(postgres.endpoint("unix"), {})
+    sent: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        sent.append(" ".join(sql.split()))
+        return execute(sql, params, many, context)
+
+    try:
+        with layer.db.execute_wrapper(record):
+            update = "UPDATE rowops SET val = ? WHERE k1 = ? AND k2 = ? AND k3 = ?"
+            layer.shape = of_step(update, tables)
+            assert layer.exec_op(update, "extended", reads=False)((7, 3, 3, 0)) == 1
+            key = '("rowops"."k1", "rowops"."k2", "rowops"."k3") = (%s, %s, %s)'  # CompositePrimaryKey
+            assert sent[0].startswith('SELECT "rowops"."k1"') and key in sent[0]
+            assert sent[1] == f'UPDATE "rowops" SET "val" = %s WHERE {key}'  # save(update_fields=["val"])
+            sent.clear()
+            get = "SELECT note, val FROM rowops WHERE k3 = ? AND k2 = ? AND k1 = ?"  # the key in another order
+            layer.shape = of_step(get, tables)
+            assert layer.exec_op(get, "prepared", reads=True)((0, 3, 3)) == \
+                postgres.query("SELECT note, val FROM rowops WHERE k1 = 3 AND k2 = 3 AND k3 = 0") and \
+                layer.db.connection.prepare_threshold == 0  # prepared: psycopg prepares at first execution
+            assert len(sent) == 1 and key in sent[0]
+            layer.end_step()
+            assert layer.db.connection.prepare_threshold is None
+            sent.clear()
+            ten = "UPDATE rowops SET val = ? WHERE k1 = ? AND k2 = ?"  # not by key: QuerySet.update
+            layer.shape = of_step(ten, tables)
+            assert layer.exec_op(ten, "extended", reads=False)((5, 4, 4)) == 10
+            assert sent == ['UPDATE "rowops" SET "val" = %s WHERE ("rowops"."k1" = %s AND "rowops"."k2" = %s)']
+            sent.clear()
+            odd = "SELECT k1, k2, k3 FROM rowops WHERE val > ? ORDER BY k1, k2, k3"  # no plain shape
+            layer.shape = of_step(odd, tables)
+            assert layer.shape is None  # so Django's raw-SQL API: connection.cursor()
+            assert layer.exec_op(odd, "extended", reads=True)((4,)) == [(3, 3, 0)] + [(4, 4, k) for k in range(10)]
+            assert sent == ["SELECT k1, k2, k3 FROM rowops WHERE val > %s ORDER BY k1, k2, k3"]
+    finally:
+        layer.close()
+
+
+def test_django_writes_a_batch_group_with_bulk_create_in_one_transaction(postgres):
+    needs("py-django+psycopg")
+    from accessbench.pyworker.drivers.py_django import Driver
+
+    tables = load("quick").variants[0].tables
+    postgres.create(tables)
+    layer = Driver()
+    layer.open(postgres.endpoint("unix"), {})
+    sent: list[tuple[str, bool]] = []
+    try:
+        insert = ("INSERT INTO hits_new (id, reqtype, reqfile, browser, reqts, reqsize, requser, geoid) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        layer.shape = of_step(insert, tables)
+        rows = [(i, "GET", f"/f{i}", "Lynx", dt.datetime(2001, 5, 1, 0, 0, i), 200 + i, None if i % 2 else i, 7)
+                for i in range(1, 11)]
+        batch = layer.batch_op(insert)
+
+        def record(execute, sql, params, many, context):
+            sent.append((sql, context["connection"].in_atomic_block))
+            return execute(sql, params, many, context)
+
+        with layer.db.execute_wrapper(record):
+            assert batch(rows) == 10
+        # One statement for the group (Django 5.2 on PostgreSQL: an array per column, UNNEST),
+        # inside transaction.atomic(); autocommit again after it.
+        ((sql, atomic),) = sent
+        assert sql.startswith('INSERT INTO "hits_new"') and "UNNEST" in sql and atomic
+        assert layer.db.get_autocommit() and not layer.db.in_atomic_block
+        stored = postgres.query("SELECT id, reqtype, rtrim(reqfile), rtrim(browser), reqts, reqsize, requser, geoid "
+                                "FROM hits_new ORDER BY id")
+        assert stored == [(i, "GET".ljust(10), *rest) for i, _, *rest in rows]  # char(10) comes back padded
+    finally:
+        layer.close()
+
+
+def test_sqlalchemy_over_mysqlclient_writes_a_batch_group_as_one_multirow_insert(workdir):
+    needs("py-sqlalchemy-core+mysqlclient")
+    from accessbench.pyworker.drivers.py_sqlalchemy import CoreOverMysqlclient
+    from accessbench.targets.mariadb import ManagedMariaDB
+
+    server = ManagedMariaDB()
+    server.start(workdir)
+    try:
+        tables = load("quick").variants[0].tables
+        server.create([t for t in tables if t.name == "hits_new"])
+        layer = CoreOverMysqlclient()
+        opened = layer.open(server.endpoint("unix"), {})
+        assert isinstance(opened["server_pid"], int)
+        try:
+            insert = ("INSERT INTO hits_new (id, reqtype, reqfile, browser, reqts, reqsize, requser, geoid) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+            layer.shape = of_step(insert, tables)
+            rows = [(i, "GET", f"/f{i}", "Lynx", dt.datetime(2001, 5, 1), 200, None, 7) for i in range(1, 11)]
+            inserts = "SHOW SESSION STATUS LIKE 'Com_insert'"
+            before = int(layer.conn.exec_driver_sql(inserts).one()[1])
+            assert layer.batch_op(insert)(rows) == 10
+            # executemany, rewritten by MySQLdb into one INSERT of every row, as py-mysqlclient's batch
+            assert int(layer.conn.exec_driver_sql(inserts).one()[1]) - before == 1
+            assert server.query("SELECT COUNT(*) FROM hits_new") == [(10,)]
+        finally:
+            layer.close()
+    finally:
+        server.stop()
