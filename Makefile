@@ -74,7 +74,7 @@ endif
 
 worker-node:
 ifeq ($(call have,node npm),)
-	@[ ! -f workers/node/package.json ] || $(MAKE) --no-print-directory $(NODE_WORKER)
+	@[ ! -f workers/node/package.json ] || $(MAKE) --no-print-directory $(NODE_WORKER) $(PRISMA_CLIENT)
 else
 	$(call skip,Node.js,node or npm)
 endif
@@ -84,6 +84,12 @@ endif
 $(NODE_WORKER): workers/node/package.json workers/node/package-lock.json
 	npm_config_build_from_source=true $(if $(wildcard /usr/include/node/node_api.h),npm_config_nodedir=/usr) \
 		npm ci --prefix workers/node --no-audit --no-fund --loglevel=error
+
+# node-prisma+pg's client, generated from the built-in suites' tables (npm ci's postinstall makes
+# it too): remade when a suite changes, so a new built-in suite needs only `make`.
+PRISMA_CLIENT := workers/node/node_modules/.abw-prisma/tables.json
+$(PRISMA_CLIENT): $(NODE_WORKER) $(wildcard src/accessbench/suites/*.toml) src/accessbench/conformance/script.toml
+	node workers/node/scripts/prisma-generate.mjs
 
 setup: system-deps $(VENV)/.installed workers
 

@@ -77,6 +77,12 @@ export class Driver {
     this.concurrency = PROCESSES; // or ASYNC_TASKS: several clients on this process's event loop
     this.loadPolicies = ['persistent']; // and 'per-request', 'pooled' where built
     this.last = null; // the columns of the last rows read, as the driver describes them
+    // A layer method (an ORM, a query builder over one of these drivers) reads `shape`, what the
+    // step's statement does (protocol: `shape`), set before its parameters are adapted and its op
+    // built; null for a statement of no plain shape, and for drivers. `bindsLiterals`: the layer
+    // inlines values itself in mode literal, so it is given them (`adaptLiterals`), not texts.
+    this.shape = null;
+    this.bindsLiterals = false;
   }
 
   // ---- who it is: hello ------------------------------------------------------------------------
@@ -122,6 +128,11 @@ export class Driver {
   // columns' value types `types` (protocol.js TYPES; a NULL's type is its column's): see bindRows
   adapt(rows, types) {
     return rows;
+  }
+
+  // mode literal, for a layer with `bindsLiterals`: the generated rows in its own form
+  adaptLiterals(rows, types) {
+    throw missing(this, 'adaptLiterals(rows, types)');
   }
 
   // connect step: open and close a connection to `ep` per operation

@@ -202,6 +202,7 @@ class Session {
   // is ended and what the step prepared released, whatever happened (untimed).
   async run(step) {
     const d = this.driver;
+    d.shape = step.shape; // a layer's op builders read it
     const build = this.builder(step);
     const pool = { pool: null };
     try {

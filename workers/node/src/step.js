@@ -43,6 +43,7 @@ export function truthy(v) {
  * @property {string} kind            connect, scan, exec or batch
  * @property {string|undefined} mode  literal, extended, prepared or record (scan and exec only)
  * @property {string|null} sql        the statement with neutral `?` markers (null for connect)
+ * @property {object|null} shape      a layer method's: what the statement does (null: no plain shape)
  * @property {{table: string, index?: string}|null} record  the table (and index) of mode record
  * @property {number} n               iterations
  * @property {Array} args             one argument per operation (batch: one group of rows per
@@ -74,6 +75,11 @@ export function parseStep(msg, driver, dbms) {
   const markers = sql === null ? 0 : countMarkers(sql);
   const mode = kind === 'scan' || kind === 'exec' ? msg.mode : undefined;
   const step = { kind, mode, sql, record: null, n, args: null, reads: false, every: 0 };
+  // A layer method's: what the statement does (protocol: `shape`), worked out by the runner;
+  // null for a statement of no plain shape, and for drivers. Set on the driver before its
+  // parameters are adapted (a layer binds each by its column's type) and its op is built.
+  step.shape = msg.shape === undefined ? null : msg.shape;
+  driver.shape = step.shape;
   if (mode === 'record') parseRecord(step, msg, driver, dbms, specs, markers);
   else PARSE_KIND[kind](step, msg, driver, dbms, specs, markers);
   parseLoad(step, msg, driver);
@@ -126,7 +132,11 @@ const PARSE_KIND = {
     checkParams(specs, markers);
     step.reads = truthy(msg.fetch);
     const { rows, types } = generateRows(specs, step.n);
-    if (step.mode === 'literal') {
+    if (step.mode === 'literal' && driver.bindsLiterals) {
+      // a layer that inlines values itself (Knex over mysql2: mysql2's client-side escaping)
+      // is given the values, in its own form, rather than texts
+      step.args = driver.adaptLiterals(rows, types);
+    } else if (step.mode === 'literal') {
       const segs = segments(step.sql);
       step.args = rows.map((row) => inline(segs, row, dbms));
     } else {

@@ -9,6 +9,13 @@ export const DRIVERS = {
   'node-postgres-js': './postgresjs.js',
   'node-better-sqlite3': './sqlite.js',
   'node-mysql2': './mysql2.js',
+  // layers (an ORM, a query builder) over the drivers above: `module#Export` where a module holds
+  // a family of them
+  'node-knex+pg': './knex.js#KnexPg',
+  'node-knex+mysql2': './knex.js#KnexMysql2',
+  'node-knex+better-sqlite3': './knex.js#KnexBetterSqlite3',
+  'node-drizzle+pg': './drizzle.js',
+  'node-prisma+pg': './prisma.js',
 };
 
 // The driver of a method name (a base from DRIVERS, optionally followed by
@@ -23,12 +30,12 @@ export async function loadDriver(method) {
   }
   let mod;
   try {
-    mod = await import(DRIVERS[base]);
+    mod = await import(DRIVERS[base].split('#')[0]);
   } catch (e) {
     process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
     throw new Unsupported(`${base}: driver module not importable (npm ci --prefix workers/node): ${e.message}`);
   }
-  const driver = new mod.default(method);
+  const driver = new mod[DRIVERS[base].split('#')[1] || 'default'](method);
   if (slash >= 0) {
     for (const kv of method.slice(slash + 1).split(',')) {
       const eq = kv.indexOf('=');

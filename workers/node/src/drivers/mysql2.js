@@ -75,7 +75,7 @@ function micros(s, p) {
 }
 
 // 'YYYY-MM-DD[ HH:MM:SS[.ffffff]]' → BigInt µs since 1970 (null for a zero date)
-function parseDatetime(s) {
+export function parseDatetime(s) {
   const y = num2(s, 0) * 100 + num2(s, 2), m = num2(s, 5), d = num2(s, 8);
   if (m === 0 || d === 0) return null;
   let us = 0;
@@ -87,7 +87,7 @@ function parseDatetime(s) {
   return days > -SAFE_DAYS && days < SAFE_DAYS ? BigInt(days * DAY_US + us) : BigInt(days) * 86400000000n + BigInt(us);
 }
 
-function parseDate(s) {
+export function parseDate(s) {
   const y = num2(s, 0) * 100 + num2(s, 2), m = num2(s, 5), d = num2(s, 8);
   return m === 0 || d === 0 ? null : daysFromCivil(y, m, d);
 }
@@ -136,7 +136,7 @@ function decoders(fields, binary) {
   return out;
 }
 
-function decodeRows(rows, fields, binary) {
+export function decodeRows(rows, fields, binary) {
   const dec = decoders(fields, binary);
   if (dec === null) return rows;
   for (let r = 0; r < rows.length; r++) {
@@ -149,7 +149,7 @@ function decodeRows(rows, fields, binary) {
   return rows;
 }
 
-function kindOf(field) {
+export function kindOf(field) {
   switch (field.columnType) {
     case Types.TINY: case Types.SHORT: case Types.LONG: case Types.INT24: case Types.LONGLONG: case Types.YEAR:
       return K.INT;

@@ -17,7 +17,7 @@ const { Client, Pool } = pg;
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 
 // Every value of a text result goes through this worker's parser for its type OID.
-const TYPES = {
+export const TYPES = {
   getTypeParser(oid, format) {
     return format === 'binary' ? (x) => x : parserFor(oid);
   },
