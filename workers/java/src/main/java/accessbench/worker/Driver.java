@@ -29,6 +29,11 @@ abstract class Driver {
         return List.of("literal", "extended", "prepared");
     }
 
+    /** why a mode modes() lacks is not there (the unsupported answer's reason), or null */
+    String noModeWhy(String mode) {
+        return null;
+    }
+
     /** a key=value setting from the method name; throws unsupported for an unknown one */
     abstract void configure(String key, String value) throws WorkerError;
 

@@ -46,6 +46,11 @@ public final class Main {
         DRIVERS.put("java-pgjdbc", PgjdbcDriver::new);
         DRIVERS.put("java-sqlite-jdbc", SqliteJdbcDriver::new);
         DRIVERS.put("java-mariadb", MariadbDriver::new);
+        // layers: a library above one of the drivers, named with it (catalog: layer, over)
+        DRIVERS.put("java-hibernate+pgjdbc", () -> new HibernateDriver(new Over.Pgjdbc()));
+        DRIVERS.put("java-hibernate+mariadb", () -> new HibernateDriver(new Over.Mariadb()));
+        DRIVERS.put("java-jdbctemplate+pgjdbc", () -> new JdbcTemplateDriver(new Over.Pgjdbc()));
+        DRIVERS.put("java-jdbctemplate+mariadb", () -> new JdbcTemplateDriver(new Over.Mariadb()));
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();

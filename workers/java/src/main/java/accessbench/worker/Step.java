@@ -27,6 +27,7 @@ final class Step {
     String recordTable;   // record mode: the table, its index (exec: the key's) and the handler's
     String recordIndex;   // name (one per step, the same on every connection: HANDLER names are per
     String handler;       // session)
+    Shape shape;          // a layer method's: what the statement does (null: no plain shape, or a driver)
     JsonNode endpoint;
     String latencyFile;   // timed pass: where the per-operation latencies go; null: nowhere
     Load load;            // steps under load: clients, duration, rate, policy; null: a plain step
@@ -65,9 +66,12 @@ final class Step {
             segments = SqlText.segments(st.sql);
             st.nparams = segments.size() - 1;
         }
+        st.shape = Shape.parse(msg);
         st.mode = mode(msg, st.kind);
-        if (st.mode != NONE && !drv.modes().contains(MODES[st.mode]))
-            throw WorkerError.unsupported(methodName + " has no " + MODES[st.mode] + " mode");
+        if (st.mode != NONE && !drv.modes().contains(MODES[st.mode])) { // the driver's own reason, where it gives one
+            String why = drv.noModeWhy(MODES[st.mode]);
+            throw WorkerError.unsupported(methodName + " has no " + MODES[st.mode] + " mode" + (why != null ? ": " + why : ""));
+        }
         if (st.mode == RECORD)
             st.record(msg);
         if (st.kind == BATCH) {
@@ -186,6 +190,7 @@ final class Step {
         s.recordTable = recordTable;
         s.recordIndex = recordIndex;
         s.handler = handler;
+        s.shape = shape;
         s.endpoint = endpoint;
         return s;
     }
