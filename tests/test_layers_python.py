@@ -10,11 +10,10 @@ import pytest
 
 from accessbench.data.generate import table_rows
 from accessbench.methods import catalog
-from accessbench.store import Store
 from accessbench.suite.loader import load
 from accessbench.suite.shape import of_step
 
-from .conftest import accessbench
+from .layers import assert_same_values, run_beside_driver
 
 pytestmark = pytest.mark.server
 
@@ -34,78 +33,27 @@ def needs(*names: str) -> None:
             pytest.skip(f"{name} unavailable: {why}")
 
 
-def cells_of(store: str) -> dict[tuple[str, str, str], dict]:
-    with Store(store) as s:
-        cells = s.load(s.resolve("last")).cells
-    return {(c["method"], c["path"], c["step"]): c for c in cells}
-
-
-def same_values_as_the_driver(cells: dict, layer: str, driver: str) -> set[str]:
-    """The steps the layer measured, each verified against its driver's reading of the same
-    step on the same path (the values read, and the table a write leaves)."""
-    measured = set()
-    for (method, path, step), cell in cells.items():
-        if method == layer and cell["status"] == "ok":
-            bare = cells[(driver, path, step)]
-            assert (cell["checksum"], cell["check_checksum"]) == (bare["checksum"], bare["check_checksum"]), \
-                (layer, path, step)
-            measured.add(step)
-    return measured
-
-
-def reasons(cells: dict, layer: str) -> dict[str, str]:
-    return {step: cell["message"] for (method, _, step), cell in cells.items()
-            if method == layer and cell["status"] == "unsupported"}
-
-
-def test_each_new_layer_names_the_driver_it_runs_on_and_stays_opt_in():
-    methods = {m.name: m for m in catalog()}
-    for name, (over, dbms) in LAYERS.items():
-        m = methods[name]
-        assert (m.over, list(m.dbms), m.default) == (over, dbms, False) and m.layer, name
-        assert set(m.dbms) <= set(methods[over].dbms)
-
-
 def test_django_measured_beside_psycopg_reads_and_writes_the_same_values(tmp_path):
     needs("py-django+psycopg")
-    store = str(tmp_path / "r.db")
-    result = accessbench("--store", store, "run", "--quick", "--target", "postgresql", "--method",
-                         "py-psycopg,py-django+psycopg", "--trials", "2", "--precision", "0", "--no-report",
-                         cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    text = " ".join(result.stdout.split())
-    assert "py-django+psycopg over py-psycopg @ postgresql/unix: " in text
-    cells = cells_of(store)
-    # Every step but the literal one, on both paths, through the ORM: reads by key, scans,
-    # inserts, bulk inserts, updates by key and by other columns.
-    assert same_values_as_the_driver(cells, "py-django+psycopg", "py-psycopg") == {
-        "connect", "scan-6k", "scan-100k", "sel1-extended", "sel1-prepared", "ins1", "insb-10", "insb-100",
-        "upd1", "upd10", "upd100"}
-    unsupported = reasons(cells, "py-django+psycopg")
-    assert set(unsupported) == {"sel1-literal"} and "Django binds every value" in unsupported["sel1-literal"]
+    cells = run_beside_driver(tmp_path, {"postgresql": ("py-psycopg", ["py-django+psycopg"])}, ["postgresql"])
+    # Every step but the literal one through the ORM: reads by key, scans, inserts, bulk
+    # inserts, updates by key and by other columns.
+    assert_same_values(cells, "py-psycopg", "py-django+psycopg", {"sel1-literal": "Django binds every value"})
 
 
 def test_sqlalchemy_over_mysqlclient_measured_beside_it_reads_and_writes_the_same_values(tmp_path):
     needs("py-mysqlclient", "py-sqlalchemy-core+mysqlclient", "py-sqlalchemy-orm+mysqlclient")
-    store = str(tmp_path / "r.db")
-    result = accessbench("--store", store, "run", "--quick", "--target", "mariadb", "--method",
-                         "py-mysqlclient,py-sqlalchemy-core+mysqlclient,py-sqlalchemy-orm+mysqlclient",
-                         "--trials", "2", "--precision", "0", "--no-report", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    text = " ".join(result.stdout.split())
-    cells = cells_of(store)
-    for layer in ("py-sqlalchemy-core+mysqlclient", "py-sqlalchemy-orm+mysqlclient"):
-        assert f"{layer} over py-mysqlclient @ mariadb/unix: " in text
-        # MySQLdb interpolates every value on the client: no extended or prepared mode under
-        # it, as py-mysqlclient; its literal mode is SQLAlchemy's binds inlined by MySQLdb.
-        assert same_values_as_the_driver(cells, layer, "py-mysqlclient") == {
-            "connect", "scan-6k", "scan-100k", "sel1-literal", "insb-10", "insb-100"}
-        unsupported = reasons(cells, layer)
-        assert "interpolates parameters on the client" in unsupported.pop("sel1-extended")
-        assert set(unsupported) == {"sel1-prepared", "ins1", "upd1", "upd10", "upd100"}
-        assert all("no binary-protocol prepared statements" in why for why in unsupported.values())
-        # … exactly the steps py-mysqlclient leaves unmeasured
-        assert set(reasons(cells, "py-mysqlclient")) == set(unsupported) | {"sel1-extended"}
+    layers = ["py-sqlalchemy-core+mysqlclient", "py-sqlalchemy-orm+mysqlclient"]
+    cells = run_beside_driver(tmp_path, {"mariadb": ("py-mysqlclient", layers)}, ["mariadb"])
+    # MySQLdb interpolates every value on the client: no extended or prepared mode under it,
+    # as py-mysqlclient; its literal mode is SQLAlchemy's binds inlined by MySQLdb.
+    prepared = "no binary-protocol prepared statements"
+    unsupported = {"sel1-extended": "interpolates parameters on the client", "sel1-prepared": prepared,
+                   "ins1": prepared, "upd1": prepared, "upd10": prepared, "upd100": prepared}
+    for layer in layers:
+        assert_same_values(cells, "py-mysqlclient", layer, unsupported)
+    # … exactly the steps py-mysqlclient leaves unmeasured
+    assert {step for step, c in cells["py-mysqlclient"].items() if c["status"] == "unsupported"} == set(unsupported)
 
 
 @pytest.fixture
