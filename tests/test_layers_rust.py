@@ -5,16 +5,13 @@ unsupported with the reason."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 
 import pytest
 
-from accessbench.methods import catalog, select, toolchain_absent
-from accessbench.store import Store
+from accessbench.methods import catalog, toolchain_absent
 
-from .conftest import accessbench
+from .layers import assert_same_values, hello, run_beside_driver
 
 RUST_ABSENT = toolchain_absent("rust")
 pytestmark = pytest.mark.skipif(bool(RUST_ABSENT), reason=f"Rust worker: {RUST_ABSENT}")
@@ -26,52 +23,13 @@ LAYERS = {
     "mariadb": ("c-libmariadb", "rust-diesel+libmariadb"),
 }
 BINDS = "Diesel binds every value"
+BESIDE = {target: (driver, [layer]) for target, (driver, layer) in LAYERS.items()}
 
 
-def hello(method: str) -> dict:
-    m = select([method])[0]
-    if m.missing():
-        pytest.skip(m.missing())
-    proc = subprocess.run(m.command(), input='{"op": "hello"}\n{"op": "bye"}\n', capture_output=True, text=True,
-                          timeout=120)
-    return json.loads(proc.stdout.splitlines()[0])
 
 
-def run_beside_driver(tmp_path, suite: str) -> dict[str, dict[str, dict]]:
-    """One real run of each target's driver and its layer; the report's layer-cost lines
-    checked; the cells by method, then step."""
-    for driver, layer in LAYERS.values():
-        for m in select([driver, layer]):
-            if m.missing():
-                pytest.skip(m.missing())
-    methods = [name for pair in LAYERS.values() for name in pair]
-    store = str(tmp_path / "r.db")
-    result = accessbench("--store", store, "run", "--suite", suite, "--quick", "--target", ",".join(LAYERS),
-                         "--method", ",".join(methods), "--trials", "2", "--precision", "0", "--no-report",
-                         cwd=tmp_path, timeout=3000)
-    assert result.returncode == 0, result.stderr[-3000:]
-    text = " ".join(result.stdout.split())
-    for target, (driver, layer) in LAYERS.items():  # every report says what the layer costs over its driver
-        assert f"{layer} over {driver} @ {target}/" in text, layer
-    with Store(store) as s:
-        cells = s.load(s.resolve("last")).cells
-    by_method: dict[str, dict[str, dict]] = {}
-    for c in cells:
-        by_method.setdefault(c["method"], {})[c["step"]] = c
-    return by_method
 
 
-def assert_same_values(cells, driver: str, layer: str, unsupported: dict[str, str]) -> None:
-    """``layer`` measured every step but ``unsupported`` (each with its reason), and read and
-    wrote on each what ``driver`` did: the same checksums of the rows read and of the table after."""
-    mine, bare = cells[layer], cells[driver]
-    for step, why in unsupported.items():
-        assert mine[step]["status"] == "unsupported" and why in mine[step]["message"], (layer, step, mine[step])
-    measured = {step for step, c in mine.items() if c["status"] == "ok"}
-    assert measured == set(mine) - set(unsupported), (layer, {s: c["status"] for s, c in mine.items()})
-    for step in measured:  # verified against the driver's own reading of the same steps
-        assert (mine[step]["checksum"], mine[step]["check_checksum"]) == \
-               (bare[step]["checksum"], bare[step]["check_checksum"]), (layer, step)
 
 
 def test_every_diesel_layer_runs_over_the_library_its_backend_binds_and_is_opt_in():
@@ -102,7 +60,7 @@ def test_diesel_over_sqlite_runs_on_the_very_sqlite_rusqlite_bundles():
 
 
 def test_layers_measured_beside_their_driver_read_and_write_the_same_values(tmp_path):
-    cells = run_beside_driver(tmp_path, "quick")
+    cells = run_beside_driver(tmp_path, BESIDE, list(LAYERS))
     for driver, layer in LAYERS.values():
         assert_same_values(cells, driver, layer, {"sel1-literal": BINDS})
 
@@ -111,6 +69,6 @@ def test_every_type_read_and_written_through_diesel_checksums_as_the_driver(tmp_
     # Booleans, doubles, numerics, dates, bytes and NULLs through the generated entities
     # (on SQLite a NUMERIC read by storage class, on MariaDB a BOOLEAN as the integer it is),
     # and the typed suite's selects (no plain shape) through sql_query.
-    cells = run_beside_driver(tmp_path, "typed")
+    cells = run_beside_driver(tmp_path, BESIDE, list(LAYERS), suite="typed")
     for driver, layer in LAYERS.values():
         assert_same_values(cells, driver, layer, {"find-literal": BINDS, "insert-literal": BINDS})

@@ -530,6 +530,7 @@ impl Method for Mysql {
             batch: "a transaction per group (Conn::start_transaction: START TRANSACTION), one Queryable::exec_batch of the prepared statement (prepared once, in the first group) with the group's rows: MariaDB's COM_STMT_BULK_EXECUTE, the whole group in one request (split only past max_allowed_packet), then COMMIT".into(),
             concurrency: "threads (one OS thread per client, each blocking on its own connection)",
             policies: &["persistent", "per-request", "pooled"],
+            sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }

@@ -215,6 +215,7 @@ impl Method for Postgres {
             batch: "a transaction per group (Client::transaction), one Transaction::execute of the prepared statement (prepared once, in the first group) per row, each awaited in turn (the blocking API cannot pipeline), then COMMIT".into(),
             concurrency: "threads (one OS thread per client, each blocking on its own connection)",
             policies: &["persistent", "per-request", "pooled"],
+            sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }

@@ -371,6 +371,7 @@ impl Method for Rusqlite {
             batch: "BEGIN, one prepared Statement (prepared once, in the first group) executed per row, COMMIT".into(),
             concurrency: "threads (one OS thread per client, each with its own connection)",
             policies: &["persistent", "per-request", "pooled"],
+            sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }

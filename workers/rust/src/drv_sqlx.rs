@@ -491,6 +491,7 @@ impl Method for Sqlx {
             },
             concurrency: "async tasks (one tokio task per client, all on the worker's current-thread runtime)",
             policies: &["persistent", "per-request", "pooled"],
+            sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }

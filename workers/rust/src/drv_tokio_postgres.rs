@@ -264,6 +264,7 @@ impl Method for TokioPostgres {
             batch: batch_style(self.copy).into(),
             concurrency: "async tasks (one tokio task per client, all on the worker's current-thread runtime)",
             policies: &["persistent", "per-request", "pooled"],
+            sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }

@@ -4,6 +4,7 @@
 //! line each way; stdout carries nothing else (fd 1 is pointed at stderr, the log, and the
 //! protocol is written to a private copy of the original stdout).
 
+mod drv_diesel;
 mod drv_mysql;
 mod drv_postgres;
 mod drv_rusqlite;
@@ -35,6 +36,9 @@ pub struct Hello {
     pub concurrency: &'static str,
     /// the connection policies of steps under load
     pub policies: &'static [&'static str],
+    /// `capabilities.sqlstate`: None when every database error carries the DBMS's SQLSTATE;
+    /// Some("by kind") for a layer that names only some kinds of error (Diesel)
+    pub sqlstate: Option<&'static str>,
     pub settings: Vec<(String, String)>,
 }
 
@@ -55,6 +59,9 @@ const REGISTRY: &[(&str, Make)] = &[
     ("rust-sqlx", |s| Ok(Box::new(Host::new(drv_sqlx::Sqlx::new(s)?)?))),
     ("rust-rusqlite", |s| Ok(Box::new(Host::new(drv_rusqlite::Rusqlite::new(s)?)?))),
     ("rust-mysql", |s| Ok(Box::new(Host::new(drv_mysql::Mysql::new(s)?)?))),
+    ("rust-diesel+libpq", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::PgBe>::new(s)?)?))),
+    ("rust-diesel+libmariadb", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::MyBe>::new(s)?)?))),
+    ("rust-diesel+sqlite", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::LiteBe>::new(s)?)?))),
 ];
 
 /// The methods of the registry, as a list for people.
@@ -139,6 +146,10 @@ impl Session {
                 "load": {"policies": h.policies},
             },
         });
+        let mut a = a;
+        if let Some(kind) = h.sqlstate {
+            a["capabilities"]["sqlstate"] = json!(kind);
+        }
         a.as_object().cloned().unwrap_or_default()
     }
 

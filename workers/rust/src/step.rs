@@ -112,6 +112,48 @@ pub struct Record {
     pub index: Option<String>,
 }
 
+/// A layer method's: what the step's statement does, as the runner worked it out
+/// (protocol: `shape`; None for a statement of no plain shape, and for drivers). No worker
+/// parses SQL.
+#[derive(Clone, Debug)]
+pub struct Shape {
+    /// select, insert, update or delete
+    pub kind: String,
+    pub table: String,
+    /// read (select), written (insert) or set (update), in the order of the markers
+    pub columns: Vec<String>,
+    /// compared for equality with a marker, ANDed, after `columns` in the markers' order
+    pub where_: Vec<String>,
+    /// for a table of the suite: all its columns, their SQL types as the suite declares
+    /// them, and its primary key
+    pub table_columns: Option<Vec<String>>,
+    pub table_types: Option<Vec<String>>,
+    pub key: Option<Vec<String>>,
+}
+
+impl Shape {
+    fn parse(v: Option<&Value>) -> Res<Option<Shape>> {
+        let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(None) };
+        let bad = || Fail::protocol("shape must be an object with kind, table, columns and where");
+        let names = |key: &str| -> Res<Option<Vec<String>>> {
+            match v.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_string).ok_or_else(bad)).collect::<Res<Vec<_>>>().map(Some),
+                Some(_) => Err(bad()),
+            }
+        };
+        Ok(Some(Shape {
+            kind: s(v, "kind").ok_or_else(bad)?,
+            table: s(v, "table").ok_or_else(bad)?,
+            columns: names("columns")?.unwrap_or_default(),
+            where_: names("where")?.unwrap_or_default(),
+            table_columns: names("table_columns")?,
+            table_types: names("table_types")?,
+            key: names("key")?,
+        }))
+    }
+}
+
 /// One step, with everything made before the clock: `values` holds n rows × nparams
 /// generated values, `types` each parameter's type; `texts` the inlined statements of a literal step (of a `record` exec,
 /// each operation's key values as literals, comma-separated).
@@ -134,6 +176,8 @@ pub struct Step {
     pub types: Vec<Ty>,
     pub texts: Vec<String>,
     pub record: Option<Record>,
+    /// a layer method's: what the statement does
+    pub shape: Option<Shape>,
 }
 
 fn int_field(msg: &Value, key: &str, dflt: i64) -> Res<i64> {
@@ -275,6 +319,7 @@ impl Step {
             types,
             texts,
             record,
+            shape: Shape::parse(msg.get("shape"))?,
         })
     }
 
