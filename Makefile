@@ -33,7 +33,12 @@ GO_WORKER := workers/go/build/abworker-go
 RUST_WORKER := workers/rust/target/release/abworker-rust
 NODE_WORKER := workers/node/node_modules/.package-lock.json
 
-workers: system-deps worker-c worker-java worker-go worker-rust worker-node
+WORKERS := worker-c worker-java worker-go worker-rust worker-node
+
+# The builds are independent: run together they overlap one's downloads with another's
+# compiling (each one's output appears, whole, when it is done).
+workers: system-deps
+	@$(MAKE) --no-print-directory -j5 --output-sync=target $(WORKERS)
 
 worker-c:
 ifeq ($(call have,cc pkg-config),)
@@ -91,7 +96,9 @@ PRISMA_CLIENT := workers/node/node_modules/.abw-prisma/tables.json
 $(PRISMA_CLIENT): $(NODE_WORKER) $(wildcard src/accessbench/suites/*.toml) src/accessbench/conformance/script.toml
 	node workers/node/scripts/prisma-generate.mjs
 
-setup: system-deps $(VENV)/.installed workers
+setup: system-deps
+	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
+	@$(MAKE) --no-print-directory -j6 --output-sync=target $(VENV)/.installed $(WORKERS)
 
 quickstart: setup
 	$(VENV)/bin/accessbench --store $(STORE) run
