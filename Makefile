@@ -93,7 +93,7 @@ $(NODE_WORKER): workers/node/package.json workers/node/package-lock.json
 # node-prisma+pg's client, generated from the built-in suites' tables (npm ci's postinstall makes
 # it too): remade when a suite changes, so a new built-in suite needs only `make`.
 PRISMA_CLIENT := workers/node/node_modules/.abw-prisma/tables.json
-$(PRISMA_CLIENT): $(NODE_WORKER) $(wildcard src/accessbench/suites/*.toml) src/accessbench/conformance/script.toml
+$(PRISMA_CLIENT): $(wildcard src/accessbench/suites/*.toml) src/accessbench/conformance/script.toml | $(NODE_WORKER)
 	node workers/node/scripts/prisma-generate.mjs
 
 setup: system-deps

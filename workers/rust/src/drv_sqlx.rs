@@ -27,11 +27,11 @@ use tokio::task::JoinHandle;
 
 /// The statement cache of the connection (`persistent(true)` statements live in it; it is
 /// emptied after every step).
-const STATEMENT_CACHE_CAPACITY: usize = 100;
+pub(crate) const STATEMENT_CACHE_CAPACITY: usize = 100;
 /// PostgreSQL's limit of bind parameters per statement.
 const MAX_BINDS: usize = 65535;
 /// sqlx's own default, pinned: how long PgPool::acquire waits for a connection.
-const POOL_ACQUIRE_TIMEOUT_S: u64 = 30;
+pub(crate) const POOL_ACQUIRE_TIMEOUT_S: u64 = 30;
 
 pub struct Sqlx {
     values: bool,
@@ -57,7 +57,7 @@ pub struct Cfg {
     values: bool,
 }
 
-fn options(ep: &Endpoint) -> Res<PgConnectOptions> {
+pub(crate) fn options(ep: &Endpoint) -> Res<PgConnectOptions> {
     let mode = match ep.sslmode.as_str() {
         // as in libpq, TLS is never used on a unix socket
         _ if pg::unix_socket(ep) => PgSslMode::Disable,
@@ -95,7 +95,13 @@ fn options(ep: &Endpoint) -> Res<PgConnectOptions> {
 }
 
 fn fail(e: sqlx::Error) -> Fail {
-    if let sqlx::Error::Database(db) = &e {
+    fail_ref(&e)
+}
+
+/// An error as every sqlx method answers it: the server's message with its severity and
+/// SQLSTATE (also for the SeaORM layer, whose errors hold sqlx's).
+pub(crate) fn fail_ref(e: &sqlx::Error) -> Fail {
+    if let sqlx::Error::Database(db) = e {
         let code = db.code().map(|c| c.to_string());
         let sev = db
             .try_downcast_ref::<PgDatabaseError>()
@@ -106,7 +112,7 @@ fn fail(e: sqlx::Error) -> Fail {
     Fail::db(e.to_string(), None)
 }
 
-fn col_of(t: &PgTypeInfo) -> Col {
+pub(crate) fn col_of(t: &PgTypeInfo) -> Col {
     match t.oid().map(|o| o.0) {
         Some(16) => Col::Bool,
         Some(21) => Col::I16,

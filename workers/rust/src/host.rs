@@ -158,6 +158,12 @@ pub trait Method: Sized + 'static {
     /// the backend, the version, and what the connections need (recorded in `cfg`).
     async fn describe(cfg: &mut Self::Config, c: &mut Self::Conn) -> Res<Described>;
     async fn close(c: Self::Conn);
+    /// The backends of the other connections a connection of the method holds beside its
+    /// own (a layer that keeps one connection per statement mode): reported with each step,
+    /// so that the runner reads the CPU of every backend that may serve it.
+    fn side_pids(_c: &Self::Conn) -> Vec<i64> {
+        Vec::new()
+    }
     /// What the step needs, made before the clock on the session's connection.
     async fn plan(cfg: &Self::Config, c: &mut Self::Conn, st: &Step) -> Res<Self::Plan>;
     /// The step's pool, filled before the clock.
@@ -423,7 +429,9 @@ pub trait Driver {
     fn modes(&self) -> &'static [&'static str];
     fn open(&mut self, ep: &Endpoint) -> Res<Opened>;
     fn close(&mut self);
-    fn server_pid(&self) -> Option<i64>;
+    /// The backends serving the session: its connection's, and those of the other
+    /// connections it holds (`Method::side_pids`).
+    fn server_pids(&self) -> Vec<i64>;
     /// A plain step: the timed pass, or the verification pass (one client, its connection
     /// as `policy` says).
     fn step(&mut self, st: &Step, policy: Policy, pool_size: usize) -> Res<Outcome>;
@@ -587,8 +595,9 @@ impl<M: Method> Driver for Host<M> {
         self.pid = None;
     }
 
-    fn server_pid(&self) -> Option<i64> {
-        self.pid
+    fn server_pids(&self) -> Vec<i64> {
+        let side = self.conn.as_ref().map(M::side_pids).unwrap_or_default();
+        self.pid.into_iter().chain(side).collect()
     }
 
     fn step(&mut self, st: &Step, policy: Policy, pool_size: usize) -> Res<Outcome> {
@@ -636,7 +645,8 @@ impl<M: Method> Driver for Host<M> {
         }
         let mut server_pids = Vec::new();
         if load.policy == Policy::Persistent {
-            server_pids = self.pid.into_iter().chain(extra.iter().filter_map(|x| x.1)).collect();
+            server_pids = self.server_pids();
+            server_pids.extend(extra.iter().flat_map(|x| x.1.into_iter().chain(M::side_pids(&x.0))));
         }
         let session = self.conn.take().expect("opened");
         let mut own = std::iter::once(session).chain(extra.into_iter().map(|x| x.0));

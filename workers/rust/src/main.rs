@@ -8,6 +8,7 @@ mod drv_diesel;
 mod drv_mysql;
 mod drv_postgres;
 mod drv_rusqlite;
+mod drv_seaorm;
 mod drv_sqlx;
 mod drv_tokio_postgres;
 mod host;
@@ -62,6 +63,7 @@ const REGISTRY: &[(&str, Make)] = &[
     ("rust-diesel+libpq", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::PgBe>::new(s)?)?))),
     ("rust-diesel+libmariadb", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::MyBe>::new(s)?)?))),
     ("rust-diesel+sqlite", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::LiteBe>::new(s)?)?))),
+    ("rust-seaorm+sqlx", |s| Ok(Box::new(Host::new(drv_seaorm::SeaOrm::new(s)?)?))),
 ];
 
 /// The methods of the registry, as a list for people.
@@ -218,7 +220,7 @@ impl Session {
             None => self.driver().step(&st, Policy::Persistent, 0),
         }
         .inspect_err(log)?;
-        out.answer(st.latency_file.as_deref(), self.driver().server_pid())
+        out.answer(st.latency_file.as_deref(), &self.driver().server_pids())
     }
 }
 

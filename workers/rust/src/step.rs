@@ -383,7 +383,7 @@ pub struct Outcome {
 impl Outcome {
     /// The answer of a plain step: the verification answer (checksum, the cold start), or
     /// the timed one (its latencies written to `latency_file` first).
-    pub fn answer(mut self, latency_file: Option<&str>, server_pid: Option<i64>) -> Res<Map<String, Value>> {
+    pub fn answer(mut self, latency_file: Option<&str>, server_pids: &[i64]) -> Res<Map<String, Value>> {
         let mut a = Map::new();
         a.insert("n".into(), json!(self.n));
         a.insert("rows".into(), json!(self.rows));
@@ -412,8 +412,8 @@ impl Outcome {
                 a.insert("user_ns".into(), json!(t.user_ns));
                 a.insert("sys_ns".into(), json!(t.sys_ns));
                 a.insert("first_op_ns".into(), json!(self.first_ns));
-                if let Some(pid) = server_pid {
-                    a.insert("server_pids".into(), json!([pid]));
+                if !server_pids.is_empty() {
+                    a.insert("server_pids".into(), json!(server_pids));
                 }
             }
         }
