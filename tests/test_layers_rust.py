@@ -1,5 +1,5 @@
-"""The Rust worker's layer methods (Diesel over libpq, libmariadb and the bundled SQLite), each
-measured beside the method its backend runs on: every value read through the layer checksums
+"""The Rust worker's layer methods (Diesel over libpq, libmariadb and the bundled SQLite; SeaORM
+over sqlx), each measured beside the method its backend runs on: every value read through the layer checksums
 as the bare driver's on every measured step, and what the layer cannot do as asked is
 unsupported with the reason."""
 
@@ -24,12 +24,9 @@ LAYERS = {
 }
 BINDS = "Diesel binds every value"
 BESIDE = {target: (driver, [layer]) for target, (driver, layer) in LAYERS.items()}
-
-
-
-
-
-
+# SeaORM runs on rust-sqlx's sqlx, connect options and runtime
+SEAORM = ("rust-sqlx", "rust-seaorm+sqlx")
+SEA_BINDS = "SeaORM binds every value"
 
 
 def test_every_diesel_layer_runs_over_the_library_its_backend_binds_and_is_opt_in():
@@ -72,3 +69,41 @@ def test_every_type_read_and_written_through_diesel_checksums_as_the_driver(tmp_
     cells = run_beside_driver(tmp_path, BESIDE, list(LAYERS), suite="typed")
     for driver, layer in LAYERS.values():
         assert_same_values(cells, driver, layer, {"find-literal": BINDS, "insert-literal": BINDS})
+
+
+def test_seaorm_is_an_opt_in_layer_over_rust_sqlx_on_postgresql():
+    methods = {m.name: m for m in catalog()}
+    m = methods["rust-seaorm+sqlx"]
+    assert (m.language, m.layer, m.over, m.default, m.dbms) == ("rust", "SeaORM", "rust-sqlx", False, ["postgresql"])
+
+
+def test_seaorm_runs_on_the_sqlx_of_rust_sqlx_and_pins_one_connection_and_its_statement_cache_per_mode():
+    layer, driver = hello("rust-seaorm+sqlx"), hello("rust-sqlx")
+    sqlx_version = driver["driver_version"].split()[0]
+    assert f"sqlx {sqlx_version}" in layer["driver_version"]
+    assert layer["capabilities"]["modes"] == ["extended", "prepared"]
+    assert layer["capabilities"]["load"]["policies"] == ["persistent", "per-request"]
+    settings = layer["settings"]
+    assert settings["literal"].startswith("unsupported: ") and SEA_BINDS in settings["literal"]
+    assert "from_sqlx_postgres_pool" in settings["connection"] and "max_connections(1)" in settings["connection"]
+    assert "test_before_acquire(false)" in settings["connection"]
+    assert "statement_cache_capacity(0)" in settings["extended"] and "DEALLOCATE ALL" in settings["extended"]
+    assert "statement_cache_capacity(100)" in settings["prepared"]
+    assert "statement_cache_capacity=100" in driver["settings"]["options"]  # the same capacity as the bare driver
+    assert "find_by_id(key).one" in settings["reads"] and "into_active_model" in settings["writes"]
+    assert "webhits" in settings["entities"] and "rowops" in settings["entities"]  # generated from the suites
+    assert "ping" in settings["pool"]  # the round trip sqlx adds when SeaORM gives the connection back
+
+
+def test_seaorm_measured_beside_rust_sqlx_reads_and_writes_the_same_values(tmp_path):
+    driver, layer = SEAORM
+    cells = run_beside_driver(tmp_path, {"postgresql": (driver, [layer])}, ["postgresql"])
+    assert_same_values(cells, driver, layer, {"sel1-literal": SEA_BINDS})
+
+
+def test_every_type_read_and_written_through_seaorm_checksums_as_rust_sqlx(tmp_path):
+    # Booleans, doubles, numerics (the scale kept), dates, bytes and NULLs through the generated
+    # entities, and the typed suite's selects (no plain shape) through query_all_raw.
+    driver, layer = SEAORM
+    cells = run_beside_driver(tmp_path, {"postgresql": (driver, [layer])}, ["postgresql"], suite="typed")
+    assert_same_values(cells, driver, layer, {"find-literal": SEA_BINDS, "insert-literal": SEA_BINDS})
