@@ -306,11 +306,8 @@ func (d *gormDriver) op(st *step, i int, sk *sink) (int64, error) {
 	switch sh.kind {
 	case "select":
 		if st.kind == kExec && sh.byKey() {
-			row := reflect.New(d.ent.typ)
-			err := g.Table(sh.table).Where(cond).Take(row.Interface()).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return 0, nil
-			} else if err != nil {
+			row, found, err := d.take(g, sh, cond)
+			if !found || err != nil {
 				return 0, err
 			}
 			if sk != nil {
@@ -335,11 +332,8 @@ func (d *gormDriver) op(st *step, i int, sk *sink) (int64, error) {
 		return res.RowsAffected, res.Error
 	case "update":
 		if sh.byKey() { // load, then update the loaded entity's columns (load-modify-save)
-			row := reflect.New(d.ent.typ)
-			err := g.Table(sh.table).Where(cond).Take(row.Interface()).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return 0, nil
-			} else if err != nil {
+			row, found, err := d.take(g, sh, cond)
+			if !found || err != nil {
 				return 0, err
 			}
 			res := g.Table(sh.table).Model(row.Interface()).Updates(d.sets[i])
@@ -440,3 +434,14 @@ func (d *gormDriver) attach(p connPool) {
 }
 
 func (d *gormDriver) classify(err error) *failure { return d.under.classify(err) }
+
+// take loads the one entity whose key the condition gives (GORM's Take: … LIMIT 1); found is
+// false, without an error, when there is none.
+func (d *gormDriver) take(g *gorm.DB, sh *shape, cond map[string]any) (reflect.Value, bool, error) {
+	row := reflect.New(d.ent.typ)
+	err := g.Table(sh.table).Where(cond).Take(row.Interface()).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return row, false, nil
+	}
+	return row, err == nil, err
+}
