@@ -55,7 +55,7 @@ else
 	$(call skip,Java,java or mvn)
 endif
 
-$(JAVA_WORKER): workers/java/pom.xml $(shell find workers/java/src -name '*.java' 2>/dev/null)
+$(JAVA_WORKER): workers/java/pom.xml $(shell find workers/java/src -type f 2>/dev/null)
 	@# Maven 3.8 prints stray colour codes even in batch mode: strip them, keep its status.
 	set -o pipefail; mvn -B -q -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests 2>&1 \
 		| sed 's/\x1b\[[0-9;]*m//g'

@@ -11,7 +11,7 @@ import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.util.Arrays;
 import java.util.List;
-import org.springframework.core.SpringVersion;
+import java.util.Properties;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -27,6 +27,19 @@ import org.springframework.transaction.support.TransactionTemplate;
  * value read from the record; update(sql, args, argTypes); a batch group batchUpdate(sql, rows,
  * argTypes) in a TransactionTemplate; a scan query(sql, RowMapper). */
 final class JdbcTemplateDriver extends LayerDriver {
+    /** spring-jdbc's version as the pom names it (SpringVersion reads a jar manifest the shaded jar replaces). */
+    static final String SPRING_VERSION = bundledVersion("spring-jdbc");
+
+    static String bundledVersion(String library) {
+        Properties versions = new Properties();
+        try (var in = JdbcTemplateDriver.class.getResourceAsStream("versions.properties")) {
+            versions.load(in);
+        } catch (java.io.IOException | NullPointerException e) {
+            throw new IllegalStateException("versions.properties missing from the worker's jar", e);
+        }
+        return versions.getProperty(library);
+    }
+
     // the template of each of this client's connections (main, cached), made when first used
     private Connection mainOf, cachedOf;
     private Spring mainT, cachedT;
@@ -68,7 +81,7 @@ final class JdbcTemplateDriver extends LayerDriver {
 
     @Override
     String layerVersion() {
-        return "spring-jdbc " + SpringVersion.getVersion();
+        return "spring-jdbc " + SPRING_VERSION;
     }
 
     @Override
@@ -86,7 +99,7 @@ final class JdbcTemplateDriver extends LayerDriver {
     @Override
     void settings(ObjectNode s) {
         super.settings(s);
-        s.put("layer", "Spring JdbcTemplate (spring-jdbc " + SpringVersion.getVersion() + ", with spring-tx; no Spring "
+        s.put("layer", "Spring JdbcTemplate (spring-jdbc " + SPRING_VERSION + ", with spring-tx; no Spring "
                 + "Boot, no application context); JdbcTemplate defaults kept: fetchSize, maxRows and queryTimeout unset "
                 + "(-1), ignoreWarnings=true (no getWarnings), exception translation by SQL error codes (an error's "
                 + "SQLException answered with its SQLSTATE); logging through SLF4J at INFO (debug off: no statement log)");
