@@ -114,6 +114,7 @@ def render_report(report: Report) -> str:
         verdict_data=_json(_verdict_data(report.verdicts)),
         sweeps=_sweeps(results, anchors) + _size_sections(report, anchors),
         study=_study(report),
+        study_pairs=_pair_sections(report),
         steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
         filters=_filters(results),
         methods=_methods(stored),
@@ -213,6 +214,29 @@ def _study(report: Report) -> StudySection | None:
     rows += [Row([Cell(label)] + [Cell(text, sort=text) for text in texts],
                  {"method": label.split(" ", 1)[0]}) for label, texts in study.today]
     return StudySection(study.title, Table(columns, rows), study.sources, study.note)
+
+
+@dataclass
+class PairSection:
+    title: str
+    table: Table
+    tallies: list[str]
+
+
+def _pair_sections(report: Report) -> list[PairSection]:
+    """Study S3's table per pair (report/pairs.py)."""
+    sections = []
+    for pair in report.pairs:
+        candidate, reference = pair.names
+        columns = [Column("type"), Column(reference, numeric=True), Column(candidate, numeric=True),
+                   Column("Diff", numeric=True), Column("R%", numeric=True), Column("Diff%", numeric=True),
+                   Column(f"{candidate} vs {reference}"), Column("study R%", numeric=True)]
+        rows = [Row([Cell(r.label), Cell(" · ".join(r.reference)), Cell(" · ".join(r.candidate)),
+                     Cell(r.diff), Cell(f"{r.r_percent:.1f}%", sort=f"{r.r_percent:.3f}"),
+                     Cell(f"{r.r_percent - 100:+.1f}%", sort=f"{r.r_percent:.3f}"), Cell(r.verdict), Cell(r.published_r)])
+                for r in pair.rows]
+        sections.append(PairSection(pair.title, Table(columns, rows), [t for t in (pair.tally, pair.published_tally) if t]))
+    return sections
 
 
 # --- sweeps: a [[steps]] entry that varies clients or rate, across its steps ----------------------

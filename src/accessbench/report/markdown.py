@@ -63,6 +63,15 @@ def render_report(report: Report) -> str:
                         [[label, *texts] for label, texts in study.published]
                         + [[label, *texts] for label, texts in study.today])
         lines += ["", f"Today's figures: {study.sources}."] + ([study.note] if study.note else [])
+    for pair in report.pairs:
+        candidate, reference = pair.names
+        lines += ["", f"### {pair.title}", "",
+                  "Each side: mean of the trials (min–max), then the median [95% CI].", ""]
+        lines += _table([("type", False), (reference, True), (candidate, True), ("Diff", True), ("R%", True),
+                         ("Diff%", True), (f"{candidate} vs {reference}", False), ("study R%", True)],
+                        [[r.label, "<br>".join(r.reference), "<br>".join(r.candidate), r.diff, f"{r.r_percent:.1f}%",
+                          f"{r.r_percent - 100:+.1f}%", r.verdict, r.published_r] for r in pair.rows])
+        lines += [""] + [f"- {t}" for t in (pair.tally, pair.published_tally) if t]
     if report.verdicts:
         lines += ["", "## Summary", "",
                   f"Per step and target, the fastest verified cell against the next method (significant when "

@@ -22,6 +22,7 @@ from ..stats.views import VIEWS, View
 from ..store import StoredRun
 from .. import formatting as fmt
 from .sizes import SizeSweep, size_sweeps
+from .pairs import PairTable, study_pairs
 from .study import StudyTable, study_table
 
 PERCENTILES = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (100.0, "max"))
@@ -251,6 +252,7 @@ class Report:
     matrix: Matrix
     study: StudyTable | None
     sizes: list[SizeSweep] = field(default_factory=list)  # result-size sweeps, their crossovers named
+    pairs: list[PairTable] = field(default_factory=list)  # a study's pairs (S3's table), with its tallies
     predictions: list = field(default_factory=list)   # stats.model.Prediction
     cold_starts: list[ColdStart] = field(default_factory=list)
     not_measured: list[NotMeasured] = field(default_factory=list)
@@ -269,7 +271,8 @@ def build(stored: StoredRun, view: str = "median") -> Report:
     return Report(
         stored=stored, view=v, results=results, header=header(stored, v), steps=steps,
         verdicts=[verdict for s in steps for verdict in _verdicts(s)], matrix=_matrix(results),
-        study=study_table(stored, results), sizes=size_sweeps(results), predictions=rt_model.checks(results),
+        study=study_table(stored, results), sizes=size_sweeps(results), pairs=study_pairs(stored, results),
+        predictions=rt_model.checks(results),
         cold_starts=_cold_starts(stored, results), not_measured=_not_measured(results),
         warnings=warnings(results))
 

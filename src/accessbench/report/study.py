@@ -46,6 +46,8 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
             return None
         if f.per == "unit":  # the step's own units per second (rows for a read): median or best trial
             return (float(max(r.rates)) if f.view == "best" else r.rate.median) * f.times
+        if f.per == "trial":  # a whole trial: the study's execution of a query type, its mean
+            return float(r.trial_ns.mean()) * f.times if r.trial_ns is not None else None
         if f.per == "second":
             return 1e9 / r.per_op_ns * f.times
         if f.per == "1000":
@@ -78,7 +80,7 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
             today.append((label, [_text(f, values.get(f.label)) for f in figures]))
     sources = "; ".join(
         f"{f.label}: {' or '.join(f.steps)}" + (f" on {' or '.join(filter(None, f.paths))}" if f.path else "")
-        + (", best trial" if f.view == "best" else "")
+        + (", best trial" if f.view == "best" else "") + (", mean time of a trial" if f.per == "trial" else "")
         + (" ÷ its loop count" if f.per_param is not None else "")
         + (f" × {f.times:,.3g}" if f.times != 1 else "")
         for f in figures if f.step)

@@ -55,7 +55,8 @@ def render_report(report: Report, color: bool = False, width: int | None = None,
         console.print(table)
     if view == "per1000":
         return out.getvalue()
-    for table in (_predictions_table(report), *_size_tables(report), _study_table(report), _cold_start_table(report)):
+    for table in (_predictions_table(report), *_size_tables(report), _study_table(report), *_pair_tables(report),
+                  _cold_start_table(report)):
         if table is not None:
             console.print(table)
     _not_measured(console, report)
@@ -295,6 +296,25 @@ def _study_table(report: Report) -> Table | None:
     for label, texts in study.today:
         table.add_row(Text(label), *texts)  # Text: "[engine=…]" is not rich markup
     return table
+
+
+def _pair_tables(report: Report) -> list[Table]:
+    """Study S3's table per pair: each type's execution time on both sides, Diff, R%, Diff%."""
+    tables = []
+    for pair in report.pairs:
+        candidate, reference = pair.names
+        caption = "\n".join(filter(None, [pair.tally, pair.published_tally,
+                                          "each side: mean of the trials (min–max), then the median [95% CI]; "
+                                          "≈: no significant difference"]))
+        table = _table(pair.title, [("type", "left"), (reference, "right"), (candidate, "right"), ("Diff", "right"),
+                                    ("R%", "right"), ("Diff%", "right")], caption=caption)
+        table.add_column("study R%", justify="right")
+        table.add_column(f"{candidate} vs {reference}", overflow="fold", min_width=24)
+        for row in pair.rows:
+            table.add_row(row.label, "\n".join(row.reference), "\n".join(row.candidate), row.diff,
+                          f"{row.r_percent:.1f}%", f"{row.r_percent - 100:+.1f}%", row.published_r, Text(row.verdict))
+        tables.append(table)
+    return tables
 
 
 def _size_tables(report: Report) -> list[Table]:

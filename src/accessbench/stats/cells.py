@@ -30,6 +30,7 @@ class CellResult:
     rates: np.ndarray | None = None      # the trials' units per second, in trial order
     unit_ns: Summary | None = None       # time per unit (ns), one value per trial: S3's figure
     shortest_trial_ns: float | None = None
+    trial_ns: np.ndarray | None = None   # each timed trial's elapsed time, in trial order (S3's executions)
     percentiles: dict[float, float] | None = None  # per-op latency, ns
     cpu_per_op_ns: float | None = None   # worker user+sys CPU per op, median over trials
     server_cpu_per_op_ns: float | None = None  # serving backend's CPU per op, median over trials
@@ -124,7 +125,8 @@ def analyse(stored: StoredRun) -> list[CellResult]:
                 result.rates = np.array([units(t) / (t["elapsed_ns"] / 1e9) for t in timed])
                 result.rate = summarize(result.rates)
                 result.unit_ns = summarize([t["elapsed_ns"] / units(t) for t in timed])
-                result.shortest_trial_ns = float(min(t["elapsed_ns"] for t in timed))
+                result.trial_ns = np.array([t["elapsed_ns"] for t in timed], dtype=float)
+                result.shortest_trial_ns = float(result.trial_ns.min())
             histogram = stored.histogram(cell["id"])
             result.percentiles = (latency_percentiles(stored.latencies(cell["id"])) if histogram is None
                                   else {p: histogram.percentile(p) for p in (*PERCENTILES, 100.0)})

@@ -370,6 +370,13 @@ def _check_step(step: Step, loc: tuple, tables: dict[str, Table], limits: Limits
 
 
 def _check_study(study: Study, variants: list[Variant], fail) -> None:
+    from ..methods import catalog
+
+    known = {m.name for m in catalog()}
+    for i, pair in enumerate(study.pairs):
+        unknown = [name for name in pair.candidates + pair.references if name not in known]
+        if unknown:
+            raise fail(("study", "pairs", i), f"no method {unknown[0]!r} (see accessbench methods)")
     labels = {f.label for f in study.figures}
     steps = {s.name: s for v in variants for s in v.steps}
     for i, figure in enumerate(study.figures):

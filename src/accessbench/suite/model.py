@@ -551,7 +551,7 @@ class StudyFigure(Strict):
     times: float = Field(1.0, gt=0)
     ratio: list[str] = Field(default_factory=list)
     relative_to: str | None = Field(None, min_length=1)
-    per: Literal["operation", "second", "unit", "1000"] = "operation"
+    per: Literal["operation", "second", "unit", "1000", "trial"] = "operation"
     view: Literal["median", "best"] = "median"
 
     @model_validator(mode="after")
@@ -582,14 +582,31 @@ class StudyRow(Strict):
     values: dict[str, str]
 
 
+class StudyPair(Strict):
+    """Study S3's comparison: each ``candidates`` method against each ``references`` method
+    wherever both measured the same step on the same target and path (methods of different
+    DBMSs never meet), over the figures with ``per = "trial"``: both means, Diff, R%, Diff%,
+    and the tally in the study's words (``names``: what to call the candidate and the
+    reference). ``published``: two of the study's rows (reference, candidate) whose R% stands
+    beside today's."""
+
+    label: str = Field(min_length=1)
+    candidates: list[str] = Field(min_length=1)
+    references: list[str] = Field(min_length=1)
+    names: list[str] = Field(["candidate", "reference"], min_length=2, max_length=2)
+    published: list[str] | None = Field(None, min_length=2, max_length=2)
+
+
 class Study(Strict):
     """A published study's figures, printed beside today's: one ``published`` row from the
-    figures, or the study's own ``rows``."""
+    figures, or the study's own ``rows``; and, for a study that compared methods in pairs,
+    its ``pairs``."""
 
     title: str
     note: str = ""
     figures: list[StudyFigure] = Field(min_length=1)
     rows: list[StudyRow] = []
+    pairs: list[StudyPair] = []
 
     @model_validator(mode="after")
     def _rows_name_figures(self) -> "Study":
@@ -600,6 +617,12 @@ class Study(Strict):
             unknown = [k for k in row.values if k not in labels]
             if unknown:
                 raise ValueError(f"study row {row.label!r} names no figure {unknown[0]!r}")
+        rows = {row.label for row in self.rows}
+        for pair in self.pairs:
+            if pair.published and not set(pair.published) <= rows:
+                raise ValueError(f"pair {pair.label!r}: published names a row that is not there: {list(pair.published)}")
+        if self.pairs and not any(f.per == "trial" for f in self.figures):
+            raise ValueError('pairs compare the figures with per = "trial": there are none')
         return self
 
 
