@@ -58,8 +58,10 @@ def test_a_crossover_is_named_where_the_leading_curve_changes_with_result_size()
 def test_no_crossover_is_claimed_when_one_curve_leads_at_every_size_or_none_clearly():
     cells = [_cell(m, size, "prepared", _trials(v * size)) for size in (1, 1000) for m, v in (("a", 2.0), ("b", 1.0))]
     (sweep,) = size_sweeps(cells)
-    assert sweep.verdicts == ("fastest: no crossover — a @ unix · mode=prepared leads at every size with a clear "
-                              "lead (1 row to 1,000 rows)",)
+    assert sweep.verdicts == ("fastest: no crossover — a @ unix · mode=prepared leads at every size (1 row to 1,000 rows)",)
+    partly = cells[:2] + [_cell(m, 1000, "prepared", _trials(1000.0)) for m in ("a", "b")]
+    assert size_sweeps(partly)[0].verdicts == (
+        "fastest: no crossover — a @ unix · mode=prepared leads at 1 row, no curve clearly elsewhere",)
     alike = [_cell(m, size, "prepared", _trials(1000.0 * size)) for size in (1, 1000) for m in ("a", "b")]
     assert size_sweeps(alike)[0].verdicts == ("fastest: no clear lead at any size (within noise or not significant)",)
 

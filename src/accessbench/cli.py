@@ -317,6 +317,29 @@ def build_parser() -> Parser:
                          help="one-way delay to predict for, e.g. 250us or 1ms")
     predict.add_argument("--from", dest="base", default="tcp", metavar="PATH", help="base path (default tcp)")
     predict.set_defaults(func=cmd_predict)
+    reproduce = sub.add_parser(
+        "reproduce", help="run the five studies' suites at their own parameters and judge each claim",
+        description="Run each study's built-in suite at the study's own parameters on every target and method "
+        "that speaks to its claims, store the runs like any other, and print the studies report: each claim "
+        "of the five studies in one line, the published figure, today's figure with its CI, and a "
+        "verdict (reproduced, not reproduced, reversed) by the rule beside it; a claim this machine cannot test "
+        "says why. The HTML studies report goes to --report-dir.",
+        epilog="examples:\n  accessbench reproduce all --quick     every study, shrunk, in minutes\n"
+        "  accessbench reproduce s3 s4           two studies at full size\n"
+        "  accessbench reproduce all --show      the studies report again from the newest stored runs",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    reproduce.add_argument("studies", nargs="*", metavar="STUDY", help="s1 s2 s3 s4 s5, or all (default all)")
+    reproduce.add_argument("--quick", action="store_true",
+                           help="shrink the suites (their quick_scale) and keep to the methods the claims name")
+    reproduce.add_argument("--show", action="store_true",
+                           help="measure nothing: judge the claims on the newest stored run of each study")
+    reproduce.add_argument("--report-dir", default="reports", metavar="DIR",
+                           help="where the HTML studies report (and each run's report) is written (default ./reports)")
+    reproduce.add_argument("--timeout", type=_seconds, default=None, metavar="S",
+                           help="seconds a worker may take to answer before it is killed (default 300)")
+    reproduce.add_argument("--width", type=_columns, default=None, metavar="N",
+                           help="the report's width in columns (default: the terminal's, or 120 in a pipe or file)")
+    reproduce.set_defaults(func=cmd_reproduce)
     suites = sub.add_parser("suites", help="list the built-in suites")
     suites.set_defaults(func=cmd_suites)
     return parser
@@ -388,11 +411,16 @@ def _print_skipped(console: Console, skipped) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    return _run(args, _console())[0]
+
+
+def _run(args: argparse.Namespace, console: Console, report: bool = True):
+    """A run as `run` makes it: (exit status, the stored run or None when interrupted).
+    ``report``: print the run's report (`reproduce` prints its own table instead)."""
     from .runner.select import Refused, select
     from .suite.limits import check_for_dbms
     from .suite.loader import load
 
-    console = _console()
     resume, suite = _resume(args) if args.resume else (None, None)
     for key, value in RUN_DEFAULTS.items():  # options not given (nor kept by a resumed run): their defaults
         if getattr(args, key) is None:
@@ -449,11 +477,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                       style="yellow")
         for what in getattr(runner, "left_behind", []):
             console.print(f"left behind: {what}", style="bold yellow", markup=False, soft_wrap=True)
-        return 130
+        return 130, None
     except Fault as e:
         raise Fault(f"run {runner.run_id} stopped: {e}") from None
     stored = store.load(run_id)
-    _print(render(stored, color=_color(console), width=_width(args, console), wide=args.wide))
+    if report:
+        _print(render(stored, color=_color(console), width=_width(args, console), wide=args.wide))
     console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
@@ -461,8 +490,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"left behind: {what}", style="bold yellow", markup=False, soft_wrap=True)
     if stored.run["status"] != "complete":
         print(f"accessbench: run {run_id} {stored.run['status']}: {stored.run['message']}", file=sys.stderr)
-        return 1
-    return 0
+        return 1, stored
+    return 0, stored
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
@@ -739,6 +768,43 @@ def cmd_predict(args: argparse.Namespace) -> int:
                          "tcp+DELAY path too (e.g. --path tcp,tcp+100us) so the proxy counts them")
     _print(text)
     return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import studies
+    from .report.studies import render_studies, write_studies_html
+    from .store import Store
+
+    console = _console()
+    recipes = studies.resolve(args.studies)
+    status = 0
+    with Store(args.store) as store:
+        runs = studies.newest_runs(store, recipes) if args.show else {}
+        expected = None if args.show else studies.expected_time(store, recipes, args.quick)
+    if args.show and not runs:
+        raise InputError(f"reproduce --show: {args.store} holds no run of "
+                         f"{', '.join(r.suite for r in recipes)} (run accessbench reproduce first)")
+    if expected:
+        console.print(expected)
+    for recipe in [] if args.show else recipes:
+        console.print(f"study {recipe.study.upper()}, {recipe.title}: suite {recipe.suite}, {recipe.parameters}",
+                      style="bold")
+        try:
+            code, stored = _run(studies.run_arguments(recipe, args), console, report=False)
+        except InputError as e:  # nothing of this study can run here (say, no method available): the next one can
+            console.print(f"study {recipe.study.upper()} not reproduced: {e}", style="bold yellow", markup=False)
+            status = max(status, 1)
+            continue
+        status = max(status, code)
+        if stored is None:  # interrupted: judge what was measured so far, then stop
+            status = 130
+            break
+        runs[recipe.study] = studies.study_run(stored)
+    wanted = {r.study for r in recipes}
+    findings = [f for f in studies.claims.evaluate(runs) if f.study in wanted]
+    _print(render_studies(findings, runs, color=_color(console), width=_width(args, console)))
+    console.print(f"HTML studies report: {write_studies_html(findings, runs, args.report_dir)}")
+    return status
 
 
 def cmd_suites(args: argparse.Namespace) -> int:

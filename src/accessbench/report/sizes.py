@@ -112,7 +112,10 @@ def _crossover(who: str, leaders: list, faster: bool = False) -> str:
     word = "faster" if faster else "leads"
     if len(runs) == 1:
         label, lo, hi = runs[0]
-        return f"{who}: no crossover — {label} {word} at every size with a clear lead ({_rows(lo)} to {_rows(hi)})"
+        where = f"at {_rows(lo)}" if lo == hi else f"from {_rows(lo)} to {_rows(hi)}"
+        if len(clear) == len(leaders):
+            return f"{who}: no crossover — {label} {word} at every size ({where.split(' ', 1)[1]})"
+        return f"{who}: no crossover — {label} {word} {where}, no curve clearly elsewhere"
     parts = [f"{label} {word} at {_rows(lo)}" if lo == hi else f"{label} {word} from {_rows(lo)} to {_rows(hi)}"
              for label, lo, hi in runs]
     return f"{who}: crosses over — " + "; then ".join(parts)

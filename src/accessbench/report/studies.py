@@ -1,0 +1,73 @@
+"""The studies report of `accessbench reproduce`: each claim of the five studies as a row — the
+claim, the published figure, today's figure with its CI, the verdict and the rule it was judged
+by — as terminal text and as a self-contained HTML page."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections import Counter
+from datetime import datetime, timezone
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..studies import RECIPES
+from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
+
+STYLES = {REPRODUCED: "green", NOT_REPRODUCED: "yellow", REVERSED: "red", UNTESTABLE: "dim", NOT_MEASURED: "dim"}
+
+
+def tally(findings: list[Finding]) -> str:
+    counts = Counter(f.verdict.split(" in ")[0] if f.verdict.startswith(REPRODUCED + " in") else f.verdict
+                     for f in findings)
+    order = [REPRODUCED, NOT_REPRODUCED, REVERSED, UNTESTABLE, NOT_MEASURED]
+    return " · ".join(f"{counts[v]} {v}" for v in order if counts[v]) + f" (of {len(findings)} claims)"
+
+
+def _runs_line(runs: dict[str, StudyRun]) -> str:
+    return "runs: " + ", ".join(f"{study} {run.run_id}" for study, run in sorted(runs.items())) if runs else "runs: none"
+
+
+def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bool = False,
+                   width: int | None = None) -> str:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 120, highlight=False,
+                      soft_wrap=False)
+    table = Table(title="The five studies today: each claim, the published figure, today's, and a verdict",
+                  title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, caption_justify="left",
+                  caption=f"{tally(findings)}\n{_runs_line(runs)}\nverdict rules: accessbench/studies/claims.py "
+                          "(each row's rule in the HTML studies report)")
+    for name, justify, ratio in (("study", "left", 0), ("claim", "left", 4), ("published", "left", 2),
+                                 ("today [95% CI]", "left", 3), ("verdict", "left", 0)):
+        table.add_column(name, justify=justify, ratio=ratio or None, no_wrap=not ratio, overflow="fold")
+    for f in findings:
+        today = f.today or (f.rule if f.verdict in (UNTESTABLE, NOT_MEASURED) else "")
+        if f.verdict == NOT_MEASURED and f.where:
+            today = f.where
+        table.add_row(f.study.upper(), Text(f.claim), Text(f.published), Text(today),
+                      Text(f.verdict, style=STYLES.get(f.verdict.split(" in ")[0], "")))
+    console.print(table)
+    return out.getvalue()
+
+
+def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], directory: str) -> str:
+    import jinja2
+
+    from .html import TEMPLATES, _asset
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    studies = [(r.study.upper(), r.title, runs.get(r.study), [f for f in findings if f.study == r.study])
+               for r in RECIPES.values()]
+    html = env.get_template("studies.html.j2").render(
+        studies=studies, tally=tally(findings), css=_asset("report.css"),
+        made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        css_class={v: f"verdict-{v.replace(' ', '-')}" for v in STYLES})
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "accessbench-studies.html")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(html)
+    return path

@@ -1,0 +1,155 @@
+"""The five studies as recipes for `accessbench reproduce`: each study's built-in suite at the
+study's own parameters, the methods that measure its claims, and the claims themselves
+(studies/claims.py) judged on the runs it makes.
+
+A full reproduction measures every method that can speak to a claim (S1 and S3 compare
+methods: every one available; S4 timed one C CLI program, so the C methods; S5 one driver per
+language); ``--quick`` shrinks the suites' iterations and keeps to the methods the claims
+name, so that all five finish in minutes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from . import claims
+from ..errors import InputError
+
+# The C methods: S4's "C CLI program" (ODBC is the CLI) and the native APIs beside it.
+C_NATIVE = ["c-odbc", "c-libpq", "c-libmariadb", "c-sqlite"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    study: str                          # "s1" … "s5"
+    title: str                          # the study in a few words
+    suite: str                          # its built-in suite
+    parameters: str                     # the study's own parameters, as the reproduction honours them
+    methods: list[str] | None           # a full reproduction's (None: every default method)
+    quick_methods: list[str]            # --quick's: the methods its claims name
+    targets: list[str] | None = None    # None: every DBMS the methods reach
+    paths: list[str] | None = None      # None: the suite's
+    quick_targets: list[str] | None = None
+    trials: int = 5
+
+
+RECIPES = {r.study: r for r in [
+    Recipe("s1", "records per second by access method (AS/400, c. 2001)", "s1-rps",
+           "WEBTEMP2's 6,071 rows read whole; best of 5 trials beside the median",
+           ["all"],
+           ["c-odbc", "c-libpq", "c-libmariadb", "java-pgjdbc", "py-psycopg", "py-sqlalchemy-core+psycopg",
+            "py-sqlalchemy-orm+psycopg"],
+           quick_targets=["postgresql", "mariadb"]),
+    Recipe("s2", "native I/O vs SQL vs JDBC vs MySQL's engines (IBM i, 2009)", "s2-rowops",
+           "seconds per 1,000 records; the index lesson on 500,000 rows",
+           None, ["c-libmariadb", "java-mariadb"], quick_targets=["mariadb"]),
+    Recipe("s3", "APIBench: ODBC vs the native API (Oracle, 1995 and 2002)", "s3-apibench",
+           "2,500 employees; each query type executed five times",
+           None, [*C_NATIVE, "go-pgx", "node-mysql2"]),
+    Recipe("s4", "local vs remote access (DB2 for z/OS, 2005)", "s4-roundtrip",
+           "1,000,000 statements in the loop (--quick: 2,000)",
+           C_NATIVE[:2], C_NATIVE[:2], targets=["postgresql"]),
+    Recipe("s5", "persistent connections under web load (IBM i, c. 2012)", "s5-connections",
+           "10 clients for 15 s a trial (--quick: 1.5 s)",
+           ["c-libpq", "py-psycopg", "java-pgjdbc", "go-pgx", "node-pg", "rust-tokio-postgres", "c-libmariadb"],
+           ["c-libpq"], paths=["unix", "pooler"], quick_targets=["postgresql"]),
+]}
+
+
+# Seconds each study's reproduction took on the 2-core machine of the README's Studies table
+# (Debian 12, 2 vCPU, 24 GiB): what `reproduce` expects before any run of its own is stored.
+REFERENCE_QUICK: dict[str, float] = {}
+REFERENCE_FULL: dict[str, float] = {}
+
+
+def resolve(names: list[str]) -> list[Recipe]:
+    """Recipes by study name (s1 … s5, or all), in study order; an unknown name is an input error."""
+    if not names or "all" in names:
+        return list(RECIPES.values())
+    unknown = [n for n in names if n.lower() not in RECIPES]
+    if unknown:
+        raise InputError(f"reproduce {unknown[0]}: no such study (choose from {', '.join(RECIPES)} or all)")
+    wanted = {n.lower() for n in names}
+    return [r for r in RECIPES.values() if r.study in wanted]
+
+
+LABEL = "reproduce {study}"  # the label each study's run is stored under
+
+
+def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
+    """The `run` options of a study's run: its suite, methods, targets and paths; --quick keeps
+    to the methods its claims name and drops the precision target (a fixed trial count keeps
+    the time known)."""
+    import argparse
+
+    from ..methods import select
+
+    quick = bool(args.quick)
+    names = recipe.quick_methods if quick else recipe.methods
+    if names is not None and "all" not in names:  # a method this machine lacks is left out, not refused
+        names = [m.name for m in select(names) if not m.missing()] or names
+    return argparse.Namespace(
+        store=args.store, suite=recipe.suite, method=names,
+        target=(recipe.quick_targets or recipe.targets) if quick else recipe.targets, path=recipe.paths,
+        trials=recipe.trials, precision=0.0 if quick else None, budget=None, max_trials=None, warmup=None,
+        max_warmup=None, quick=quick, timeout=args.timeout, workdir=None, report_dir=args.report_dir,
+        no_report=False, resume=None, unconfined_sql=False, label=LABEL.format(study=recipe.study),
+        width=getattr(args, "width", None), wide=False)
+
+
+def study_run(stored) -> "claims.StudyRun":
+    from ..stats.cells import analyse
+    from ..suite.loader import parse
+
+    run = stored.run
+    suite = parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
+    return claims.StudyRun(run["id"], suite, analyse(stored))
+
+
+def _reproductions(store, recipe: Recipe) -> list[dict]:
+    """The stored runs of a study's reproduction, newest first."""
+    return [r for r in store.runs(limit=10_000)
+            if r["suite"] == recipe.suite and json.loads(r["settings"]).get("label") == LABEL.format(study=recipe.study)]
+
+
+def newest_runs(store, recipes: list[Recipe]) -> dict[str, "claims.StudyRun"]:
+    """The newest stored reproduction of each study (any size), as the claims read it."""
+    found = {}
+    for recipe in recipes:
+        runs = _reproductions(store, recipe)
+        if runs:
+            found[recipe.study] = study_run(store.load(runs[0]["id"]))
+    return found
+
+
+def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
+    """What the reproduction will take, from the last one of the same size in this store; or,
+    where there is none, the time it took on the 2-core machine the README's table comes from."""
+    from ..report.live import clock_text
+
+    parts: list[str] = []
+    total: float | None = 0.0
+    for recipe in recipes:
+        past = [r for r in _reproductions(store, recipe)
+                if bool(json.loads(r["settings"]).get("quick")) == quick and r["status"] == "complete"
+                and r.get("finished_at")]
+        if past:
+            seconds = _elapsed(past[0])
+            parts.append(f"{recipe.study} {clock_text(seconds)} (as last time here)")
+        elif recipe.study in (reference := REFERENCE_QUICK if quick else REFERENCE_FULL):
+            seconds = reference[recipe.study]
+            parts.append(f"{recipe.study} {clock_text(seconds)} (on a 2-core reference machine)")
+        else:
+            parts.append(f"{recipe.study} not known")
+            total = None
+            continue
+        total = None if total is None else total + seconds
+    what = f"reproducing {len(recipes)} stud{'y' if len(recipes) == 1 else 'ies'}{' (--quick)' if quick else ''}"
+    return f"{what}: expected " + (f"about {clock_text(total)}" if total is not None else "time not known") \
+        + " — " + ", ".join(parts)
+
+
+def _elapsed(run: dict) -> float:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(run["finished_at"]) - datetime.fromisoformat(run["started_at"])).total_seconds()

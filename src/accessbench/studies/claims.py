@@ -1,0 +1,334 @@
+"""Every claim of the five studies (../shared/seeds.md) as a row: the claim in one line, the
+published figure, today's figure with its CI, and a verdict by a rule stated beside it.
+
+The rules, one per kind of claim:
+- a *ratio* claim ("JDBC read 0.37× ODBC's records per second") is **reproduced** when today's
+  ratio differs from 1 significantly (stats/compare.py: Mann-Whitney and the ratio's bootstrap
+  CI outside ±3%) in the published direction and lies within the same order of magnitude as
+  the published ratio (between a tenth and ten times it); **reversed** when it differs
+  significantly the other way; otherwise **not reproduced** (no significant difference, or a
+  ratio more than ten times off);
+- a *direction* claim (the study gave no figure: "by a wide margin") needs only the first part;
+- a *closeness* claim ("no ODBC penalty", "gained little") is reproduced when today's figure stays
+  inside the bound the row states, else not reproduced;
+- a claim today's machine cannot test says why, and is **untestable here**; one the run did not
+  measure (a method unavailable, a study not reproduced) is **not measured**.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..report.sizes import size_sweeps
+from ..stats.cells import CellResult
+from ..stats.compare import ALPHA, NOISE, Comparison, compare
+from ..suite.model import Suite
+
+REPRODUCED, NOT_REPRODUCED, REVERSED = "reproduced", "not reproduced", "reversed"
+UNTESTABLE, NOT_MEASURED = "untestable here", "not measured"
+
+RATIO_RULE = "significant, same direction, within 10× of the published ratio"
+DIRECTION_RULE = "significant, in the published direction"
+PENALTY = 0.10  # S3 counted the native API "ahead" where it was more than 10% faster
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One study's stored run, as the claims read it."""
+
+    run_id: str
+    suite: Suite            # as the run loaded it (--quick scaled)
+    results: list[CellResult]
+
+
+@dataclass(frozen=True)
+class Finding:
+    study: str
+    claim: str
+    published: str
+    today: str
+    verdict: str
+    rule: str
+    where: str = ""     # the cells today's figure comes from
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Where a figure is read: the first of ``methods`` with a verified cell of ``step`` on the
+    target (and path, and a variant containing ``variant``)."""
+
+    methods: tuple[str, ...]
+    step: str
+    target: str
+    path: str | None = None
+    variant: str = ""
+
+    def find(self, results: list[CellResult], method: str | None = None) -> CellResult | None:
+        for name in ([method] if method else self.methods):
+            for r in results:
+                c = r.cell
+                if (r.ranked and c["method"] == name and c["step"] == self.step and c["target"] == self.target
+                        and (self.path is None or c["path"] == self.path) and self.variant in c["variant"]):
+                    return r
+        return None
+
+
+def _ratio_text(c: Comparison, scale: float = 1.0) -> str:
+    return f"{c.ratio * scale:.2f}× [{c.ci_low * scale:.2f}–{c.ci_high * scale:.2f}]"
+
+
+def judge_ratio(c: Comparison, published: float | None, scale: float = 1.0) -> str:
+    """The ratio rule on ``c``'s ratio times ``scale`` (published None: the direction rule,
+    the published direction being a ratio above 1)."""
+    ratio, low, high = c.ratio * scale, c.ci_low * scale, c.ci_high * scale
+    if not (c.p_value < ALPHA and (low > 1 + NOISE or high < 1 / (1 + NOISE))):
+        return NOT_REPRODUCED
+    if (ratio > 1) != ((published or 2.0) > 1):
+        return REVERSED
+    if published is not None and abs(math.log10(ratio / published)) > 1:
+        return NOT_REPRODUCED
+    return REPRODUCED
+
+
+@dataclass(frozen=True)
+class Claim:
+    study: str
+    claim: str
+    published: str
+    judge: Callable[[dict[str, StudyRun]], tuple[str, str, str, str]] = field(repr=False)
+    # judge(runs by study) → (today, verdict, rule, where)
+
+    def evaluate(self, runs: dict[str, StudyRun]) -> Finding:
+        if self.study not in runs:
+            return Finding(self.study, self.claim, self.published, "", NOT_MEASURED, f"study {self.study} not run")
+        today, verdict, rule, where = self.judge(runs)
+        return Finding(self.study, self.claim, self.published, today, verdict, rule, where)
+
+
+def ratio(study: str, claim: str, published: str, value: float | None, a: Cells, b: Cells,
+          scale: Callable[[CellResult, Suite], float] = lambda _c, _s: 1.0, close: float | None = None) -> Claim:
+    """a's units per second over b's (times ``scale``): the published ``value`` (None: a
+    direction claim, a faster than b); with ``close``, a closeness claim: reproduced while the
+    ratio's CI stays under ``close`` (a gain of at most that much)."""
+    def judge(runs):
+        rs = runs[study].results
+        for method in a.methods:  # the first method with both cells
+            ca, cb = a.find(rs, method), b.find(rs, method if set(a.methods) == set(b.methods) else None)
+            if ca is not None and cb is not None:
+                c, k = compare(ca, cb), scale(ca, runs[study].suite)
+                where = f"{ca.label} {ca.cell['step']} ÷ {cb.label} {cb.cell['step']}"
+                if close is not None:
+                    return (_ratio_text(c, k), REPRODUCED if c.ci_high * k < close else NOT_REPRODUCED,
+                            f"closeness: the ratio's CI under {close:g}×", where)
+                return (_ratio_text(c, k), judge_ratio(c, value, k), RATIO_RULE if value else DIRECTION_RULE, where)
+        return "", NOT_MEASURED, "", f"needs {a.step} and {b.step} of {' or '.join(a.methods)} on {a.target}"
+    return Claim(study, claim, published, judge)
+
+
+def untestable(study: str, claim: str, published: str, why: str) -> Claim:
+    return Claim(study, claim, published, lambda _: ("", UNTESTABLE, why, ""))
+
+
+# --- the claims with more than two cells ---------------------------------------------------------
+
+def _layers(runs) -> tuple[str, str, str, str]:
+    """Every layer against its own driver on S1's read, wherever both were measured."""
+    from ..methods import catalog
+
+    over = {m.name: m.over for m in catalog() if m.over}
+    rs = runs["s1"].results
+    found = []
+    for r in rs:
+        if r.ranked and r.cell["step"] == "rps" and r.cell["method"] in over:
+            d = next((x for x in rs if x.ranked and x.cell["method"] == over[r.cell["method"]]
+                      and x.cell["step"] == "rps" and x.cell["target"] == r.cell["target"]
+                      and x.cell["path"] == r.cell["path"]), None)
+            if d is not None:
+                found.append(compare(r, d))
+    if not found:
+        return "", NOT_MEASURED, "", "needs a layer and its driver on rps"
+    ratios = sorted(c.ratio for c in found)
+    slower = sum(c.significant and c.ratio < 1 for c in found)
+    faster = sum(c.significant and c.ratio > 1 for c in found)
+    verdict = (REPRODUCED if slower > len(found) / 2 else REVERSED if faster > len(found) / 2 else NOT_REPRODUCED)
+    return (f"median {float(np.median(ratios)):.2f}× over {len(found)} layer cells ({ratios[0]:.2f}–{ratios[-1]:.2f}); "
+            f"{slower} significantly slower, {faster} faster",
+            verdict, "most layer cells significantly slower than their driver's",
+            "each layer method's rps ÷ its own driver's, same target and path")
+
+
+def _crossover(runs) -> tuple[str, str, str, str]:
+    """S1's crossover: a plan cached on the server (prepared) leads on small results, parsing
+    each time (extended) on large ones."""
+    for sweep in size_sweeps(runs["s1"].results):
+        if sweep.target != "postgresql":
+            continue
+        line = next((v for v in sweep.verdicts if v.startswith("c-libpq @ unix:")), None)
+        if line is None:
+            continue
+        crossed = "crosses over — prepared faster" in line
+        return (line.split(": ", 1)[1], REPRODUCED if crossed else NOT_REPRODUCED,
+                "the prepared curve leads at small sizes and another at large ones, each lead significant",
+                "c-libpq @ postgresql/unix, rows-1 … rows-100000 in prepared and extended modes")
+    return "", NOT_MEASURED, "", "needs c-libpq's result-size sweep on postgresql/unix"
+
+
+def _set_gap(runs) -> tuple[str, str, str, str]:
+    """How much more a set-oriented update saves per record for JDBC than for the C API."""
+    rs = runs["s2"].results
+
+    def gain(method: str) -> tuple[CellResult, CellResult] | None:
+        one = Cells((method,), "upd1-prepared", "mariadb", "unix", "InnoDB").find(rs)
+        hundred = Cells((method,), "upd100-prepared", "mariadb", "unix", "InnoDB").find(rs)
+        return (one, hundred) if one and hundred else None
+
+    jdbc, native = gain("java-mariadb"), gain("c-libmariadb")
+    if not (jdbc and native):
+        return "", NOT_MEASURED, "", "needs upd1 and upd100 of java-mariadb and c-libmariadb on InnoDB"
+    # records per second: upd100's statements each change 100 records
+    g_jdbc = compare(jdbc[1], jdbc[0])   # statements/s ratio; × 100 for records
+    g_native = compare(native[1], native[0])
+    value = (g_jdbc.ratio * 100) / (g_native.ratio * 100)
+    low, high = g_jdbc.ci_low / g_native.ci_high, g_jdbc.ci_high / g_native.ci_low
+    verdict = (REPRODUCED if low > 1 and value <= 63 else REVERSED if high < 1 else NOT_REPRODUCED)
+    return (f"{value:.2f}× [{low:.2f}–{high:.2f}] (JDBC {g_jdbc.ratio * 100:.0f}×, C {g_native.ratio * 100:.0f}×)",
+            verdict, "JDBC's per-record gain over C's, the interval (from both ratios' CIs) above 1, within 10×",
+            "per-record rate of upd100 ÷ upd1, java-mariadb over c-libmariadb, mariadb/unix InnoDB")
+
+
+def _server_share(runs) -> tuple[str, str, str, str]:
+    cell = Cells(("c-odbc", "c-libpq"), "select1-prepared", "postgresql", "tcp+250us").find(runs["s4"].results)
+    if cell is None or not cell.server_cpu_per_op_ns or not cell.per_op_ns:
+        return "", NOT_MEASURED, "", "needs select1-prepared on tcp+250us with the server's CPU read"
+    share = cell.server_cpu_per_op_ns / cell.per_op_ns
+    return (f"{share:.0%} of {cell.per_op_ns / 1e3:.0f} µs per call (medians)", REPRODUCED if share < 0.5 else NOT_REPRODUCED,
+            "the server's CPU under half of a remote call", cell.label)
+
+
+def _penalty(study: str, pairs: list[tuple[str, str]], label: str) -> Callable:
+    """S3's question per pair: in how many query types is the candidate significantly slower
+    than the reference by more than 10% (a penalty)? Reproduced when in at most half."""
+    def judge(runs):
+        rs = runs[study].results
+        lines, verdicts, where = [], [], []
+        for candidate, reference in pairs:
+            steps = sorted({r.cell["step"] for r in rs if r.cell["method"] == candidate and r.ranked})
+            for target in sorted({r.cell["target"] for r in rs if r.cell["method"] == reference}):
+                comparisons = []
+                for step in steps:
+                    ca = Cells((candidate,), step, target).find(rs)
+                    cb = Cells((reference,), step, target).find(rs)
+                    if ca and cb:
+                        comparisons.append(compare(ca, cb))
+                if not comparisons:
+                    continue
+                slower = sum(c.significant and c.ratio < 1 / (1 + PENALTY) for c in comparisons)
+                faster = sum(c.ratio > 1 for c in comparisons)
+                lines.append(f"{candidate} vs {reference}: penalty in {slower} of {len(comparisons)}, faster in {faster}")
+                verdicts.append(slower <= len(comparisons) / 2)
+                where.append(f"{candidate} vs {reference} @ {target}")
+        if not lines:
+            return "", NOT_MEASURED, "", f"needs {label} pairs"
+        verdict = REPRODUCED if all(verdicts) else NOT_REPRODUCED if not any(verdicts) else f"{REPRODUCED} in {sum(verdicts)} of {len(verdicts)}"
+        return ("; ".join(lines), verdict,
+                f"a penalty (significantly slower by more than {PENALTY:.0%}) in at most half the types", "; ".join(where))
+    return judge
+
+
+def _loop_count(cell: CellResult, suite: Suite) -> float:
+    """The statements one procedure call runs: its first parameter (scaled with the suite)."""
+    step = next(s for v in suite.variants for s in v.steps if s.name == cell.cell["step"])
+    return float(step.params[0].value)
+
+
+# --- the claims -----------------------------------------------------------------------------------
+
+PG, MARIADB = "postgresql", "mariadb"
+S1_CLIENT, S1_BESIDE = "tcp+250us", "unix"
+
+CLAIMS: list[Claim] = [
+    # S1
+    ratio("s1", "JDBC reads fewer records per second than the ODBC API across a network",
+          "2,296 vs 6,266/s: 0.37×", 0.37,
+          Cells(("java-pgjdbc",), "rps", PG, S1_CLIENT), Cells(("c-odbc",), "rps", PG, S1_CLIENT)),
+    Claim("s1", "Every layer above the API costs (ADO over ODBC)", "5,734 vs 6,266/s: 0.92×", _layers),
+    ratio("s1", "Two layers cost more than one (ADO over OLE DB against ADO over ODBC)",
+          "4,625 vs 5,734/s: 0.81×", 0.81,
+          Cells(("py-sqlalchemy-orm+psycopg",), "rps", PG, S1_CLIENT),
+          Cells(("py-sqlalchemy-core+psycopg",), "rps", PG, S1_CLIENT)),
+    ratio("s1", "Beside the server, set-oriented SQL reads faster than record-level access",
+          "RPG embedded SQL 54,205 vs RPG RLA 26,511/s: 2.0×", 2.04,
+          Cells(("c-libmariadb",), "rps", MARIADB, S1_BESIDE), Cells(("c-libmariadb",), "rps-record", MARIADB, S1_BESIDE)),
+    ratio("s1", "A plan cached on the server wins on a small result set",
+          "JDBC with a stored package 7,332 vs without 6,570/s: 1.12×", 1.12,
+          Cells(("c-libpq",), "rows-1-prepared", PG, S1_BESIDE), Cells(("c-libpq",), "rows-1-extended", PG, S1_BESIDE)),
+    Claim("s1", "…while the native driver moves rows faster on large ones: a crossover by result size",
+          "crossover (no figure)", _crossover),
+    # S2
+    ratio("s2", "Native record I/O reads faster than SQL", "0.06 vs 0.37 s per 1,000: 6.2×", 6.2,
+          Cells(("c-libmariadb",), "read-record", MARIADB, "unix", "InnoDB"),
+          Cells(("c-libmariadb",), "read", MARIADB, "unix", "InnoDB")),
+    ratio("s2", "Native record I/O reads 10–100× faster than JDBC", "0.06 vs 0.77 s per 1,000: 12.8×", 12.8,
+          Cells(("c-libmariadb",), "read-record", MARIADB, "unix", "InnoDB"),
+          Cells(("java-mariadb",), "read", MARIADB, "unix", "InnoDB")),
+    Claim("s2", "Set-oriented updates close the gap, far more for JDBC than for embedded SQL",
+          "per record, Upd×1 ÷ Upd×100: JDBC 17×, embedded SQL 2.7×: 6.3×", _set_gap),
+    ratio("s2", "InnoDB's per-row transactional cost is huge for row-at-a-time updates",
+          "Upd×1 112.03 vs MyISAM 6.07 s per 1,000: 18×", 18.5,
+          Cells(("c-libmariadb",), "upd1-prepared", MARIADB, "unix", "MyISAM"),
+          Cells(("c-libmariadb",), "upd1-prepared", MARIADB, "unix", "InnoDB")),
+    ratio("s2", "An index on the filtered column turns nearly an hour into a little over a minute",
+          "1,000 updates on 500,000 rows: ≈45×", 45,
+          Cells(("c-libmariadb", "c-libpq"), "upd-key2-index", MARIADB, "unix", "InnoDB"),
+          Cells(("c-libmariadb", "c-libpq"), "upd-key2-no-index", MARIADB, "unix", "InnoDB")),
+    # S3
+    Claim("s3", "No ODBC penalty: ODBC matches or beats the native API in most query types (C)",
+          "Oracle 9i: ODBC faster in 5 of 6; Oracle 7: in 5 of 9; 29 tests: native better in 12, by >10% in 2",
+          _penalty("s3", [("c-odbc", "c-libpq"), ("c-odbc", "c-libmariadb"), ("c-odbc", "c-sqlite")], "ODBC")),
+    Claim("s3", "A wire-protocol driver needing no vendor library matches or beats the vendor's own API",
+          "the wire-protocol ODBC driver matched or beat OCI (Oracle 9i)",
+          _penalty("s3", [("go-pgx", "c-libpq"), ("node-postgres-js", "c-libpq"), ("node-mysql2", "c-libmariadb"),
+                          ("py-pg8000", "py-psycopg"), ("py-pymysql", "py-mysqlclient")], "wire-protocol")),
+    # S4
+    ratio("s4", "A remote call costs about four local ones", "615 vs 147 µs per call: 4.2×", 4.2,
+          Cells(("c-odbc", "c-libpq"), "select1-prepared", PG, "unix"),
+          Cells(("c-odbc", "c-libpq"), "select1-prepared", PG, "tcp+250us")),
+    Claim("s4", "Network latency dominates a remote call, not the database", "89 of ≈500 µs in the database: 18%",
+          _server_share),
+    ratio("s4", "The loop moved into a stored procedure, called once remotely, runs many times faster",
+          "49 s vs 615 s per million: 12.5×", 12.5,
+          Cells(("c-odbc", "c-libpq"), "procedure", PG, "tcp+250us"),
+          Cells(("c-odbc", "c-libpq"), "select1-prepared", PG, "tcp+250us"), scale=_loop_count),
+    ratio("s4", "Locally, static SQL beats dynamic SQL by a wide margin", "a wide margin (no figure)", None,
+          Cells(("c-odbc", "c-libpq"), "select1-prepared", PG, "unix"),
+          Cells(("c-odbc", "c-libpq"), "select1-literal", PG, "unix")),
+    ratio("s4", "Moving the logic into a procedure without switching to static SQL gains little (locally)",
+          "little (no figure)", 1.0,
+          Cells(("c-odbc", "c-libpq"), "procedure-dynamic", PG, "unix"),
+          Cells(("c-odbc", "c-libpq"), "select1-literal", PG, "unix"), scale=_loop_count, close=1.5),
+    untestable("s4", "150 feet or a mile of LAN make no measurable difference", "no measurable difference",
+               "one machine: distance here is the latency proxy's delay, so the claim would test the proxy, "
+               "not a cable"),
+    # S5
+    ratio("s5", "Persistent connections carry many times the requests of connecting per request",
+          "504.04 vs 64.54 requests/s: 7.8×", 7.8,
+          Cells(("c-libpq",), "persistent", PG, "unix"), Cells(("c-libpq",), "per-request", PG, "unix")),
+    untestable("s5", "A static page and PHP's hello world set the web tier's ceiling", "767.87 and 560.05 requests/s",
+               "needs the web tier (Apache serving PHP pages under ab), which accessbench does not drive yet"),
+    untestable("s5", "The toolkit call kept in a server job beats one started in-process", "320.72 vs 69.58 requests/s: 4.6×",
+               "the IBM i PHP toolkit and its server jobs exist on IBM i only"),
+    untestable("s5", "A stateful (keyed) toolkit connection beats a stateless one", "162.75 vs 62.97 requests/s: 2.6×",
+               "the IBM i PHP toolkit and its server jobs exist on IBM i only"),
+    untestable("s5", "Rule of thumb: requests/s × 5–10 s of thinking ≈ concurrent users carried",
+               "504 requests/s: 2,520–5,040 users", "arithmetic, not a measurement: the s5 study table applies it "
+               "to today's requests/s"),
+]
+
+
+def evaluate(runs: dict[str, StudyRun]) -> list[Finding]:
+    """Every claim against the studies' runs (keyed by study: s1 … s5)."""
+    return [claim.evaluate(runs) for claim in CLAIMS]

@@ -1,0 +1,103 @@
+"""`accessbench reproduce`: every claim of the five studies has its row, judged by the rule
+beside it, on runs made and stored like any other."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from accessbench.methods import select
+from accessbench.stats.cells import CellResult
+from accessbench.stats.compare import compare
+from accessbench.stats.summary import summarize
+from accessbench.studies import RECIPES, resolve
+from accessbench.studies import newest_runs
+from accessbench.studies.claims import (CLAIMS, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE,
+                                        StudyRun, evaluate, judge_ratio)
+from accessbench.store import Store
+from accessbench.suite.loader import load
+from accessbench.errors import InputError
+
+from .conftest import accessbench
+
+
+def cell(rates, method="a") -> CellResult:
+    rates = np.asarray(rates, dtype=float)
+    r = CellResult({"method": method, "target": "postgresql", "path": "unix", "step": "s", "step_index": 0,
+                    "variant": "", "status": "ok", "kind": "exec", "mode": "prepared"}, "ops")
+    r.rates, r.rate, r.unit_ns = rates, summarize(rates), summarize(1e9 / rates)
+    return r
+
+
+FAST, SLOW = [400, 402, 399, 401, 398], [100, 101, 99, 102, 100]
+
+
+def test_a_ratio_claim_is_reproduced_in_its_direction_and_order_of_magnitude():
+    assert judge_ratio(compare(cell(FAST), cell(SLOW)), published=4.2) == REPRODUCED
+    assert judge_ratio(compare(cell(FAST), cell(SLOW)), published=30) == REPRODUCED  # 4× is within 10× of 30×
+
+
+def test_a_ratio_claim_the_other_way_is_reversed_and_one_ten_times_off_is_not_reproduced():
+    assert judge_ratio(compare(cell(SLOW), cell(FAST)), published=4.2) == REVERSED
+    assert judge_ratio(compare(cell(FAST), cell(SLOW)), published=100) == NOT_REPRODUCED
+
+
+def test_no_significant_difference_does_not_reproduce_a_claimed_one():
+    assert judge_ratio(compare(cell([100, 101, 99, 100, 100]), cell([100, 100, 101, 99, 100])), 4.2) == NOT_REPRODUCED
+
+
+def test_a_scaled_ratio_is_judged_after_scaling():
+    # a procedure call runs 1,000 statements: 30 calls/s against 1,000 statements/s is 30× the loop
+    calls, loop = cell([30, 30.2, 29.9, 30.1, 29.8]), cell([1000, 1001, 999, 1002, 1000])
+    assert judge_ratio(compare(calls, loop), 12.5, scale=1000) == REPRODUCED
+
+
+def test_every_study_has_its_claims_and_an_untestable_one_says_why():
+    per_study = {s: [c for c in CLAIMS if c.study == s] for s in RECIPES}
+    assert {s: len(cs) for s, cs in per_study.items()} == {"s1": 6, "s2": 5, "s3": 2, "s4": 6, "s5": 5}
+    assert {f.verdict for f in evaluate({})} == {NOT_MEASURED}  # no run: nothing judged, nothing invented
+    empty = {s: StudyRun("r", load(r.suite), []) for s, r in RECIPES.items()}
+    findings = evaluate(empty)
+    for f in findings:  # runs without the cells a claim needs: it says which, and invents no figure
+        assert not f.today and f.verdict in (NOT_MEASURED, UNTESTABLE)
+        assert (f.where if f.verdict == NOT_MEASURED else f.rule)
+    assert sum(f.verdict == UNTESTABLE for f in findings) == 5
+
+
+def test_an_unknown_study_is_one_clear_line():
+    with pytest.raises(InputError, match=r"^reproduce s9: no such study \(choose from s1, s2, s3, s4, s5 or all\)$"):
+        resolve(["s9"])
+    result = accessbench("reproduce", "s9")
+    assert result.returncode == 2 and result.stderr.strip().count("\n") == 0 and "no such study" in result.stderr
+
+
+def test_show_without_a_stored_reproduction_says_so(tmp_path):
+    result = accessbench("--store", str(tmp_path / "empty.db"), "reproduce", "s4", "--show")
+    assert result.returncode == 2 and "holds no run of s4-roundtrip" in result.stderr
+
+
+@pytest.mark.server
+def test_reproducing_s4_quick_stores_its_run_and_judges_each_of_its_claims(tmp_path):
+    if select(["c-libpq"])[0].missing():
+        pytest.skip("the C worker is not built")
+    store = str(tmp_path / "studies.db")
+    result = accessbench("--store", store, "reproduce", "s4", "--quick", "--report-dir", str(tmp_path / "html"),
+                         "--width", "400", cwd=tmp_path, timeout=1800)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    out = result.stdout
+    assert re.search(r"reproducing 1 study \(--quick\): expected ", out)
+    assert "study S4, local vs remote access" in out and "A remote call costs about four local ones" in out
+    with Store(store) as s:
+        runs = newest_runs(s, resolve(["s4"]))
+    findings = [f for f in evaluate(runs) if f.study == "s4"]
+    judged = [f for f in findings if f.verdict != UNTESTABLE]
+    assert len(judged) == 5 and all(f.verdict in (REPRODUCED, NOT_REPRODUCED, REVERSED) for f in judged), judged
+    assert all(re.match(r"\d", f.today) for f in judged)  # a figure, with its interval where it has one
+    assert (tmp_path / "html" / "accessbench-studies.html").exists()
+    again = accessbench("--store", store, "reproduce", "s4", "--show", "--report-dir", str(tmp_path / "html"),
+                        "--width", "400")
+    assert again.returncode == 0 and "A remote call costs about four local ones" in again.stdout
+    assert "reproducing 1 study" not in again.stdout  # --show measures nothing
+    assert "reproduce s4" in accessbench("--store", store, "runs").stdout
