@@ -58,7 +58,8 @@ RECIPES = {r.study: r for r in [
 
 # Seconds each study's reproduction took on the 2-core machine of the README's Studies table
 # (Debian 12, 2 vCPU, 24 GiB): what `reproduce` expects before any run of its own is stored.
-REFERENCE_QUICK: dict[str, float] = {}
+# Measured 2026-11-27 by `accessbench reproduce all --quick` (5 trials a cell; 8 min 54 s in all).
+REFERENCE_QUICK: dict[str, float] = {"s1": 390.0, "s2": 41.0, "s3": 17.0, "s4": 40.0, "s5": 42.0}
 REFERENCE_FULL: dict[str, float] = {}
 
 
@@ -128,6 +129,7 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
     from ..report.live import clock_text
 
     parts: list[str] = []
+    sources: set[str] = set()
     total: float | None = 0.0
     for recipe in recipes:
         past = [r for r in _reproductions(store, recipe)
@@ -136,17 +138,38 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
         if past:
             seconds = _elapsed(past[0])
             parts.append(f"{recipe.study} {clock_text(seconds)} (as last time here)")
+            sources.add("")
         elif recipe.study in (reference := REFERENCE_QUICK if quick else REFERENCE_FULL):
             seconds = reference[recipe.study]
-            parts.append(f"{recipe.study} {clock_text(seconds)} (on a 2-core reference machine)")
+            parts.append(f"{recipe.study} {clock_text(seconds)}*")
+            sources.add("* as on a 2-core reference machine")
+        elif not quick and recipe.study in REFERENCE_QUICK:
+            seconds = _scaled_up(recipe, REFERENCE_QUICK[recipe.study])
+            parts.append(f"{recipe.study} {clock_text(seconds)}~")
+            sources.add("~ a rough guess: the quick run's time on a 2-core machine, scaled by iterations and methods")
         else:
             parts.append(f"{recipe.study} not known")
             total = None
             continue
         total = None if total is None else total + seconds
     what = f"reproducing {len(recipes)} stud{'y' if len(recipes) == 1 else 'ies'}{' (--quick)' if quick else ''}"
-    return f"{what}: expected " + (f"about {clock_text(total)}" if total is not None else "time not known") \
-        + " — " + ", ".join(parts)
+    return (f"{what}: expected " + (f"about {clock_text(total)}" if total is not None else "time not known")
+            + " — " + ", ".join(parts) + "".join(f" ({s})" for s in sorted(sources) if s))
+
+
+def _scaled_up(recipe: Recipe, quick_seconds: float) -> float:
+    """A full run's time guessed from a quick one's: its trials take 1/quick_scale as long
+    (iterations and durations scale), and it measures more methods."""
+    import tomllib
+
+    from ..methods import select
+    from ..suite.loader import builtin_text
+
+    def count(names):
+        return sum(1 for m in select(names) if not m.missing()) or 1
+
+    scale = tomllib.loads(builtin_text(recipe.suite))["suite"].get("quick_scale", 0.1)
+    return quick_seconds / scale * count(recipe.methods) / count(recipe.quick_methods)
 
 
 def _elapsed(run: dict) -> float:

@@ -77,8 +77,13 @@ class Cells:
         return None
 
 
+def _x(value: float) -> str:
+    """A ratio at the precision a run knows it: three significant digits, no exponent."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def _ratio_text(c: Comparison, scale: float = 1.0) -> str:
-    return f"{c.ratio * scale:.2f}× [{c.ci_low * scale:.2f}–{c.ci_high * scale:.2f}]"
+    return f"{_x(c.ratio * scale)}× [{_x(c.ci_low * scale)}–{_x(c.ci_high * scale)}]"
 
 
 def judge_ratio(c: Comparison, published: float | None, scale: float = 1.0) -> str:
@@ -155,7 +160,7 @@ def _layers(runs) -> tuple[str, str, str, str]:
     slower = sum(c.significant and c.ratio < 1 for c in found)
     faster = sum(c.significant and c.ratio > 1 for c in found)
     verdict = (REPRODUCED if slower > len(found) / 2 else REVERSED if faster > len(found) / 2 else NOT_REPRODUCED)
-    return (f"median {float(np.median(ratios)):.2f}× over {len(found)} layer cells ({ratios[0]:.2f}–{ratios[-1]:.2f}); "
+    return (f"median {_x(float(np.median(ratios)))}× over {len(found)} layer cells ({_x(ratios[0])}–{_x(ratios[-1])}); "
             f"{slower} significantly slower, {faster} faster",
             verdict, "most layer cells significantly slower than their driver's",
             "each layer method's rps ÷ its own driver's, same target and path")
@@ -195,7 +200,7 @@ def _set_gap(runs) -> tuple[str, str, str, str]:
     value = (g_jdbc.ratio * 100) / (g_native.ratio * 100)
     low, high = g_jdbc.ci_low / g_native.ci_high, g_jdbc.ci_high / g_native.ci_low
     verdict = (REPRODUCED if low > 1 and value <= 63 else REVERSED if high < 1 else NOT_REPRODUCED)
-    return (f"{value:.2f}× [{low:.2f}–{high:.2f}] (JDBC {g_jdbc.ratio * 100:.0f}×, C {g_native.ratio * 100:.0f}×)",
+    return (f"{_x(value)}× [{_x(low)}–{_x(high)}] (JDBC {_x(g_jdbc.ratio * 100)}×, C {_x(g_native.ratio * 100)}×)",
             verdict, "JDBC's per-record gain over C's, the interval (from both ratios' CIs) above 1, within 10×",
             "per-record rate of upd100 ÷ upd1, java-mariadb over c-libmariadb, mariadb/unix InnoDB")
 
