@@ -18,7 +18,7 @@ def durations_in(ns: float, values: list[float]) -> list[str]:
     """``values`` (ns) as bare numbers in the unit ``duration(ns)`` picks, 3 significant digits
     each: "34.6 ms (32.0–38.4)" reads as one unit."""
     scale = next((s for s in (1e9, 1e6, 1e3) if ns >= s * 0.9995), 1.0)
-    return [f"{v / scale:.3g}" for v in values]
+    return [f"{v / scale:,.0f}" if v / scale >= 100 else f"{v / scale:.3g}" for v in values]
 
 
 def rate(value: float | None) -> str:
