@@ -18,14 +18,14 @@ The rules, one per kind of claim:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
 from ..report.sizes import size_sweeps
 from ..stats.cells import CellResult
-from ..stats.compare import ALPHA, NOISE, Comparison, compare
+from ..stats.compare import Comparison, compare
 from ..suite.model import Suite
 
 REPRODUCED, NOT_REPRODUCED, REVERSED = "reproduced", "not reproduced", "reversed"
@@ -89,12 +89,12 @@ def _ratio_text(c: Comparison, scale: float = 1.0) -> str:
 def judge_ratio(c: Comparison, published: float | None, scale: float = 1.0) -> str:
     """The ratio rule on ``c``'s ratio times ``scale`` (published None: the direction rule,
     the published direction being a ratio above 1)."""
-    ratio, low, high = c.ratio * scale, c.ci_low * scale, c.ci_high * scale
-    if not (c.p_value < ALPHA and (low > 1 + NOISE or high < 1 / (1 + NOISE))):
+    c = replace(c, ratio=c.ratio * scale, ci_low=c.ci_low * scale, ci_high=c.ci_high * scale)
+    if not c.significant:
         return NOT_REPRODUCED
-    if (ratio > 1) != ((published or 2.0) > 1):
+    if (c.ratio > 1) != ((published or 2.0) > 1):
         return REVERSED
-    if published is not None and abs(math.log10(ratio / published)) > 1:
+    if published is not None and abs(math.log10(c.ratio / published)) > 1:
         return NOT_REPRODUCED
     return REPRODUCED
 
@@ -141,24 +141,17 @@ def untestable(study: str, claim: str, published: str, why: str) -> Claim:
 # --- the claims with more than two cells ---------------------------------------------------------
 
 def _layers(runs) -> tuple[str, str, str, str]:
-    """Every layer against its own driver on S1's read, wherever both were measured."""
-    from ..methods import catalog
+    """Every layer against its own driver on S1's read, wherever both were measured (the
+    reports' own pairing: report/model.py ``layer_costs``)."""
+    from ..report.model import layer_costs
 
-    over = {m.name: m.over for m in catalog() if m.over}
-    rs = runs["s1"].results
-    found = []
-    for r in rs:
-        if r.ranked and r.cell["step"] == "rps" and r.cell["method"] in over:
-            d = next((x for x in rs if x.ranked and x.cell["method"] == over[r.cell["method"]]
-                      and x.cell["step"] == "rps" and x.cell["target"] == r.cell["target"]
-                      and x.cell["path"] == r.cell["path"]), None)
-            if d is not None:
-                found.append(compare(r, d))
+    found = [c.comparison for c in layer_costs([r for r in runs["s1"].results if r.cell["step"] == "rps"])]
     if not found:
         return "", NOT_MEASURED, "", "needs a layer and its driver on rps"
-    ratios = sorted(c.ratio for c in found)
-    slower = sum(c.significant and c.ratio < 1 for c in found)
-    faster = sum(c.significant and c.ratio > 1 for c in found)
+    # each comparison is the driver against the layer: its ratio is how many times slower the layer is
+    ratios = sorted(1 / c.ratio for c in found)
+    slower = sum(c.significant and c.ratio > 1 for c in found)
+    faster = sum(c.significant and c.ratio < 1 for c in found)
     verdict = (REPRODUCED if slower > len(found) / 2 else REVERSED if faster > len(found) / 2 else NOT_REPRODUCED)
     return (f"median {_x(float(np.median(ratios)))}× over {len(found)} layer cells ({_x(ratios[0])}–{_x(ratios[-1])}); "
             f"{slower} significantly slower, {faster} faster",
