@@ -33,6 +33,16 @@ def test_a_path_filter_keeps_only_those_paths():
     assert {c.path for c in quick_groups(["tcp"])[0]} == {"tcp"}
 
 
+def test_a_step_that_names_its_paths_is_measured_on_those_of_the_run_only():
+    targets = [FakeTarget("postgresql", "postgresql", ("unix", "tcp", "tcp+250us"))]
+    steps = {s.name: s for s in load("s4-roundtrip").variants[0].steps}
+    groups = cells_by_step(load("s4-roundtrip").variants[0], targets, ["unix", "tcp+0.25ms"], select(["c-libpq"]))
+    paths = {g[0].step.name: {c.path for c in g} for g in groups if g}
+    assert steps["select1-literal"].paths == ["unix", "tcp", "inproc"]
+    assert paths["select1-literal"] == {"unix"}  # the slow path is not its own
+    assert paths["select1-prepared"] == paths["procedure"] == {"unix", "tcp+0.25ms"}  # however the delay is written
+
+
 def test_trials_are_interleaved_across_cells_after_the_warmups():
     cells = quick_groups()[0][:3]
     order = [(c.method + c.path, phase, seq) for c, phase, seq in trial_order(cells, warmup=1, trials=2)]

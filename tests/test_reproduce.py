@@ -66,6 +66,20 @@ def test_every_study_has_its_claims_and_an_untestable_one_says_why():
     assert sum(f.verdict == UNTESTABLE for f in findings) == 5
 
 
+def test_a_full_reproduction_of_s4_runs_the_cli_program_three_long_trials_without_an_extra_warm_up():
+    from argparse import Namespace
+
+    from accessbench.studies import run_arguments
+
+    given = Namespace(store="s.db", timeout=None, report_dir=None, width=None, quick=False)
+    full = run_arguments(RECIPES["s4"], given)
+    assert (full.method, full.trials, full.warmup, full.precision) == (["c-odbc"], 3, 0, 0.0)
+    quick = run_arguments(RECIPES["s4"], Namespace(**{**vars(given), "quick": True}))
+    assert (quick.trials, quick.warmup, quick.quick) == (5, None, True)  # --quick: the run's defaults
+    s1 = run_arguments(RECIPES["s1"], given)
+    assert (s1.method, s1.trials, s1.precision) == (["all"], 5, None)  # every method, the precision target
+
+
 def test_an_unknown_study_is_one_clear_line():
     with pytest.raises(InputError, match=r"^reproduce s9: no such study \(choose from s1, s2, s3, s4, s5 or all\)$"):
         resolve(["s9"])

@@ -153,6 +153,11 @@ def test_the_s5_suite_loads_ten_clients_for_fifteen_seconds_per_policy_and_scale
     assert {f.published for f in full.study.figures} >= {"64.54/s", "504.04/s", "7.8×"}
 
 
+def test_a_step_path_that_is_no_path_is_refused_at_its_line():
+    assert "steps.0.paths" in error_of(BASE.replace('iterations = 5', 'iterations = 5\npaths = ["unix", "tcp+fast"]'))
+    assert "steps.0.paths" in error_of(BASE.replace('iterations = 5', 'iterations = 5\npaths = []'))
+
+
 def test_load_settings_read_units_and_refuse_what_is_not_one():
     text = BASE.replace('iterations = 5', 'iterations = 5\nduration = "250ms"\nrate = "30/min"\nclients = 3')
     step = parse(text, "t.toml").variants[0].steps[0]

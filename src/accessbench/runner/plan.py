@@ -44,6 +44,15 @@ def paths_of(target: Target, paths: list[str] | None) -> list[str]:
     return [p for p in paths if parse_path(p).refuses(target) is None]
 
 
+def on_path(step: Step, path: str) -> bool:
+    """Whether a step is measured on a path: every path, unless the step names its own."""
+    def same(p: str) -> tuple:  # tcp+250us and tcp+0.25ms are one path
+        parsed = parse_path(p)
+        return parsed.base, parsed.delay_us, parsed.jitter_us, parsed.bandwidth
+
+    return step.paths is None or same(path) in {same(p) for p in step.paths}
+
+
 def cells_by_step(
     variant: Variant, targets: list[Target], paths: list[str] | None, methods: list[Method],
     variants: list[Variant] | None = None,
@@ -57,7 +66,7 @@ def cells_by_step(
             for target in targets
             for path in paths_of(target, paths)
             for method in methods
-            if target.dbms in method.dbms
+            if target.dbms in method.dbms and on_path(step, path)
         ]
         groups.append(group)
     return groups

@@ -352,6 +352,11 @@ def _check_step(step: Step, loc: tuple, tables: dict[str, Table], limits: Limits
         if found := generator_problem(gen, step.iterations, limits):
             raise refuse(loc + ("params", k) + found[0], found[1])
     _check_insert_types(step, loc, tables, refuse)
+    for name in step.paths or []:
+        try:
+            parse_path(name)
+        except InputError as e:
+            raise refuse(loc + ("paths",), str(e).replace("--path ", "path ", 1)) from None
     if step.record is not None:
         table = tables.get(step.record.table)
         if table is None:

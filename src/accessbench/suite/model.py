@@ -384,6 +384,9 @@ class Step(Strict):
     arrival: Literal["poisson", "uniform"] = "poisson"
     policy: Literal["persistent", "per-request", "pooled"] = "persistent"
     pool_size: int | None = Field(None, ge=1, description="pooled: connections in the pool (default: clients)")
+    # The paths this step is measured on, of those the run measures (default: all of them):
+    # a study's million-statement loop need not cross the slow path in every mode.
+    paths: list[str] | None = Field(None, min_length=1)
     # Set by the loader when ``vary`` sweeps clients or rate: (the [[steps]] entry's name as
     # written, the other varied values) — so a report can draw one curve per series.
     _sweep: tuple[str, str] | None = PrivateAttr(None)
