@@ -8,6 +8,8 @@ import psycopg.rows
 from ..base import Driver, Op
 from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
 
+NEVER = 2**62  # a prepare_threshold no statement is executed that often
+
 
 class Driver(Driver):
     name = "py-psycopg"
@@ -29,7 +31,8 @@ class Driver(Driver):
             "libpq": _libpq(psycopg.pq.version()),
             "sslmode": "the target's (disable on managed servers)",
             "prepare_threshold": ("5 (psycopg's default: automatic preparation after 5 executions of a statement)"
-                                  if auto else "None (no automatic preparation)"),
+                                  if auto else "never reached (no automatic preparation; not None, which would "
+                                  "disable prepare=True as well)"),
             "literal": "execute(text) without params: simple query protocol",
             "extended": ("execute(sql, params): PQexecParams until psycopg prepares the statement itself, after 5 "
                          "executions" if auto else "execute(sql, params, prepare=False): PQexecParams, parsed every time"),
@@ -65,8 +68,10 @@ class Driver(Driver):
     def attach(self, conn) -> None:
         self.conn, self.cur = conn, self._cursor(conn)
 
-    def _threshold(self) -> int | None:
-        return 5 if self.setting("prepare") == "auto" else None
+    def _threshold(self) -> int:
+        # prepare=off: a count no step reaches. psycopg's None would turn preparation off
+        # altogether, and execute(prepare=True) then parses every time, as extended does.
+        return 5 if self.setting("prepare") == "auto" else NEVER
 
     def _cursor(self, conn):
         return conn.cursor(row_factory=psycopg.rows.dict_row) if self.setting("row") == "dict" else conn.cursor()
