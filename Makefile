@@ -96,9 +96,21 @@ PRISMA_CLIENT := workers/node/node_modules/.abw-prisma/tables.json
 $(PRISMA_CLIENT): $(wildcard src/accessbench/suites/*.toml) src/accessbench/conformance/script.toml | $(NODE_WORKER)
 	node workers/node/scripts/prisma-generate.mjs
 
+# The web tier's Python pages run under gunicorn as an unprivileged user (www-data, when we are
+# root), who cannot run an interpreter kept in root's home: they get Debian's python3 with the
+# app server and the drivers at the versions of accessbench's own environment.
+WEB_PYTHON := $(CACHE)/web-python
+WEB_PACKAGES := gunicorn psycopg psycopg-binary psycopg-pool mysqlclient
+$(WEB_PYTHON)/.installed: $(VENV)/.installed
+	/usr/bin/python3 -m venv $(WEB_PYTHON)
+	$(WEB_PYTHON)/bin/pip install --quiet $$($(VENV)/bin/python -c 'import sys; from importlib.metadata import version; \
+		print(" ".join(f"{p}=={version(p)}" for p in sys.argv[1:]))' $(WEB_PACKAGES))
+	@touch $@
+
 setup: system-deps
 	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
 	@$(MAKE) --no-print-directory -j6 --output-sync=target $(VENV)/.installed $(WORKERS)
+	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed
 
 quickstart: setup
 	$(VENV)/bin/accessbench --store $(STORE) run

@@ -6,7 +6,12 @@ set -euo pipefail
 packages=(postgresql-15 gcc make pkg-config libpq-dev libsqlite3-dev libjansson-dev unixodbc unixodbc-dev odbc-postgresql libsqliteodbc
           pgbouncer  # the pooler paths
           mariadb-server libmariadb-dev odbc-mariadb  # the mariadb target, libmariadb (C, mysqlclient, Connector/Python), its ODBC driver
-          chromium chromium-driver)  # the HTML report's test opens it in headless Chromium
+          chromium chromium-driver  # the HTML report's test opens it in headless Chromium
+          # the web tier (docs/tier.md): Apache with mod_php and PHP-FPM, PHP's drivers, the load
+          # generators, and Debian's own Python for the Python pages (an interpreter the app
+          # server's unprivileged user can run)
+          apache2 apache2-utils libapache2-mod-php8.2 php8.2-cli php8.2-fpm php8.2-pgsql php8.2-mysql wrk
+          python3 python3-venv python3-dev)
 # Debian's own python3 needs python3-venv for `python3 -m venv`; other Pythons bring it.
 python3 -c 'import ensurepip' 2>/dev/null || packages+=(python3-venv)
 
@@ -20,4 +25,12 @@ echo "installing Debian packages: ${missing[*]}"
 run() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 export DEBIAN_FRONTEND=noninteractive
 run apt-get update -qq
+# Installing a server package must not start its service (Apache would take port 80, PHP-FPM
+# its pool): accessbench starts its own servers on loopback ports and stops them. A
+# policy-rc.d that refuses is Debian's way to say so, for this install only.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  run sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy"
+  trap 'run rm -f "$policy"' EXIT
+fi
 run apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -38,7 +38,7 @@ NATIVE_WORKERS = {
 }
 # The tools a language's worker is built with (the Makefile's `workers` target skips, loudly,
 # a language whose tools are absent).
-TOOLCHAINS = {"python": [], "c": ["cc", "pkg-config"], "java": ["java", "mvn"], "go": ["go"],
+TOOLCHAINS = {"python": [], "c": ["cc", "pkg-config"], "java": ["java", "mvn"], "go": ["go"], "php": ["php"],
               "rust": ["cargo"], "node": ["node", "npm"]}
 
 
@@ -63,9 +63,14 @@ class Method(BaseModel):
     # statement's shape (suite/shape.py) so that it can use its own API.
     layer: str | None = None
     over: str | None = None
+    # A tier method (docs/tier.md): the driver inside an app server's pages, under HTTP load.
+    # Its worker is the tier worker, which starts the app server and the load generator.
+    tier: str | None = None
 
     def command(self) -> list[str]:
         """How to start this method's worker: its program and the full method name."""
+        if self.tier:
+            return [sys.executable, "-m", "accessbench.tier", self.name]
         if self.language == "python":
             return [sys.executable, "-m", "accessbench.pyworker", self.name]
         argv, _, _ = NATIVE_WORKERS[self.language]
@@ -73,6 +78,10 @@ class Method(BaseModel):
 
     def missing(self) -> str | None:
         """Why the method cannot run here (one line), or None."""
+        if self.tier:
+            from ..tier.methods import missing
+
+            return missing(self.name)
         if self.language == "python" and importlib.util.find_spec(self.module) is None:
             hint = f" (pip install {self.package})" if self.package else ""
             return f"Python module {self.module} is not installed{hint}"
@@ -103,6 +112,7 @@ def catalog() -> tuple[Method, ...]:
 GROUPS = {
     "all": "every method in the catalog: setting variants and layers too",
     "layers": "every layer method, and the driver each runs on",
+    "web": "every tier method: drivers in web pages under HTTP load (docs/tier.md)",
 }
 
 
@@ -122,6 +132,8 @@ def select(names: list[str] | None) -> list[Method]:
             chosen += known
         elif name == "layers":
             chosen += [n for m in known.values() if m.over for n in (m.over, m.name)]
+        elif name == "web":
+            chosen += [m.name for m in known.values() if m.tier]
         else:
             chosen.append(name)
     return [known[n] for n in dict.fromkeys(chosen)]

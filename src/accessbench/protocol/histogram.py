@@ -53,15 +53,16 @@ class Histogram:
     def n(self) -> int:
         return sum(self.counts.values()) + self.overflow
 
-    def record(self, value: int) -> None:
+    def record(self, value: int, count: int = 1) -> None:
+        """``count`` operations of latency ``value`` ns (a load generator's own histogram)."""
         if value >= LIMIT:
-            self.overflow += 1
+            self.overflow += count
         else:
             b = index(value)
-            self.counts[b] = self.counts.get(b, 0) + 1
+            self.counts[b] = self.counts.get(b, 0) + count
         self.min = value if self.min is None else min(self.min, value)
         self.max = max(self.max, value)
-        self.total += value
+        self.total += value * count
 
     def merge(self, other: "Histogram") -> None:
         for b, c in other.counts.items():

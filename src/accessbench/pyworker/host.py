@@ -92,6 +92,14 @@ class Session:
     def on_bye(self, msg: dict) -> dict:
         return self.on_close(msg)
 
+    def failure(self, e: Exception) -> dict:
+        """The answer to a message that failed: the driver's own errors as kind db."""
+        if isinstance(e, Unsupported):
+            return error_answer("unsupported", str(e))
+        if isinstance(e, self.driver.db_errors):
+            return error_answer("db", f"{type(e).__name__}: {e}", self.driver.sqlstate(e))
+        return failure(e)
+
     # conformance: the worker's own generators and checksum, compared with protocol/vectors
     def on_generate(self, msg: dict) -> dict:
         return {"values": [vectors.to_json(v) for v in generators.values(msg["spec"], int(msg["count"]))]}
@@ -375,14 +383,16 @@ class Session:
         return answer
 
 
-def _error(kind: str, message: str, sqlstate: str | None = None) -> dict:
+def error_answer(kind: str, message: str, sqlstate: str | None = None) -> dict:
     error = {"kind": kind, "message": message.strip().splitlines()[0] if message.strip() else kind}
     if sqlstate:
         error["sqlstate"] = sqlstate
     return {"ok": False, "error": error}
 
 
-def serve(session: Session, inp: TextIO, out: TextIO) -> None:
+def serve(session, inp: TextIO, out: TextIO) -> None:
+    """Answer each message on ``inp`` with ``session.handle``'s answer or ``session.failure``'s
+    error, one line each, until ``bye`` (any worker's loop: the Python worker's and the tier's)."""
     for line in inp:
         if not line.strip():
             continue
@@ -391,20 +401,20 @@ def serve(session: Session, inp: TextIO, out: TextIO) -> None:
             msg = json.loads(line)
             op = msg.get("op")
             answer = session.handle(msg)
-        except Unsupported as e:
-            answer = _error("unsupported", str(e))
-        except session.driver.db_errors as e:
-            answer = _error("db", f"{type(e).__name__}: {e}", session.driver.sqlstate(e))
-        except (ProtocolError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-            traceback.print_exc()
-            answer = _error("protocol", f"{type(e).__name__}: {e}")
         except Exception as e:  # the worker answers, never crashes without a word
-            traceback.print_exc()
-            answer = _error("internal", f"{type(e).__name__}: {e}")
+            answer = session.failure(e)
         out.write(json.dumps(answer) + "\n")
         out.flush()
         if op == "bye":
             return
+
+
+def failure(e: Exception) -> dict:
+    """A protocol error or anything else unforeseen, as an answer (the traceback to the log)."""
+    traceback.print_exc()
+    if isinstance(e, (ProtocolError, json.JSONDecodeError, KeyError, TypeError, ValueError)):
+        return error_answer("protocol", f"{type(e).__name__}: {e}")
+    return error_answer("internal", f"{type(e).__name__}: {e}")
 
 
 def main(argv: list[str]) -> int:

@@ -8,6 +8,7 @@ process, so another process's thread (a MariaDB connection's) is read from
 
 from __future__ import annotations
 
+import os
 import time
 
 
@@ -31,3 +32,47 @@ def total_cpu_ns(pids: list[int], threads: bool = False) -> int | None:
     (MariaDB: a thread per connection, named by its OS thread id)."""
     values = [process_cpu_ns(pid, threads) for pid in pids]
     return None if not values or any(v is None for v in values) else sum(values)
+
+
+TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")  # /proc's CPU times count clock ticks
+
+
+def descendants(roots: set[int]) -> list[int]:
+    """The processes of the trees rooted at ``roots`` that run now, roots included."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [r for r in roots if os.path.exists(f"/proc/{r}")]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def reaped_ticks(pid: int) -> tuple[int, int]:
+    """User and system CPU, in clock ticks, of the children ``pid`` has waited for (cutime,
+    cstime): summed in the kernel in nanoseconds, so rounded once, not per child."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[13]), int(fields[14])
+    except (OSError, ValueError, IndexError):
+        return 0, 0
+
+
+def tree_cpu_ns(root: int) -> int | None:
+    """A whole server's CPU so far: every process of its tree (each one's CPU clock, in ns) and
+    what they reaped of their children — a backend that served one per-request connection and
+    exited counts there, within a clock tick. None when the root is gone."""
+    pids = descendants({root})
+    if not pids:
+        return None
+    live = sum(process_cpu_ns(pid) or 0 for pid in pids)
+    return live + sum(sum(reaped_ticks(pid)) for pid in pids) * TICK_NS

@@ -34,7 +34,7 @@ from ..suite.model import Suite
 from ..suite.shape import of_step
 from ..targets import Target, TargetUnavailable
 from .cleanup import Cleanup
-from .cputime import total_cpu_ns
+from .cputime import total_cpu_ns, tree_cpu_ns
 from .diagnosis import DUMP_ROWS, explain
 from .precision import Precision
 from .plan import Cell, paths_of, trial_order, variant_plan
@@ -348,7 +348,9 @@ class Runner:
             "op": "step", "kind": step.kind, "iterations": step.iterations, "fetch": step.reads_rows,
             "params": params, "commit_every": step.commit_every,
         }
-        if step.kind != "connect":
+        if step.kind == "page":
+            message["page"] = step.page
+        elif step.kind != "connect":
             message["sql"] = step.sql_on(dbms)
             if self.method_by_name[cell.method].over:  # a layer: what the statement does, for its own API
                 message["shape"] = of_step(message["sql"], self._tables(cell))
@@ -409,6 +411,9 @@ class Runner:
         # connections inside the request, so their backends are unknown until it ends.
         known = self._server_cpu_known(cell) and cell.step.policy == "persistent" and processes == clients
         pids = sorted(set().union(*(self.server_pids.get(k, set()) for k in keys))) if known else []
+        # Otherwise, on a server the run started (and is the only user of), the whole server's
+        # CPU: every backend of the trial's connections, those that came and went included.
+        whole = None if known else self.by_name[cell.target].server_process()
         # Far enough ahead for every process to get its message and settle before the start.
         start_at = time.time_ns() + 100_000_000 + 10_000_000 * processes
 
@@ -417,7 +422,7 @@ class Runner:
 
         pool = ThreadPoolExecutor(max_workers=processes)
         try:
-            answers, server_ns, wire = self._around(cell, pids, lambda: list(pool.map(ask, range(processes))))
+            answers, server_ns, wire = self._around(cell, pids, lambda: list(pool.map(ask, range(processes))), whole)
         except BaseException:  # Ctrl-C, or a client failed: the others must not run on for the trial's length
             self._cancel(self.by_name[cell.target], keys)
             for worker in workers:
@@ -467,7 +472,12 @@ class Runner:
 
     def _verify(self, cell: Cell, state: CellState) -> None:
         try:
-            modes, mode = self.capabilities.get(cell.method, {}).get("modes"), cell.step.mode
+            self._worker(cell)  # its hello says what it does
+            caps = self.capabilities.get(cell.method, {})
+            if cell.step.kind not in caps.get("kinds", [cell.step.kind]):
+                raise CellFailed("unsupported", f"{cell.method} has no {cell.step.kind} steps (it has "
+                                                f"{', '.join(caps['kinds'])})")
+            modes, mode = caps.get("modes"), cell.step.mode
             if mode and modes is not None and mode not in modes:
                 # never run some other way: a worker may not know a mode it does not list.
                 # Its own reason, where its settings give one ("extended": "unsupported: …").
@@ -570,16 +580,18 @@ class Runner:
         self._record(state, phase, seq, started_at, answer, latencies, server_ns, wire)
         self.server_pids.setdefault(cell.worker_key, set()).update(answer.get("server_pids") or [])
 
-    def _around(self, cell: Cell, pids: list[int], ask) -> tuple[dict, int | None, dict | None]:
+    def _around(self, cell: Cell, pids: list[int], ask, whole: int | None = None) -> tuple[dict, int | None, dict | None]:
         """Run ``ask`` and measure around it what the worker cannot: the serving backends' CPU
-        (managed servers run on this machine) and what crossed the latency proxy (only this
-        cell's workers talk through it meanwhile)."""
+        (managed servers run on this machine), or with ``whole`` the whole server's (the pid
+        of its first process), and what crossed the latency proxy (only this cell's workers
+        talk through it meanwhile)."""
         path = self.routes[(cell.target, cell.path)]
         wire_before = path.counters()
         threads = self.by_name[cell.target].serves_by_thread
-        server_before = total_cpu_ns(pids, threads)
+        read = (lambda: tree_cpu_ns(whole)) if whole else (lambda: total_cpu_ns(pids, threads))  # noqa: E731
+        server_before = read()
         answer = ask()
-        server_after = total_cpu_ns(pids, threads)
+        server_after = read()
         server_ns = server_after - server_before if server_before is not None and server_after is not None else None
         wire = None
         if wire_before is not None:

@@ -60,7 +60,7 @@ def select(
     skipped: list[Skipped] = []
     wanted = paths or suite.paths  # the suite may name its paths; --path overrides
     try:
-        usable = _methods(methods, method_missing, skipped)
+        usable = _methods(methods or suite.methods, method_missing, skipped)  # --method overrides the suite's
         parsed = _paths(wanted, path_missing)
         chosen = _targets(targets, usable, parsed, bool(paths), make_target, skipped)
     except InputError as e:

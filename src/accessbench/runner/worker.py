@@ -26,6 +26,7 @@ def worker_environment(workdir: str) -> dict[str, str]:
     CommLog on, and it writes a file per process into /tmp before any connection string can
     say otherwise). Kept in the run's work directory, so it goes with it."""
     env = dict(os.environ)
+    env["ACCESSBENCH_RUN_DIR"] = workdir  # where a worker keeps what it starts (a tier method's app server)
     system = "/etc/odbcinst.ini"
     if os.path.exists(system):
         folder = os.path.join(workdir, "odbc")

@@ -19,6 +19,7 @@ UNITS = {
     "scan": ("rows", lambda t: t["rows"]),
     "exec": ("ops", lambda t: t["n"]),
     "batch": ("rows", lambda t: t["rows"]),
+    "page": ("requests", lambda t: t["n"]),
 }
 
 
@@ -137,6 +138,11 @@ def analyse(stored: StoredRun) -> list[CellResult]:
                 [(t["server_ns"], t["n"]) for t in trials if t.get("server_ns") is not None and t["n"]], 1)
             if cell["kind"] == "connect" and served.get(cell["target"]):
                 result.server_cpu_note = "not measured: each operation's backend is new and gone before it can be read"
+            elif result.server_cpu_per_op_ns is not None and (
+                    (cell.get("policy") or "persistent") != "persistent"
+                    or any((t.get("processes") or 1) != (cell.get("clients") or 1) for t in trials)):
+                # the runner read the whole managed server: these connections' backends are not named
+                result.server_cpu_note = "the whole server's CPU during each trial (its backends come and go)"
             result.per_op_ns = float(np.median([t["elapsed_ns"] / t["n"] for t in trials if t["n"]]))
             if cell["kind"] in ("scan", "exec"):  # rows/s whatever the unit: a result-size sweep's figure
                 read = [t for t in trials if t["n"] and t["rows"] and t["elapsed_ns"] > 0]
@@ -148,7 +154,8 @@ def analyse(stored: StoredRun) -> list[CellResult]:
                 result.round_trips_per_op = float(np.median([t["round_trips"] / t["n"] for t in wire]))
                 result.bytes_per_op = float(np.median(
                     [(t["bytes_to_server"] + t["bytes_to_client"]) / t["n"] for t in wire]))
-            result.first_op_ns = float(np.median([t["first_op_ns"] for t in trials]))
+            firsts = [t["first_op_ns"] for t in trials if t["first_op_ns"] is not None]  # a load generator times none
+            result.first_op_ns = float(np.median(firsts)) if firsts else None
             clients = [c for t in trials if t.get("per_client") for c in json.loads(t["per_client"])]
             if clients:
                 result.per_client_rates = np.array([c["n"] / (c["elapsed_ns"] / 1e9) for c in clients

@@ -52,6 +52,7 @@ class _Header(BaseModel):
     seed: int = Field(1, ge=0)
     quick_scale: float = Field(0.1, gt=0, le=1, description="iterations factor for --quick")
     paths: list[str] | None = None
+    methods: list[str] | None = None
     limits: Limits = Limits()
 
 
@@ -169,6 +170,13 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
                     raise fail(("steps", i, "name"), f"step name {step.name!r} is used twice")
                 steps[step.name] = _scaled(_scaled(step, scale, "iterations"), scale, "duration")
         variants.append(Variant(values=values, tables=list(tables.values()), steps=list(steps.values())))
+    if header.methods is not None:
+        from ..methods import select as select_methods
+
+        try:
+            select_methods(header.methods)
+        except InputError as e:
+            raise fail(("suite", "methods"), str(e).replace("--method ", "method ", 1)) from None
     for i, name in enumerate(header.paths or []):
         try:
             parse_path(name)
@@ -203,7 +211,7 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
         _check_study(study, variants, fail)
     return Suite(
         name=header.name, description=header.description, seed=header.seed, source=source,
-        text=text, parameters=parameters, paths=header.paths, setup=setup, server=server, study=study,
+        text=text, parameters=parameters, paths=header.paths, methods=header.methods, setup=setup, server=server, study=study,
         variants=variants,
     )
 

@@ -19,7 +19,7 @@ from .limits import LOOSEST, STEP_NAME, identifier_problem, type_problem
 
 DBMS = ("postgresql", "sqlite")
 MODES = ("literal", "extended", "prepared")
-KINDS = ("connect", "scan", "exec", "batch")
+KINDS = ("connect", "scan", "exec", "batch", "page")
 SQL_TYPE = re.compile(
     r"^(smallint|integer|bigint|boolean|double|real|text|date|timestamp|bytes"
     r"|char\(\d+\)|varchar\(\d+\)|numeric\(\d+, ?\d+\))$"
@@ -361,7 +361,7 @@ class RecordAccess(Strict):
 
 class Step(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-\[\]=,]+$", max_length=STEP_NAME)
-    kind: Literal["connect", "scan", "exec", "batch"]
+    kind: Literal["connect", "scan", "exec", "batch", "page"]
     description: str = ""
     params: list[Generator] = []  # before sql, so that sql's validator can count against it
     sql: str | None = None
@@ -370,6 +370,9 @@ class Step(Strict):
     # Record-level access (mode "record"): the step as reads of a table's records rather than
     # SQL — MariaDB's HANDLER … READ. Keyed reads name the index whose key the params give.
     record: RecordAccess | None = None
+    # kind "page": a page of the web tier that runs no statement (docs/tier.md), measured on
+    # tier methods only: the app server's static page, or its language's hello world.
+    page: Literal["static", "hello"] | None = None
     iterations: int = Field(ge=1)
     batch: int | None = Field(None, ge=1)
     commit_every: int = Field(0, ge=0)
@@ -433,9 +436,13 @@ class Step(Strict):
 
     @model_validator(mode="after")
     def _fits_kind(self) -> "Step":
-        if self.kind == "connect":
+        if self.kind != "page" and self.page is not None:
+            raise ValueError(f"page applies to page steps only, not {self.kind}")
+        if self.kind in ("connect", "page"):
             if self.sql or self.sql_for or self.params:
-                raise ValueError("a connect step takes no sql or params")
+                raise ValueError(f"a {self.kind} step takes no sql or params")
+            if self.kind == "page" and self.page is None:
+                raise ValueError('a page step needs page = "static" or "hello"')
             return self
         if not self.sql:
             raise ValueError(f"a {self.kind} step needs sql")
@@ -478,7 +485,7 @@ class Step(Strict):
         """Whether the statement returns rows the worker must read (and checksum)."""
         if self.kind == "scan":
             return True
-        if self.kind == "connect" or not self.sql:
+        if self.kind in ("connect", "page") or not self.sql:
             return False
         head = self.sql.lstrip().split(None, 1)[0].lower()
         return head in ("select", "with", "values", "table", "show") or " returning " in self.sql.lower()
@@ -658,6 +665,7 @@ class Suite(Strict):
     text: str = Field(description="the suite's full TOML text, stored with every run")
     parameters: dict[str, list[Any]] = {}
     paths: list[str] | None = Field(None, description="default paths, where --path is not given")
+    methods: list[str] | None = Field(None, description="default methods (or groups), where --method is not given")
     setup: dict[DBMS, list[str]] = {}
     server: dict[DBMS, dict[str, Any]] = Field({}, description="settings a managed server starts with, per DBMS")
     study: Study | None = None

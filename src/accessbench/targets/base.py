@@ -94,6 +94,11 @@ class Target(ABC):
         provably the run's own — every active one. Called when a worker times out, before it
         is killed, so that nothing it started keeps running on the server."""
 
+    def server_process(self) -> int | None:
+        """The pid of the managed server's first process (PostgreSQL's postmaster, mariadbd),
+        whose process tree is the whole server: None for a server the run did not start."""
+        return None
+
     def holds(self) -> str | None:
         """What ``stop`` removes, in one line naming where it is — what stays behind if the
         user stops the clean-up (None: nothing outside the run's work directory)."""

@@ -293,6 +293,9 @@ class ManagedMariaDB(MariaDBTarget):
             return None
         return f"the managed MariaDB server (pid {self.process.pid}), its files in {self.base}"
 
+    def server_process(self) -> int | None:
+        return self.process.pid if self.process is not None and self.process.poll() is None else None
+
     def alive(self) -> str | None:
         if self.process is not None and self.process.poll() is not None:
             return f"the managed MariaDB server stopped (mariadbd exited with status {self.process.returncode})"

@@ -238,6 +238,15 @@ class ManagedPostgres(PostgresTarget):
             return None
         return f"the managed PostgreSQL server (pg_ctl -D {self.datadir} stop), its files in {os.path.dirname(self.datadir)}"
 
+    def server_process(self) -> int | None:
+        if not self.started:
+            return None
+        try:
+            with open(os.path.join(self.datadir, "postmaster.pid")) as f:
+                return int(f.readline())
+        except (OSError, ValueError):
+            return None
+
     def alive(self) -> str | None:
         """The postmaster of this cluster still runs (its pid file names it)."""
         if not self.started:

@@ -1,0 +1,324 @@
+"""The tier worker's message loop (protocol/PROTOCOL.md), for one tier method: ``open``
+starts the method's app server over the endpoint; a ``step`` writes the step for the pages
+(docs/tier.md) and is answered by the operation page's verify form (a verification pass) or
+by the load generator against the page (a loaded trial); ``close`` stops the app server.
+
+The clock of a trial is the load generator's: it times every request from its side of the
+HTTP connection, as a user's browser would see the page (app server, page and database
+together). The app server's CPU is read around the trial from /proc."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
+from ..protocol.checksum import Checksum
+from ..protocol.histogram import Histogram
+from ..pyworker.host import error_answer, failure, serve
+from .loadgen import GENERATORS, LoadFailed
+from .methods import METHODS, TierMethod, settings_of
+from .servers import SERVERS, ServerFailed
+from ..targets.base import TargetUnavailable, server_can_enter
+from .servers.base import ROOT, STATIC_PAGE, TICK_NS, UNPRIVILEGED, give_to_server
+
+# App server worker processes (prefork children, FPM children, gunicorn workers): S5's ten
+# clients each find a process free, so no request waits for one to be spawned.
+PROCESSES = 10
+HELLO = b"Hello, world!\n"
+
+
+class Failed(Exception):
+    """Answered as ``{"ok": false}`` with this kind (``unsupported``, ``db``, ``internal``)."""
+
+    def __init__(self, kind: str, message: str, sqlstate: str | None = None) -> None:
+        super().__init__(message)
+        self.kind, self.sqlstate = kind, sqlstate
+
+
+class Session:
+    def __init__(self, method: TierMethod, chosen: dict[str, str], name: str, why: str | None = None) -> None:
+        self.method, self.chosen, self.name, self.why = method, chosen, name, why
+        self.server = None
+        self.dir: Path | None = None
+        self.rows_per_op: dict[str, float] = {}  # per step file: rows one operation read (verification)
+
+    def handle(self, msg: dict) -> dict:
+        if self.why and msg.get("op") != "bye":  # a name it cannot honour: every message says why
+            raise Failed("unsupported", self.why)
+        handler = getattr(self, f"on_{msg.get('op')}", None)
+        if handler is None:
+            raise Failed("protocol", f"unknown op {msg.get('op')!r}")
+        return {"ok": True, **handler(msg)}
+
+    # --- what the method is -------------------------------------------------------------------
+    def on_hello(self, msg: dict) -> dict:
+        m = self.method
+        server = SERVERS[self.chosen["server"]]
+        generator = GENERATORS[self.chosen["load"]]
+        settings = {"pages": f"{m.language} pages ({_pages_dir(m.language)})", "processes": str(PROCESSES)}
+        settings.update(server(Path("."), Path("."), {}, PROCESSES).settings())
+        settings.update(generator(Path(".")).settings())
+        settings["connection policy"] = ("per-request: connect and disconnect inside each page; persistent: "
+                                         + _persistent(m.language))
+        settings.update({mode: f"unsupported: {why}" for mode, why in m.unsupported})
+        return {
+            "protocol": PROTOCOL_VERSION, "name": self.name, "language": m.language, "runtime": _runtime(m.language),
+            "driver": m.driver, "driver_version": _driver_version(m), "settings": settings,
+            "capabilities": {
+                "dbms": list(m.dbms), "kinds": ["scan", "exec", "page"], "modes": list(m.modes), "batch": "",
+                "concurrency": "HTTP connections (the load generator's clients, one request at a time each)",
+                # a load generator's closed loop by duration only (no count, no open-loop rate), and
+                # a latency distribution only from wrk (ab prints a table of percentiles)
+                "load": {"policies": list(m.policies), "by": "duration", "histogram": self.chosen["load"] == "wrk"},
+                "cpu_resolution_ns": TICK_NS,
+            },
+        }
+
+    # --- the app server's life ------------------------------------------------------------------
+    def on_open(self, msg: dict) -> dict:
+        endpoint = dict(msg["endpoint"])
+        password = endpoint.pop("password", None)
+        # In the run's work directory, which goes at the end of the run whatever happens here;
+        # the app server's user must be able to pass through it.
+        base = os.environ.get("ACCESSBENCH_RUN_DIR") or tempfile.gettempdir()
+        if os.geteuid() == 0:
+            try:
+                server_can_enter(os.path.join(base, "x"), UNPRIVILEGED)
+            except TargetUnavailable as e:
+                raise Failed("internal", str(e)) from None
+            os.chmod(base, os.stat(base).st_mode | 0o011)
+        self.dir = Path(tempfile.mkdtemp(prefix="tier-", dir=base))
+        os.chmod(self.dir, 0o755)
+        tier = self.dir / "pages"
+        (tier / "steps").mkdir(parents=True)
+        (tier / "endpoint.json").write_text(json.dumps({"method": self.name, "settings": self.chosen,
+                                                        "endpoint": endpoint}))
+        env = {"ACCESSBENCH_TIER_DIR": str(tier)}
+        if password:
+            env["ACCESSBENCH_DB_PASSWORD"] = password  # the app server's environment only
+        server = SERVERS[self.chosen["server"]](self.dir / "server", tier, env, PROCESSES)
+        give_to_server(tier)
+        start = time.perf_counter_ns()
+        try:
+            server.start()
+        except ServerFailed as e:
+            raise Failed("internal", str(e)) from None
+        self.server = server
+        return {"connect_ns": time.perf_counter_ns() - start}
+
+    def on_close(self, msg: dict) -> dict:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+        return {}
+
+    def on_bye(self, msg: dict) -> dict:
+        return self.on_close(msg)
+
+    def failure(self, e: Exception) -> dict:
+        if isinstance(e, Failed):
+            return error_answer(e.kind, str(e), e.sqlstate)
+        return failure(e)
+
+    # --- a step ---------------------------------------------------------------------------------
+    def on_step(self, msg: dict) -> dict:
+        if self.server is None:
+            raise Failed("protocol", "step before open")
+        kind = msg["kind"]
+        if kind == "page":
+            page, query, step_id = msg["page"], "", None
+        elif kind == "scan":
+            step_id = self._write_step(msg)
+            page, query = "op", f"step={step_id}"
+        elif kind == "exec":
+            if msg.get("mode") not in self.method.modes:
+                why = dict(self.method.unsupported).get(msg.get("mode"), f"it has {', '.join(self.method.modes)}")
+                raise Failed("unsupported", f"{self.name} has no {msg.get('mode')} mode: {why}")
+            step_id = self._write_step(msg)
+            page, query = "op", f"step={step_id}"
+        else:
+            raise Failed("unsupported", f"a tier method serves pages: exec and scan steps (the operation page) "
+                                        f"and page steps, not {kind}")
+        if msg.get("verify"):
+            dump = int(msg.get("dump") or 0)
+            return self._verify(page, f"{query}&dump={dump}" if dump and step_id else query, step_id)
+        if not msg.get("duration_ms"):
+            raise Failed("unsupported", "a tier method is measured under HTTP load: give the step clients and a "
+                                        "duration")
+        if msg.get("rate"):
+            raise Failed("unsupported", "ab and wrk (as Debian packages them) have no open-loop rate")
+        policy = msg.get("policy", "persistent")
+        if policy not in self.method.policies:
+            raise Failed("unsupported", f"{self.name} has no {policy} connection policy")
+        return self._loaded(page, query, step_id, msg)
+
+    def _write_step(self, msg: dict) -> str:
+        """The step as the pages read it (docs/tier.md): every argument made here, by the
+        shared generators, so that every language's page runs the same operations."""
+        dbms = json.loads((self.dir / "pages" / "endpoint.json").read_text())["endpoint"]["dbms"]
+        params, count = msg.get("params", []), int(msg["iterations"])
+        step = {"kind": msg["kind"], "sql": msg["sql"], "mode": msg.get("mode"),
+                "policy": msg.get("policy", "persistent"), "pool_size": msg.get("pool_size"),
+                "fetch": bool(msg.get("fetch")), "params": params, "types": [p.get("type", "int") for p in params],
+                "count": count}
+        values = generators.rows(params, count)
+        step["args"] = [[vectors.to_json(v) for v in row] for row in values]
+        if msg.get("mode") == "literal":
+            step["statements"] = [sqltext.inline(msg["sql"], row, dbms) for row in values]
+        text = json.dumps(step, sort_keys=True)
+        step_id = hashlib.sha1(text.encode()).hexdigest()[:16]
+        path = self.dir / "pages" / "steps" / f"{step_id}.json"
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(text)
+            os.chmod(tmp, 0o644)
+            tmp.rename(path)
+        return step_id
+
+    def _verify(self, page: str, query: str, step_id: str | None) -> dict:
+        """Untimed: the operation page's verify form (every argument in order, every value
+        checksummed by the page), or a static or hello page read once and compared."""
+        url = self.server.url(page, f"{query}&verify=1" if step_id else "")
+        status, body = _get(url)
+        if step_id is None:
+            expected = STATIC_PAGE.read_bytes() if page == "static" else HELLO
+            if status != 200 or body != expected:
+                raise Failed("internal", f"{url} answered {status} with {body[:80]!r}, not the {page} page")
+            return {"n": 1, "rows": 0}
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            raise Failed("internal", f"{url} answered {status}: {body[:200]!r}") from None
+        if status != 200 or "error" in answer:
+            error = answer.get("error", {})
+            raise Failed(error.get("kind", "internal"), error.get("message", f"status {status}"), error.get("sqlstate"))
+        self.rows_per_op[step_id] = answer["rows"] / answer["n"] if answer["n"] else 0.0
+        return {k: answer[k] for k in ("n", "rows", "values", "checksum", "dump") if k in answer}
+
+    def _loaded(self, page: str, query: str, step_id: str | None, msg: dict) -> dict:
+        clients, seconds = int(msg.get("clients", 1)), float(msg["duration_ms"]) / 1000
+        generator = GENERATORS[self.chosen["load"]](self.dir)
+        url = self.server.url(page, query)
+        start_at = msg.get("start_at_unix_ns")
+        if start_at:  # the runner's barrier
+            time.sleep(max(0.0, (int(start_at) - time.time_ns()) / 1e9))
+        before = self.server.cpu_ns()
+        try:
+            load = generator.run(url, clients, seconds)
+        except LoadFailed as e:
+            raise Failed("internal", str(e)) from None
+        after = self.server.cpu_ns()
+        if load.failed or load.non_2xx:  # never dropped: the cell fails and says how
+            _, body = _get(url)
+            raise Failed("db", f"{load.failed + load.non_2xx:,} of {load.requests:,} requests failed "
+                               f"({load.non_2xx:,} non-2xx, {load.failed:,} without an answer); the page now "
+                               f"answers: {body.decode(errors='replace').strip()[:200]}")
+        answer = {"n": load.requests, "elapsed_ns": load.elapsed_ns,
+                  "rows": round(load.requests * self.rows_per_op.get(step_id, 0.0)) if step_id else 0,
+                  "user_ns": after[0] - before[0], "sys_ns": after[1] - before[1], "clients": clients,
+                  "late": 0, "skipped": 0}  # a closed loop: nothing is scheduled, so nothing is late
+        # no per_client: neither ab nor wrk says what each of its connections did
+        if load.histogram is not None:
+            answer["histogram"] = load.histogram.to_json()
+        return answer
+
+    # --- conformance: the arguments are the shared generators'; the checksum the pages' ----------
+    def on_histogram(self, msg: dict) -> dict:  # wrk's latencies go into accessbench's own histogram
+        histogram = Histogram()
+        for value in msg["values"]:
+            histogram.record(int(value))
+        return {"histogram": histogram.to_json()}
+
+    def on_generate(self, msg: dict) -> dict:
+        return {"values": [vectors.to_json(v) for v in generators.values(msg["spec"], int(msg["count"]))]}
+
+    def on_checksum(self, msg: dict) -> dict:
+        if self.method.language == "php":
+            done = subprocess.run(["php", str(ROOT / "workers" / "php" / "checksum-cli.php")],
+                                  input=json.dumps({"rows": msg["rows"]}), capture_output=True, text=True, timeout=60)
+            if done.returncode != 0:
+                raise Failed("internal", f"checksum-cli.php: {done.stderr.strip()[-300:]}")
+            return json.loads(done.stdout)
+        checksum = Checksum()  # Python pages checksum with accessbench's own; Node pages with the Node worker's
+        checksum.add_rows([[vectors.native(v) for v in row] for row in msg["rows"]])
+        return {"checksum": checksum.hexdigest(), "rows": checksum.rows}
+
+
+def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except OSError as e:
+        raise Failed("internal", f"{url}: {e}") from None
+
+
+def _pages_dir(language: str) -> str:
+    return {"php": "workers/php", "python": "accessbench.pyworker.web", "node": "workers/node/src/web"}[language]
+
+
+def _persistent(language: str) -> str:
+    return {"php": "the PHP process's persistent connection (pg_pconnect, PDO::ATTR_PERSISTENT, mysqli p: host)",
+            "python": "one connection per gunicorn worker process, kept across requests; pooled: the driver's "
+                      "pool in each process",
+            "node": "one connection for the process (requests queue on it); pooled: the driver's pool"}[language]
+
+
+def _runtime(language: str) -> str:
+    if language == "python":
+        return f"{platform.python_implementation()} {platform.python_version()}"
+    command = ["php", "-r", "echo PHP_VERSION;"] if language == "php" else ["node", "--version"]
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip()
+    except OSError:
+        out = "?"
+    return f"{'PHP' if language == 'php' else 'Node.js'} {out}"
+
+
+def _driver_version(m: TierMethod) -> str:
+    if m.language == "php":
+        done = subprocess.run(["php", "-r", f"echo phpversion('{m.driver}');"], capture_output=True, text=True)
+        return done.stdout.strip() or "?"
+    if m.language == "python":
+        from importlib.metadata import version
+
+        return version(m.driver)
+    from ..methods import workers_dir
+
+    try:
+        return json.loads((workers_dir() / "node" / "node_modules" / m.driver / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return "?"
+
+
+def main(argv: list[str]) -> int:
+    base = argv[0].partition("/")[0] if len(argv) == 1 else ""
+    if base not in METHODS:
+        print(f"usage: python -m accessbench.tier METHOD  (one of {', '.join(METHODS)})", file=sys.stderr)
+        return 2
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")  # stdout belongs to the protocol
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    method = METHODS[base]
+    chosen, why = settings_of(method, argv[0].partition("/")[2])
+    session = Session(method, chosen, argv[0], why)
+    try:
+        serve(session, sys.stdin, out)
+    finally:
+        session.on_close({})  # however the loop ends (stdin closed by a dying runner included)
+    return 0

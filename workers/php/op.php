@@ -1,0 +1,150 @@
+<?php
+
+declare(strict_types=1);
+
+/**
+ * The operation page (docs/tier.md): /op.php?step=ID runs one operation of an exec step with an
+ * argument row drawn at random (the page's processes share no counter) and answers `rows=N`;
+ * /op.php?step=ID&verify=1 runs every row in order and answers the checksum of every value
+ * read. The driver comes from endpoint.json's method; the connection policy from the step:
+ * per-request (connect, run, disconnect, all inside the request) or persistent (the process
+ * keeps its connection across requests). PHP has no pool of its own: pooled is unsupported.
+ */
+
+namespace AccessBench\Tier;
+
+require __DIR__ . '/lib/values.php';
+require __DIR__ . '/lib/checksum.php';
+require __DIR__ . '/lib/driver.php';
+require __DIR__ . '/lib/decode.php';
+require __DIR__ . '/lib/step.php';
+
+ini_set('display_errors', '0');       // a warning must never become part of an answer
+ini_set('html_errors', '0');          // error_get_last(): the driver's message as plain text
+ini_set('serialize_precision', '-1'); // float_text(): shortest round-trip digits
+
+/** The tier methods' driver files and classes, by method name. */
+const DRIVERS = [
+    'php-pgsql' => ['pgsql.php', PgsqlDriver::class],
+    'php-pdo-pgsql' => ['pdo_pgsql.php', PdoPgsqlDriver::class],
+    'php-pdo-mysql' => ['pdo_mysql.php', PdoMysqlDriver::class],
+    'php-mysqli' => ['mysqli.php', MysqliDriver::class],
+];
+
+function driver_for(string $method): Driver
+{
+    $base = explode('/', $method, 2)[0];
+    if (!isset(DRIVERS[$base])) {
+        throw new Unsupported("no PHP page for method {$method}");
+    }
+    [$file, $class] = DRIVERS[$base];
+    require_once __DIR__ . '/lib/' . $file;
+    return new $class();
+}
+
+/**
+ * One operation under the policy: per-request connects and disconnects around it.
+ *
+ * @return list<list<array{0: string, 1: mixed}>>|int
+ */
+function run_one(Driver $driver, array $endpoint, ?string $password, bool $persistent, Op $op): array|int
+{
+    $driver->connect($endpoint, $password, $persistent);
+    try {
+        return $driver->run($op);
+    } finally {
+        $driver->disconnect();
+    }
+}
+
+/** The verification pass: operations 0 … count-1 in order, every value read checksummed. */
+function verify(Driver $driver, array $endpoint, ?string $password, bool $persistent, string $id, array $step,
+                int $dump = 0): array
+{
+    $checksum = new Checksum();
+    $dumped = [];                                           // the first $dump rows read, to explain a mismatch
+    $count = (int) $step['count'];
+    $changed = 0;
+    $width = 0;
+    for ($i = 0; $i < $count; $i++) {
+        $result = run_one($driver, $endpoint, $password, $persistent, operation($id, $step, $i, true));
+        if (is_int($result)) {
+            $changed += $result;
+            continue;
+        }
+        foreach ($result as $row) {
+            $checksum->add($row);
+            $width = $width ?: count($row);
+            if (count($dumped) < $dump) {
+                $dumped[] = array_map(to_protocol(...), $row);
+            }
+        }
+    }
+    $reads = !empty($step['fetch']) || $step['kind'] === 'scan';
+    $rows = $reads ? $checksum->rows : $changed;
+    $answer = ['n' => $count, 'rows' => $rows, 'values' => $rows * $width, 'checksum' => $checksum->hex()];
+    return $dump > 0 && $reads ? $answer + ['dump' => $dumped] : $answer;
+}
+
+/** @return array{0: string, 1: array} the method and the endpoint */
+function tier_endpoint(string $tierDir): array
+{
+    $config = load_json("{$tierDir}/endpoint.json");
+    return [(string) $config['method'], (array) $config['endpoint']];
+}
+
+function answer(int $status, string $type, string $body): void
+{
+    http_response_code($status);
+    header("Content-Type: {$type}");
+    echo $body;
+}
+
+function main(): void
+{
+    $verify = ($_GET['verify'] ?? '') === '1';
+    try {
+        $tierDir = getenv('ACCESSBENCH_TIER_DIR');
+        if ($tierDir === false || $tierDir === '') {
+            throw new \RuntimeException('ACCESSBENCH_TIER_DIR is not set');
+        }
+        $password = getenv('ACCESSBENCH_DB_PASSWORD');
+        $password = $password === false || $password === '' ? null : $password;
+        [$method, $endpoint] = tier_endpoint($tierDir);
+        $id = (string) ($_GET['step'] ?? '');
+        $step = load_step($tierDir, $id);
+        $policy = (string) ($step['policy'] ?? 'persistent');
+        if ($policy !== 'per-request' && $policy !== 'persistent') {
+            throw new Unsupported("{$policy} connections: PHP has no pool in a page's process (a persistent "
+                . 'connection is its reuse)');
+        }
+        $persistent = $policy === 'persistent';
+        $driver = driver_for($method);
+        if ($verify) {
+            $result = verify($driver, $endpoint, $password, $persistent, $id, $step, (int) ($_GET['dump'] ?? 0));
+            answer(200, 'application/json', json_encode($result, JSON_UNESCAPED_SLASHES) . "\n");
+            return;
+        }
+        $op = operation($id, $step, mt_rand(0, max(0, (int) $step['count'] - 1)), false);
+        $result = run_one($driver, $endpoint, $password, $persistent, $op);
+        answer(200, 'text/plain', 'rows=' . (is_int($result) ? $result : count($result)) . "\n");
+    } catch (\Throwable $e) {
+        [$kind, $sqlstate] = match (true) {
+            $e instanceof DbError => ['db', $e->sqlstate],
+            $e instanceof Unsupported => ['unsupported', null],
+            default => ['internal', null],
+        };
+        if ($kind === 'internal') {
+            error_log('accessbench op.php: ' . $e);          // the app server's log keeps the trace
+        }
+        $message = first_line($e->getMessage());
+        if ($verify) {
+            $error = ['kind' => $kind, 'message' => $message, 'sqlstate' => $sqlstate];
+            answer(500, 'application/json', json_encode(['error' => $error], JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE) . "\n");
+        } else {
+            answer(500, 'text/plain', $message . "\n");
+        }
+    }
+}
+
+main();
