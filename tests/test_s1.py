@@ -66,6 +66,22 @@ def test_no_crossover_is_claimed_when_one_curve_leads_at_every_size_or_none_clea
     assert size_sweeps(alike)[0].verdicts == ("fastest: no clear lead at any size (within noise or not significant)",)
 
 
+def test_a_method_without_a_crossover_of_its_own_says_so_and_s1s_claim_is_not_reproduced():
+    from accessbench.report.sizes import method_verdict
+    from accessbench.studies.claims import CLAIMS, NOT_REPRODUCED, StudyRun
+
+    cells = []
+    for size in (1, 100, 10_000):  # prepared ahead at every size: no crossover, but measured
+        cells += [_cell("c-libpq", size, "prepared", _trials(3.0 * size)), _cell("c-libpq", size, "extended", _trials(size))]
+    (sweep,) = size_sweeps(cells)
+    assert len(sweep.verdicts) == 1  # the report names crossovers only
+    assert method_verdict(list(sweep.curves), "c-libpq", "unix") == (
+        "c-libpq @ unix: no crossover — prepared faster at every size (1 row to 10,000 rows)")
+    claim = next(c for c in CLAIMS if "crossover" in c.claim)
+    finding = claim.evaluate({"s1": StudyRun("r", load("s1-rps"), cells)})
+    assert finding.verdict == NOT_REPRODUCED and finding.today.startswith("no crossover — prepared faster")
+
+
 @pytest.mark.parametrize("figure, error", [
     ('label = "x"\nstep = "rps"\nview = "best"', 'view = "best" goes with per = "unit"'),
     ('label = "x"\nstep = "rps"\nrelative_to = "over"', "relative_to goes with ratio"),

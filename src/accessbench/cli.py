@@ -333,6 +333,8 @@ def build_parser() -> Parser:
                            help="shrink the suites (their quick_scale) and keep to the methods the claims name")
     reproduce.add_argument("--show", action="store_true",
                            help="measure nothing: judge the claims on the newest stored run of each study")
+    reproduce.add_argument("--markdown", action="store_true",
+                           help="print the claims table as Markdown (for a README) instead of the terminal table")
     reproduce.add_argument("--report-dir", default="reports", metavar="DIR",
                            help="where the HTML studies report (and each run's report) is written (default ./reports)")
     reproduce.add_argument("--timeout", type=_seconds, default=None, metavar="S",
@@ -772,7 +774,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from . import studies
-    from .report.studies import render_studies, write_studies_html
+    from .report.studies import render_studies, render_studies_markdown, write_studies_html
     from .store import Store
 
     console = _console()
@@ -802,7 +804,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         runs[recipe.study] = studies.study_run(stored)
     wanted = {r.study for r in recipes}
     findings = [f for f in studies.claims.evaluate(runs) if f.study in wanted]
-    _print(render_studies(findings, runs, color=_color(console), width=_width(args, console)))
+    _print(render_studies_markdown(findings) if args.markdown
+           else render_studies(findings, runs, color=_color(console), width=_width(args, console)))
     console.print(f"HTML studies report: {write_studies_html(findings, runs, args.report_dir)}")
     return status
 

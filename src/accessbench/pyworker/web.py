@@ -74,6 +74,11 @@ class Step:
             self.args = driver.adapt(values)
 
 
+def build(d: Driver, step: Step):
+    """The step's op on the driver's connection: a scan reads the statement as it is."""
+    return d.scan_op(step.sql) if step.kind == "scan" else d.exec_op(step.sql, step.mode, step.reads)
+
+
 class Pages:
     """This process's side of the tier: the endpoint, its steps, and the connections each
     policy keeps (one driver object per policy: a driver object is bound to the connection its
@@ -127,7 +132,7 @@ class Pages:
             d = self.per_request
             self.connect(d)
             try:
-                return d.exec_op(step.sql, step.mode, step.reads)(step.args[i])
+                return build(d, step)(step.args[i])
             finally:
                 d.close()
         if step.policy == "pooled":
@@ -157,8 +162,7 @@ class Pages:
         op = self.ops.get(key)
         if op is None:
             d.attach(conn)
-            op = self.ops[key] = (d.scan_op(step.sql) if step.kind == "scan"
-                                  else d.exec_op(step.sql, step.mode, step.reads))
+            op = self.ops[key] = build(d, step)
         return op
 
     def pool(self, size: int):

@@ -85,18 +85,22 @@ def _verdicts(leaders: tuple, curves: list[Curve]) -> list[str]:
     """The overall crossover (which curve leads, by size), then each method's own between its
     series (say extended against prepared) where it has two."""
     out = [_crossover("fastest", leaders)]
-    by_method: dict[tuple, list[Curve]] = {}
-    for c in curves:
-        by_method.setdefault((c.method, c.path), []).append(c)
-    for (method, path), mine in by_method.items():
-        if len(mine) == 2 and all(c.series for c in mine):
-            pair = list(_leaders(mine))
-            short = {c.label: c.series.split("=", 1)[-1] for c in mine}
-            named = [(size, short.get(label) if label else None) for size, label in pair]
-            text = _crossover(f"{method} @ {path}", named, faster=True)
-            if "crosses over" in text:
-                out.append(text)
+    for method, path in dict.fromkeys((c.method, c.path) for c in curves):
+        text = method_verdict(curves, method, path)
+        if text and "crosses over" in text:
+            out.append(text)
     return out
+
+
+def method_verdict(curves: list[Curve], method: str, path: str) -> str | None:
+    """One method's own crossover between its two series (say extended against prepared), or
+    that there is none; None when it has no two series here."""
+    mine = [c for c in curves if (c.method, c.path) == (method, path)]
+    if len(mine) != 2 or not all(c.series for c in mine):
+        return None
+    short = {c.label: c.series.split("=", 1)[-1] for c in mine}
+    named = [(size, short.get(label) if label else None) for size, label in _leaders(mine)]
+    return _crossover(f"{method} @ {path}", named, faster=True)
 
 
 def _crossover(who: str, leaders: list, faster: bool = False) -> str:

@@ -44,13 +44,26 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
                                  ("today [95% CI]", "left", 3), ("verdict", "left", 0)):
         table.add_column(name, justify=justify, ratio=ratio or None, no_wrap=not ratio, overflow="fold")
     for f in findings:
-        today = f.today or (f.rule if f.verdict in (UNTESTABLE, NOT_MEASURED) else "")
-        if f.verdict == NOT_MEASURED and f.where:
-            today = f.where
-        table.add_row(f.study.upper(), Text(f.claim), Text(f.published), Text(today),
+        table.add_row(f.study.upper(), Text(f.claim), Text(f.published), Text(_today(f)),
                       Text(f.verdict, style=STYLES.get(f.verdict.split(" in ")[0], "")))
     console.print(table)
     return out.getvalue()
+
+
+def _today(f: Finding) -> str:
+    """Today's figure, or (unjudged) why there is none."""
+    if f.verdict == NOT_MEASURED and f.where:
+        return f.where
+    return f.today or (f.rule if f.verdict in (UNTESTABLE, NOT_MEASURED) else "")
+
+
+def render_studies_markdown(findings: list[Finding]) -> str:
+    """The claims table as Markdown (a README's Studies table, `reproduce --markdown`)."""
+    cell = lambda text: text.replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    lines = ["| study | claim | published | today [95% CI] | verdict |", "|---|---|---|---|---|"]
+    lines += [f"| {f.study.upper()} | {cell(f.claim)} | {cell(f.published)} | {cell(_today(f))} | {f.verdict} |"
+              for f in findings]
+    return "\n".join(lines) + "\n"
 
 
 def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], directory: str) -> str:

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..report.sizes import size_sweeps
+from ..report.sizes import method_verdict, size_sweeps
 from ..stats.cells import CellResult
 from ..stats.compare import Comparison, compare
 from ..suite.model import Suite
@@ -165,7 +165,7 @@ def _crossover(runs) -> tuple[str, str, str, str]:
     for sweep in size_sweeps(runs["s1"].results):
         if sweep.target != "postgresql":
             continue
-        line = next((v for v in sweep.verdicts if v.startswith("c-libpq @ unix:")), None)
+        line = method_verdict(list(sweep.curves), "c-libpq", "unix")
         if line is None:
             continue
         crossed = "crosses over — prepared faster" in line
