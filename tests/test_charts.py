@@ -90,3 +90,14 @@ def test_a_cells_interval_is_reproducible_and_two_cells_never_share_resamples():
     ma, mb = bootstrap.resampled_medians(a), bootstrap.resampled_medians(b)
     # Shared positions would make b's medians a's plus 1000, draw for draw.
     assert not np.allclose(mb - ma, 1000)
+
+
+def test_the_studies_ratio_chart_sets_each_ratio_today_beside_the_published_one_on_a_log_axis():
+    from accessbench.report.charts import RatioRow, ratio_chart
+
+    svg = ratio_chart([RatioRow("S4 · remote / local", 20.4, 19.2, 23.8, 4.2, "reproduced"),
+                       RatioRow("S4 · static / dynamic", 1.15, 0.93, 1.34, None, "not reproduced")], 800)
+    assert svg.count('class="published"') == 1 and svg.count('class="dot"') == 2  # no figure: no diamond
+    assert svg.count('class="band"') == 1 and 'class="unity"' in svg  # the rule's band, and 1×
+    assert "today 20.4× [19.2×–23.8×], published 4.2× — reproduced" in svg
+    assert ratio_chart([], 800) == ""

@@ -39,4 +39,9 @@ def ratio(value: float) -> str:
 
 # A figure's form by name: the HTML report's script formats redrawn axis ticks with the same
 # rules (report.js, FORMS), so the names are shared with it.
-FORMS = {"rate": rate, "duration": duration, "seconds": seconds}
+def times(value: float) -> str:
+    """A ratio at three significant digits (the studies report's)."""
+    return f"{value:,.3g}×" if value < 1000 else f"{value:,.0f}×"
+
+
+FORMS = {"rate": rate, "duration": duration, "seconds": seconds, "times": times}  # times: the studies page (no script)

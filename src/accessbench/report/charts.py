@@ -590,3 +590,53 @@ def _legend(items: Sequence[LegendItem], x0: float, y0: float, cols: int, col_w:
                    + _text("legend-text", x + LEGEND_SWATCH_W, y + LEGEND_ROW_H / 2 + 2, item.label) + "</g>")
     out.append("</g>")
     return "".join(out)
+
+
+# --- the studies' ratios ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RatioRow:
+    """One study claim's ratio: today's with its CI beside the published one, on one log axis."""
+
+    label: str
+    today: float
+    low: float
+    high: float
+    published: float | None
+    verdict: str                    # drawn as a class: verdict-reproduced, …
+
+
+def ratio_chart(rows: Sequence[RatioRow], width: float) -> str:
+    """A dot plot on a log axis: each claim's ratio today (a dot and its 95% CI) and the
+    published ratio (an open diamond), with the line at 1× where the direction turns and the
+    band within ten times the published figure that the ratio rule accepts."""
+    if not rows:
+        return ""
+    label_w = min(MAX_LABEL_W + 140, max(_text_w(r.label) for r in rows) + PAD)
+    values = [v for r in rows for v in (r.today, r.low, r.high, r.published) if v and v > 0] + [1.0]
+    x = Scale(*padded_log_range(min(values), max(values)), label_w, width - 2 * PAD, True)
+    height = AXIS_TOP + len(rows) * ROW_H + PAD
+    title = "Each ratio today (dot, 95% CI) beside the published one (◇) · log scale"
+    out = [_svg_open("ratios", "studies", "", width, height, title, cls="log"),
+           _text("axis-title", PAD, TITLE_Y, title), _value_grid(x, "times", AXIS_TOP, height - PAD),
+           _line(x(1.0), x(1.0), AXIS_TOP - TICK_GAP, height - PAD, ' class="unity"')]
+    for i, r in enumerate(rows):
+        mid = AXIS_TOP + i * ROW_H + ROW_H / 2
+        lo, hi = x(max(r.low, x.lo)), x(min(r.high, x.hi))
+        parts = [f'<g class="row ratio verdict-{_e(r.verdict.replace(" ", "-"))}"'
+                 f'{_data({"today": repr(r.today), "published": repr(r.published) if r.published else None})}>'
+                 f"<title>{_e(r.label)}: today {fmt.times(r.today)} [{fmt.times(r.low)}–{fmt.times(r.high)}]"
+                 f"{f', published {fmt.times(r.published)}' if r.published else ''} — {_e(r.verdict)}</title>",
+                 _text("label", label_w - PAD, mid + TEXT_DY, r.label, "end")]
+        if r.published:
+            band = (x(max(r.published / 10, x.lo)), x(min(r.published * 10, x.hi)))
+            parts.append(f'<rect class="band" x="{_num(band[0])}" y="{_num(mid - BAR_H / 2)}" '
+                         f'width="{_num(band[1] - band[0])}" height="{BAR_H}"/>')
+            px = x(r.published)
+            parts.append(f'<path class="published" d="M{_num(px)} {_num(mid - 5)}L{_num(px + 5)} {_num(mid)}'
+                         f'L{_num(px)} {_num(mid + 5)}L{_num(px - 5)} {_num(mid)}Z"/>')
+        parts.append(f'<path class="whisker" d="{whisker_path(lo, hi, mid)}"/>')
+        parts.append(f'<circle class="dot" cx="{_num(x(r.today))}" cy="{_num(mid)}" r="{DOT_R}"/></g>')
+        out.append("".join(parts))
+    out.append("</svg>")
+    return "".join(out)

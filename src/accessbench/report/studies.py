@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..studies import RECIPES
+from .charts import RatioRow, ratio_chart
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
 
 STYLES = {REPRODUCED: "green", NOT_REPRODUCED: "yellow", REVERSED: "red", UNTESTABLE: "dim", NOT_MEASURED: "dim"}
@@ -66,6 +67,10 @@ def render_studies_markdown(findings: list[Finding]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _short(claim: str, most: int = 60) -> str:
+    return claim if len(claim) <= most else claim[:most - 1].rstrip() + "…"
+
+
 def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], directory: str) -> str:
     import jinja2
 
@@ -75,8 +80,11 @@ def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], direc
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     studies = [(r.study.upper(), r.title, runs.get(r.study), [f for f in findings if f.study == r.study])
                for r in RECIPES.values()]
+    ratios = [RatioRow(f"{f.study.upper()} · {_short(f.claim)}", *f.ratio, f.published_ratio, f.verdict)
+              for f in findings if f.ratio is not None]
     html = env.get_template("studies.html.j2").render(
-        studies=studies, tally=tally(findings), css=_asset("report.css"),
+        studies=[(*s, tally(s[3])) for s in studies], tally=tally(findings), css=_asset("report.css"),
+        chart=ratio_chart(ratios, 960),
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         css_class={v: f"verdict-{v.replace(' ', '-')}" for v in STYLES})
     os.makedirs(directory, exist_ok=True)

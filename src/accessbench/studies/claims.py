@@ -54,6 +54,9 @@ class Finding:
     verdict: str
     rule: str
     where: str = ""     # the cells today's figure comes from
+    # a ratio claim's figures, for the report's chart: today's ratio with its CI, and the published one
+    ratio: tuple[float, float, float] | None = None
+    published_ratio: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,14 +107,16 @@ class Claim:
     study: str
     claim: str
     published: str
-    judge: Callable[[dict[str, StudyRun]], tuple[str, str, str, str]] = field(repr=False)
-    # judge(runs by study) → (today, verdict, rule, where)
+    judge: Callable[[dict[str, StudyRun]], tuple] = field(repr=False)
+    # judge(runs by study) → (today, verdict, rule, where[, (ratio, CI low, CI high)])
+    published_ratio: float | None = None
 
     def evaluate(self, runs: dict[str, StudyRun]) -> Finding:
         if self.study not in runs:
             return Finding(self.study, self.claim, self.published, "", NOT_MEASURED, f"study {self.study} not run")
-        today, verdict, rule, where = self.judge(runs)
-        return Finding(self.study, self.claim, self.published, today, verdict, rule, where)
+        today, verdict, rule, where, *figures = self.judge(runs)
+        return Finding(self.study, self.claim, self.published, today, verdict, rule, where,
+                       figures[0] if figures else None, self.published_ratio)
 
 
 def ratio(study: str, claim: str, published: str, value: float | None, a: Cells, b: Cells,
@@ -126,12 +131,14 @@ def ratio(study: str, claim: str, published: str, value: float | None, a: Cells,
             if ca is not None and cb is not None:
                 c, k = compare(ca, cb), scale(ca, runs[study].suite)
                 where = f"{ca.label} {ca.cell['step']} ÷ {cb.label} {cb.cell['step']}"
+                figures = (c.ratio * k, c.ci_low * k, c.ci_high * k)
                 if close is not None:
                     return (_ratio_text(c, k), REPRODUCED if c.ci_high * k < close else NOT_REPRODUCED,
-                            f"closeness: the ratio's CI under {close:g}×", where)
-                return (_ratio_text(c, k), judge_ratio(c, value, k), RATIO_RULE if value else DIRECTION_RULE, where)
+                            f"closeness: the ratio's CI under {close:g}×", where, figures)
+                return (_ratio_text(c, k), judge_ratio(c, value, k), RATIO_RULE if value else DIRECTION_RULE, where,
+                        figures)
         return "", NOT_MEASURED, "", f"needs {a.step} and {b.step} of {' or '.join(a.methods)} on {a.target}"
-    return Claim(study, claim, published, judge)
+    return Claim(study, claim, published, judge, value)
 
 
 def untestable(study: str, claim: str, published: str, why: str) -> Claim:
