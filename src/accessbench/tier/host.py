@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -280,14 +279,16 @@ def _persistent(language: str) -> str:
 
 
 def _runtime(language: str) -> str:
-    if language == "python":
-        return f"{platform.python_implementation()} {platform.python_version()}"
-    command = ["php", "-r", "echo PHP_VERSION;"] if language == "php" else ["node", "--version"]
+    """The pages' runtime (the Python pages run on the web tier's own Python, not this one's)."""
+    from .servers.python import WEB_PYTHON
+
+    command = {"php": ["php", "-r", "echo 'PHP ', PHP_VERSION;"], "node": ["node", "-e", "console.log('Node.js', process.version)"],
+               "python": [str(WEB_PYTHON), "-c", "import platform; print(platform.python_implementation(), "
+                                                  "platform.python_version())"]}[language]
     try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip()
+        return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip() or "?"
     except OSError:
-        out = "?"
-    return f"{'PHP' if language == 'php' else 'Node.js'} {out}"
+        return "?"
 
 
 def _driver_version(m: TierMethod) -> str:
