@@ -40,7 +40,7 @@ def test_the_methods_command_lists_one_whole_name_per_line_and_the_pinned_settin
     assert long.returncode == 0
     for name in ("py-sqlite3", "py-psycopg", "py-psycopg2", "py-asyncpg", "py-pg8000"):
         assert name in long.stdout
-    assert "prepare_threshold: None" in long.stdout and "statement_cache_size: 0" in long.stdout
+    assert "prepare_threshold: never reached" in long.stdout and "statement_cache_size: 0" in long.stdout
 
 
 def test_py_pyodbc_and_c_odbc_pin_the_same_odbc_driver_options():

@@ -61,7 +61,7 @@ class Trial(BaseModel):
     elapsed_ns: int
     user_ns: int | None = Field(None, description="worker CPU in user mode during the trial")
     sys_ns: int | None = None
-    server_ns: int | None = Field(None, description="serving backend's CPU during the trial")
+    server_ns: int | None = Field(None, description="the server's CPU during the trial (whose: server_scope)")
     first_op_ns: int | None = None
     round_trips: int | None = Field(None, description="counted by the latency proxy on tcp+DELAY paths")
     bytes_to_server: int | None = None
@@ -70,6 +70,8 @@ class Trial(BaseModel):
     skipped: int | None = Field(None, description="open loop: operations not started (too late)")
     processes: int | None = Field(None, description="under load: worker processes that drove the clients")
     per_client: list[dict[str, int]] | None = Field(None, description="under load: [{n, elapsed_ns}] per client")
+    server_scope: str | None = Field(None, description="whose CPU server_ns is: backends (the serving backends') "
+                                                       "or server (the whole managed server's, when those are not named)")
 
 
 class Cell(BaseModel):

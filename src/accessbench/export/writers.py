@@ -21,7 +21,8 @@ SUMMARY_COLUMNS = [
     "sweep", "sweep_series",      # steps that vary clients or rate (likewise)
 ]
 TRIAL_COLUMNS = ["seq", "started_at", "n", "rows", "elapsed_ns", "user_ns", "sys_ns", "server_ns", "first_op_ns",
-                 "round_trips", "bytes_to_server", "bytes_to_client", "late", "skipped", "processes"]
+                 "round_trips", "bytes_to_server", "bytes_to_client", "late", "skipped", "processes",
+                 "server_scope"]  # added within version 1, at the end
 
 
 def _summary(cell: Cell) -> list:

@@ -432,7 +432,7 @@ class Runner:
             pool.shutdown(wait=True)
         answer = merge_answers(answers)
         answer["processes"] = processes
-        self._record(state, phase, seq, started_at, answer, None, server_ns, wire)
+        self._record(state, phase, seq, started_at, answer, None, server_ns, wire, "server" if whole else "backends")
         if processes == clients:  # the backends of connections that outlive the trial
             for key, a in zip(keys, answers):
                 self.server_pids.setdefault(key, set()).update(a.get("server_pids") or [])
@@ -600,8 +600,8 @@ class Runner:
         return answer, server_ns, wire
 
     def _record(self, state: CellState, phase: str, seq: int, started_at: str, answer: dict,
-                latencies: bytes | None, server_ns: int | None, wire: dict | None) -> None:
-        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire)
+                latencies: bytes | None, server_ns: int | None, wire: dict | None, scope: str = "backends") -> None:
+        self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire, scope)
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
         elif answer["n"] and answer["elapsed_ns"] > 0:

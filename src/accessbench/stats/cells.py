@@ -138,9 +138,7 @@ def analyse(stored: StoredRun) -> list[CellResult]:
                 [(t["server_ns"], t["n"]) for t in trials if t.get("server_ns") is not None and t["n"]], 1)
             if cell["kind"] == "connect" and served.get(cell["target"]):
                 result.server_cpu_note = "not measured: each operation's backend is new and gone before it can be read"
-            elif result.server_cpu_per_op_ns is not None and (
-                    (cell.get("policy") or "persistent") != "persistent"
-                    or any((t.get("processes") or 1) != (cell.get("clients") or 1) for t in trials)):
+            elif result.server_cpu_per_op_ns is not None and any(t.get("server_scope") == "server" for t in trials):
                 # the runner read the whole managed server: these connections' backends are not named
                 result.server_cpu_note = "the whole server's CPU during each trial (its backends come and go)"
             result.per_op_ns = float(np.median([t["elapsed_ns"] / t["n"] for t in trials if t["n"]]))

@@ -122,4 +122,8 @@ MIGRATIONS = [
         PRIMARY KEY (host, run_a, run_b)
     );
     """,
+    # 9: how a trial's server CPU was read: the serving backends', or the whole managed server's
+    """
+    ALTER TABLE trials ADD COLUMN server_scope TEXT;    -- backends | server (NULL: not read)
+    """,
 ]
