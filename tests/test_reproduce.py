@@ -73,7 +73,7 @@ def test_a_full_reproduction_of_s4_runs_the_cli_program_three_long_trials_withou
 
     given = Namespace(store="s.db", timeout=None, report_dir=None, width=None, quick=False)
     full = run_arguments(RECIPES["s4"], given)
-    assert (full.method, full.trials, full.warmup, full.precision) == (["c-odbc"], 3, 0, 0.0)
+    assert (full.method, full.trials, full.warmup, full.precision, full.timeout) == (["c-odbc"], 4, 0, 0.0, 1800.0)
     quick = run_arguments(RECIPES["s4"], Namespace(**{**vars(given), "quick": True}))
     assert (quick.trials, quick.warmup, quick.quick) == (5, None, True)  # --quick: the run's defaults
     s1 = run_arguments(RECIPES["s1"], given)

@@ -36,6 +36,7 @@ class Recipe:
     # warm-ups, where its trials are long (None: as quick, with the precision target)
     full_trials: int | None = None
     full_warmup: int | None = None
+    full_timeout: float | None = None  # seconds a worker may take to answer, where a trial is long
 
 
 RECIPES = {r.study: r for r in [
@@ -54,18 +55,19 @@ RECIPES = {r.study: r for r in [
            "2,500 employees; each query type executed five times",
            None, [*C_NATIVE, "go-pgx", "node-mysql2"]),
     # S4 timed one C CLI program: ODBC. A trial of a million statements is itself a mean of a
-    # million, and 250 µs away it lasts about ten minutes: three trials give the CI its spread,
-    # and the verification pass (the same million, untimed, on the same connection) is the
-    # warm-up, so a full reproduction adds none.
+    # million, and 250 µs away it lasts about ten minutes (so each may take half an hour before
+    # it is called hung): four trials, the fewest a Mann-Whitney test can call significant, and
+    # the verification pass (the same million, untimed, on the same connection) is the warm-up,
+    # so a full reproduction adds none.
     Recipe("s4", "local vs remote access (DB2 for z/OS, 2005)", "s4-roundtrip",
            "1,000,000 statements in the loop (--quick: 2,000)",
-           ["c-odbc"], C_NATIVE[:2], targets=["postgresql"], full_trials=3, full_warmup=0),
+           ["c-odbc"], C_NATIVE[:2], targets=["postgresql"], full_trials=4, full_warmup=0, full_timeout=1800.0),
     # S5 as it was run: web pages under ab -c 10 for 15 s (s5-web), PHP first, the other stacks
-    # beside; S5 ran ab once per page: three trials of 15 s give a CI.
+    # beside; S5 ran ab once per page: four trials of 15 s, the fewest that can tell a difference.
     Recipe("s5", "persistent connections under web load (IBM i, c. 2012)", "s5-web",
            "ab -c 10 for 15 s a trial (--quick: 2 s, ab's whole seconds)",
            ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "py-gunicorn-psycopg", "node-http-pg"],
-           ["php-pgsql"], quick_targets=["postgresql"], full_trials=3),
+           ["php-pgsql"], quick_targets=["postgresql"], full_trials=4),
 ]}
 
 
@@ -73,7 +75,8 @@ RECIPES = {r.study: r for r in [
 # (Debian 12, 2 vCPU, 24 GiB): what `reproduce` expects before any run of its own is stored.
 # Measured 2026-11-27 by `accessbench reproduce all --quick` (5 trials a cell; 8 min 54 s in all).
 REFERENCE_QUICK: dict[str, float] = {"s1": 390.0, "s2": 41.0, "s3": 17.0, "s4": 40.0, "s5": 42.0}
-REFERENCE_FULL: dict[str, float] = {}
+# Measured 2026-11-27 by `accessbench reproduce all` from a clean clone (S1–S3; S4 and S5 not yet).
+REFERENCE_FULL: dict[str, float] = {"s1": 3811.0, "s2": 546.0, "s3": 772.0}
 
 
 def resolve(names: list[str]) -> list[Recipe]:
@@ -108,7 +111,8 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         trials=recipe.trials if quick else recipe.full_trials or recipe.trials,
         precision=0.0 if quick or recipe.full_trials else None, budget=None, max_trials=None,
         warmup=None if quick else recipe.full_warmup,
-        max_warmup=None, quick=quick, timeout=args.timeout, workdir=None, report_dir=args.report_dir,
+        max_warmup=None, quick=quick, timeout=args.timeout or (None if quick else recipe.full_timeout),
+        workdir=None, report_dir=args.report_dir,
         no_report=False, resume=None, unconfined_sql=False, label=LABEL.format(study=recipe.study),
         width=getattr(args, "width", None), wide=False)
 
