@@ -37,6 +37,19 @@ def workdir():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture
+def postgres(workdir):
+    """A managed PostgreSQL for the test alone, stopped and removed after it."""
+    from accessbench.targets.postgresql import ManagedPostgres
+
+    server = ManagedPostgres()
+    server.start(workdir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def processes_mentioning(text: str) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):

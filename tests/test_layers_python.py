@@ -56,18 +56,6 @@ def test_sqlalchemy_over_mysqlclient_measured_beside_it_reads_and_writes_the_sam
     assert {step for step, c in cells["py-mysqlclient"].items() if c["status"] == "unsupported"} == set(unsupported)
 
 
-@pytest.fixture
-def postgres(workdir):
-    from accessbench.targets.postgresql import ManagedPostgres
-
-    server = ManagedPostgres()
-    server.start(workdir)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_django_reads_by_key_with_objects_get_and_updates_by_loading_and_saving(postgres):
     needs("py-django+psycopg")
     from accessbench.pyworker.drivers.py_django import Driver

@@ -6,18 +6,6 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture
-def postgres(workdir):
-    from accessbench.targets.postgresql import ManagedPostgres
-
-    server = ManagedPostgres()
-    server.start(workdir)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.mark.server
 @pytest.mark.parametrize("prepare", ["off", "auto"])
 def test_py_psycopg_prepares_in_prepared_mode_and_only_there(postgres, prepare):

@@ -44,10 +44,10 @@ Requests per second:    314.02 [#/sec] (mean)
 
 
 def test_ab_output_gives_requests_its_own_elapsed_time_failures_and_non_2xx_responses():
-    load = Ab(Path(".")).parse(AB_OUTPUT)
+    load = Ab(Path(".")).parse(AB_OUTPUT, 10)
     assert (load.requests, load.elapsed_ns, load.failed, load.non_2xx) == (4711, 15_002_000_000, 3, 12)
     assert load.histogram is None  # ab prints a table of percentiles, not the distribution
-    assert Ab(Path(".")).parse(AB_OUTPUT.replace("Non-2xx responses:      12\n", "")).non_2xx == 0
+    assert Ab(Path(".")).parse(AB_OUTPUT.replace("Non-2xx responses:      12\n", ""), 10).non_2xx == 0
 
 
 def test_ab_durations_are_whole_seconds_rounded_up_since_ab_reads_them_with_atoi():
@@ -60,13 +60,12 @@ def test_wrk_done_hook_output_becomes_a_histogram_of_every_request():
     line = ('ACCESSBENCH {"requests": 6, "duration_us": 1000123, "connect": 0, "read": 1, "write": 0, "status": 2, '
             '"timeout": 0, "latency": [[120, 3], [250, 2], [90000, 1]]}')
     wrk = Wrk(Path(SCRATCH))
-    wrk.command("http://127.0.0.1:1/", 3, 1.0)
-    load = wrk.parse("Running 1s test @ http://127.0.0.1:1/\n" + line + "\n")
+    load = wrk.parse("Running 1s test @ http://127.0.0.1:1/\n" + line + "\n", 3)
     assert (load.requests, load.elapsed_ns, load.failed, load.non_2xx) == (6, 1_000_123_000, 1, 2)
     assert load.histogram.n == 6 and load.histogram.min == 120_000 and load.histogram.max == 90_000_000
     assert abs(load.histogram.percentile(50) - 120_000) <= 120_000 * 0.01  # within the histogram's 1%
     with pytest.raises(Exception, match="no summary"):
-        wrk.parse("Running 1s test\n")
+        wrk.parse("Running 1s test\n", 3)
 
 
 def _wrk_corrects(measured: dict[int, int], expected: int) -> dict[int, int]:

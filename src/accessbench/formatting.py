@@ -39,9 +39,14 @@ def ratio(value: float) -> str:
 
 # A figure's form by name: the HTML report's script formats redrawn axis ticks with the same
 # rules (report.js, FORMS), so the names are shared with it.
+def ratio3(value: float) -> str:
+    """A ratio at the precision a run knows it: three significant digits, no exponent."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def times(value: float) -> str:
-    """A ratio at three significant digits (the studies report's)."""
-    return f"{value:,.3g}×" if value < 1000 else f"{value:,.0f}×"
+    """A ratio as the studies report writes it: 20.4×."""
+    return f"{ratio3(value)}×"
 
 
 FORMS = {"rate": rate, "duration": duration, "seconds": seconds, "times": times}  # times: the studies page (no script)

@@ -102,18 +102,13 @@ class Session:
 
     # conformance: the worker's own generators and checksum, compared with protocol/vectors
     def on_generate(self, msg: dict) -> dict:
-        return {"values": [vectors.to_json(v) for v in generators.values(msg["spec"], int(msg["count"]))]}
+        return generate(msg)
 
     def on_checksum(self, msg: dict) -> dict:
-        checksum = Checksum()
-        checksum.add_rows([[vectors.native(v) for v in row] for row in msg["rows"]])
-        return {"checksum": checksum.hexdigest(), "rows": checksum.rows}
+        return checksum(msg)
 
     def on_histogram(self, msg: dict) -> dict:
-        histogram = Histogram()
-        for value in msg["values"]:
-            histogram.record(int(value))
-        return {"histogram": histogram.to_json()}
+        return histogram(msg)
 
     def on_schedule(self, msg: dict) -> dict:
         schedule = Schedule(float(msg["rate"]), msg.get("arrival", "poisson"), int(msg["seed"], 16))
@@ -169,18 +164,15 @@ class Session:
     def _args(self, kind: str, msg: dict, n: int) -> list:
         """Each operation's argument, made before the clock starts."""
         d = self.driver
-        if msg.get("mode") and msg["mode"] not in d.modes:  # the driver's own reason, where it gives one
-            why = d.settings().get(msg["mode"], "").removeprefix("unsupported: ")
-            raise Unsupported(f"{d.name} has no {msg['mode']} mode" + (f": {why}" if why else ""))
+        if msg.get("mode"):
+            check_mode(d, msg["mode"])
         if kind in ("connect", "scan"):
             return [None] * n
         if kind == "exec":
-            values = generators.rows(msg.get("params", []), n)
-            if msg["mode"] == "literal" and not d.literal_binds:
-                return [sqltext.inline(msg["sql"], v, self.endpoint["dbms"]) for v in values]
             if msg["mode"] == "record":  # the key, as literals: HANDLER … READ index = (…)
+                values = generators.rows(msg.get("params", []), n)
                 return [", ".join(sqltext.literal(x, self.endpoint["dbms"]) for x in v) for v in values]
-            return d.adapt(values)
+            return exec_args(d, msg["sql"], msg["mode"], msg.get("params", []), n, self.endpoint["dbms"])
         if kind == "batch":
             size = int(msg["batch"])
             values = d.adapt(generators.rows(msg.get("params", []), n))
@@ -331,31 +323,20 @@ class Session:
                             before, after, own_backend=policy == "persistent" and len(results) == 1)
 
     def _verify(self, op, args, reads: bool, sql: str | None, dump: int = 0) -> dict:
-        checksum, changed, width, first = Checksum(), 0, 0, None
-        dumped: list[list[dict]] = []  # with `dump`: the first rows read, as typed values
+        reading, first = Reading(reads, dump), None
         clock = time.perf_counter_ns
 
         def collect(result: Any) -> None:
-            nonlocal changed, width, first
-            if reads:
-                if result and isinstance(result[0], dict):  # a dict row factory: its values, in column order
-                    result = [tuple(row.values()) for row in result]
-                checksum.add_rows(result)
-                dumped.extend([typed(v) for v in row] for row in result[:max(0, dump - len(dumped))])
-                if result and not width:
-                    width = len(result[0])
-            else:
-                changed += result
+            nonlocal first
+            reading.add(result)
             if first is None:  # the cold start: the first operation, its rows checksummed
                 first = clock() - start
 
         start = clock()
         self.driver.plain_loop(op, args, collect)
-        if sql and width:
-            self.columns[sql] = width
-        rows = checksum.rows if reads else changed
-        return {"n": len(args), "rows": rows, "values": rows * width, "checksum": checksum.hexdigest(),
-                "first_op_ns": first or 0, **({"dump": dumped} if dump and reads else {})}
+        if sql and reading.width:
+            self.columns[sql] = reading.width
+        return {**reading.answer(len(args)), "first_op_ns": first or 0}
 
     def _timed(self, op, args, reads: bool, sql: str | None, latency_file: str | None) -> dict:
         lat = array("Q", bytes(8 * len(args)))
@@ -381,6 +362,67 @@ class Session:
         if self.server_pid and own_backend:
             answer["server_pids"] = [self.server_pid]
         return answer
+
+
+class Reading:
+    """What a verification pass read: every value checksummed (or the rows changed, for a
+    statement that reads none), the columns, and with ``dump`` the first rows as typed values."""
+
+    def __init__(self, reads: bool, dump: int = 0) -> None:
+        self.reads, self.dump = reads, dump
+        self.checksum, self.changed, self.width = Checksum(), 0, 0
+        self.dumped: list[list[dict]] = []
+
+    def add(self, result: Any) -> None:
+        """One operation's result: the rows it read, or the rows it changed."""
+        if not self.reads:
+            self.changed += result
+            return
+        if result and isinstance(result[0], dict):  # a dict row factory: its values, in column order
+            result = [tuple(row.values()) for row in result]
+        self.checksum.add_rows(result)
+        self.dumped.extend([typed(v) for v in row] for row in result[:max(0, self.dump - len(self.dumped))])
+        if result and not self.width:
+            self.width = len(result[0])
+
+    def answer(self, n: int) -> dict:
+        rows = self.checksum.rows if self.reads else self.changed
+        return {"n": n, "rows": rows, "values": rows * self.width, "checksum": self.checksum.hexdigest(),
+                **({"dump": self.dumped} if self.dump and self.reads else {})}
+
+
+def check_mode(d: Driver, mode: str) -> None:
+    """A mode the driver lacks is unsupported, with the driver's own reason where it gives one."""
+    if mode not in d.modes:
+        why = d.settings().get(mode, "").removeprefix("unsupported: ")
+        raise Unsupported(f"{d.name} has no {mode} mode" + (f": {why}" if why else ""))
+
+
+def exec_args(d: Driver, sql: str, mode: str, params: list, n: int, dbms: str) -> list:
+    """An exec step's n arguments, made before any clock: the statements with their values
+    inlined (literal, where the driver does not inline them itself), else its parameters."""
+    values = generators.rows(params, n)
+    if mode == "literal" and not d.literal_binds:
+        return [sqltext.inline(sql, v, dbms) for v in values]
+    return d.adapt(values)
+
+
+# conformance: the reference's generators, checksum and histogram (protocol/vectors)
+def generate(msg: dict) -> dict:
+    return {"values": [vectors.to_json(v) for v in generators.values(msg["spec"], int(msg["count"]))]}
+
+
+def checksum(msg: dict) -> dict:
+    total = Checksum()
+    total.add_rows([[vectors.native(v) for v in row] for row in msg["rows"]])
+    return {"checksum": total.hexdigest(), "rows": total.rows}
+
+
+def histogram(msg: dict) -> dict:
+    recorded = Histogram()
+    for value in msg["values"]:
+        recorded.record(int(value))
+    return {"histogram": recorded.to_json()}
 
 
 def error_answer(kind: str, message: str, sqlstate: str | None = None) -> dict:

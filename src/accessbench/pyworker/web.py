@@ -26,10 +26,9 @@ import traceback
 from pathlib import Path
 from urllib.parse import parse_qs
 
-from ..protocol import generators, sqltext
-from ..protocol.checksum import Checksum, typed
 from .base import Driver, Unsupported
 from .drivers import DRIVERS
+from .host import Reading, check_mode, exec_args
 
 # The bytes of the static page, read once: gunicorn has no file serving of its own, so the
 # app hands them over as they are.
@@ -62,16 +61,10 @@ class Step:
         if self.kind == "scan":  # the statement as it is, every row read
             self.args = [None] * int(spec["count"])
             return
-        if self.mode not in driver.modes:  # the driver's own reason, where it gives one
-            why = driver.settings().get(self.mode, "").removeprefix("unsupported: ")
-            raise Unsupported(f"{driver.name} has no {self.mode} mode" + (f": {why}" if why else ""))
+        check_mode(driver, self.mode)
         if self.policy == "pooled" and not driver.has_pool:
             raise Unsupported(f"{driver.name} has no pool of its own")
-        values = generators.rows(spec.get("params", []), int(spec["count"]))
-        if self.mode == "literal" and not driver.literal_binds:
-            self.args = [sqltext.inline(self.sql, v, dbms) for v in values]
-        else:
-            self.args = driver.adapt(values)
+        self.args = exec_args(driver, self.sql, self.mode, spec.get("params", []), int(spec["count"]), dbms)
 
 
 def build(d: Driver, step: Step):
@@ -177,19 +170,10 @@ class Pages:
     def verify(self, step_id: str, step: Step, dump: int = 0) -> dict:
         """Operations 0 … count-1 in order, every value read checksummed (host.Session._verify);
         the first ``dump`` rows read also answered as typed values, to explain a mismatch."""
-        checksum, changed, width, dumped = Checksum(), 0, 0, []
+        reading = Reading(step.reads, dump)
         for i in range(len(step.args)):
-            result = self.run(step_id, step, i)
-            if step.reads:
-                checksum.add_rows(result)
-                dumped += [[typed(v) for v in row] for row in result[:max(0, dump - len(dumped))]]
-                if result and not width:
-                    width = len(result[0])
-            else:
-                changed += result
-        rows = checksum.rows if step.reads else changed
-        answer = {"n": len(step.args), "rows": rows, "values": rows * width, "checksum": checksum.hexdigest()}
-        return {**answer, "dump": dumped} if dump and step.reads else answer
+            reading.add(self.run(step_id, step, i))
+        return reading.answer(len(step.args))
 
 
 _pages: Pages | None = None

@@ -23,6 +23,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..formatting import ratio3 as _x  # a ratio at the precision a run knows it
 from ..report.sizes import method_verdict, size_sweeps
 from ..stats.cells import CellResult
 from ..stats.compare import Comparison, compare
@@ -78,11 +79,6 @@ class Cells:
                         and (self.path is None or c["path"] == self.path) and self.variant in c["variant"]):
                     return r
         return None
-
-
-def _x(value: float) -> str:
-    """A ratio at the precision a run knows it: three significant digits, no exponent."""
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def _ratio_text(c: Comparison, scale: float = 1.0) -> str:
@@ -326,7 +322,8 @@ CLAIMS: list[Claim] = [
           Cells(("php-pgsql", "php-pdo-pgsql", "php-mysqli"), "per-request", PG, "unix")),
     ratio("s5", "A static page sets the web tier's ceiling, above PHP's hello world",
           "767.87 vs 560.05 requests/s: 1.37×", 1.37,
-          Cells(("php-pgsql", "php-pdo-pgsql"), "static", PG, "unix"), Cells(("php-pgsql", "php-pdo-pgsql"), "hello", PG, "unix")),
+          Cells(("php-pgsql", "php-pdo-pgsql"), "static", PG, "unix"),
+          Cells(("php-pgsql", "php-pdo-pgsql"), "hello", PG, "unix")),
     ratio("s5", "A page that reads through a persistent connection runs close to hello world",
           "560.05 vs 504.04 requests/s: 1.11×", 1.11,
           Cells(("php-pgsql", "php-pdo-pgsql"), "hello", PG, "unix"),

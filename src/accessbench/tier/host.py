@@ -22,9 +22,7 @@ import urllib.request
 from pathlib import Path
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
-from ..protocol.checksum import Checksum
-from ..protocol.histogram import Histogram
-from ..pyworker.host import error_answer, failure, serve
+from ..pyworker.host import checksum, error_answer, failure, generate, histogram, serve
 from .loadgen import GENERATORS, LoadFailed
 from .methods import METHODS, TierMethod, settings_of
 from .servers import SERVERS, ServerFailed
@@ -50,6 +48,7 @@ class Session:
         self.method, self.chosen, self.name, self.why = method, chosen, name, why
         self.server = None
         self.dir: Path | None = None
+        self.dbms = ""
         self.rows_per_op: dict[str, float] = {}  # per step file: rows one operation read (verification)
 
     def handle(self, msg: dict) -> dict:
@@ -88,15 +87,18 @@ class Session:
     def on_open(self, msg: dict) -> dict:
         endpoint = dict(msg["endpoint"])
         password = endpoint.pop("password", None)
+        self.dbms = endpoint["dbms"]
         # In the run's work directory, which goes at the end of the run whatever happens here;
         # the app server's user must be able to pass through it.
-        base = os.environ.get("ACCESSBENCH_RUN_DIR") or tempfile.gettempdir()
+        run_dir = os.environ.get("ACCESSBENCH_RUN_DIR")
+        base = run_dir or tempfile.gettempdir()
         if os.geteuid() == 0:
             try:
                 server_can_enter(os.path.join(base, "x"), UNPRIVILEGED)
             except TargetUnavailable as e:
                 raise Failed("internal", str(e)) from None
-            os.chmod(base, os.stat(base).st_mode | 0o011)
+            if run_dir:  # the run's own directory, and nothing else, opened for passing through
+                os.chmod(run_dir, os.stat(run_dir).st_mode | 0o011)
         self.dir = Path(tempfile.mkdtemp(prefix="tier-", dir=base))
         os.chmod(self.dir, 0o755)
         tier = self.dir / "pages"
@@ -168,7 +170,6 @@ class Session:
     def _write_step(self, msg: dict) -> str:
         """The step as the pages read it (docs/tier.md): every argument made here, by the
         shared generators, so that every language's page runs the same operations."""
-        dbms = json.loads((self.dir / "pages" / "endpoint.json").read_text())["endpoint"]["dbms"]
         params, count = msg.get("params", []), int(msg["iterations"])
         step = {"kind": msg["kind"], "sql": msg["sql"], "mode": msg.get("mode"),
                 "policy": msg.get("policy", "persistent"), "pool_size": msg.get("pool_size"),
@@ -177,7 +178,7 @@ class Session:
         values = generators.rows(params, count)
         step["args"] = [[vectors.to_json(v) for v in row] for row in values]
         if msg.get("mode") == "literal":
-            step["statements"] = [sqltext.inline(msg["sql"], row, dbms) for row in values]
+            step["statements"] = [sqltext.inline(msg["sql"], row, self.dbms) for row in values]
         text = json.dumps(step, sort_keys=True)
         step_id = hashlib.sha1(text.encode()).hexdigest()[:16]
         path = self.dir / "pages" / "steps" / f"{step_id}.json"
@@ -237,13 +238,10 @@ class Session:
 
     # --- conformance: the arguments are the shared generators'; the checksum the pages' ----------
     def on_histogram(self, msg: dict) -> dict:  # wrk's latencies go into accessbench's own histogram
-        histogram = Histogram()
-        for value in msg["values"]:
-            histogram.record(int(value))
-        return {"histogram": histogram.to_json()}
+        return histogram(msg)
 
     def on_generate(self, msg: dict) -> dict:
-        return {"values": [vectors.to_json(v) for v in generators.values(msg["spec"], int(msg["count"]))]}
+        return generate(msg)
 
     def on_checksum(self, msg: dict) -> dict:
         if self.method.language == "php":
@@ -252,9 +250,7 @@ class Session:
             if done.returncode != 0:
                 raise Failed("internal", f"checksum-cli.php: {done.stderr.strip()[-300:]}")
             return json.loads(done.stdout)
-        checksum = Checksum()  # Python pages checksum with accessbench's own; Node pages with the Node worker's
-        checksum.add_rows([[vectors.native(v) for v in row] for row in msg["rows"]])
-        return {"checksum": checksum.hexdigest(), "rows": checksum.rows}
+        return checksum(msg)  # Python pages checksum with accessbench's own; Node pages with the Node worker's
 
 
 def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..protocol.histogram import Histogram
-from .servers.base import _die_with_parent
+from .servers.base import die_with_parent
 
 
 class LoadFailed(Exception):
@@ -56,7 +56,8 @@ class Generator:
     def command(self, url: str, clients: int, seconds: float) -> list[str]:
         raise NotImplementedError
 
-    def parse(self, out: str) -> Load:
+    def parse(self, out: str, clients: int) -> Load:
+        """What the generator printed for a trial of ``clients`` connections."""
         raise NotImplementedError
 
     def settings(self) -> dict[str, str]:
@@ -66,13 +67,13 @@ class Generator:
         command = self.command(url, clients, seconds)
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 120,
-                                  preexec_fn=_die_with_parent)
+                                  preexec_fn=die_with_parent)
         except subprocess.TimeoutExpired:
             raise LoadFailed(f"{self.name} did not end within {seconds + 120:g} s") from None
         if done.returncode != 0:
             why = (done.stderr or done.stdout).strip().splitlines()
             raise LoadFailed(f"{self.name} exited with status {done.returncode}: {why[-1] if why else 'no message'}")
-        return self.parse(done.stdout)
+        return self.parse(done.stdout, clients)
 
 
 class Ab(Generator):
@@ -88,7 +89,7 @@ class Ab(Generator):
         return ["ab", "-q", "-l", "-t", str(whole_seconds(seconds)), "-n", str(self.MAX_REQUESTS), "-c", str(clients),
                 url]
 
-    def parse(self, out: str) -> Load:
+    def parse(self, out: str, clients: int) -> Load:
         def field(label: str, default: str | None = None) -> str:
             found = re.search(rf"^{label}:\s+([\d.]+)", out, re.M)
             if found is None:
@@ -135,19 +136,18 @@ class Wrk(Generator):
         script = self.dir / "wrk-done.lua"
         if not script.exists():
             script.write_text(WRK_SCRIPT)
-        self.clients = clients
         threads = max(1, min(clients, os.cpu_count() or 1))
         return ["wrk", "-t", str(threads), "-c", str(clients), "-d", f"{whole_seconds(seconds)}s", "--timeout", "60s",
                 "-s", str(script), url]
 
-    def parse(self, out: str) -> Load:
+    def parse(self, out: str, clients: int) -> Load:
         line = next((l for l in out.splitlines() if l.startswith("ACCESSBENCH ")), None)
         if line is None:
             raise LoadFailed("wrk printed no summary (its done() hook did not run)")
         data = json.loads(line.removeprefix("ACCESSBENCH "))
         histogram = Histogram()
         for value_us, count in measured(data["latency"], int(data["requests"]), int(data["duration_us"]),
-                                        self.clients).items():
+                                        clients).items():
             histogram.record(value_us * 1000, count)
         return Load(requests=int(data["requests"]), elapsed_ns=int(data["duration_us"]) * 1000,
                     failed=int(data["connect"]) + int(data["read"]) + int(data["write"]) + int(data["timeout"]),

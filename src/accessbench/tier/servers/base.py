@@ -9,7 +9,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ...runner.cputime import TICK_NS, descendants, reaped_ticks
+from ...targets.base import free_port
 
 # Where the pages and the static page live in the checkout.
 ROOT = Path(__file__).resolve().parents[4]
@@ -29,13 +29,7 @@ class ServerFailed(Exception):
     """The app server could not start or stopped answering; the message says why."""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child before exec: a signal when the tier worker dies, however it dies (a
     SIGKILL from a timed-out runner included), so that no app server outlives its run."""
     PR_SET_PDEATHSIG = 1
@@ -103,7 +97,7 @@ class AppServer:
         log = self.log = open(self.dir / "server.log", "ab")
         for command in commands:
             self.procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                                               cwd=self.dir, preexec_fn=_die_with_parent, **run_as()))
+                                               cwd=self.dir, preexec_fn=die_with_parent, **run_as()))
             self._started(self.procs[-1])
         deadline = time.monotonic() + timeout
         while True:  # until the static page answers
