@@ -13,7 +13,7 @@ from accessbench.stats.cells import CellResult
 from accessbench.stats.compare import compare
 from accessbench.stats.summary import summarize
 from accessbench.studies import RECIPES, resolve
-from accessbench.studies import newest_runs
+from accessbench.studies import newest_runs, shown
 from accessbench.studies.claims import (CLAIMS, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE,
                                         StudyRun, evaluate, judge_ratio)
 from accessbench.store import Store
@@ -78,6 +78,14 @@ def test_a_full_reproduction_of_s4_runs_the_cli_program_three_long_trials_withou
     assert (quick.trials, quick.warmup, quick.quick) == (5, None, True)  # --quick: the run's defaults
     s1 = run_arguments(RECIPES["s1"], given)
     assert (s1.method, s1.trials, s1.precision) == (["all"], 5, None)  # every method, the precision target
+
+
+def test_show_reads_the_newest_complete_reproduction_not_a_later_interrupted_one():
+    newest_first = [{"id": "c", "status": "interrupted"}, {"id": "b", "status": "complete"},
+                    {"id": "a", "status": "complete"}]
+    assert shown(newest_first)["id"] == "b"
+    assert shown(newest_first[:1])["id"] == "c"  # nothing completed: the interrupted run, which says so
+    assert shown([]) is None
 
 
 def test_an_unknown_study_is_one_clear_line():

@@ -133,13 +133,20 @@ def _reproductions(store, recipe: Recipe) -> list[dict]:
             if r["suite"] == recipe.suite and json.loads(r["settings"]).get("label") == LABEL.format(study=recipe.study)]
 
 
+def shown(runs: list[dict]) -> dict | None:
+    """Which of a study's stored reproductions (newest first) its claims are read from: the newest
+    that completed; a run stopped by Ctrl-C or a fault only where none completed, so that an
+    interrupted attempt never hides the finished one before it."""
+    complete = [r for r in runs if r["status"] == "complete"]
+    return (complete or runs or [None])[0]
+
+
 def newest_runs(store, recipes: list[Recipe]) -> dict[str, "claims.StudyRun"]:
     """The newest stored reproduction of each study (any size), as the claims read it."""
     found = {}
     for recipe in recipes:
-        runs = _reproductions(store, recipe)
-        if runs:
-            found[recipe.study] = study_run(store.load(runs[0]["id"]))
+        if (run := shown(_reproductions(store, recipe))) is not None:
+            found[recipe.study] = study_run(store.load(run["id"]))
     return found
 
 
