@@ -21,7 +21,7 @@ from .stats.views import VIEWS
 DEFAULT_STORE = "accessbench.db"
 EXAMPLES = """\
 examples:
-  accessbench run                                  the quick suite on managed PostgreSQL and MariaDB (unix, tcp) and SQLite
+  accessbench run                                  the quick suite on managed PostgreSQL and MariaDB (unix, tcp), SQLite and DuckDB
   accessbench run --quick --target sqlite          a smoke run under a minute, no server needed
   accessbench run --method py-psycopg,py-asyncpg --path tcp --trials 10
   accessbench run --target postgresql://me@db:5432/app   an external server: the run works in a schema and role of its own
@@ -174,8 +174,8 @@ def build_parser() -> Parser:
     # default (filled in by cmd_run, RUN_DEFAULTS).
     run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
-                     help="postgresql, mariadb (managed servers), sqlite, or a postgresql:// or mariadb:// URL "
-                     "(default postgresql,mariadb,sqlite)")
+                     help="postgresql, mariadb (managed servers), sqlite, duckdb (embedded), or a postgresql:// or "
+                     "mariadb:// URL (default postgresql,mariadb,sqlite,duckdb)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
                      help=f"{paths.HELP} (default: every path each target has)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",

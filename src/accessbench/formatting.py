@@ -21,6 +21,16 @@ def durations_in(ns: float, values: list[float]) -> list[str]:
     return [f"{v / scale:,.0f}" if v / scale >= 100 else f"{v / scale:.3g}" for v in values]
 
 
+def size(nbytes: float | None) -> str:
+    """Bytes in binary units, three significant digits (the kernel counts memory in KiB)."""
+    if nbytes is None:
+        return "—"
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if abs(nbytes) >= scale * 0.9995:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.3g} B"
+
+
 def rate(value: float | None) -> str:
     if value is None:
         return "—"

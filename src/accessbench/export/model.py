@@ -72,6 +72,8 @@ class Trial(BaseModel):
     per_client: list[dict[str, int]] | None = Field(None, description="under load: [{n, elapsed_ns}] per client")
     server_scope: str | None = Field(None, description="whose CPU server_ns is: backends (the serving backends') "
                                                        "or server (the whole managed server's, when those are not named)")
+    start_rss_bytes: int | None = Field(None, description="the worker's resident set just before the trial")
+    peak_rss_bytes: int | None = Field(None, description="the worker's largest resident set during the trial (VmHWM)")
 
 
 class Cell(BaseModel):
@@ -103,6 +105,11 @@ class Cell(BaseModel):
     wait_per_op_ns: float | None
     round_trips_per_op: float | None
     bytes_per_op: float | None
+    bytes_per_row: float | None = Field(None, description="bytes to the client per row read, counted by the latency "
+                                                          "proxy (tcp+DELAY paths)")
+    peak_rss_bytes: float | None = Field(None, description="the worker's peak resident set in a trial, median")
+    rss_growth_bytes: float | None = Field(None, description="that peak over the resident set at the trial's "
+                                                             "start, median: what the trial's reading added")
     flags: list[CellFlag]
     trials: list[Trial]
 
@@ -164,6 +171,7 @@ def _cell(r: CellResult, trials: list[dict]) -> Cell:
         latency_ns=Latency(p50=p.get(50.0), p90=p.get(90.0), p99=p.get(99.0), p99_9=p.get(99.9), max=p.get(100.0)),
         client_cpu_per_op_ns=r.cpu_per_op_ns, server_cpu_per_op_ns=r.server_cpu_per_op_ns,
         wait_per_op_ns=r.wait_per_op_ns, round_trips_per_op=r.round_trips_per_op, bytes_per_op=r.bytes_per_op,
+        bytes_per_row=r.bytes_per_row, peak_rss_bytes=r.peak_rss_bytes, rss_growth_bytes=r.rss_growth_bytes,
         flags=[CellFlag(kind=f.kind, text=f.text) for f in flags(r)],
         clients=c.get("clients") or 1, policy=c.get("policy") or "persistent", rate=c.get("rate"),
         sweep=c.get("sweep"), sweep_series=c.get("sweep_series"),

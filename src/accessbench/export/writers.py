@@ -19,10 +19,11 @@ SUMMARY_COLUMNS = [
     "wait_per_op_ns", "round_trips_per_op", "bytes_per_op", "flags",
     "clients", "policy", "rate",  # steps under load (added within version 1, at the end)
     "sweep", "sweep_series",      # steps that vary clients or rate (likewise)
+    "bytes_per_row", "peak_rss_bytes", "rss_growth_bytes",  # bytes and memory beside time (likewise)
 ]
 TRIAL_COLUMNS = ["seq", "started_at", "n", "rows", "elapsed_ns", "user_ns", "sys_ns", "server_ns", "first_op_ns",
                  "round_trips", "bytes_to_server", "bytes_to_client", "late", "skipped", "processes",
-                 "server_scope"]  # added within version 1, at the end
+                 "server_scope", "start_rss_bytes", "peak_rss_bytes"]  # added within version 1, at the end
 
 
 def _summary(cell: Cell) -> list:
@@ -32,7 +33,7 @@ def _summary(cell: Cell) -> list:
     return [*figure, *times, cell.seconds_per_1000, lat.p50, lat.p90, lat.p99, lat.p99_9, lat.max,
             cell.client_cpu_per_op_ns, cell.server_cpu_per_op_ns, cell.wait_per_op_ns, cell.round_trips_per_op,
             cell.bytes_per_op, ";".join(sorted({flag.kind for flag in cell.flags})), cell.clients, cell.policy,
-            cell.rate, cell.sweep, cell.sweep_series]
+            cell.rate, cell.sweep, cell.sweep_series, cell.bytes_per_row, cell.peak_rss_bytes, cell.rss_growth_bytes]
 
 
 # A figure is a ratio of counts read in nanoseconds over trials of milliseconds or more: six

@@ -11,6 +11,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
@@ -66,6 +68,10 @@ class Method(BaseModel):
     # A tier method (docs/tier.md): the driver inside an app server's pages, under HTTP load.
     # Its worker is the tier worker, which starts the app server and the load generator.
     tier: str | None = None
+    # How it reads a result: row by row (the drivers' usual way), by COPY out, or into columns
+    # (Arrow, a data frame). The transfer suite reads with every one of them, beside the
+    # "floor": wire-floor, no method but the result's bytes moved raw along the same path.
+    reads: Literal["rows", "copy", "columnar", "floor"] = "rows"
 
     def command(self) -> list[str]:
         """How to start this method's worker: its program and the full method name."""
@@ -113,6 +119,7 @@ GROUPS = {
     "all": "every method in the catalog: setting variants and layers too",
     "layers": "every layer method, and the driver each runs on",
     "web": "every tier method: drivers in web pages under HTTP load (docs/tier.md)",
+    "transfer": "the default methods and every bulk (COPY) and columnar (Arrow, data frame) reader",
 }
 
 
@@ -134,6 +141,8 @@ def select(names: list[str] | None) -> list[Method]:
             chosen += [n for m in known.values() if m.over for n in (m.over, m.name)]
         elif name == "web":
             chosen += [m.name for m in known.values() if m.tier]
+        elif name == "transfer":
+            chosen += [m.name for m in known.values() if not m.tier and (m.default or m.reads != "rows")]
         else:
             chosen.append(name)
     return [known[n] for n in dict.fromkeys(chosen)]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from .floor import NoFloor
+
 _DURATION = r"(\d+(?:\.\d+)?)(us|µs|ms)"
 
 
@@ -51,6 +53,7 @@ class Path:
         self.bandwidth = bandwidth    # bytes per second, each direction
         self.target: str | None = None  # the target's name, once started for it
         self.running: Any = None        # what start made (it has a stop()), until stopped
+        self.floor_parts: list[Any] = []  # what floor() started (a sender, its proxy), until stopped
 
     @classmethod
     def parse(cls, name: str) -> Path | None:
@@ -100,6 +103,8 @@ class Path:
 
     def stop(self) -> None:
         """Safe after a failed or partial start, and twice."""
+        while self.floor_parts:
+            self.floor_parts.pop().stop()
         if self.running:
             self.running.stop()
             self.running = None
@@ -113,8 +118,15 @@ class Path:
         """The worker's command as run on this path."""
         return argv
 
-    def counters(self) -> dict[str, int] | None:
-        """Totals since it started (round trips, bytes each way) where the path counts them."""
+    def floor(self, directory: str, run: PathRun) -> dict[str, Any]:
+        """Where a floor worker reads the raw bytes of ``directory``'s files along this path
+        (paths/floor.py): started on first use, stopped with the path. A kind with no wire
+        of its own to measure raises ``NoFloor`` with why."""
+        raise NoFloor(f"{self.name}: the wire's floor is measured on tcp, unix and tcp+DELAY paths")
+
+    def counters(self, floor: bool = False) -> dict[str, int] | None:
+        """Totals since it started (round trips, bytes each way) where the path counts them;
+        with ``floor``, those of the path its floor sender is reached by."""
         return None
 
     def __repr__(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from . import proxy
 from .base import _DURATION, Path, PathRun, microseconds
 from .calibrate import proxy_cost_us
+from .floor import Sender
 
 _BANDWIDTH = r"(\d+(?:\.\d+)?)(kbit|mbit|gbit|kb|mb|gb|b)"
 _NAME = re.compile(rf"^tcp\+{_DURATION}(?:~{_DURATION})?(?:@{_BANDWIDTH})?$", re.IGNORECASE)
@@ -63,10 +64,21 @@ class Proxied(Path):
         log = os.path.join(run.workdir, f"proxy-{self.name.replace('/', '_')}.log")
         self.running = proxy.LatencyProxy(self, tcp["host"], tcp["port"], log)
 
+    def floor(self, directory: str, run: PathRun) -> dict[str, Any]:
+        """A sender behind a latency proxy of this path's own delay and bandwidth."""
+        if not self.floor_parts:
+            sender = Sender(directory)
+            self.floor_parts.append(sender)
+            log = os.path.join(run.workdir, f"proxy-floor-{id(self):x}.log")
+            self.floor_parts.append(proxy.LatencyProxy(self, "127.0.0.1", sender.port, log))
+        return {"host": "127.0.0.1", "port": self.floor_parts[-1].port}
+
     def endpoint(self, target: Any) -> dict[str, Any]:
         return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
 
-    def counters(self) -> dict[str, int]:
+    def counters(self, floor: bool = False) -> dict[str, int] | None:
         """Only one cell's workers talk through the proxy at a time: the difference of two
-        readings is that cell's."""
+        readings is that cell's. The floor's sender has a proxy of its own."""
+        if floor:
+            return self.floor_parts[-1].totals() if self.floor_parts else None
         return self.running.totals()

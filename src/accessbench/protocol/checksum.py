@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 import struct
+from fractions import Fraction
 from typing import Any, Iterable
 
 from .prng import FNV_OFFSET, MASK64, fnv1a64
@@ -47,6 +49,30 @@ def encode_value(value: Any) -> bytes:
         micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
         return b"t" + struct.pack("<q", micros)
     raise TypeError(f"no canonical encoding for {type(value).__name__}")
+
+
+def float4_value(value: float) -> float:
+    """A float32 (given widened to a double) as PostgreSQL prints it and a text-format reader
+    reads it back: the shortest decimal that reads back as the same float32 — of those the
+    closest — as a double. The canonical value of a 4-byte real (PROTOCOL.md, Checksum), for
+    readers that hold the float32 itself (binary COPY, Arrow's float32 columns)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    bits = struct.unpack("<I", struct.pack("<f", abs(value)))[0]
+    x = Fraction(abs(value))
+    below = Fraction(struct.unpack("<f", struct.pack("<I", bits - 1))[0])
+    above = struct.unpack("<f", struct.pack("<I", bits + 1))[0]
+    above = Fraction(above) if math.isfinite(above) else x + (x - below)  # past the largest: its gap again
+    low, high = (x + below) / 2, (x + above) / 2  # what reads back as x
+    even = bits % 2 == 0  # a decimal exactly half-way rounds to the even neighbour
+    for digits in range(1, 10):
+        exponent = math.floor(math.log10(x)) - digits + 1
+        scale = Fraction(10) ** exponent
+        near = [Fraction(math.floor(x / scale)) * scale, Fraction(math.ceil(x / scale)) * scale]
+        fits = [d for d in near if low < d < high or (even and d in (low, high))]
+        if fits:
+            return math.copysign(float(min(fits, key=lambda d: abs(d - x))), value)
+    return value
 
 
 def typed(value: Any) -> dict:

@@ -97,7 +97,7 @@ def literal(value: Any, dialect: str) -> str:
     if isinstance(value, dt.datetime):
         return "'" + value.isoformat(sep=" ") + "'"
     if isinstance(value, dt.date):
-        return ("DATE '" if dialect == "postgresql" else "'") + value.isoformat() + "'"
+        return ("DATE '" if dialect in ("postgresql", "duckdb") else "'") + value.isoformat() + "'"
     if isinstance(value, (bytes, bytearray)):
         return ("'\\x" + bytes(value).hex() + "'::bytea") if dialect == "postgresql" else ("X'" + bytes(value).hex() + "'")
     if isinstance(value, str):

@@ -54,10 +54,20 @@ class Driver:
     paramstyle = "qmark"      # how '?' markers are rewritten for this driver
     batch_style = ""          # how a batch step is carried out
     modes = ("literal", "extended", "prepared")
+    kinds: ClassVar[tuple[str, ...]] = ("connect", "scan", "exec", "batch")  # the step kinds it has ops for
     literal_binds: ClassVar[bool] = False
     """True for a layer over a driver that inlines bound values into the text on the client
     (mysqlclient): its ``literal`` op takes the values, which the layer binds and the driver
     inlines, so the server receives literal SQL as the bare driver's ``literal`` sends it."""
+    deviations: ClassVar[dict[str, dict[str, str]]] = {}
+    """``capabilities.deviations`` in ``hello``: per DBMS, the column types (as the DBMS names
+    them) whose values the method reads otherwise than the protocol's canonical form, and how —
+    what a mismatch on such a column will say. Conformance leaves those columns out of its
+    check of every type, and says so (ConnectorX reads every numeric at scale 10)."""
+    sqlstates: ClassVar[str | None] = None
+    """``capabilities.sqlstate`` in ``hello``: None when every ``db`` error carries the DBMS's
+    SQLSTATE where it gives one; ``"none"`` for a reader whose errors never carry one
+    (ConnectorX raises its errors as text)."""
     db_errors: tuple[type[BaseException], ...] = ()
     """The driver's database errors: a step that raises one is rolled back (``recover``) and
     answered as kind ``db`` with ``sqlstate(error)``."""
@@ -161,6 +171,13 @@ class Driver:
         ``record["table"]``; an exec op reads the records whose ``record["index"]`` key equals
         its argument (the key values as SQL literals, comma separated)."""
         raise Unsupported(f"{self.name} has no record-level access")
+
+    def result_rows(self, result: Any) -> list:
+        """An op's result as a list of rows of Python values, for the verification pass
+        (untimed). Row drivers' ops return rows already; a columnar method's op returns its
+        native columnar form (an Arrow table, a data frame: a value is read once it is there,
+        and ``len`` counts its rows), which this turns into rows to checksum."""
+        return result
 
     def markers(self, sql: str) -> str:
         """The neutral statement with the driver's own parameter markers."""

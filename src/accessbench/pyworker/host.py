@@ -14,7 +14,8 @@ import sys
 import time
 import traceback
 from array import array
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
+from urllib.parse import quote
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.capabilities import PROCESSES
@@ -43,6 +44,7 @@ class Session:
         self.server_pid: int | None = None
         self.columns: dict[str, int] = {}  # columns per statement, seen in verification
         self.options: dict = {}
+        self.secrets: list[str] = []  # the endpoint's password as given and as a URI quotes it
 
     def handle(self, msg: dict) -> dict:
         op = msg.get("op")
@@ -63,19 +65,23 @@ class Session:
             "settings": d.settings(),
             "capabilities": {
                 "dbms": list(d.dbms),
-                "kinds": ["connect", "scan", "exec", "batch"],
+                "kinds": list(d.kinds),
                 "modes": list(d.modes),
                 "batch": d.batch_style,
                 "concurrency": d.concurrency,
                 # steps under load: by duration, open loop at a rate, latency histograms, and
                 # the connection policies built for this driver
                 "load": {"policies": [p for p in POLICIES if p != "pooled" or d.has_pool]},
+                **({"sqlstate": d.sqlstates} if d.sqlstates else {}),
+                **({"deviations": d.deviations} if d.deviations else {}),
             },
         }
 
     def on_open(self, msg: dict) -> dict:
         endpoint = msg["endpoint"]
         self.options = msg.get("options", {})
+        if password := endpoint.get("password"):
+            self.secrets = sorted({password, quote(password, safe="")}, key=len, reverse=True)
         start = time.perf_counter_ns()
         info = self.driver.open(endpoint, self.options)
         connect_ns = time.perf_counter_ns() - start
@@ -93,12 +99,17 @@ class Session:
         return self.on_close(msg)
 
     def failure(self, e: Exception) -> dict:
-        """The answer to a message that failed: the driver's own errors as kind db."""
+        """The answer to a message that failed: the driver's own errors as kind db. A driver
+        given a connection URI may quote it in an error: the password never leaves the worker."""
         if isinstance(e, Unsupported):
-            return error_answer("unsupported", str(e))
-        if isinstance(e, self.driver.db_errors):
-            return error_answer("db", f"{type(e).__name__}: {e}", self.driver.sqlstate(e))
-        return failure(e)
+            answer = error_answer("unsupported", str(e))
+        elif isinstance(e, self.driver.db_errors):
+            answer = error_answer("db", f"{type(e).__name__}: {e}", self.driver.sqlstate(e))
+        else:
+            answer = failure(e)
+        for secret in self.secrets:
+            answer["error"]["message"] = answer["error"]["message"].replace(secret, "***")
+        return answer
 
     # conformance: the worker's own generators and checksum, compared with protocol/vectors
     def on_generate(self, msg: dict) -> dict:
@@ -119,6 +130,8 @@ class Session:
             raise ProtocolError("step before open")
         d = self.driver
         kind, n = msg["kind"], int(msg["iterations"])
+        if kind not in d.kinds:
+            raise Unsupported(f"{d.name} has no {kind} steps (it has {', '.join(d.kinds)})")
         sql = msg.get("sql")
         reads = bool(msg.get("fetch", kind == "scan")) and kind in ("scan", "exec")
         args = self._args(kind, msg, n)
@@ -323,7 +336,7 @@ class Session:
                             before, after, own_backend=policy == "persistent" and len(results) == 1)
 
     def _verify(self, op, args, reads: bool, sql: str | None, dump: int = 0) -> dict:
-        reading, first = Reading(reads, dump), None
+        reading, first = Reading(reads, dump, self.driver.result_rows), None
         clock = time.perf_counter_ns
 
         def collect(result: Any) -> None:
@@ -368,8 +381,8 @@ class Reading:
     """What a verification pass read: every value checksummed (or the rows changed, for a
     statement that reads none), the columns, and with ``dump`` the first rows as typed values."""
 
-    def __init__(self, reads: bool, dump: int = 0) -> None:
-        self.reads, self.dump = reads, dump
+    def __init__(self, reads: bool, dump: int = 0, rows: Callable[[Any], list] = lambda result: result) -> None:
+        self.reads, self.dump, self.rows = reads, dump, rows
         self.checksum, self.changed, self.width = Checksum(), 0, 0
         self.dumped: list[list[dict]] = []
 
@@ -378,6 +391,7 @@ class Reading:
         if not self.reads:
             self.changed += result
             return
+        result = self.rows(result)
         if result and isinstance(result[0], dict):  # a dict row factory: its values, in column order
             result = [tuple(row.values()) for row in result]
         self.checksum.add_rows(result)

@@ -115,6 +115,10 @@ def render_report(report: Report) -> str:
         sweeps=_sweeps(results, anchors) + _size_sections(report, anchors),
         study=_study(report),
         study_pairs=_pair_sections(report),
+        transfers=[(t.title, Table([Column(name, numeric=i >= 2) for i, name in enumerate(t.columns)],
+                                   [Row([Cell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
+                                    for row in t.rows]), t.caption)
+                   for t in report.transfers],
         steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
         filters=_filters(results),
         methods=_methods(stored),
@@ -422,6 +426,11 @@ def _step_table(step: StepReport, view: View) -> Table:
                 Column("client CPU", True, "the client's CPU time (user + system) per operation"),
                 Column("server CPU", True, "the serving backend's CPU time per operation"),
                 Column("RT/op", True, "round trips per operation, counted by the latency proxy"),
+                Column("B/row", True, "bytes to the client per row read, counted by the latency proxy"),
+                Column("peak memory", True, "the worker's largest resident set during a trial (its whole process), "
+                                            "median over trials"),
+                Column("growth", True, "that peak over the resident set at the trial's start: what the trial's "
+                                       "reading added"),
                 Column("trials", True),
                 Column("±CI", True, "how precisely the median is known: its 95% CI's half-width, relative to it"),
                 Column("CV", True, "coefficient of variation of the trials' figures"),
@@ -435,6 +444,7 @@ def _step_table(step: StepReport, view: View) -> Table:
         cells += [Cell(row.behind.text, row.behind.sort, cls="behind") if row.behind else Cell("", cls="behind")]
         cells += [_figure_cell(row.percentiles[q]) for q in (50.0, 99.0, 99.9, 100.0)]
         cells += [_figure_cell(row.client_cpu), _figure_cell(row.server_cpu), _figure_cell(row.round_trips),
+                  _figure_cell(row.bytes_per_row), _figure_cell(row.memory), _figure_cell(row.growth),
                   Cell(str(row.trials), str(row.trials)), _figure_cell(row.half_width), _figure_cell(row.cv),
                   Cell(row.status, row.status, row.cell.get("message") or None, f"status status-{row.status}", pill=True),
                   _flags_cell(row)]

@@ -24,13 +24,16 @@ def _step(report: Report, step: StepReport) -> list[str]:
     view = report.view
     columns = [("#", True), ("method", False), ("target/path", False), (step.unit, True)]
     columns += [(view.spread_name, True)] if view.spread_name else []
-    columns += [("× behind", True), ("p50", True), ("p99", True), ("trials", True), ("verified", False)]
+    wire = any(row.bytes_per_row.value is not None for row in step.rows)
+    columns += [("× behind", True), ("p50", True), ("p99", True), *([("B/row", True)] if wire else []),
+                ("peak memory", True), ("trials", True), ("verified", False)]
     rows = []
     for row in step.rows:
         cells = [str(row.rank) if row.rank is not None else "–", row.cell["method"], row.result.where, row.figure.text]
         cells += [row.spread_text] if view.spread_name else []
         cells += [(("≈" if row.alike else "") + row.behind.text) if row.behind else "",
-                  row.percentiles[50.0].text, row.percentiles[99.0].text, str(row.trials), row.status]
+                  row.percentiles[50.0].text, row.percentiles[99.0].text, *([row.bytes_per_row.text] if wire else []),
+                  row.memory.text, str(row.trials), row.status]
         rows.append(cells)
     lines = ["", f"## {step.title}", "", step.heading, ""]
     lines += _table(columns, rows) if rows else ["No measured cell."]
@@ -56,6 +59,11 @@ def render_report(report: Report) -> str:
                         [[c.label] + [fmt.rate(at[n].row_rate.median) if n in (at := {round(x): pt for x, pt in c.points})
                                       else "" for n in sizes] for c in sweep.curves])
         lines += [""] + [f"- {v}" for v in sweep.verdicts]
+    for transfer in report.transfers:
+        lines += ["", f"## {transfer.title}", ""]
+        lines += _table([(name, i >= 2) for i, name in enumerate(transfer.columns)],
+                        [transfer.cells(row) for row in transfer.rows])
+        lines += ["", transfer.caption]
     if report.study is not None:
         study = report.study
         lines += ["", f"## {study.title}", ""]

@@ -91,6 +91,9 @@ class CellRow:
     client_cpu: Figure
     server_cpu: Figure
     round_trips: Figure
+    bytes_per_row: Figure            # to the client, per row read, where the latency proxy counted
+    memory: Figure                   # the worker's peak resident set in a trial
+    growth: Figure                   # that peak over the trial's start: what reading the result added
     cv: Figure
     half_width: Figure               # the median's CI half-width, relative: how precisely it is known
     shares: tuple[Share, ...]
@@ -253,6 +256,7 @@ class Report:
     study: StudyTable | None
     sizes: list[SizeSweep] = field(default_factory=list)  # result-size sweeps, their crossovers named
     pairs: list[PairTable] = field(default_factory=list)  # a study's pairs (S3's table), with its tallies
+    transfers: list = field(default_factory=list)     # transfer.TransferTable: scans beside the wire's floor
     predictions: list = field(default_factory=list)   # stats.model.Prediction
     cold_starts: list[ColdStart] = field(default_factory=list)
     not_measured: list[NotMeasured] = field(default_factory=list)
@@ -263,6 +267,8 @@ class Report:
 
 def build(stored: StoredRun, view: str = "median") -> Report:
     """The report of a stored run by one of the views' rules."""
+    from .transfer import transfer_tables  # it builds on this module's figures
+
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}: choose from {', '.join(VIEWS)}")
     v = VIEWS[view]
@@ -274,7 +280,7 @@ def build(stored: StoredRun, view: str = "median") -> Report:
         study=study_table(stored, results), sizes=size_sweeps(results), pairs=study_pairs(stored, results),
         predictions=rt_model.checks(results),
         cold_starts=_cold_starts(stored, results), not_measured=_not_measured(results),
-        warnings=warnings(results))
+        warnings=warnings(results), transfers=transfer_tables(results))
 
 
 # --- header ----------------------------------------------------------------------------------
@@ -379,7 +385,9 @@ def _row(view: View, r: CellResult, rank: int | None, best: CellResult | None) -
         alike=rank is not None and r is not best and not compare(best, r).significant,
         percentiles={q: _figure(p.get(q)) for q, _ in PERCENTILES},
         client_cpu=_figure(r.cpu_per_op_ns, note=r.cpu_note), server_cpu=_figure(r.server_cpu_per_op_ns, note=r.server_cpu_note),
-        round_trips=_round_trips(r.round_trips_per_op), cv=Figure(r.rate.cv, f"{r.rate.cv:.1%}"),
+        round_trips=_round_trips(r.round_trips_per_op),
+        bytes_per_row=Figure(r.bytes_per_row, f"{r.bytes_per_row:,.0f}" if r.bytes_per_row is not None else "—"),
+        memory=_figure(r.peak_rss_bytes, fmt.size), growth=_figure(r.rss_growth_bytes, fmt.size), cv=Figure(r.rate.cv, f"{r.rate.cv:.1%}"),
         half_width=Figure(r.half_width, f"±{r.half_width:.1%}" if r.half_width is not None else "—"),
         shares=time_shares(r), flags=flags(r), per_client=per_client, late=late)
 

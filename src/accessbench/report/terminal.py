@@ -55,8 +55,8 @@ def render_report(report: Report, color: bool = False, width: int | None = None,
         console.print(table)
     if view == "per1000":
         return out.getvalue()
-    for table in (_predictions_table(report), *_size_tables(report), _study_table(report), *_pair_tables(report),
-                  _cold_start_table(report)):
+    for table in (_predictions_table(report), *_size_tables(report), *_transfer_tables(report), _study_table(report),
+                  *_pair_tables(report), _cold_start_table(report)):
         if table is not None:
             console.print(table)
     _not_measured(console, report)
@@ -145,7 +145,7 @@ def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide:
     """The default view's table, ranked by median: the essential columns always (rank, names,
     figure, CI, × vs best, p99, verified), the rest as the width allows, in this order of
     priority: p50, the clients' rates and lateness under load, CV, client and server CPU,
-    round trips (where counted), the time breakdown."""
+    round trips and bytes per row (where counted), the worker's peak memory, the time breakdown."""
     rows = step.rows
     column = lambda name, justify, cells, **kw: _Column(name, justify, list(cells), **kw)  # noqa: E731
     unit = step.unit if wide else short_unit(step.unit)
@@ -167,6 +167,9 @@ def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide:
         column("server CPU/op", "right", (r.server_cpu.text for r in rows)),
         *([column("RT/op", "right", (r.round_trips.text for r in rows))]
           if wide or any(r.round_trips.value is not None for r in rows) else []),
+        *([column("B/row", "right", (r.bytes_per_row.text for r in rows))]
+          if wide or any(r.bytes_per_row.value is not None for r in rows) else []),
+        column("peak memory", "right", (r.memory.text for r in rows)),
         column("time: client▕server▕wait", "left", (_breakdown(r) for r in rows)),
         column("verified", "left", (_status(r) for r in rows), essential=True),
     ]
@@ -330,6 +333,18 @@ def _size_tables(report: Report) -> list[Table]:
         for curve in sweep.curves:
             at = {round(x): pt for x, pt in curve.points}
             table.add_row(Text(curve.label), *(fmt.rate(at[s].row_rate.median) if s in at else "" for s in sizes))
+        tables.append(table)
+    return tables
+
+
+def _transfer_tables(report: Report) -> list[Table]:
+    """Each scan read beside the wire's floor: time per read and × the floor, per path."""
+    tables = []
+    for transfer in report.transfers:
+        table = _table(transfer.title, [(name, "left" if i < 2 else "right") for i, name in enumerate(transfer.columns)],
+                       caption=transfer.caption)
+        for row in transfer.rows:
+            table.add_row(*transfer.cells(row))
         tables.append(table)
     return tables
 

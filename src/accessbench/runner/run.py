@@ -24,6 +24,7 @@ from ..errors import Fault, first_line, InputError
 from ..methods import Method
 from .. import paths as path_kinds
 from ..paths import Path, PathRun
+from ..paths.floor import NoFloor, name_of as floor_name, write_csv
 from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.histogram import Histogram
@@ -33,6 +34,7 @@ from ..store import Store
 from ..suite.model import Suite
 from ..suite.shape import of_step
 from ..targets import Target, TargetUnavailable
+from . import memory
 from .cleanup import Cleanup
 from .cputime import total_cpu_ns, tree_cpu_ns
 from .diagnosis import DUMP_ROWS, explain
@@ -474,6 +476,8 @@ class Runner:
         try:
             self._worker(cell)  # its hello says what it does
             caps = self.capabilities.get(cell.method, {})
+            if why := self.by_name[cell.target].refuses_step(cell.step):
+                raise CellFailed("unsupported", why)
             if cell.step.kind not in caps.get("kinds", [cell.step.kind]):
                 raise CellFailed("unsupported", f"{cell.method} has no {cell.step.kind} steps (it has "
                                                 f"{', '.join(caps['kinds'])})")
@@ -485,6 +489,8 @@ class Runner:
                 why = why.removeprefix("unsupported: ") if why.startswith("unsupported") else f"it has {', '.join(modes)}"
                 raise CellFailed("unsupported", f"{cell.method} has no {mode} mode: {why}")
             self._reset(cell)
+            if self.method_by_name[cell.method].reads == "floor":
+                self._floor_file(cell)
             answer = self._ask(cell, {**self._message(cell), "verify": True})
         except CellFailed as e:
             self._fail(cell, state, e)
@@ -514,9 +520,35 @@ class Runner:
             cold_first_op_ns=answer.get("first_op_ns"),
         )
 
+    # the wire's floor (paths/floor.py): the step's result as CSV, moved raw along each path
+    def _floor_directory(self, target: str) -> str:
+        return os.path.join(self.workdir, f"floor-{[t.name for t in self.targets].index(target)}")
+
+    def _floor_sender(self, cell: Cell) -> dict:
+        """Where the floor worker of ``cell`` reads from: its path's sender, started on first use."""
+        try:
+            return self.routes[(cell.target, cell.path)].floor(self._floor_directory(cell.target),
+                                                               PathRun(self.workdir, self.progress))
+        except NoFloor as e:
+            raise CellFailed("unsupported", str(e)) from None
+
+    def _floor_file(self, cell: Cell) -> None:
+        """The step's result as CSV, read once per target on the runner's own connection."""
+        sql = cell.step.sql_on(self.by_name[cell.target].dbms)
+        path = os.path.join(self._floor_directory(cell.target), floor_name(sql))
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.progress.note(f"writing {cell.step.name}'s result on {cell.target} as CSV, the wire's floor")
+            rows, size = self._own(cell, "the floor's CSV of", sql, lambda t: write_csv(path, t.query(sql)))
+            self.progress.note(f"  {rows:,} rows, {fmt.size(size)} of CSV")
+
     def _compare(self, cells: list[Cell], states: dict[Cell, CellState]) -> None:
         """Every method on the same target must have read and written the same data. The
-        plurality is taken as right; without a clear one, every cell is suspect."""
+        plurality is taken as right; without a clear one, every cell is suspect. The wire's
+        floor reads no values: its lines must be as many as the rows the plurality read."""
+        floors = [c for c in cells if self.method_by_name[c.method].reads == "floor"]
+        self._compare_floors(floors, [c for c in cells if c not in floors], states)
+        cells = [c for c in cells if c not in floors]
         for target in self.targets:
             verified = [c for c in cells if c.target == target.name and states[c].status == "ok"]
             counts = Counter(states[c].key for c in verified).most_common()
@@ -541,6 +573,18 @@ class Runner:
                     state.message += f"; {why}"
                 self.store.update_cell(state.id, status="mismatch", message=state.message)
                 self.progress.note(f"MISMATCH {cell.label}: {state.message}")
+
+    def _compare_floors(self, floors: list[Cell], cells: list[Cell], states: dict[Cell, CellState]) -> None:
+        for floor in floors:
+            if states[floor].status != "ok":
+                continue
+            rows = Counter(states[c].key[0] for c in cells if c.target == floor.target and states[c].status == "ok")
+            if rows and (read := rows.most_common(1)[0][0]) != states[floor].key[0]:
+                state = states[floor]
+                state.status = "mismatch"
+                state.message = f"moved {state.key[0]:,} lines of CSV; most methods read {read:,} rows"
+                self.store.update_cell(state.id, status="mismatch", message=state.message)
+                self.progress.note(f"MISMATCH {floor.label}: {state.message}")
 
     def _explain(self, cell: Cell, reference: Cell, agreeing: int, dumps: dict) -> str | None:
         """Where ``cell`` read otherwise than the plurality (``reference`` one of it), from both
@@ -570,8 +614,12 @@ class Runner:
         # A connect step's backends are new per operation and gone before they could be read.
         known = self._server_cpu_known(cell) and cell.step.kind != "connect"
         pids = sorted(self.server_pids.get(cell.worker_key, set())) if known else []
+        worker = self._worker(cell).proc.pid
+        rss = memory.start(worker)  # the worker's peak during the trial: reset now, read after
         answer, server_ns, wire = self._around(
             cell, pids, lambda: self._ask(cell, {**self._message(cell), "latency_file": latency_file}))
+        if rss is not None and (high := memory.peak(worker)) is not None:
+            answer = {**answer, "start_rss_bytes": rss, "peak_rss_bytes": high}
         with open(latency_file, "rb") as f:
             latencies = f.read()
         os.remove(latency_file)
@@ -586,7 +634,8 @@ class Runner:
         of its first process), and what crossed the latency proxy (only this cell's workers
         talk through it meanwhile)."""
         path = self.routes[(cell.target, cell.path)]
-        wire_before = path.counters()
+        floor = self.method_by_name[cell.method].reads == "floor"
+        wire_before = path.counters(floor)
         threads = self.by_name[cell.target].serves_by_thread
         read = (lambda: tree_cpu_ns(whole)) if whole else (lambda: total_cpu_ns(pids, threads))  # noqa: E731
         server_before = read()
@@ -595,7 +644,7 @@ class Runner:
         server_ns = server_after - server_before if server_before is not None and server_after is not None else None
         wire = None
         if wire_before is not None:
-            after = path.counters()
+            after = path.counters(floor)
             wire = {k: after[k] - wire_before[k] for k in ("round_trips", "c2s_bytes", "s2c_bytes")}
         return answer, server_ns, wire
 
@@ -664,9 +713,11 @@ class Runner:
                 self.hello_stored.add(method.name)
                 self.capabilities[method.name] = hello.get("capabilities", {})
                 self.settings[method.name] = hello.get("settings", {})
+            endpoint = self.routes[(target.name, cell.path)].endpoint(target)
+            if method.reads == "floor":  # not a method: the raw bytes' sender along this path
+                endpoint = {**endpoint, "floor": self._floor_sender(cell)}
             opened = worker.request(
-                {"op": "open", "endpoint": self.routes[(target.name, cell.path)].endpoint(target), "options": {},
-                 "clients": 1},
+                {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1},
                 self.options.timeout,
             )
             if not opened.get("ok"):

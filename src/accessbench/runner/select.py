@@ -18,7 +18,7 @@ from ..paths import parse as parse_path
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 
-DEFAULT_TARGETS = ("postgresql", "mariadb", "sqlite")
+DEFAULT_TARGETS = ("postgresql", "mariadb", "sqlite", "duckdb")
 
 
 class Skipped(NamedTuple):

@@ -10,6 +10,9 @@ import numpy as np
 
 from .. import formatting as fmt
 from ..store import StoredRun
+from ..targets import EMBEDDED
+
+FLOORS = ("wire-floor",)  # not methods: catalog entries with reads = "floor"
 from .bootstrap import relative_half_width
 from .summary import PERCENTILES, Summary, latency_percentiles, summarize
 
@@ -41,12 +44,16 @@ class CellResult:
     row_rate: Summary | None = None           # those rows per second, one value per trial
     round_trips_per_op: float | None = None   # through the latency proxy, median over trials
     bytes_per_op: float | None = None         # both directions
+    bytes_per_row: float | None = None        # to the client, per row read: what a row costs on the wire
+    peak_rss_bytes: float | None = None       # the worker's peak resident set in a trial, median over trials
+    rss_growth_bytes: float | None = None     # that peak over its resident set at the trial's start, likewise
     per_client_rates: np.ndarray | None = None  # under load: each client's units/s, every trial
     late_share: float | None = None           # open loop: operations started over 1 ms late
     skipped: int | None = None                # open loop: operations not started
     precision: float | None = None            # the run's precision target (relative CI half-width)
     cpu_note: str | None = None               # why cpu_per_op_ns is None, where it was read
     server_cpu_note: str | None = None        # why server_cpu_per_op_ns is None
+    floor: bool = False                       # the wire's floor (wire-floor), not a method: never ranked
 
     @property
     def wait_per_op_ns(self) -> float | None:
@@ -66,8 +73,9 @@ class CellResult:
 
     @property
     def ranked(self) -> bool:
-        """Only verified cells take part in rankings; a mismatch is shown, not ranked."""
-        return self.measured and self.cell["status"] == "ok"
+        """Only verified cells of methods take part in rankings; a mismatch is shown, not
+        ranked, and the wire's floor is what the methods are set against (report/transfer.py)."""
+        return self.measured and self.cell["status"] == "ok" and not self.floor
 
     @property
     def seconds_per_1000(self) -> float | None:
@@ -114,11 +122,12 @@ def _cpu_per_op(trials: list[tuple[int, int]], resolution_ns: int) -> tuple[floa
 def analyse(stored: StoredRun) -> list[CellResult]:
     resolution = {m["method"]: int((m.get("capabilities") or {}).get("cpu_resolution_ns") or CPU_RESOLUTION_NS)
                   for m in stored.methods}
-    served = {t["target"]: t.get("dbms") != "sqlite" for t in stored.targets}  # a server process serves it
+    served = {t["target"]: t.get("dbms") not in EMBEDDED for t in stored.targets}  # a server process serves it
     results = []
     for cell in stored.cells:
         unit, units = UNITS[cell["kind"]]
-        result = CellResult(cell, unit, precision=stored.run["settings"].get("precision") or None)
+        result = CellResult(cell, unit, precision=stored.run["settings"].get("precision") or None,
+                            floor=cell["method"] in FLOORS)
         trials = stored.trials.get(cell["id"], [])
         if trials:
             timed = [t for t in trials if t["elapsed_ns"] > 0 and units(t)]
@@ -152,6 +161,13 @@ def analyse(stored: StoredRun) -> list[CellResult]:
                 result.round_trips_per_op = float(np.median([t["round_trips"] / t["n"] for t in wire]))
                 result.bytes_per_op = float(np.median(
                     [(t["bytes_to_server"] + t["bytes_to_client"]) / t["n"] for t in wire]))
+                read = [t for t in wire if t["rows"] and cell["kind"] in ("scan", "exec")]
+                if read:
+                    result.bytes_per_row = float(np.median([t["bytes_to_client"] / t["rows"] for t in read]))
+            sized = [t for t in trials if t.get("peak_rss_bytes") is not None]
+            if sized:
+                result.peak_rss_bytes = float(np.median([t["peak_rss_bytes"] for t in sized]))
+                result.rss_growth_bytes = float(np.median([t["peak_rss_bytes"] - t["start_rss_bytes"] for t in sized]))
             firsts = [t["first_op_ns"] for t in trials if t["first_op_ns"] is not None]  # a load generator times none
             result.first_op_ns = float(np.median(firsts)) if firsts else None
             clients = [c for t in trials if t.get("per_client") for c in json.loads(t["per_client"])]

@@ -126,4 +126,9 @@ MIGRATIONS = [
     """
     ALTER TABLE trials ADD COLUMN server_scope TEXT;    -- backends | server (NULL: not read)
     """,
+    # 10: the worker's memory around a plain trial (runner/memory.py)
+    """
+    ALTER TABLE trials ADD COLUMN start_rss_bytes INTEGER;  -- resident just before the trial
+    ALTER TABLE trials ADD COLUMN peak_rss_bytes INTEGER;   -- the high-water mark during it
+    """,
 ]

@@ -132,6 +132,8 @@ DBMS_LIMITS = {
     # Declared lengths mean nothing to SQLite; SQLITE_MAX_COLUMN and (since 3.32)
     # SQLITE_MAX_VARIABLE_NUMBER are its compiled-in defaults.
     "sqlite": DBMSLimits("SQLite's", None, None, None, None, None, 2000, 32_766),
+    # DECIMAL(p, s): p at most 38; lengths of VARCHAR are not kept.
+    "duckdb": DBMSLimits("DuckDB's", None, None, None, 38, 38, None, None),
 }
 SERVERS = ("postgresql", "mariadb")
 

@@ -160,8 +160,12 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
             work.spend(raw, ("tables", i), refuse)
             table = _validate(Table, raw, ("tables", i), fail)
             _check_table(table, ("tables", i), names, rows, limits, refuse)
+            # --quick keeps every row (parameter ranges refer to them) unless the table gives
+            # its own quick size: a table only scanned, like the transfer suite's.
+            if quick and table.quick_rows is not None:
+                table = table.model_copy(update={"rows": table.quick_rows})
             rows += table.rows
-            tables[table.name] = table  # --quick keeps every row: parameter ranges refer to them
+            tables[table.name] = table
         steps: dict[str, Step] = {}
         for i, raw in enumerate(raw_steps):
             for step in _expand_step(raw, varies[i], values, ("steps", i), fail, work, refuse):

@@ -17,7 +17,6 @@ from ..protocol import generators
 from ..protocol.sqltext import count_markers
 from .limits import LOOSEST, STEP_NAME, identifier_problem, type_problem
 
-DBMS = ("postgresql", "sqlite")
 MODES = ("literal", "extended", "prepared")
 KINDS = ("connect", "scan", "exec", "batch", "page")
 SQL_TYPE = re.compile(
@@ -28,7 +27,7 @@ NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 # The DBMSs a suite can name (in sql_for, setup and server).
-DBMS = Literal["postgresql", "sqlite", "mariadb"]
+DBMS = Literal["postgresql", "sqlite", "mariadb", "duckdb"]
 DBMSS = get_args(DBMS)
 SERVER_DBMSS = ("postgresql", "mariadb")  # managed servers whose settings a suite can set
 
@@ -313,6 +312,8 @@ class Table(Strict):
     name: str = Field(pattern=NAME.pattern)
     description: str = ""
     rows: int = Field(ge=0)
+    quick_rows: int | None = Field(None, ge=0, description="rows under --quick (default: every row, since parameter "
+                                                           "ranges refer to them)")
     columns: list[Column] = Field(min_length=1, max_length=LOOSEST.columns)
     primary_key: list[str] = []
     indexes: list[list[str]] = []

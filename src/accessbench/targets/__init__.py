@@ -6,15 +6,20 @@ from ..errors import InputError
 from .base import Target, TargetUnavailable
 from .url import masked
 
-MANAGED = ("postgresql", "sqlite", "mariadb")
+MANAGED = ("postgresql", "sqlite", "mariadb", "duckdb")
+EMBEDDED = ("sqlite", "duckdb")  # in the worker's own process: no server, no server CPU
 
 
 def make(spec: str) -> Target:
-    """``postgresql`` / ``sqlite`` / ``mariadb`` (managed) or ``postgresql://…`` / ``mariadb://…`` (external)."""
+    """``postgresql`` / ``mariadb`` (managed servers), ``sqlite`` / ``duckdb`` (embedded) or ``postgresql://…`` / ``mariadb://…`` (external)."""
     if spec == "sqlite":
         from .sqlite import SQLiteTarget
 
         return SQLiteTarget()
+    if spec == "duckdb":
+        from .duckdb import DuckDBTarget
+
+        return DuckDBTarget()
     if spec in ("postgresql", "postgres"):
         from .postgresql import ManagedPostgres
 
@@ -31,8 +36,8 @@ def make(spec: str) -> Target:
         from .mariadb import ExternalMariaDB
 
         return ExternalMariaDB(spec)
-    raise InputError(f"--target {masked(spec)}: expected postgresql, sqlite, mariadb, or a postgresql:// or "
+    raise InputError(f"--target {masked(spec)}: expected postgresql, mariadb, sqlite, duckdb, or a postgresql:// or "
                      "mariadb:// URL")
 
 
-__all__ = ["Target", "TargetUnavailable", "make", "MANAGED"]
+__all__ = ["EMBEDDED", "MANAGED", "Target", "TargetUnavailable", "make"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable
 
 if TYPE_CHECKING:  # annotations only: the paths import this module, and --help should stay quick
-    from ..suite.model import Table
+    from ..suite.model import Step, Table
 
 
 class TargetUnavailable(Exception):
@@ -79,6 +79,11 @@ class Target(ABC):
     def stop(self) -> None:
         """Undo ``start``: drop accessbench's own objects, stop what was started. Safe to
         call twice and after a failed start."""
+
+    def refuses_step(self, step: "Step") -> str | None:
+        """Why this target cannot run ``step`` at all (one line: the cell is unsupported), or
+        None. DuckDB's workers read its file read-only, so it refuses steps that write."""
+        return None
 
     def alive(self) -> str | None:
         """None while the target can serve; else why not, in one line (a server that died)."""

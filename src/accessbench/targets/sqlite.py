@@ -12,11 +12,15 @@ from ..protocol.sqltext import as_sqlite
 from ..suite.model import Table
 from .base import Target, column_ddl, index_ddl
 
-_TYPES = {"timestamp": "TEXT", "date": "TEXT", "boolean": "INTEGER", "bytes": "BLOB", "double": "REAL"}
+_TYPES = {"timestamp": "TEXT", "date": "TEXT", "boolean": "INTEGER", "bytes": "BLOB", "double": "REAL",
+          # SQLite has no exact decimal: a NUMERIC column keeps 12.50 as a REAL but 12.00 as an
+          # INTEGER, so one column holds two types, which a columnar reader (one type per
+          # column) widens to float and a row reader does not. REAL keeps every value a REAL.
+          "numeric": "REAL"}
 
 
 def _sqlite_type(neutral: str) -> str:
-    return _TYPES.get(neutral, neutral.upper())
+    return _TYPES.get(neutral.split("(")[0], neutral.upper())
 
 
 class SQLiteTarget(Target):

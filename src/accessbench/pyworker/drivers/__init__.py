@@ -10,6 +10,12 @@ DRIVERS = {
     "py-mysqlclient": "accessbench.pyworker.drivers.py_mysqlclient",
     "py-pymysql": "accessbench.pyworker.drivers.py_pymysql",
     "py-mariadb": "accessbench.pyworker.drivers.py_mariadb",
+    "py-duckdb": "accessbench.pyworker.drivers.py_duckdb",
+    # columnar readers: a whole result as Arrow columns
+    "py-adbc": "accessbench.pyworker.drivers.py_adbc",
+    "py-connectorx": "accessbench.pyworker.drivers.py_connectorx",
+    # not a method: the result as CSV moved raw along the same path, the floor readers are set against
+    "wire-floor": "accessbench.pyworker.drivers.wire_floor",
     # layers over the drivers above ("module:Class" where a module holds several)
     "py-sqlalchemy-core+psycopg": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverPsycopg",
     "py-sqlalchemy-core+sqlite3": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverSqlite3",
@@ -18,4 +24,5 @@ DRIVERS = {
     "py-sqlalchemy-core+mysqlclient": "accessbench.pyworker.drivers.py_sqlalchemy:CoreOverMysqlclient",
     "py-sqlalchemy-orm+mysqlclient": "accessbench.pyworker.drivers.py_sqlalchemy:OrmOverMysqlclient",
     "py-django+psycopg": "accessbench.pyworker.drivers.py_django",
+    "py-polars": "accessbench.pyworker.drivers.py_polars",
 }

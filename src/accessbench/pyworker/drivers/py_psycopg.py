@@ -5,10 +5,15 @@ from __future__ import annotations
 import psycopg
 import psycopg.rows
 
-from ..base import Driver, Op
+from ...protocol.checksum import float4_value
+from ..base import Driver, Op, Unsupported
 from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
 
 NEVER = 2**62  # a prepare_threshold no statement is executed that often
+FLOAT4_OID = 700
+COPY_SETTING = ("COPY (statement) TO STDOUT (FORMAT {format}), every value decoded by psycopg's loader for its column's "
+                "type (Copy.set_types, the types described before the clock), rows read with Copy.rows(); scans only "
+                "(exec steps that read rows: unsupported)")
 
 
 class Driver(Driver):
@@ -22,9 +27,23 @@ class Driver(Driver):
     # row=dict: rows as dicts (psycopg.rows.dict_row), as many applications read them;
     # prepare=auto: psycopg's own automatic preparation (a statement executed 5 times is
     # prepared), its default, which a harness that leaves psycopg as it comes measures.
-    variants = {"row": ("tuple", "dict"), "prepare": ("off", "auto")}
+    # scan=copy-binary / copy-text: a scan reads its rows by COPY (…) TO
+    # STDOUT in that format, each value decoded by psycopg's loader for the column's type.
+    variants = {"row": ("tuple", "dict"), "prepare": ("off", "auto"), "scan": ("query", "copy-binary", "copy-text")}
+
+    def configure(self, chosen: dict[str, str]) -> None:
+        super().configure(chosen)
+        if self.setting("scan") != "query":  # a scan variant: its statements are py-psycopg's
+            self.modes = ()
 
     def settings(self) -> dict[str, str]:
+        settings = self._settings()
+        if self.setting("scan") != "query":
+            for mode in ("literal", "extended", "prepared"):
+                settings[mode] = f"unsupported: {self.name} measures scans; its statements are py-psycopg's"
+        return settings
+
+    def _settings(self) -> dict[str, str]:
         auto = self.setting("prepare") == "auto"
         return {
             "implementation": psycopg.pq.__impl__,
@@ -38,6 +57,9 @@ class Driver(Driver):
                          "executions" if auto else "execute(sql, params, prepare=False): PQexecParams, parsed every time"),
             "prepared": "execute(sql, params, prepare=True): prepared once per connection, then PQexecPrepared",
             "cursor": "client-side (buffered), text result format",
+            "scan": {"query": "the statement itself, its rows fetched (fetchall)",
+                     "copy-binary": COPY_SETTING.format(format="binary"),
+                     "copy-text": COPY_SETTING.format(format="text")}[self.setting("scan")],
             "row factory": "dict_row: each row a dict" if self.setting("row") == "dict" else "tuple_row (the default)",
             "pooled": "psycopg_pool.ConnectionPool, min_size = max_size = pool_size per process, filled before the "
                       "start; no check on borrow, no lifetime or idle limit; getconn/putconn inside each operation",
@@ -90,6 +112,8 @@ class Driver(Driver):
 
     def scan_op(self, sql: str) -> Op:
         cur = self.cur
+        if self.setting("scan") != "query":
+            return self._copy_op(sql)
 
         def scan(_):
             cur.execute(sql, prepare=False)
@@ -99,6 +123,9 @@ class Driver(Driver):
 
     def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
         cur = self.cur
+        if self.setting("scan") != "query" and reads:
+            raise Unsupported(f"{self.name} reads whole results by COPY in scans; a statement that reads rows "
+                              "runs on the other py-psycopg methods")
         if mode == "literal":
             def op(text):
                 cur.execute(text, prepare=False)
@@ -113,6 +140,37 @@ class Driver(Driver):
                 return cur.fetchall() if reads else cur.rowcount
 
         return op
+
+    def _copy_op(self, sql: str) -> Op:
+        """COPY (sql) TO STDOUT in the variant's format; the result's column types described
+        now (untimed: an application knows its result's types), so the op decodes every value."""
+        cur, fmt = self.cur, self.setting("scan").removeprefix("copy-")
+        cur.execute(f"SELECT * FROM ({sql}) AS q LIMIT 0", prepare=False)
+        types = [column.type_code for column in cur.description]
+        self.reals = [i for i, t in enumerate(types) if t == FLOAT4_OID] if fmt == "binary" else []
+        statement = f"COPY ({sql}) TO STDOUT (FORMAT {fmt})"
+        dicts = self.setting("row") == "dict" and [column.name for column in cur.description]
+
+        def copy_out(_):
+            with cur.copy(statement) as copy:
+                copy.set_types(types)
+                rows = list(copy.rows())
+            return [dict(zip(dicts, row)) for row in rows] if dicts else rows
+
+        return copy_out
+
+    def result_rows(self, result):
+        """Binary COPY hands a real over as its float32, widened: checksummed as the canonical
+        real (PostgreSQL's text for it), as the text format reads it."""
+        reals = getattr(self, "reals", None)
+        if not reals or self.setting("scan") != "copy-binary":
+            return result
+        rows = [list(row.values()) if isinstance(row, dict) else list(row) for row in result]
+        for row in rows:
+            for i in reals:
+                if row[i] is not None:
+                    row[i] = float4_value(row[i])
+        return rows
 
     def batch_op(self, sql: str) -> Op:
         conn, cur, sql = self.conn, self.cur, self.markers(sql)

@@ -1,0 +1,78 @@
+"""py-connectorx: ConnectorX, which reads a query's whole result into Arrow columns. It
+keeps no connection between reads: each ``read_sql`` connects, reads and disconnects, inside
+the operation's time (that is how it is used). One partition, so one connection and one
+thread read the result, as the row drivers do."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import connectorx
+
+from ..base import Op, Unsupported
+from .columnar import ReadsOnly, arrow_rows
+from .uri import uri
+
+# How ConnectorX reads from PostgreSQL (its `protocol`): binary COPY (its default), text
+# COPY in CSV, or a server-side cursor fetched in batches.
+PROTOCOLS = ("binary", "csv", "cursor")
+# What it reads otherwise than the canonical form (a mismatch on such a column says so).
+SCALE_10 = "read as Arrow decimal128(38,10): every value at scale 10 (12.50 as 12.5000000000), the column's own lost"
+EMPTY_NULL = "read by COPY … (FORMAT csv), where an empty string and NULL are alike: '' arrives as NULL"
+
+
+def deviations(protocol: str) -> dict[str, dict[str, str]]:
+    pg = {"numeric": SCALE_10}
+    if protocol == "csv":
+        pg |= {"char": EMPTY_NULL, "varchar": EMPTY_NULL, "text": EMPTY_NULL}
+    return {"postgresql": pg, "mariadb": {"decimal": SCALE_10}}
+
+
+class Driver(ReadsOnly):
+    name = "py-connectorx"
+    driver = "connectorx"
+    dbms = ("postgresql", "mariadb", "sqlite")
+    db_errors = (RuntimeError,)  # how ConnectorX raises the database's errors, as text without a SQLSTATE
+    sqlstates = "none"
+    variants = {"protocol": PROTOCOLS}
+    deviations = deviations("binary")
+
+    def configure(self, chosen: dict[str, str]) -> None:
+        super().configure(chosen)
+        self.deviations = deviations(self.setting("protocol"))
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "connection": "none kept: read_sql connects, reads the whole result and disconnects, all inside "
+                          "the operation",
+            "partitions": "1 (one connection, one thread)",
+            "result": "return_type='arrow': a pyarrow Table",
+            "protocol": {"binary": "PostgreSQL: COPY … TO STDOUT (FORMAT binary) (ConnectorX's default)",
+                         "csv": "PostgreSQL: COPY … TO STDOUT (FORMAT csv)",
+                         "cursor": "PostgreSQL: a server-side cursor, fetched in batches"}[self.setting("protocol")]
+                        + "; MariaDB: the text protocol; SQLite: in process",
+            "literal": "unsupported: ConnectorX runs queries without parameters only, for scans",
+        }
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        self.dbms_name = endpoint["dbms"]
+        if self.dbms_name not in self.dbms:
+            raise Unsupported(f"py-connectorx has no {self.dbms_name} source")
+        self.target = uri(endpoint)
+        return {}
+
+    def result_rows(self, result):
+        return arrow_rows(result)
+
+    def _read(self):
+        target = self.target
+        protocol = {"protocol": self.setting("protocol")} if self.dbms_name == "postgresql" else {}
+
+        def read(sql: str):
+            return connectorx.read_sql(target, sql, return_type="arrow", **protocol)
+
+        return read
+
+    def scan_op(self, sql: str) -> Op:
+        read = self._read()
+        return lambda _: read(sql)

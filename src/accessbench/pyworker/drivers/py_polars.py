@@ -1,0 +1,53 @@
+"""py-polars: polars' ``read_database_uri``, a data frame from a query, over ConnectorX (its
+default engine) or, with ``engine=adbc``, over ADBC: the layer a data scientist calls, its
+cost beside the reader it runs on. A value is read once it is in the frame."""
+
+from __future__ import annotations
+
+import adbc_driver_manager
+import polars
+
+from ..base import Op, Unsupported
+from .columnar import ReadsOnly, frame_rows
+from .py_connectorx import deviations
+from .uri import uri
+
+ENGINES = {"connectorx": ("postgresql", "mariadb", "sqlite"), "adbc": ("postgresql", "sqlite")}
+
+
+class Driver(ReadsOnly):
+    name = "py-polars"
+    driver = "polars"
+    dbms = ("postgresql", "mariadb", "sqlite")
+    # what the engines raise, through polars: ConnectorX's text errors, ADBC's DB-API ones
+    db_errors = (RuntimeError, adbc_driver_manager.Error)
+    sqlstates = "none"
+    variants = {"engine": tuple(ENGINES)}
+    deviations = deviations("binary")  # over ConnectorX; over ADBC none (configure)
+
+    def configure(self, chosen: dict[str, str]) -> None:
+        super().configure(chosen)
+        self.deviations = deviations("binary") if self.setting("engine") == "connectorx" else {}
+
+    def settings(self) -> dict[str, str]:
+        engine = self.setting("engine")
+        return {
+            "engine": engine + (" (one partition; connects inside every read)" if engine == "connectorx"
+                                else " (a new ADBC connection inside every read)"),
+            "result": "read_database_uri(query, uri): a polars DataFrame",
+            "literal": "unsupported: read_database_uri runs queries without parameters only, for scans",
+        }
+
+    def open(self, endpoint: dict, options: dict) -> dict:
+        dbms, engine = endpoint["dbms"], self.setting("engine")
+        if dbms not in ENGINES[engine]:
+            raise Unsupported(f"py-polars has no {dbms} source through {engine}")
+        self.target = uri(endpoint)
+        return {}
+
+    def result_rows(self, result):
+        return frame_rows(result)
+
+    def scan_op(self, sql: str) -> Op:
+        target, engine = self.target, self.setting("engine")
+        return lambda _: polars.read_database_uri(sql, target, engine=engine)

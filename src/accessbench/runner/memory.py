@@ -1,0 +1,34 @@
+"""A worker's memory during a trial, from the kernel: its resident set just before the trial
+(VmRSS) and its high-water mark during it (VmHWM), which writing "5" to /proc/PID/clear_refs
+resets to the current resident set just before the trial starts. The peak is the whole
+process's — runtime, libraries and the result it holds — so reports show it beside the
+growth over the start, what the trial's own reading added."""
+
+from __future__ import annotations
+
+
+def _status(pid: int, key: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def start(pid: int) -> int | None:
+    """Reset the process's high-water mark; its resident bytes now, or None where the
+    kernel does not let either be done (then no peak is reported for the trial)."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    return _status(pid, "VmRSS")
+
+
+def peak(pid: int) -> int | None:
+    """The process's largest resident set since ``start``, in bytes."""
+    return _status(pid, "VmHWM")
