@@ -174,13 +174,15 @@ def test_every_reader_is_set_against_the_floor_of_its_path_on_postgresql(tmp_pat
     if select(["c-libpq"])[0].missing():
         pytest.skip("the C worker is not built")
     store = str(tmp_path / "p.db")
-    methods = "wire-floor,c-libpq,py-psycopg,py-psycopg/scan=copy-binary,py-psycopg/scan=copy-text,py-adbc,py-connectorx"
+    methods = ("wire-floor,c-libpq,c-libpq/scan=copy-binary,c-libpq/scan=copy-text,py-psycopg,py-psycopg/scan=copy-binary,"
+               "py-psycopg/scan=copy-text,py-adbc,py-connectorx")
     result = accessbench("--store", store, "run", "--suite", small_transfer(tmp_path), "--target", "postgresql",
                          "--method", methods, "--trials", "3", "--warmup", "0", "--precision", "0", "--width", "250")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     got = cells(store)
     for path in ("tcp", "tcp+1ms@100mbit"):
-        for method in ("wire-floor", "c-libpq", "py-psycopg/scan=copy-binary", "py-psycopg/scan=copy-text"):
+        for method in ("wire-floor", "c-libpq", "c-libpq/scan=copy-binary", "c-libpq/scan=copy-text",
+                       "py-psycopg/scan=copy-binary", "py-psycopg/scan=copy-text", "py-adbc"):
             assert got[(method, "postgresql", path)][0] == "ok", got
     out = result.stdout
     assert "writing lineitem's result on postgresql as CSV, the wire's floor" in out and "1,500 rows" in out

@@ -8,6 +8,7 @@ the number of rows it changed (an int). Drivers build ops; the loops time them.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from array import array
 from typing import Any, Callable, ClassVar
@@ -178,6 +179,15 @@ class Driver:
         native columnar form (an Arrow table, a data frame: a value is read once it is there,
         and ``len`` counts its rows), which this turns into rows to checksum."""
         return result
+
+    def result_size(self, result: Any) -> int:
+        """The bytes an op's result occupies in the client's native form (a verification
+        pass asked for ``size``): for rows, the list, its tuples and their values as Python
+        objects (each counted where it appears: an upper bound)."""
+        size = sys.getsizeof(result)
+        for row in result:
+            size += sys.getsizeof(row) + sum(map(sys.getsizeof, row.values() if isinstance(row, dict) else row))
+        return size
 
     def markers(self, sql: str) -> str:
         """The neutral statement with the driver's own parameter markers."""

@@ -155,7 +155,7 @@ class Session:
             op = build()
         try:
             if msg.get("verify"):
-                return self._verify(op, args, reads, sql, int(msg.get("dump") or 0))
+                return self._verify(op, args, reads, sql, int(msg.get("dump") or 0), bool(msg.get("size")))
             if loaded:
                 ops, conns = self._client_ops(op, build, clients, policy)
                 try:
@@ -335,12 +335,15 @@ class Session:
         return self._answer(answer, n, max(r.elapsed_ns for r in results), sum(r.rows for r in results), reads, sql,
                             before, after, own_backend=policy == "persistent" and len(results) == 1)
 
-    def _verify(self, op, args, reads: bool, sql: str | None, dump: int = 0) -> dict:
+    def _verify(self, op, args, reads: bool, sql: str | None, dump: int = 0, size: bool = False) -> dict:
         reading, first = Reading(reads, dump, self.driver.result_rows), None
         clock = time.perf_counter_ns
+        largest = 0  # with `size`: the largest result, in bytes of the client's native form
 
         def collect(result: Any) -> None:
-            nonlocal first
+            nonlocal first, largest
+            if size and reads:
+                largest = max(largest, self.driver.result_size(result))
             reading.add(result)
             if first is None:  # the cold start: the first operation, its rows checksummed
                 first = clock() - start
@@ -349,7 +352,7 @@ class Session:
         self.driver.plain_loop(op, args, collect)
         if sql and reading.width:
             self.columns[sql] = reading.width
-        return {**reading.answer(len(args)), "first_op_ns": first or 0}
+        return {**reading.answer(len(args)), "first_op_ns": first or 0, **({"result_bytes": largest} if size else {})}
 
     def _timed(self, op, args, reads: bool, sql: str | None, latency_file: str | None) -> dict:
         lat = array("Q", bytes(8 * len(args)))

@@ -1,7 +1,9 @@
 /* c-libpq: PostgreSQL's C client library.
  *
  * Settings (part of the method name): format=text|binary (result format of the extended
- * protocol), scan=buffered|singlerow (how rows are read), batch=pipeline|copy. */
+ * protocol), scan=buffered|singlerow|copy-binary|copy-text (how rows are read: a scan by
+ * COPY (query) TO STDOUT in that format, every value decoded by its column's type),
+ * batch=pipeline|copy. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@
 #define PG_EPOCH_US 946684800000000LL
 
 static int opt_binary, opt_singlerow, opt_copy;
+static int opt_copyout; /* scan=copy-binary (1) or copy-text (2): scans read by COPY … TO STDOUT */
 
 /* per step, shared by every connection (made in step_begin, only read afterwards) */
 static char *sql_dollar;          /* the statement with $n markers */
@@ -49,12 +52,15 @@ static int *formats;              /* nparams: 0 text, 1 binary */
 static char *copy_sql;            /* batch=copy: COPY t (cols) FROM STDIN */
 static char *copy_data;           /* every row in COPY text format */
 static size_t *copy_off;          /* row r's data starts at copy_off[r] */
+static char *copy_out_sql;        /* scan=copy-…: COPY (query) TO STDOUT (FORMAT …) */
 
 struct ab_conn {
     PGconn *pg;
     int stmt_counter;
     char prepared_name[32]; /* non-empty once prepared in this step */
     ab_buf scratch;         /* decoded bytea / numeric text of one row */
+    Oid *out_types;         /* scan=copy-…: the result's column types, described untimed */
+    int out_nc;
 };
 
 /* ---- connection ------------------------------------------------------------------------------ */
@@ -120,6 +126,8 @@ static int configure(const char *key, const char *value)
         opt_binary = value[0] == 'b';
     else if (!strcmp(key, "scan") && (!strcmp(value, "buffered") || !strcmp(value, "singlerow")))
         opt_singlerow = value[0] == 's';
+    else if (!strcmp(key, "scan") && (!strcmp(value, "copy-binary") || !strcmp(value, "copy-text")))
+        opt_copyout = value[5] == 'b' ? 1 : 2;
     else if (!strcmp(key, "batch") && (!strcmp(value, "pipeline") || !strcmp(value, "copy")))
         opt_copy = value[0] == 'c';
 #ifndef LIBPQ_HAS_CHUNK_MODE
@@ -130,7 +138,8 @@ static int configure(const char *key, const char *value)
 #endif
     else
         return ab_fail("unsupported", NULL,
-                       "c-libpq has no setting %s=%s (format=text|binary, scan=buffered|singlerow, batch=pipeline|copy)",
+                       "c-libpq has no setting %s=%s (format=text|binary, scan=buffered|singlerow|copy-binary|copy-text, "
+                       "batch=pipeline|copy)",
                        key, value);
     return 0;
 }
@@ -151,7 +160,8 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(a, "driver_version", json_string(v));
     json_object_set_new(caps, "batch", json_string(batch_style()));
     json_object_set_new(s, "format", json_string(opt_binary ? "binary" : "text"));
-    json_object_set_new(s, "scan", json_string(opt_singlerow ? "singlerow" : "buffered"));
+    json_object_set_new(s, "scan", json_string(opt_copyout == 1 ? "copy-binary" : opt_copyout == 2 ? "copy-text"
+                                               : opt_singlerow ? "singlerow" : "buffered"));
     json_object_set_new(s, "batch", json_string(opt_copy ? "copy" : "pipeline"));
     json_object_set_new(s, "sslmode", json_string("the target's (disable on managed servers)"));
     json_object_set_new(s, "search_path", json_string("options=-c search_path=<schema> in the startup packet"));
@@ -178,11 +188,25 @@ static void hello(json_t *a, json_t *s, json_t *caps)
                                         ? "every statement that returns rows is sent with PQsendQuery/PQsendQueryParams/PQsendQueryPrepared and read "
                                           "row by row (PQsetSingleRowMode + PQgetResult)"
                                         : "whole result buffered by libpq (PQexec, or PQexecParams/PQexecPrepared)"));
-    json_object_set_new(s, "scan step", json_string(opt_binary ? "PQexecParams with 0 parameters and binary results"
-                                                               : "PQexec (simple protocol, text results)"));
+    json_object_set_new(s, "scan step", json_string(
+        opt_copyout ? (opt_copyout == 1 ? "PQexec of COPY (query) TO STDOUT (FORMAT binary), each row taken with PQgetCopyData "
+                                          "(blocking) and every field decoded by the column's type OID, described before the "
+                                          "clock; statements with parameters that read rows: unsupported (COPY takes none)"
+                                        : "PQexec of COPY (query) TO STDOUT (FORMAT text), each row taken with PQgetCopyData "
+                                          "(blocking), unescaped and every field decoded by the column's type OID, described "
+                                          "before the clock; statements with parameters that read rows: unsupported")
+        : opt_binary ? "PQexecParams with 0 parameters and binary results" : "PQexec (simple protocol, text results)"));
     json_object_set_new(s, "decoding", json_string("every value decoded by type OID: int2/4/8 → int64, float4/8 → double, numeric → "
                                                    "text (binary numeric converted to PostgreSQL's text form), bool, text types → "
                                                    "bytes in place, timestamp → µs, date → days, bytea → bytes"));
+    if (opt_copyout) { /* a scan variant: its statements are c-libpq's */
+        json_object_set_new(caps, "modes", json_array());
+        const char *why = opt_copyout == 1 ? "unsupported: c-libpq/scan=copy-binary measures scans; its statements are c-libpq's"
+                                           : "unsupported: c-libpq/scan=copy-text measures scans; its statements are c-libpq's";
+        json_object_set_new(s, "literal", json_string(why));
+        json_object_set_new(s, "extended", json_string(why));
+        json_object_set_new(s, "prepared", json_string(why));
+    }
 }
 
 static ab_conn *conn_new(void)
@@ -202,6 +226,7 @@ static void conn_free(ab_conn *c)
         return;
     close_(c);
     free(c->scratch.p);
+    free(c->out_types);
     free(c);
 }
 
@@ -437,6 +462,118 @@ static size_t scratch_need(const PGresult *res, int r, int nc, const Oid *types,
     return need;
 }
 
+/* Decodes one value of type OID `type` (binary or text form, len bytes at p; text NUL-ended),
+ * writing what it decodes into *sp (bytea from hex, binary numeric as text) and moving it on. */
+static void decode_value(ab_value *v, const char *p, int len, Oid type, int binary, char **spp)
+{
+    char *sp = *spp;
+    switch (type) {
+    case BOOLOID:
+        v->type = AB_BOOL;
+        v->u.i = binary ? p[0] != 0 : p[0] == 't';
+        break;
+    case INT2OID:
+        v->type = AB_INT;
+        v->u.i = binary ? (int16_t)be16(p) : ab_parse_int(p);
+        break;
+    case INT4OID:
+        v->type = AB_INT;
+        v->u.i = binary ? (int32_t)be32(p) : ab_parse_int(p);
+        break;
+    case INT8OID:
+        v->type = AB_INT;
+        v->u.i = binary ? (int64_t)be64(p) : ab_parse_int(p);
+        break;
+    case OIDOID:
+    case XIDOID:
+    case CIDOID:
+        v->type = AB_INT;
+        v->u.i = binary ? (int64_t)be32(p) : ab_parse_int(p);
+        break;
+    case FLOAT4OID:
+        v->type = AB_FLOAT;
+        if (binary) {
+            uint32_t bits = be32(p);
+            float f;
+            memcpy(&f, &bits, 4);
+            v->u.f = float4_as_text(f);
+        } else {
+            v->u.f = strtod(p, NULL);
+        }
+        break;
+    case FLOAT8OID:
+        v->type = AB_FLOAT;
+        if (binary) {
+            uint64_t bits = be64(p);
+            memcpy(&v->u.f, &bits, 8);
+        } else {
+            v->u.f = strtod(p, NULL);
+        }
+        break;
+    case NUMERICOID:
+        v->type = AB_DECIMAL;
+        if (binary) {
+            v->u.s.n = numeric_text(p, len, sp);
+            v->u.s.p = sp;
+            sp += v->u.s.n;
+        } else {
+            v->u.s.p = p;
+            v->u.s.n = (size_t)len;
+        }
+        break;
+    case TIMESTAMPOID:
+    case TIMESTAMPTZOID:
+        v->type = AB_TIMESTAMP;
+        if (binary) {
+            int64_t t = (int64_t)be64(p);
+            v->u.i = t == INT64_MAX || t == INT64_MIN ? t : t + PG_EPOCH_US;
+        } else {
+            v->u.i = parse_timestamp(p, type == TIMESTAMPTZOID);
+        }
+        break;
+    case DATEOID:
+        v->type = AB_DATE;
+        if (binary) {
+            int32_t d = (int32_t)be32(p);
+            v->u.i = d == INT32_MAX || d == INT32_MIN ? d : (int64_t)d + PG_EPOCH_DAYS;
+        } else {
+            v->u.i = parse_date_text(p);
+        }
+        break;
+    case TIMEOID:
+        v->type = AB_TIME;
+        if (binary) {
+            v->u.i = (int64_t)be64(p);
+        } else {
+            const char *q = p;
+            v->u.i = ab_parse_time_us(&q);
+        }
+        break;
+    case BYTEAOID:
+        v->type = AB_BYTES;
+        if (binary) {
+            v->u.s.p = p;
+            v->u.s.n = (size_t)len;
+        } else if (len >= 2 && p[0] == '\\' && p[1] == 'x') {
+            size_t n = (size_t)(len - 2) / 2;
+            for (size_t k = 0; k < n; k++)
+                sp[k] = (char)(hexv(p[2 + 2 * k]) << 4 | hexv(p[3 + 2 * k]));
+            v->u.s.p = sp;
+            v->u.s.n = n;
+            sp += n;
+        } else { /* bytea_output = escape: not decoded */
+            v->u.s.p = p;
+            v->u.s.n = (size_t)len;
+        }
+        break;
+    default: /* char, name, text, bpchar, varchar, and anything else: the text as sent */
+        v->type = AB_TEXT;
+        v->u.s.p = p;
+        v->u.s.n = (size_t)len;
+    }
+    *spp = sp;
+}
+
 /* Decodes row r of res into st's row buffer and hands it on. */
 static void decode_row(ab_conn *cn, ab_step *st, const PGresult *res, int r, int nc, const Oid *types, int binary)
 {
@@ -446,117 +583,10 @@ static void decode_row(ab_conn *cn, ab_step *st, const PGresult *res, int r, int
         ab_buf_reserve(&cn->scratch, need);
     char *sp = cn->scratch.p;
     for (int c = 0; c < nc; c++) {
-        ab_value *v = &row[c];
-        if (PQgetisnull(res, r, c)) {
-            v->type = AB_NULL;
-            continue;
-        }
-        const char *p = PQgetvalue(res, r, c);
-        int len = PQgetlength(res, r, c);
-        switch (types[c]) {
-        case BOOLOID:
-            v->type = AB_BOOL;
-            v->u.i = binary ? p[0] != 0 : p[0] == 't';
-            break;
-        case INT2OID:
-            v->type = AB_INT;
-            v->u.i = binary ? (int16_t)be16(p) : ab_parse_int(p);
-            break;
-        case INT4OID:
-            v->type = AB_INT;
-            v->u.i = binary ? (int32_t)be32(p) : ab_parse_int(p);
-            break;
-        case INT8OID:
-            v->type = AB_INT;
-            v->u.i = binary ? (int64_t)be64(p) : ab_parse_int(p);
-            break;
-        case OIDOID:
-        case XIDOID:
-        case CIDOID:
-            v->type = AB_INT;
-            v->u.i = binary ? (int64_t)be32(p) : ab_parse_int(p);
-            break;
-        case FLOAT4OID:
-            v->type = AB_FLOAT;
-            if (binary) {
-                uint32_t bits = be32(p);
-                float f;
-                memcpy(&f, &bits, 4);
-                v->u.f = float4_as_text(f);
-            } else {
-                v->u.f = strtod(p, NULL);
-            }
-            break;
-        case FLOAT8OID:
-            v->type = AB_FLOAT;
-            if (binary) {
-                uint64_t bits = be64(p);
-                memcpy(&v->u.f, &bits, 8);
-            } else {
-                v->u.f = strtod(p, NULL);
-            }
-            break;
-        case NUMERICOID:
-            v->type = AB_DECIMAL;
-            if (binary) {
-                v->u.s.n = numeric_text(p, len, sp);
-                v->u.s.p = sp;
-                sp += v->u.s.n;
-            } else {
-                v->u.s.p = p;
-                v->u.s.n = (size_t)len;
-            }
-            break;
-        case TIMESTAMPOID:
-        case TIMESTAMPTZOID:
-            v->type = AB_TIMESTAMP;
-            if (binary) {
-                int64_t t = (int64_t)be64(p);
-                v->u.i = t == INT64_MAX || t == INT64_MIN ? t : t + PG_EPOCH_US;
-            } else {
-                v->u.i = parse_timestamp(p, types[c] == TIMESTAMPTZOID);
-            }
-            break;
-        case DATEOID:
-            v->type = AB_DATE;
-            if (binary) {
-                int32_t d = (int32_t)be32(p);
-                v->u.i = d == INT32_MAX || d == INT32_MIN ? d : (int64_t)d + PG_EPOCH_DAYS;
-            } else {
-                v->u.i = parse_date_text(p);
-            }
-            break;
-        case TIMEOID:
-            v->type = AB_TIME;
-            if (binary) {
-                v->u.i = (int64_t)be64(p);
-            } else {
-                const char *q = p;
-                v->u.i = ab_parse_time_us(&q);
-            }
-            break;
-        case BYTEAOID:
-            v->type = AB_BYTES;
-            if (binary) {
-                v->u.s.p = p;
-                v->u.s.n = (size_t)len;
-            } else if (len >= 2 && p[0] == '\\' && p[1] == 'x') {
-                size_t n = (size_t)(len - 2) / 2;
-                for (size_t k = 0; k < n; k++)
-                    sp[k] = (char)(hexv(p[2 + 2 * k]) << 4 | hexv(p[3 + 2 * k]));
-                v->u.s.p = sp;
-                v->u.s.n = n;
-                sp += n;
-            } else { /* bytea_output = escape: not decoded */
-                v->u.s.p = p;
-                v->u.s.n = (size_t)len;
-            }
-            break;
-        default: /* char, name, text, bpchar, varchar, and anything else: the text as sent */
-            v->type = AB_TEXT;
-            v->u.s.p = p;
-            v->u.s.n = (size_t)len;
-        }
+        if (PQgetisnull(res, r, c))
+            row[c].type = AB_NULL;
+        else
+            decode_value(&row[c], PQgetvalue(res, r, c), PQgetlength(res, r, c), types[c], binary, &sp);
     }
     ab_emit(st, row, nc);
 }
@@ -611,6 +641,135 @@ static int take_single_rows(ab_conn *c, ab_step *st, int64_t *count)
         }
         PQclear(res);
     }
+    *count = rows;
+    return failed ? -1 : 0;
+}
+
+/* ---- scan=copy-…: COPY (query) TO STDOUT, each row decoded as it arrives -------------------------- */
+
+/* COPY text: the field at p..end unescaped (\N is NULL: -1) into out, NUL-ended; its length. */
+static int copy_text_field(const char *p, const char *end, char *out)
+{
+    if (end - p == 2 && p[0] == '\\' && p[1] == 'N')
+        return -1;
+    char *o = out;
+    while (p < end) {
+        char ch = *p++;
+        if (ch == '\\' && p < end) {
+            ch = *p++;
+            switch (ch) {
+            case 'b': ch = '\b'; break;
+            case 'f': ch = '\f'; break;
+            case 'n': ch = '\n'; break;
+            case 'r': ch = '\r'; break;
+            case 't': ch = '\t'; break;
+            case 'v': ch = '\v'; break;
+            default: break; /* \\ and any other escaped character: itself */
+            }
+        }
+        *o++ = ch;
+    }
+    *o = '\0';
+    return (int)(o - out);
+}
+
+/* One row of COPY text (its trailing newline dropped): fields split on tabs, unescaped, decoded. */
+static void copy_text_row(ab_conn *c, ab_step *st, const char *p, const char *end)
+{
+    int nc = c->out_nc;
+    ab_value *row = ab_row(st, nc);
+    ab_buf_reserve(&c->scratch, 2 * (size_t)(end - p) + 2 * (size_t)nc + 64); /* unescaped, then bytea */
+    char *sp = c->scratch.p;
+    for (int k = 0; k < nc; k++) {
+        const char *tab = memchr(p, '\t', (size_t)(end - p));
+        const char *stop = tab ? tab : end;
+        char *text = sp;
+        int len = copy_text_field(p, stop, text);
+        if (len < 0) {
+            row[k].type = AB_NULL;
+        } else {
+            sp += len + 1;
+            decode_value(&row[k], text, len, c->out_types[k], 0, &sp);
+        }
+        p = tab ? tab + 1 : end;
+    }
+    ab_emit(st, row, nc);
+}
+
+/* The tuples of one CopyData message of COPY binary (after the file header, which comes with the
+ * first): each decoded; the trailer (-1) ends it. The number of tuples. */
+static int64_t copy_binary_rows(ab_conn *c, ab_step *st, const char *p, const char *end)
+{
+    int64_t rows = 0;
+    while (end - p >= 2) {
+        int16_t fields = (int16_t)be16(p);
+        p += 2;
+        if (fields < 0)
+            break; /* the trailer */
+        ab_value *row = ab_row(st, fields);
+        size_t need = 0;
+        const char *q = p;
+        for (int k = 0; k < fields; k++) { /* numeric as text: sized before decoding */
+            int32_t len = (int32_t)be32(q);
+            q += 4;
+            if (len > 0 && c->out_types[k] == NUMERICOID)
+                need += numeric_text_need(q, len);
+            q += len > 0 ? len : 0;
+        }
+        if (need)
+            ab_buf_reserve(&c->scratch, need);
+        char *sp = c->scratch.p;
+        for (int k = 0; k < fields; k++) {
+            int32_t len = (int32_t)be32(p);
+            p += 4;
+            if (len < 0) {
+                row[k].type = AB_NULL;
+                continue;
+            }
+            decode_value(&row[k], p, len, c->out_types[k], 1, &sp);
+            p += len;
+        }
+        ab_emit(st, row, fields);
+        rows++;
+    }
+    return rows;
+}
+
+static const char COPY_SIGNATURE[] = "PGCOPY\n\377\r\n";
+
+static int copy_out(ab_conn *c, ab_step *st, int64_t *count)
+{
+    PGconn *conn = c->pg;
+    PGresult *res = PQexec(conn, copy_out_sql);
+    if (PQresultStatus(res) != PGRES_COPY_OUT) {
+        fail_result(c, res);
+        PQclear(res);
+        return -1;
+    }
+    PQclear(res);
+    int64_t rows = 0;
+    int first = 1, n;
+    char *buf;
+    while ((n = PQgetCopyData(conn, &buf, 0)) > 0) {
+        const char *p = buf, *end = buf + n;
+        if (opt_copyout == 1) {
+            if (first && n >= 19 && !memcmp(p, COPY_SIGNATURE, 11)) /* signature, flags, extension */
+                p += 19 + be32(p + 15);
+            rows += copy_binary_rows(c, st, p, end);
+        } else {
+            copy_text_row(c, st, p, end[-1] == '\n' ? end - 1 : end);
+            rows++;
+        }
+        first = 0;
+        PQfreemem(buf);
+    }
+    int failed = n == -2 ? fail_conn(conn) : 0;
+    while ((res = PQgetResult(conn))) {
+        if (!failed && PQresultStatus(res) != PGRES_COMMAND_OK)
+            failed = fail_result(c, res);
+        PQclear(res);
+    }
+    st->ncols = c->out_nc;
     *count = rows;
     return failed ? -1 : 0;
 }
@@ -779,7 +938,7 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
         return 0;
     }
     case K_SCAN:
-        return run_read(c, st, i, 1, count);
+        return opt_copyout ? copy_out(c, st, count) : run_read(c, st, i, 1, count);
     case K_EXEC:
         return run_read(c, st, i, st->fetch, count);
     case K_BATCH: {
@@ -1053,14 +1212,39 @@ static int step_begin(ab_step *st)
             return -1;
         copy_render(st);
     }
+    if (opt_copyout && st->kind == K_EXEC && st->fetch)
+        return ab_fail("unsupported", NULL, "c-libpq/scan=%s reads whole results by COPY in scans; a statement that "
+                       "reads rows runs on c-libpq", opt_copyout == 1 ? "copy-binary" : "copy-text");
+    if (opt_copyout && st->kind == K_SCAN) {
+        size_t n = strlen(st->sql) + 64;
+        copy_out_sql = malloc(n);
+        snprintf(copy_out_sql, n, "COPY (%s) TO STDOUT (FORMAT %s)", st->sql, opt_copyout == 1 ? "binary" : "text");
+    }
     return 0;
 }
 
 static int conn_begin(ab_conn *c, ab_step *st)
 {
-    (void)st;
     c->prepared_name[0] = '\0';
     ab_buf_reserve(&c->scratch, 1 << 16); /* once per client: kept across its connections */
+    if (opt_copyout && st->kind == K_SCAN) { /* the result's column types, untimed: an application knows them */
+        size_t n = strlen(st->sql) + 64;
+        char *describe = malloc(n);
+        snprintf(describe, n, "SELECT * FROM (%s) AS q LIMIT 0", st->sql);
+        PGresult *res = PQexec(c->pg, describe);
+        free(describe);
+        if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+            fail_result(c, res);
+            PQclear(res);
+            return -1;
+        }
+        c->out_nc = PQnfields(res);
+        free(c->out_types);
+        c->out_types = malloc(sizeof(Oid) * (size_t)(c->out_nc > 0 ? c->out_nc : 1));
+        for (int k = 0; k < c->out_nc; k++)
+            c->out_types[k] = PQftype(res, k);
+        PQclear(res);
+    }
     return 0;
 }
 
@@ -1086,6 +1270,11 @@ static void recover(ab_conn *c, ab_step *st)
     while ((res = PQgetResult(conn))) {
         if (PQresultStatus(res) == PGRES_COPY_IN)
             PQputCopyEnd(conn, "aborted by the worker");
+        if (PQresultStatus(res) == PGRES_COPY_OUT) { /* the rest of a COPY TO STDOUT, read and dropped */
+            char *buf;
+            while (PQgetCopyData(conn, &buf, 0) > 0)
+                PQfreemem(buf);
+        }
         PQclear(res);
     }
     PGTransactionStatusType ts = PQtransactionStatus(conn);
@@ -1122,6 +1311,8 @@ static void step_end(ab_step *st)
     copy_data = NULL;
     free(copy_off);
     copy_off = NULL;
+    free(copy_out_sql);
+    copy_out_sql = NULL;
 }
 
 const ab_driver ab_driver_libpq = {

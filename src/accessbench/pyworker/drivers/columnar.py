@@ -39,6 +39,11 @@ def frame_rows(frame: Any) -> list[tuple]:
     return arrow_rows(frame.to_arrow())
 
 
+def arrow_size(table: Any) -> int:
+    """An Arrow table's bytes: its buffers."""
+    return int(table.get_total_buffer_size())
+
+
 class ReadsOnly(Driver):
     """A reader that keeps no connection between operations (ConnectorX, polars, the wire's
     floor): each scan connects, reads the whole result and disconnects inside the operation,

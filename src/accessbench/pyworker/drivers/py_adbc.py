@@ -11,7 +11,7 @@ import adbc_driver_manager
 
 from ...protocol.sqltext import as_sqlite
 from ..base import Driver, Op, Unsupported
-from .columnar import arrow_rows
+from .columnar import arrow_rows, arrow_size
 from .uri import uri
 
 
@@ -75,6 +75,9 @@ class Driver(Driver):
 
     def result_rows(self, result):
         return arrow_rows(result)
+
+    def result_size(self, result) -> int:
+        return arrow_size(result)
 
     def connect_op(self, endpoint: dict) -> Op:
         module, target = self.module, self.target

@@ -10,7 +10,7 @@ from importlib.metadata import version
 import connectorx
 
 from ..base import Op, Unsupported
-from .columnar import ReadsOnly, arrow_rows
+from .columnar import ReadsOnly, arrow_rows, arrow_size
 from .uri import uri
 
 # How ConnectorX reads from PostgreSQL (its `protocol`): binary COPY (its default), text
@@ -63,6 +63,9 @@ class Driver(ReadsOnly):
 
     def result_rows(self, result):
         return arrow_rows(result)
+
+    def result_size(self, result) -> int:
+        return arrow_size(result)
 
     def _read(self):
         target = self.target

@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 
 from ..base import Driver, Op
-from .columnar import arrow_rows
+from .columnar import arrow_rows, arrow_size
 
 
 class Driver(Driver):
@@ -48,6 +48,9 @@ class Driver(Driver):
 
     def result_rows(self, result):
         return arrow_rows(result) if self.setting("result") == "arrow" else result
+
+    def result_size(self, result) -> int:
+        return arrow_size(result) if self.setting("result") == "arrow" else super().result_size(result)
 
     def _fetch(self):
         return (lambda cur: cur.to_arrow_table()) if self.setting("result") == "arrow" else (lambda cur: cur.fetchall())

@@ -48,6 +48,9 @@ class Driver(ReadsOnly):
     def result_rows(self, result):
         return frame_rows(result)
 
+    def result_size(self, result) -> int:
+        return int(result.estimated_size())
+
     def scan_op(self, sql: str) -> Op:
         target, engine = self.target, self.setting("engine")
         return lambda _: polars.read_database_uri(sql, target, engine=engine)
