@@ -22,6 +22,7 @@ import (
 
 type pgxDriver struct {
 	batchCopy bool
+	copyOut   string // scan=copy-binary|copy-text: "binary" or "text" (driver_pgx_copy.go)
 
 	cfg  *pgx.ConnConfig
 	conn *pgx.Conn
@@ -39,6 +40,8 @@ type pgxDriver struct {
 	copyTable pgx.Identifier
 	copyCols  []string
 	plan      *pgxPlan
+	copySQL   string   // scan=copy-…: COPY (query) TO STDOUT (FORMAT …)
+	copyPlan  *pgxPlan // and the result's destinations, from its described types
 }
 
 func newPgxDriver() dbDriver { return &pgxDriver{} }
@@ -54,7 +57,19 @@ func (d *pgxDriver) configure(key, value string) error {
 		d.batchCopy = value == "copy"
 		return nil
 	}
-	return noSetting{have: "batch=pipeline|copy"}
+	if key == "scan" && (value == "copy-binary" || value == "copy-text") {
+		d.copyOut = value[len("copy-"):]
+		return nil
+	}
+	return noSetting{have: "batch=pipeline|copy, scan=copy-binary|copy-text"}
+}
+
+// modes: a scan variant's statements are go-pgx's own.
+func (d *pgxDriver) modes() []string {
+	if d.copyOut != "" {
+		return []string{}
+	}
+	return []string{"literal", "extended", "prepared"}
 }
 
 func (d *pgxDriver) batchStyle() string {
@@ -69,7 +84,7 @@ func (d *pgxDriver) settings() map[string]string {
 	if d.batchCopy {
 		batch = "copy"
 	}
-	return map[string]string{
+	settings := map[string]string{
 		"default_query_exec_mode":    "QueryExecModeExec (pgx's default, cache_statement, would prepare every statement automatically)",
 		"statement_cache_capacity":   "0 (no automatic prepared-statement cache)",
 		"description_cache_capacity": "0 (no cache of statement descriptions)",
@@ -86,6 +101,12 @@ func (d *pgxDriver) settings() map[string]string {
 		"parameters":                 pgxParameters,
 		"decoding":                   "rows.Scan into pgtype values chosen by the field descriptions' type OIDs: int2/int4/int8 → pgtype.Int2/Int4/Int8, float4/float8 → pgtype.Float4/Float8, numeric → pgtype.Numeric (rendered with its scale), bool → pgtype.Bool, text types → pgtype.Text, timestamp(tz) → pgtype.Timestamp(tz) (time.Time), date → pgtype.Date, time → pgtype.Time, bytea → []byte, others → any",
 	}
+	if d.copyOut != "" {
+		settings["scan"] = "PgConn.CopyTo of COPY (query) TO STDOUT (FORMAT " + d.copyOut + "): each row as it arrives, every field decoded by pgtype.Map.Scan into the destination of its column's type OID (described before the clock by PgConn.Prepare of the unnamed statement); statements with parameters that read rows: unsupported (COPY takes none)"
+		why := "unsupported: go-pgx/scan=copy-" + d.copyOut + " measures scans; its statements are go-pgx's"
+		settings["literal"], settings["extended"], settings["prepared"] = why, why, why
+	}
+	return settings
 }
 
 func (d *pgxDriver) config(ep endpoint) (*pgx.ConnConfig, error) {
@@ -241,6 +262,17 @@ func (d *pgxDriver) classify(err error) *failure {
 func (d *pgxDriver) begin(st *step) error {
 	d.prepared = ""
 	d.plan = nil
+	if d.copyOut != "" {
+		if st.kind == kExec && st.fetch {
+			return unsupported("go-pgx/scan=copy-%s reads whole results by COPY in scans; a statement that reads rows runs on go-pgx", d.copyOut)
+		}
+		d.copyPlan = nil
+		if st.kind == kScan && d.conn != nil { // a client without its connection yet describes in its first operation
+			if err := d.describeCopy(st.sql); err != nil {
+				return err
+			}
+		}
+	}
 	if st.sql != "" {
 		d.sqlDollar = convertMarkers(st.sql, true)
 	}
@@ -284,6 +316,9 @@ func (d *pgxDriver) op(st *step, i int, sk *sink) (int64, error) {
 		}
 		return 0, c.Close(ctx)
 	case kScan:
+		if d.copyOut != "" {
+			return d.scanCopy(st, sk)
+		}
 		rows, err := d.conn.Query(ctx, st.sql, pgx.QueryExecModeSimpleProtocol)
 		return d.read(st, rows, err, sk)
 	case kExec:
