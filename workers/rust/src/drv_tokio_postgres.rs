@@ -2,7 +2,9 @@
 //! connection future is a task on the same thread). Under load: one tokio task per client
 //! on that runtime; pooled = deadpool-postgres.
 //!
-//! Settings: `batch=pipeline|copy` (default `pipeline`).
+//! Settings: `batch=pipeline|copy` (default `pipeline`); `scan=copy-binary`: a scan read by
+//! `COPY (query) TO STDOUT (FORMAT binary)`, each row decoded as it arrives
+//! (`BinaryCopyOutStream`, the result's types described before the clock).
 
 use crate::host::{Client, Ctx, Described, Ended, Job, Link, Method, Slot};
 use crate::load::TaskPause;
@@ -13,27 +15,31 @@ use crate::Hello;
 use bytes::Bytes;
 use deadpool_postgres::{ManagerConfig, Object, QueueMode, RecyclingMethod};
 use futures_util::future::try_join_all;
-use futures_util::SinkExt;
+use futures_util::{SinkExt, StreamExt};
 use std::pin::pin;
 use tokio::task::JoinHandle;
 use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::binary_copy::BinaryCopyOutStream;
+use tokio_postgres::types::Type;
 use tokio_postgres::{Config, Connection, NoTls, Row, SimpleQueryMessage, Socket, Statement, ToStatement};
 
 pub struct TokioPostgres {
     copy: bool,
+    copy_out: bool,
 }
 
 impl TokioPostgres {
     pub fn new(settings: &[(String, String)]) -> Result<Self, String> {
-        let mut copy = false;
+        let (mut copy, mut copy_out) = (false, false);
         for (k, v) in settings {
             match (k.as_str(), v.as_str()) {
                 ("batch", "pipeline") => copy = false,
                 ("batch", "copy") => copy = true,
-                _ => return Err(format!("rust-tokio-postgres has no setting {k}={v} (batch=pipeline|copy)")),
+                ("scan", "copy-binary") => copy_out = true,
+                _ => return Err(format!("rust-tokio-postgres has no setting {k}={v} (batch=pipeline|copy, scan=copy-binary)")),
             }
         }
-        Ok(TokioPostgres { copy })
+        Ok(TokioPostgres { copy, copy_out })
     }
 }
 
@@ -43,6 +49,7 @@ pub struct Cfg {
     /// the server's default DateStyle is ISO (else every connection sets it, as open does)
     iso: bool,
     copy: bool,
+    copy_out: bool,
 }
 
 /// A connection: the client, and its Connection future (a task once the connection is ready).
@@ -95,6 +102,28 @@ fn copy_data(st: &Step) -> Res<Copy> {
 pub struct Plan {
     pg: pg::Plan,
     copy: Option<Copy>,
+    copy_out: Option<CopyOut>,
+}
+
+/// scan=copy-binary: the COPY statement and the result's column types, described before the
+/// clock (an application knows its result's types).
+pub struct CopyOut {
+    sql: String,
+    types: Vec<Type>,
+    cols: Vec<pg::Col>,
+}
+
+/// A scan by binary COPY: `Client::copy_out` (tokio-postgres prepares the COPY, as its scan
+/// prepares its query), each row decoded as it arrives by its column's type.
+async fn scan_copy(c: &mut tokio_postgres::Client, cp: &CopyOut, sink: &mut Sink) -> Res<i64> {
+    let stream = c.copy_out(cp.sql.as_str()).await.map_err(pg::fail)?;
+    let mut rows = pin!(BinaryCopyOutStream::new(stream, &cp.types));
+    let mut n = 0;
+    while let Some(row) = rows.next().await {
+        pg::decode_row(&row.map_err(pg::fail)?, &cp.cols, sink).map_err(pg::fail)?;
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// One connection opened and closed: connect (startup, authentication), then drop the
@@ -149,6 +178,7 @@ pub struct TpClient<'c> {
     cfg: &'c Cfg,
     ops: Ops<'c>,
     copy: Option<&'c Copy>,
+    copy_out: Option<&'c CopyOut>,
     copy_stmt: Option<Statement>,
     slot: Slot<'c, TokioPostgres, Object>,
 }
@@ -167,6 +197,7 @@ impl Client for TpClient<'_> {
         }
         let c = self.slot.get(|c| &mut c.client, |o| &mut **o)?;
         match (st.kind, self.copy) {
+            (Kind::Scan, _) if self.copy_out.is_some() => scan_copy(c, self.copy_out.unwrap(), sink).await,
             (Kind::Scan, _) => self.ops.scan(c, sink).await,
             (Kind::Batch, Some(cp)) => batch_copy(c, st, i, cp, &mut self.copy_stmt).await,
             (Kind::Batch, None) => batch_pipeline(c, &mut self.ops, i).await,
@@ -257,6 +288,17 @@ impl Method for TokioPostgres {
             ("pool", format!("deadpool-postgres {} (deadpool {}): Manager::from_config(config, NoTls, ManagerConfig {{ recycling_method: Fast }}) (a check-out only looks at Client::is_closed, no query); Pool::builder(manager).max_size(pool_size), queue_mode Fifo, no wait/create/recycle timeouts; filled before the barrier by checking out pool_size connections at once and returning them; each operation: Pool::get, the step's statement from ClientWrapper::prepare_cached when the mode (or a batch) needs one (deadpool-postgres's per-connection statement cache: prepared once per connection, on its first use, inside that operation's time), the operation, the Object dropped back into the pool; the pool dropped after the trial (deadpool aborts the connections' tasks)", env!("ABW_V_DEADPOOL_POSTGRES"), env!("ABW_V_DEADPOOL"))),
         ];
         s.push(("batch", if self.copy { "copy".into() } else { "pipeline".into() }));
+        if self.copy_out {
+            let why = "unsupported: rust-tokio-postgres/scan=copy-binary measures scans; its statements are rust-tokio-postgres's";
+            for key in ["literal", "extended", "prepared"] {
+                if let Some(entry) = s.iter_mut().find(|(k, _)| *k == key) {
+                    entry.1 = why.into();
+                }
+            }
+            if let Some(entry) = s.iter_mut().find(|(k, _)| *k == "scan") {
+                entry.1 = "Client::copy_out of COPY (query) TO STDOUT (FORMAT binary) (tokio-postgres prepares the COPY on every call, as its scan prepares its query), each row decoded as it arrives by BinaryCopyOutStream with the result's types, described before the clock by preparing the query once; statements with parameters that read rows: unsupported (COPY takes none)".into();
+            }
+        }
         Hello {
             driver: "tokio-postgres",
             driver_version: env!("ABW_V_TOKIO_POSTGRES").into(),
@@ -269,8 +311,17 @@ impl Method for TokioPostgres {
         }
     }
 
+    /// A scan variant's statements are rust-tokio-postgres's own.
+    fn modes(&self) -> &'static [&'static str] {
+        if self.copy_out {
+            &[]
+        } else {
+            &["literal", "extended", "prepared"]
+        }
+    }
+
     fn config(&self, ep: &Endpoint) -> Res<Cfg> {
-        Ok(Cfg { pg: pg::config(ep)?, iso: true, copy: self.copy })
+        Ok(Cfg { pg: pg::config(ep)?, iso: true, copy: self.copy, copy_out: self.copy_out })
     }
 
     const TASKS: bool = true;
@@ -311,7 +362,22 @@ impl Method for TokioPostgres {
 
     async fn plan(cfg: &Cfg, c: &mut Conn, st: &Step) -> Res<Plan> {
         let copy = if cfg.copy && st.kind == Kind::Batch { Some(copy_data(st)?) } else { None };
-        Ok(Plan { pg: pg::plan(&mut c.client, st).await?, copy })
+        if cfg.copy_out && st.kind == Kind::Exec && st.reads() {
+            return Err(Fail::unsupported(
+                "rust-tokio-postgres/scan=copy-binary reads whole results by COPY in scans; a statement that reads rows runs on rust-tokio-postgres",
+            ));
+        }
+        let copy_out = if cfg.copy_out && st.kind == Kind::Scan {
+            let stmt = c.client.prepare(&st.sql).await.map_err(pg::fail)?;
+            let types: Vec<Type> = stmt.columns().iter().map(|col| col.type_().clone()).collect();
+            drop(stmt); // sends Close + Sync
+            c.client.check_connection().await.map_err(pg::fail)?; // and waits for it, before the clock
+            let cols = types.iter().map(pg::col_of).collect();
+            Some(CopyOut { sql: format!("COPY ({}) TO STDOUT (FORMAT binary)", st.sql), types, cols })
+        } else {
+            None
+        };
+        Ok(Plan { pg: pg::plan(&mut c.client, st).await?, copy, copy_out })
     }
 
     /// The step's pool (settings pinned: see `hello`), filled before the barrier: deadpool
@@ -342,6 +408,7 @@ impl Method for TokioPostgres {
             cfg: ctx.cfg,
             ops: Ops::new(&ctx.plan.pg, ctx.st),
             copy: ctx.plan.copy.as_ref(),
+            copy_out: ctx.plan.copy_out.as_ref(),
             copy_stmt: None,
             slot: Slot::new(link),
         })

@@ -300,35 +300,52 @@ pub fn cols_of(row: &Row) -> Vec<Col> {
     row.columns().iter().map(|c| col_of(c.type_())).collect()
 }
 
+/// A binary-format row's values by index: a query's `Row`, or a binary COPY's row.
+pub trait Values {
+    fn get<'a, T: FromSql<'a>>(&'a self, i: usize) -> Result<T, tokio_postgres::Error>;
+}
+
+impl Values for Row {
+    fn get<'a, T: FromSql<'a>>(&'a self, i: usize) -> Result<T, tokio_postgres::Error> {
+        self.try_get(i)
+    }
+}
+
+impl Values for tokio_postgres::binary_copy::BinaryCopyOutRow {
+    fn get<'a, T: FromSql<'a>>(&'a self, i: usize) -> Result<T, tokio_postgres::Error> {
+        self.try_get(i)
+    }
+}
+
 /// One binary-format row: every value decoded into a Rust value by its column's type.
-pub fn decode_row(row: &Row, cols: &[Col], sink: &mut Sink) -> Result<(), tokio_postgres::Error> {
+pub fn decode_row<R: Values>(row: &R, cols: &[Col], sink: &mut Sink) -> Result<(), tokio_postgres::Error> {
     sink.begin_row();
     for (i, c) in cols.iter().enumerate() {
         match c {
-            Col::Bool => sink.val(row.try_get::<_, Option<bool>>(i)?.map_or(Val::Null, Val::Bool)),
-            Col::I16 => sink.val(row.try_get::<_, Option<i16>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
-            Col::I32 => sink.val(row.try_get::<_, Option<i32>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
-            Col::I64 => sink.val(row.try_get::<_, Option<i64>>(i)?.map_or(Val::Null, Val::Int)),
-            Col::Oid => sink.val(row.try_get::<_, Option<u32>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
-            Col::F32 => sink.val(row.try_get::<_, Option<f32>>(i)?.map_or(Val::Null, |x| Val::Float(f32_as_text(x)))),
-            Col::F64 => sink.val(row.try_get::<_, Option<f64>>(i)?.map_or(Val::Null, Val::Float)),
-            Col::Numeric => sink.val(row.try_get::<_, Option<Decimal>>(i)?.map_or(Val::Null, Val::Dec)),
-            Col::Text => sink.val(row.try_get::<_, Option<&str>>(i)?.map_or(Val::Null, Val::Text)),
-            Col::Char => match row.try_get::<_, Option<i8>>(i)? {
+            Col::Bool => sink.val(row.get::<Option<bool>>(i)?.map_or(Val::Null, Val::Bool)),
+            Col::I16 => sink.val(row.get::<Option<i16>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
+            Col::I32 => sink.val(row.get::<Option<i32>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
+            Col::I64 => sink.val(row.get::<Option<i64>>(i)?.map_or(Val::Null, Val::Int)),
+            Col::Oid => sink.val(row.get::<Option<u32>>(i)?.map_or(Val::Null, |x| Val::Int(x as i64))),
+            Col::F32 => sink.val(row.get::<Option<f32>>(i)?.map_or(Val::Null, |x| Val::Float(f32_as_text(x)))),
+            Col::F64 => sink.val(row.get::<Option<f64>>(i)?.map_or(Val::Null, Val::Float)),
+            Col::Numeric => sink.val(row.get::<Option<Decimal>>(i)?.map_or(Val::Null, Val::Dec)),
+            Col::Text => sink.val(row.get::<Option<&str>>(i)?.map_or(Val::Null, Val::Text)),
+            Col::Char => match row.get::<Option<i8>>(i)? {
                 Some(x) => {
                     let b = [x as u8];
                     sink.val(Val::Text(std::str::from_utf8(&b).unwrap_or("")))
                 }
                 None => sink.val(Val::Null),
             },
-            Col::Ts => sink.val(row.try_get::<_, Option<NaiveDateTime>>(i)?.map_or(Val::Null, |t| Val::Ts(ts_micros(t)))),
+            Col::Ts => sink.val(row.get::<Option<NaiveDateTime>>(i)?.map_or(Val::Null, |t| Val::Ts(ts_micros(t)))),
             Col::TsTz => {
-                sink.val(row.try_get::<_, Option<DateTime<Utc>>>(i)?.map_or(Val::Null, |t| Val::Ts(t.timestamp_micros())))
+                sink.val(row.get::<Option<DateTime<Utc>>>(i)?.map_or(Val::Null, |t| Val::Ts(t.timestamp_micros())))
             }
-            Col::Date => sink.val(row.try_get::<_, Option<NaiveDate>>(i)?.map_or(Val::Null, |d| Val::Date(date_days(d)))),
-            Col::Time => sink.val(row.try_get::<_, Option<NaiveTime>>(i)?.map_or(Val::Null, |t| Val::Time(time_micros(t)))),
-            Col::Bytea => sink.val(row.try_get::<_, Option<&[u8]>>(i)?.map_or(Val::Null, Val::Bytes)),
-            Col::Other => sink.val(row.try_get::<_, Option<Raw>>(i)?.map_or(Val::Null, |r| Val::Bytes(r.0))),
+            Col::Date => sink.val(row.get::<Option<NaiveDate>>(i)?.map_or(Val::Null, |d| Val::Date(date_days(d)))),
+            Col::Time => sink.val(row.get::<Option<NaiveTime>>(i)?.map_or(Val::Null, |t| Val::Time(time_micros(t)))),
+            Col::Bytea => sink.val(row.get::<Option<&[u8]>>(i)?.map_or(Val::Null, Val::Bytes)),
+            Col::Other => sink.val(row.get::<Option<Raw>>(i)?.map_or(Val::Null, |r| Val::Bytes(r.0))),
         }
     }
     sink.end_row(cols.len());
