@@ -2,9 +2,10 @@
 //! connection future is a task on the same thread). Under load: one tokio task per client
 //! on that runtime; pooled = deadpool-postgres.
 //!
-//! Settings: `batch=pipeline|copy` (default `pipeline`); `scan=copy-binary`: a scan read by
-//! `COPY (query) TO STDOUT (FORMAT binary)`, each row decoded as it arrives
-//! (`BinaryCopyOutStream`, the result's types described before the clock).
+//! Settings: `batch=pipeline|copy` (default `pipeline`); `scan=copy-binary|copy-text`: a scan
+//! read by `COPY (query) TO STDOUT` in that format, each row decoded as it arrives (binary:
+//! `BinaryCopyOutStream`; text: each line unescaped and parsed), the result's types described
+//! before the clock.
 
 use crate::host::{Client, Ctx, Described, Ended, Job, Link, Method, Slot};
 use crate::load::TaskPause;
@@ -25,18 +26,19 @@ use tokio_postgres::{Config, Connection, NoTls, Row, SimpleQueryMessage, Socket,
 
 pub struct TokioPostgres {
     copy: bool,
-    copy_out: bool,
+    copy_out: Option<&'static str>, // scan=copy-binary|copy-text: the COPY format
 }
 
 impl TokioPostgres {
     pub fn new(settings: &[(String, String)]) -> Result<Self, String> {
-        let (mut copy, mut copy_out) = (false, false);
+        let (mut copy, mut copy_out) = (false, None);
         for (k, v) in settings {
             match (k.as_str(), v.as_str()) {
                 ("batch", "pipeline") => copy = false,
                 ("batch", "copy") => copy = true,
-                ("scan", "copy-binary") => copy_out = true,
-                _ => return Err(format!("rust-tokio-postgres has no setting {k}={v} (batch=pipeline|copy, scan=copy-binary)")),
+                ("scan", "copy-binary") => copy_out = Some("binary"),
+                ("scan", "copy-text") => copy_out = Some("text"),
+                _ => return Err(format!("rust-tokio-postgres has no setting {k}={v} (batch=pipeline|copy, scan=copy-binary|copy-text)")),
             }
         }
         Ok(TokioPostgres { copy, copy_out })
@@ -49,7 +51,7 @@ pub struct Cfg {
     /// the server's default DateStyle is ISO (else every connection sets it, as open does)
     iso: bool,
     copy: bool,
-    copy_out: bool,
+    copy_out: Option<&'static str>,
 }
 
 /// A connection: the client, and its Connection future (a task once the connection is ready).
@@ -109,14 +111,18 @@ pub struct Plan {
 /// clock (an application knows its result's types).
 pub struct CopyOut {
     sql: String,
+    binary: bool,
     types: Vec<Type>,
     cols: Vec<pg::Col>,
 }
 
-/// A scan by binary COPY: `Client::copy_out` (tokio-postgres prepares the COPY, as its scan
+/// A scan by COPY: `Client::copy_out` (tokio-postgres prepares the COPY, as its scan
 /// prepares its query), each row decoded as it arrives by its column's type.
 async fn scan_copy(c: &mut tokio_postgres::Client, cp: &CopyOut, sink: &mut Sink) -> Res<i64> {
     let stream = c.copy_out(cp.sql.as_str()).await.map_err(pg::fail)?;
+    if !cp.binary {
+        return copy_text_rows(stream, &cp.cols, sink).await;
+    }
     let mut rows = pin!(BinaryCopyOutStream::new(stream, &cp.types));
     let mut n = 0;
     while let Some(row) = rows.next().await {
@@ -181,6 +187,51 @@ pub struct TpClient<'c> {
     copy_out: Option<&'c CopyOut>,
     copy_stmt: Option<Statement>,
     slot: Slot<'c, TokioPostgres, Object>,
+}
+
+/// COPY text: one line per CopyData, its fields split on tabs (\\N is NULL), unescaped into
+/// one buffer and parsed as a simple query's text values are.
+async fn copy_text_rows(stream: tokio_postgres::CopyOutStream, cols: &[pg::Col], sink: &mut Sink) -> Res<i64> {
+    let mut stream = pin!(stream);
+    let (mut text, mut spans) = (Vec::<u8>::new(), Vec::<Option<(usize, usize)>>::new());
+    let mut n = 0;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(pg::fail)?;
+        let line = chunk.strip_suffix(b"\n").unwrap_or(&chunk);
+        text.clear();
+        spans.clear();
+        for field in line.split(|&b| b == b'\t') {
+            if field == b"\\N" {
+                spans.push(None);
+                continue;
+            }
+            let start = text.len();
+            let mut escaped = false;
+            for &b in field {
+                if escaped {
+                    text.push(match b {
+                        b'b' => 8,
+                        b'f' => 12,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'v' => 11,
+                        other => other,
+                    });
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else {
+                    text.push(b);
+                }
+            }
+            spans.push(Some((start, text.len())));
+        }
+        let all = std::str::from_utf8(&text).map_err(|e| Fail::db(format!("COPY text is not UTF-8: {e}"), None))?;
+        pg::decode_text(spans.len(), |i| Ok(spans[i].map(|(a, b)| &all[a..b])), cols, sink)?;
+        n += 1;
+    }
+    Ok(n)
 }
 
 impl TpClient<'_> {
@@ -288,15 +339,15 @@ impl Method for TokioPostgres {
             ("pool", format!("deadpool-postgres {} (deadpool {}): Manager::from_config(config, NoTls, ManagerConfig {{ recycling_method: Fast }}) (a check-out only looks at Client::is_closed, no query); Pool::builder(manager).max_size(pool_size), queue_mode Fifo, no wait/create/recycle timeouts; filled before the barrier by checking out pool_size connections at once and returning them; each operation: Pool::get, the step's statement from ClientWrapper::prepare_cached when the mode (or a batch) needs one (deadpool-postgres's per-connection statement cache: prepared once per connection, on its first use, inside that operation's time), the operation, the Object dropped back into the pool; the pool dropped after the trial (deadpool aborts the connections' tasks)", env!("ABW_V_DEADPOOL_POSTGRES"), env!("ABW_V_DEADPOOL"))),
         ];
         s.push(("batch", if self.copy { "copy".into() } else { "pipeline".into() }));
-        if self.copy_out {
-            let why = "unsupported: rust-tokio-postgres/scan=copy-binary measures scans; its statements are rust-tokio-postgres's";
+        if let Some(format) = self.copy_out {
+            let why = format!("unsupported: rust-tokio-postgres/scan=copy-{format} measures scans; its statements are rust-tokio-postgres's");
             for key in ["literal", "extended", "prepared"] {
                 if let Some(entry) = s.iter_mut().find(|(k, _)| *k == key) {
-                    entry.1 = why.into();
+                    entry.1 = why.clone();
                 }
             }
             if let Some(entry) = s.iter_mut().find(|(k, _)| *k == "scan") {
-                entry.1 = "Client::copy_out of COPY (query) TO STDOUT (FORMAT binary) (tokio-postgres prepares the COPY on every call, as its scan prepares its query), each row decoded as it arrives by BinaryCopyOutStream with the result's types, described before the clock by preparing the query once; statements with parameters that read rows: unsupported (COPY takes none)".into();
+                entry.1 = format!("Client::copy_out of COPY (query) TO STDOUT (FORMAT {format}) (tokio-postgres prepares the COPY on every call, as its scan prepares its query), each row decoded as it arrives ({}) by the result's types, described before the clock by preparing the query once; statements with parameters that read rows: unsupported (COPY takes none)", if format == "binary" { "BinaryCopyOutStream" } else { "each line split on tabs, unescaped, every value parsed as a simple query's are" });
             }
         }
         Hello {
@@ -313,7 +364,7 @@ impl Method for TokioPostgres {
 
     /// A scan variant's statements are rust-tokio-postgres's own.
     fn modes(&self) -> &'static [&'static str] {
-        if self.copy_out {
+        if self.copy_out.is_some() {
             &[]
         } else {
             &["literal", "extended", "prepared"]
@@ -362,18 +413,18 @@ impl Method for TokioPostgres {
 
     async fn plan(cfg: &Cfg, c: &mut Conn, st: &Step) -> Res<Plan> {
         let copy = if cfg.copy && st.kind == Kind::Batch { Some(copy_data(st)?) } else { None };
-        if cfg.copy_out && st.kind == Kind::Exec && st.reads() {
+        if cfg.copy_out.is_some() && st.kind == Kind::Exec && st.reads() {
             return Err(Fail::unsupported(
-                "rust-tokio-postgres/scan=copy-binary reads whole results by COPY in scans; a statement that reads rows runs on rust-tokio-postgres",
+                "rust-tokio-postgres/scan=copy-… reads whole results by COPY in scans; a statement that reads rows runs on rust-tokio-postgres",
             ));
         }
-        let copy_out = if cfg.copy_out && st.kind == Kind::Scan {
+        let copy_out = if let (Some(format), Kind::Scan) = (cfg.copy_out, st.kind) {
             let stmt = c.client.prepare(&st.sql).await.map_err(pg::fail)?;
             let types: Vec<Type> = stmt.columns().iter().map(|col| col.type_().clone()).collect();
             drop(stmt); // sends Close + Sync
             c.client.check_connection().await.map_err(pg::fail)?; // and waits for it, before the clock
             let cols = types.iter().map(pg::col_of).collect();
-            Some(CopyOut { sql: format!("COPY ({}) TO STDOUT (FORMAT binary)", st.sql), types, cols })
+            Some(CopyOut { sql: format!("COPY ({}) TO STDOUT (FORMAT {format})", st.sql), binary: format == "binary", types, cols })
         } else {
             None
         };

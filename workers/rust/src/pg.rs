@@ -372,12 +372,18 @@ fn hex_nibble(c: u8) -> Option<u8> {
 
 /// One simple-query row (every value is text): each value parsed by its column's type.
 pub fn decode_text_row(row: &SimpleQueryRow, cols: &[Col], sink: &mut Sink) -> Res<()> {
-    if row.len() != cols.len() {
-        return Err(Fail::internal(format!("a row of {} values for {} known columns", row.len(), cols.len())));
+    decode_text(row.len(), |i| row.try_get(i).map_err(fail), cols, sink)
+}
+
+/// A row of `n` text values (`value(i)`, None for NULL), each parsed by its column's type: a
+/// simple query's row, or a line of COPY text.
+pub fn decode_text<'a>(n: usize, value: impl Fn(usize) -> Res<Option<&'a str>>, cols: &[Col], sink: &mut Sink) -> Res<()> {
+    if n != cols.len() {
+        return Err(Fail::internal(format!("a row of {} values for {} known columns", n, cols.len())));
     }
     sink.begin_row();
     for (i, &c) in cols.iter().enumerate() {
-        let Some(t) = row.try_get(i).map_err(fail)? else {
+        let Some(t) = value(i)? else {
             sink.val(Val::Null);
             continue;
         };
