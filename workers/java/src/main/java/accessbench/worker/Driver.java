@@ -107,4 +107,10 @@ abstract class Driver {
 
     /** what a pool's validation of one of these connections (JDBC4 isValid) sends */
     abstract String isValidDoes();
+
+    /** Whether its connections are read-only (DuckDB's, whose file many workers read): a pool
+     * sets them so, as it sets every connection it makes to its configured read-only status. */
+    boolean readOnly() {
+        return false;
+    }
 }

@@ -398,14 +398,15 @@ abstract class JdbcDriver extends Driver {
                     }
                     case D_DOUBLE -> {
                         double v = rs.getDouble(j);
-                        if (v == 0 && rs.wasNull())
+                        // a NULL reads as 0 (JDBC's rule), or NaN (DuckDB's driver)
+                        if ((v == 0 || v != v) && rs.wasNull())
                             row.setNull(c);
                         else
                             row.setDouble(c, v);
                     }
                     case D_FLOAT -> {
                         float v = rs.getFloat(j);
-                        if (v == 0 && rs.wasNull())
+                        if ((v == 0 || v != v) && rs.wasNull())
                             row.setNull(c);
                         else
                             row.setDouble(c, float4AsText(v));

@@ -46,6 +46,7 @@ public final class Main {
         DRIVERS.put("java-pgjdbc", PgjdbcDriver::new);
         DRIVERS.put("java-sqlite-jdbc", SqliteJdbcDriver::new);
         DRIVERS.put("java-mariadb", MariadbDriver::new);
+        DRIVERS.put("java-duckdb", DuckdbJdbcDriver::new);
         // layers: a library above one of the drivers, named with it (catalog: layer, over)
         DRIVERS.put("java-hibernate+pgjdbc", () -> new HibernateDriver(new Over.Pgjdbc()));
         DRIVERS.put("java-hibernate+mariadb", () -> new HibernateDriver(new Over.Mariadb()));

@@ -231,6 +231,7 @@ final class Policy {
             cfg.setKeepaliveTime(0); // no keepalive query on a timer
             cfg.setLeakDetectionThreshold(0);
             cfg.setAutoCommit(true);
+            cfg.setReadOnly(parent.readOnly());
             cfg.setRegisterMbeans(false);
             // connectionTestQuery unset: a borrow validates with JDBC4 isValid, and only a
             // connection idle for over 500 ms (Hikari's aliveBypassWindowMs)
