@@ -210,3 +210,50 @@ def test_a_driver_error_that_quotes_the_connection_uri_is_answered_without_its_p
                   RuntimeError(f"password {secret!r} refused")):
         message = session.failure(error)["error"]["message"]
         assert secret not in message and quote(secret, safe="") not in message and "***" in message, message
+
+
+def test_a_float32_reads_as_postgresql_prints_it_the_shortest_decimal_that_reads_back_of_those_the_closest():
+    import struct
+
+    from accessbench.protocol.checksum import float4_value
+
+    as32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]  # noqa: E731
+    assert float4_value(as32(2.0 ** -96)) == 1.2621775e-29  # not the nearest 8 digits, 1.2621774e-29
+    assert float4_value(as32(0.1)) == 0.1 and float4_value(as32(-2.5)) == -2.5
+    assert float4_value(as32(3.4028235e38)) == 3.4028235e38  # the largest: no neighbour above
+    assert float4_value(as32(1e-45)) == 1e-45 and float4_value(0.0) == 0.0
+
+
+def test_columnar_results_are_checksummed_in_canonical_form_where_the_column_type_says_what_a_value_is():
+    import decimal
+
+    import pyarrow as pa
+
+    from accessbench.pyworker.drivers.columnar import arrow_rows
+
+    numeric = pa.opaque(pa.string(), type_name="numeric", vendor_name="PostgreSQL")
+    table = pa.table({"r": pa.array([0.1, None], pa.float32()),
+                      "n": pa.ExtensionArray.from_storage(numeric, pa.array(["12.50", None])),
+                      "s": pa.array(["12.50", "x"])})
+    assert arrow_rows(table) == [(0.1, decimal.Decimal("12.50"), "12.50"), (None, None, "x")]
+
+
+def test_a_trial_can_read_a_process_high_water_mark_above_where_it_started():
+    import subprocess
+    import sys
+
+    from accessbench.runner import memory
+
+    child = subprocess.Popen([sys.executable, "-c", "import sys\nsys.stdin.readline()\nx = bytearray(64 << 20)\n"
+                              "print('grown', flush=True)\ndel x\nsys.stdin.readline()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        start = memory.start(child.pid)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "grown\n"  # it allocated, and has freed it again by now or soon
+        assert start is not None and memory.peak(child.pid) - start >= 60 << 20
+    finally:
+        child.stdin.write("end\n")
+        child.stdin.flush()
+        child.wait()
