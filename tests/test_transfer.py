@@ -84,7 +84,7 @@ def test_a_connection_uri_quotes_every_part_and_names_the_unix_socket_as_a_param
     assert text.startswith("postgresql://u%40x:p%3Aw%40%2F%3F@localhost:5433/d%20b?")
     assert "host=%2Frun%2Fpg%20dir" in text and "options=-c%20search_path%3Ds1" in text
     assert uri({"dbms": "mariadb", "host": "127.0.0.1", "port": 3307, "database": "d", "user": "u"}) == \
-        "mysql://u@127.0.0.1:3307/d"
+        "mysql://u@127.0.0.1:3307/d?prefer_socket=false"
     assert uri({"dbms": "sqlite", "file": "/tmp/x.db"}) == "sqlite:////tmp/x.db"
 
 

@@ -26,6 +26,8 @@ def uri(endpoint: dict) -> str:
         scheme, local = "mysql", bool(endpoint.get("socket"))
         if local:
             query["socket"] = endpoint["socket"]
+        else:  # the Rust mysql crate (ConnectorX's) would move a connection to 127.0.0.1 onto the server's socket
+            query["prefer_socket"] = "false"
     where = f"localhost:{endpoint.get('port') or ''}" if local else f"{endpoint['host']}:{endpoint['port']}"
     text = f"{scheme}://{user}@{where.rstrip(':')}/{quote(endpoint['database'], safe='')}"
     return text + ("?" + urlencode(query, quote_via=quote) if query else "")
