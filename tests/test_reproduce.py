@@ -123,3 +123,6 @@ def test_reproducing_s4_quick_stores_its_run_and_judges_each_of_its_claims(tmp_p
     assert again.returncode == 0 and "A remote call costs about four local ones" in again.stdout
     assert "reproducing 1 study" not in again.stdout  # --show measures nothing
     assert "reproduce s4" in accessbench("--store", store, "runs").stdout
+    markdown = accessbench("--store", store, "reproduce", "s4", "--show", "--markdown", "--report-dir", str(tmp_path / "html"))
+    assert markdown.stdout.startswith("| study | claim |") and "HTML studies report" not in markdown.stdout
+    assert "HTML studies report" in markdown.stderr  # the Markdown alone on stdout, to paste

@@ -806,7 +806,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     findings = [f for f in studies.claims.evaluate(runs) if f.study in wanted]
     _print(render_studies_markdown(findings) if args.markdown
            else render_studies(findings, runs, color=_color(console), width=_width(args, console)))
-    console.print(f"HTML studies report: {write_studies_html(findings, runs, args.report_dir)}")
+    where = f"HTML studies report: {write_studies_html(findings, runs, args.report_dir)}"
+    if args.markdown:  # stdout is the Markdown alone, to paste
+        print(where, file=sys.stderr)
+    else:
+        console.print(where)
     return status
 
 

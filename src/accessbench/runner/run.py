@@ -650,6 +650,10 @@ class Runner:
 
     def _record(self, state: CellState, phase: str, seq: int, started_at: str, answer: dict,
                 latencies: bytes | None, server_ns: int | None, wire: dict | None, scope: str = "backends") -> None:
+        if wire is not None and answer["n"] and not (wire["c2s_bytes"] or wire["s2c_bytes"]):
+            # a driver that moves a TCP connection onto the server's unix socket by itself
+            raise CellFailed("error", "nothing crossed the latency proxy during the trial: the method reached the "
+                                      "target another way (its own unix socket?), so its figure is not this path's")
         self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire, scope)
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
