@@ -62,6 +62,7 @@ typedef struct {
     int fetch;            /* the statement returns rows to read */
     int verify;
     int64_t dump;         /* verification: rows to answer as typed values (0: none) */
+    int size;             /* verification: also answer result_bytes, where the driver can tell */
     const ab_param *params; /* n rows × nparams, generated before the clock */
     const ab_type *param_types; /* nparams: each parameter's type (its generator's), NULLs' too */
     char **texts;           /* literal mode: n statements with values inlined; record mode (exec):
@@ -155,6 +156,9 @@ typedef struct {
      * last call into the driver (a client library's per-thread setup) */
     void (*thread_begin)(void);
     void (*thread_end)(void);
+    /* optional: the largest result of the step on c, in bytes of the client's native form
+     * (a verification asked for size); -1 when it cannot tell */
+    int64_t (*result_bytes)(ab_conn *c);
 } ab_driver;
 
 /* One operation, with the BEGIN/COMMIT of commit_every around it: i picks the operation's

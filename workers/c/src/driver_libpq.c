@@ -61,6 +61,7 @@ struct ab_conn {
     ab_buf scratch;         /* decoded bytea / numeric text of one row */
     Oid *out_types;         /* scan=copy-…: the result's column types, described untimed */
     int out_nc;
+    int64_t largest;        /* the step's largest buffered result (PQresultMemorySize), -1: none */
 };
 
 /* ---- connection ------------------------------------------------------------------------------ */
@@ -597,6 +598,8 @@ static int take_result(ab_conn *c, ab_step *st, PGresult *res, int reads, int64_
     ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     if (status == PGRES_TUPLES_OK && reads) {
         int nr = PQntuples(res), nc = PQnfields(res), binary = nc && PQfformat(res, 0) == 1;
+        if (st->size && (int64_t)PQresultMemorySize(res) > c->largest)
+            c->largest = (int64_t)PQresultMemorySize(res);
         Oid types[nc > 0 ? nc : 1];
         for (int c = 0; c < nc; c++)
             types[c] = PQftype(res, c);
@@ -1226,6 +1229,7 @@ static int step_begin(ab_step *st)
 static int conn_begin(ab_conn *c, ab_step *st)
 {
     c->prepared_name[0] = '\0';
+    c->largest = -1;
     ab_buf_reserve(&c->scratch, 1 << 16); /* once per client: kept across its connections */
     if (opt_copyout && st->kind == K_SCAN) { /* the result's column types, untimed: an application knows them */
         size_t n = strlen(st->sql) + 64;
@@ -1315,6 +1319,12 @@ static void step_end(ab_step *st)
     copy_out_sql = NULL;
 }
 
+/* The whole result as libpq buffers it; row by row (singlerow, COPY) nothing is held to size. */
+static int64_t result_bytes(ab_conn *c)
+{
+    return c->largest;
+}
+
 const ab_driver ab_driver_libpq = {
     .base = "c-libpq",
     .driver = "libpq",
@@ -1335,4 +1345,5 @@ const ab_driver ab_driver_libpq = {
     .conn_end = conn_end,
     .step_end = step_end,
     .server_pid = server_pid,
+    .result_bytes = result_bytes,
 };

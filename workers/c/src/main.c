@@ -598,6 +598,9 @@ static json_t *verify_pass(ab_step *st, ab_conn *c, int per_request)
     json_object_set_new(a, "first_op_ns", json_integer(first));
     if (sink.dump)
         json_object_set_new(a, "dump", sink.dump);
+    int64_t bytes = st->size && drv->result_bytes ? drv->result_bytes(c) : -1;
+    if (bytes >= 0)
+        json_object_set_new(a, "result_bytes", json_integer(bytes));
     return a;
 }
 
@@ -685,6 +688,7 @@ static int parse_fields(json_t *msg, ab_step *st, const char *kind)
     if (st->kind != K_EXEC || st->commit_every < 0)
         st->commit_every = 0;
     st->verify = truthy(json_object_get(msg, "verify"));
+    st->size = truthy(json_object_get(msg, "size"));
     json_t *fetch = json_object_get(msg, "fetch");
     st->fetch = st->kind == K_SCAN || (st->kind == K_EXEC && (fetch ? truthy(fetch) : 0));
     if (st->kind != K_CONNECT && !(st->sql = json_string_value(json_object_get(msg, "sql"))))
