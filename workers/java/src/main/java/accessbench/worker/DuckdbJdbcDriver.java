@@ -25,10 +25,21 @@ final class DuckdbJdbcDriver extends JdbcDriver {
         return "duckdb_jdbc (org.duckdb:duckdb_jdbc)";
     }
 
+    private String version;
+
+    /** The DuckDB the driver bundles (its jar carries no version of its own: duckdb_jdbc's
+     * releases follow DuckDB's, pinned in pom.xml), from an in-memory database. */
     @Override
     String driverVersion() {
-        return DuckDBDriver.class.getPackage().getImplementationVersion() == null
-                ? "unknown" : DuckDBDriver.class.getPackage().getImplementationVersion();
+        if (version == null) {
+            try (java.sql.Connection c = new DuckDBDriver().connect("jdbc:duckdb:", new Properties())) {
+                java.sql.DatabaseMetaData md = c.getMetaData();
+                version = "bundled DuckDB " + md.getDatabaseProductVersion();
+            } catch (SQLException e) {
+                version = "unknown (" + e.getMessage() + ")";
+            }
+        }
+        return version;
     }
 
     @Override
