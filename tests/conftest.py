@@ -77,6 +77,17 @@ def processes_with_files_in(directory: str) -> list[str]:
     return found
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under --dist loadgroup a test runs on one worker with the rest of its group: every module
+    is a group (its tests may share a module-scoped fixture, as under loadfile), except the
+    tests that name a group of their own — each language's conformance, which then run beside
+    the others instead of one after another on one worker."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 @pytest.fixture(scope="session")
 def sqlite_store(tmp_path_factory) -> str:
     """A results file holding one real run the report and CLI tests share: SQLite at --quick

@@ -28,7 +28,8 @@ LANGUAGES = sorted({m.language for m in catalog()})
 
 
 @pytest.mark.server
-@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("language", [pytest.param(language, marks=pytest.mark.xdist_group(f"conformance-{language}"))
+                                      for language in LANGUAGES])
 def test_every_method_in_the_catalog_passes_conformance(language):
     # one test per language: a failure names its language, and a language whose toolchain is
     # absent is skipped, loudly, without excusing the others

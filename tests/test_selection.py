@@ -96,14 +96,14 @@ def test_methods_that_cannot_run_here_are_skipped_with_a_yellow_note_when_none_i
     selection = select(QUICK, method_missing=missing("py-psycopg", "c-libpq"), path_missing=available)
     methods, chosen = names(selection)
     assert "py-psycopg" not in methods and "c-libpq" not in methods and "py-asyncpg" in methods
-    assert chosen == ["postgresql", "mariadb", "sqlite"]
+    assert chosen == ["postgresql", "mariadb", "sqlite", "duckdb"]
     assert selection.skipped == [Skipped("skipping py-psycopg: Python module it is not installed", "yellow"),
                                  Skipped("skipping c-libpq: Python module it is not installed", "yellow")]
 
 
 def test_targets_that_cannot_be_made_are_skipped_in_bold_yellow_when_none_is_named():
     selection = select(QUICK, method_missing=available, make_target=without("postgresql", "mariadb"))
-    assert names(selection)[1] == ["sqlite"]
+    assert names(selection)[1] == ["sqlite", "duckdb"]
     assert selection.skipped == [Skipped("SKIPPING target postgresql: its server is not installed", "bold yellow"),
                                  Skipped("SKIPPING target mariadb: its server is not installed", "bold yellow")]
 
@@ -132,9 +132,9 @@ def test_a_proxied_path_rides_on_tcp():
     assert selection.paths == ["tcp+250us"]
 
 
-def test_the_default_on_this_machine_selects_postgresql_mariadb_and_sqlite():
+def test_the_default_on_this_machine_selects_postgresql_mariadb_sqlite_and_duckdb():
     selection = select(QUICK)
-    assert names(selection)[1] == ["postgresql", "mariadb", "sqlite"]
+    assert names(selection)[1] == ["postgresql", "mariadb", "sqlite", "duckdb"]
     assert selection.methods and selection.paths is None
 
 
