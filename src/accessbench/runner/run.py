@@ -650,8 +650,9 @@ class Runner:
 
     def _record(self, state: CellState, phase: str, seq: int, started_at: str, answer: dict,
                 latencies: bytes | None, server_ns: int | None, wire: dict | None, scope: str = "backends") -> None:
-        if wire is not None and answer["n"] and not (wire["c2s_bytes"] or wire["s2c_bytes"]):
-            # a driver that moves a TCP connection onto the server's unix socket by itself
+        if wire is not None and answer["n"] and state.kind != "page" and not (wire["c2s_bytes"] or wire["s2c_bytes"]):
+            # a driver that moves a TCP connection onto the server's unix socket by itself (a
+            # page that runs no statement is the only operation that sends the server nothing)
             raise CellFailed("error", "nothing crossed the latency proxy during the trial: the method reached the "
                                       "target another way (its own unix socket?), so its figure is not this path's")
         self.store.add_trial(state.id, phase, seq, started_at, answer, latencies, server_ns, wire, scope)
