@@ -75,9 +75,9 @@ RECIPES = {r.study: r for r in [
 # (Debian 12, 2 vCPU, 24 GiB): what `reproduce` expects before any run of its own is stored.
 # Measured 2026-11-27 by `accessbench reproduce all --quick` from a clean clone (5 min 30 s in
 # all; S5, s5-web since, by `reproduce s5 --quick`).
-REFERENCE_QUICK: dict[str, float] = {"s1": 183.0, "s2": 53.0, "s3": 22.0, "s4": 26.0, "s5": 88.0}
-# Measured 2026-11-27 by `accessbench reproduce all` from a clean clone (S1–S3; S4 and S5 not yet).
-REFERENCE_FULL: dict[str, float] = {"s1": 3811.0, "s2": 546.0, "s3": 772.0}
+REFERENCE_QUICK: dict[str, float] = {"s1": 183.0, "s2": 53.0, "s3": 22.0, "s4": 26.0, "s5": 82.0}
+# Measured 2026-11-27 by `accessbench reproduce all` from a clean clone.
+REFERENCE_FULL: dict[str, float] = {"s1": 3811.0, "s2": 546.0, "s3": 772.0, "s4": 3581.0, "s5": 2825.0}
 
 
 def resolve(names: list[str]) -> list[Recipe]:
@@ -170,10 +170,6 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
             seconds = reference[recipe.study]
             parts.append(f"{recipe.study} {clock_text(seconds)}*")
             sources.add("* as on a 2-core reference machine")
-        elif not quick and recipe.study in REFERENCE_QUICK:
-            seconds = _scaled_up(recipe, REFERENCE_QUICK[recipe.study])
-            parts.append(f"{recipe.study} {clock_text(seconds)}~")
-            sources.add("~ a rough guess: the quick run's time on a 2-core machine, scaled by iterations and methods")
         else:
             parts.append(f"{recipe.study} not known")
             total = None
@@ -182,23 +178,6 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
     what = f"reproducing {len(recipes)} stud{'y' if len(recipes) == 1 else 'ies'}{' (--quick)' if quick else ''}"
     return (f"{what}: expected " + (f"about {clock_text(total)}" if total is not None else "time not known")
             + " — " + ", ".join(parts) + "".join(f" ({s})" for s in sorted(sources) if s))
-
-
-def _scaled_up(recipe: Recipe, quick_seconds: float) -> float:
-    """A full run's time guessed from a quick one's: its trials take 1/quick_scale as long
-    (iterations and durations scale), and it measures more methods."""
-    import tomllib
-
-    from ..methods import select
-    from ..suite.loader import builtin_text
-
-    def count(names):
-        return sum(1 for m in select(names) if not m.missing()) or 1
-
-    scale = tomllib.loads(builtin_text(recipe.suite))["suite"].get("quick_scale", 0.1)
-    executions = ((recipe.full_trials or recipe.trials) + (1 if recipe.full_warmup is None else recipe.full_warmup)
-                  + 1) / (recipe.trials + 2)  # trials, warm-up and the verification pass, against quick's
-    return quick_seconds / scale * count(recipe.methods) / count(recipe.quick_methods) * executions
 
 
 def _elapsed(run: dict) -> float:
