@@ -6,12 +6,19 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 
 import pytest
 
+
+# A shell that starts the tests in the background without job control ignores SIGINT, and so
+# would every process they start (an ignored signal stays ignored across exec): the Ctrl-C
+# tests need it delivered, so it gets Python's usual handler back (reset to the default in children).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Runs write their HTML report to ./reports: keep the tests' out of the source tree.
 SCRATCH = tempfile.mkdtemp(prefix="accessbench-cwd-")
@@ -75,17 +82,6 @@ def processes_with_files_in(directory: str) -> list[str]:
         if any(path.startswith(directory.rstrip("/") + "/") for path in held) and str(os.getpid()) != pid:
             found.append(pid)
     return found
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config, items):
-    """Under --dist loadgroup a test runs on one worker with the rest of its group: every module
-    is a group (its tests may share a module-scoped fixture, as under loadfile), except the
-    tests that name a group of their own — each language's conformance, which then run beside
-    the others instead of one after another on one worker."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture(scope="session")
