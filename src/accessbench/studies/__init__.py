@@ -73,8 +73,8 @@ RECIPES = {r.study: r for r in [
 
 # Seconds each study's reproduction took on the 2-core machine of the README's Studies table
 # (Debian 12, 2 vCPU, 24 GiB): what `reproduce` expects before any run of its own is stored.
-# Measured 2026-11-27 by `accessbench reproduce all --quick` from a clean clone (5 min 30 s in
-# all; S5, s5-web since, by `reproduce s5 --quick`).
+# Measured 2026-11-27 by `accessbench reproduce all --quick` from a clean clone (6 min 6 s in
+# all, S5 as s5-web by `reproduce s5 --quick`).
 REFERENCE_QUICK: dict[str, float] = {"s1": 183.0, "s2": 53.0, "s3": 22.0, "s4": 26.0, "s5": 82.0}
 # Measured 2026-11-27 by `accessbench reproduce all` from a clean clone.
 REFERENCE_FULL: dict[str, float] = {"s1": 3811.0, "s2": 546.0, "s3": 772.0, "s4": 3581.0, "s5": 2825.0}
