@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import formatting as fmt
+from ..paths import parse as parse_path
 from ..stats.cells import CellResult
 from ..stats.compare import compare
 from .model import Figure, step_title
@@ -73,6 +74,12 @@ class TransferTable:
                 "resident set in a trial (its whole process). ! did not verify.")
 
 
+def _nearest_first(path: str) -> tuple:
+    """Paths from the nearest to the farthest: in process, unix, tcp, then by added delay."""
+    p = parse_path(path)
+    return {"inproc": 0, "unix": 1, "tcp": 2}.get(p.base, 3), p.delay_us, -(p.bandwidth or 0), path
+
+
 def _median(values: list[float]) -> float | None:
     return float(np.median(values)) if values else None
 
@@ -88,7 +95,7 @@ def transfer_tables(results: list[CellResult]) -> list[TransferTable]:
         floors = {(r.cell["target"], r.cell["path"]): r for r in rs if r.floor and r.cell["status"] == "ok"}
         if not floors:
             continue
-        paths = tuple(dict.fromkeys(r.cell["path"] for r in rs))
+        paths = tuple(sorted(dict.fromkeys(r.cell["path"] for r in rs), key=_nearest_first))
         rows: dict[tuple[str, str], TransferRow] = {}
         for r in rs:
             if r.floor:
