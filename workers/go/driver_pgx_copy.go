@@ -19,7 +19,6 @@ var copySignature = []byte("PGCOPY\n\377\r\n\x00")
 // copyReader takes the COPY data pgconn hands over, one CopyData message per Write (a row;
 // in binary the file header comes with the first, the trailer alone), and decodes each row.
 type copyReader struct {
-	st     *step
 	sk     *sink
 	plan   *pgxPlan
 	m      *pgtype.Map
@@ -27,7 +26,8 @@ type copyReader struct {
 	first  bool
 	rows   int64
 	raw    [][]byte
-	text   []byte // text format: the row's fields unescaped
+	text   []byte   // text format: the row's fields unescaped
+	spans  [][2]int // and where each one is in it
 }
 
 func (r *copyReader) Write(p []byte) (int, error) {
@@ -61,8 +61,7 @@ func (r *copyReader) Write(p []byte) (int, error) {
 	}
 	line := bytes.TrimSuffix(p, []byte{'\n'})
 	r.text = r.text[:0]
-	starts := make([]int, 0, len(r.raw)+1)
-	for c := range r.raw {
+	for c := range r.raw { // each field unescaped into r.text, its span kept (-1: NULL)
 		field := line
 		if tab := bytes.IndexByte(line, '\t'); tab >= 0 {
 			field, line = line[:tab], line[tab+1:]
@@ -70,26 +69,19 @@ func (r *copyReader) Write(p []byte) (int, error) {
 			line = nil
 		}
 		if len(field) == 2 && field[0] == '\\' && field[1] == 'N' {
-			r.raw[c] = nil
-			starts = append(starts, -1)
+			r.spans[c] = [2]int{-1, -1}
 			continue
 		}
-		starts = append(starts, len(r.text))
+		start := len(r.text)
 		r.text = unescapeCopy(r.text, field)
+		r.spans[c] = [2]int{start, len(r.text)}
 	}
-	starts = append(starts, len(r.text))
-	for c := range r.raw {
-		if starts[c] < 0 {
-			continue
+	for c, span := range r.spans { // r.text is whole now: slice it
+		if span[0] < 0 {
+			r.raw[c] = nil
+		} else {
+			r.raw[c] = r.text[span[0]:span[1]:span[1]]
 		}
-		end := len(r.text)
-		for k := c + 1; k < len(starts); k++ {
-			if starts[k] >= 0 {
-				end = starts[k]
-				break
-			}
-		}
-		r.raw[c] = r.text[starts[c]:end:end]
 	}
 	return n, r.decode(pgtype.TextFormatCode)
 }
@@ -165,8 +157,8 @@ func (d *pgxDriver) scanCopy(st *step, sk *sink) (int64, error) {
 		}
 	}
 	plan := d.copyPlan
-	r := &copyReader{st: st, sk: sk, plan: plan, m: d.conn.TypeMap(), binary: d.copyOut == "binary", first: true,
-		raw: make([][]byte, len(plan.oids))}
+	r := &copyReader{sk: sk, plan: plan, m: d.conn.TypeMap(), binary: d.copyOut == "binary", first: true,
+		raw: make([][]byte, len(plan.oids)), spans: make([][2]int, len(plan.oids))}
 	if _, err := d.conn.PgConn().CopyTo(ctx, r, d.copySQL); err != nil {
 		return 0, err
 	}

@@ -115,10 +115,7 @@ def render_report(report: Report) -> str:
         sweeps=_sweeps(results, anchors) + _size_sections(report, anchors),
         study=_study(report),
         study_pairs=_pair_sections(report),
-        transfers=[(t.title, Table([Column(name, numeric=i >= 2) for i, name in enumerate(t.columns)],
-                                   [Row([Cell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
-                                    for row in t.rows]), t.caption)
-                   for t in report.transfers],
+        transfers=_transfer_sections(report),
         steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
         filters=_filters(results),
         methods=_methods(stored),
@@ -221,6 +218,14 @@ def _study(report: Report) -> StudySection | None:
 
 
 @dataclass
+def _transfer_sections(report: Report) -> list[tuple[str, Table, str]]:
+    """Each transfer table (report/transfer.py): title, table (× floor's CI as each cell's tooltip), caption."""
+    return [(t.title, Table([Column(name, numeric=i >= 2) for i, name in enumerate(t.columns)],
+                            [Row([Cell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
+                             for row in t.rows]), t.caption)
+            for t in report.transfers]
+
+
 class PairSection:
     title: str
     table: Table
