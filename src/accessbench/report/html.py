@@ -218,18 +218,18 @@ def _study(report: Report) -> StudySection | None:
 
 
 @dataclass
+class PairSection:
+    title: str
+    table: Table
+    tallies: list[str]
+
+
 def _transfer_sections(report: Report) -> list[tuple[str, Table, str]]:
     """Each transfer table (report/transfer.py): title, table (× floor's CI as each cell's tooltip), caption."""
     return [(t.title, Table([Column(name, numeric=i >= 2) for i, name in enumerate(t.columns)],
                             [Row([Cell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
                              for row in t.rows]), t.caption)
             for t in report.transfers]
-
-
-class PairSection:
-    title: str
-    table: Table
-    tallies: list[str]
 
 
 def _pair_sections(report: Report) -> list[PairSection]:
