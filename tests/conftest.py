@@ -57,6 +57,24 @@ def postgres(workdir):
         server.stop()
 
 
+@pytest.fixture
+def someone_elses_postgres(workdir):
+    """A PostgreSQL we start ourselves and treat as someone else's: it already holds their
+    table public.customers (two rows) and a schema reporting with a view on it."""
+    from accessbench.targets.postgresql import ManagedPostgres
+
+    server = ManagedPostgres()
+    server.start(workdir)
+    try:
+        server.execute("CREATE TABLE public.customers (id integer primary key, name text)")
+        server.execute("INSERT INTO public.customers VALUES (1, 'ada'), (2, 'grace')")
+        server.execute("CREATE SCHEMA reporting")
+        server.execute("CREATE VIEW reporting.names AS SELECT name FROM public.customers")
+        yield server
+    finally:
+        server.stop()
+
+
 def processes_mentioning(text: str) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):

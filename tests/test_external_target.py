@@ -6,25 +6,16 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from accessbench.targets.postgresql import ManagedPostgres
-
 from .conftest import accessbench
 
 pytestmark = pytest.mark.server
 
 
 @pytest.fixture
-def server(workdir):
-    """A PostgreSQL we start ourselves and treat as someone else's."""
-    pg = ManagedPostgres()
-    pg.start(workdir)
-    try:
-        pg.execute("CREATE TABLE public.customers (id integer primary key, name text)")
-        pg.execute("INSERT INTO public.customers VALUES (1, 'ada'), (2, 'grace')")
-        pg.execute("DROP SCHEMA accessbench CASCADE")  # as a server we have never touched
-        yield pg
-    finally:
-        pg.stop()
+def server(someone_elses_postgres):
+    """A PostgreSQL we start ourselves and treat as someone else's, never touched by accessbench."""
+    someone_elses_postgres.execute("DROP SCHEMA accessbench CASCADE")
+    return someone_elses_postgres
 
 
 def test_an_external_run_touches_only_its_own_schema_and_keeps_no_password(server, tmp_path):

@@ -15,7 +15,9 @@ from rich.table import Table
 
 from . import __version__
 from . import paths
-from .errors import Fault, InputError
+from .errors import Fault, InputError, first_line
+from .store.backend import is_server, shown
+from .targets.url import redact
 from .stats.views import VIEWS
 
 DEFAULT_STORE = "accessbench.db"
@@ -35,12 +37,18 @@ examples:
   accessbench compare RUN_A RUN_B                  two runs of a suite: what changed, and is it significant
   accessbench report last                          the HTML report again (reports/accessbench-RUN.html)
   accessbench export last --format csv             one row per cell; --format json for the whole run
+  accessbench --store postgresql://me@db/team runs       a team's shared store (schema accessbench_results)
+  accessbench copy last --to postgresql://me@db/team     a run of this file copied to the team's store
 """
 
 VIEW_HELP = ("how each step's figure is taken from the trials: median (default: median with a 95%% bootstrap CI), "
              "best (best of N, study S1), mean (mean, min and max time per unit, study S3), per1000 (seconds per "
              "1,000 units, study S2)")
 DEFAULT_REPORTS = "reports"
+STORE_HELP = (f"where runs are kept: a SQLite file (default ./{DEFAULT_STORE}), or postgresql://[user@]host[:port]/db, "
+              "a store a team shares in that database's schema accessbench_results (made and migrated by "
+              "accessbench, nothing else touched; a password in the URL is used, never kept: PGPASSWORD and "
+              "~/.pgpass work too)")
 RUN_HELP = "run id, a unique prefix of one, 'last', or FILE.db:RUN for a run in another results file"
 
 
@@ -155,13 +163,11 @@ def build_parser() -> Parser:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"accessbench {__version__}")
-    parser.add_argument("--store", default=DEFAULT_STORE, metavar="FILE",
-                        help=f"results database (SQLite file; default ./{DEFAULT_STORE})")
+    parser.add_argument("--store", default=DEFAULT_STORE, metavar="STORE", help=STORE_HELP)
     # --store is accepted after the subcommand too (accessbench show --store X last); there it
     # sets nothing unless given, so the command's own default stands.
     store = Parser(add_help=False)
-    store.add_argument("--store", default=argparse.SUPPRESS, metavar="FILE",
-                       help=f"results database (SQLite file; default ./{DEFAULT_STORE})")
+    store.add_argument("--store", default=argparse.SUPPRESS, metavar="STORE", help=STORE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     add_parser = sub.add_parser
     sub.add_parser = lambda *a, **k: add_parser(*a, parents=[store], **k)  # type: ignore[method-assign]
@@ -240,6 +246,14 @@ def build_parser() -> Parser:
     runs = sub.add_parser("runs", help="list stored runs")
     runs.add_argument("--limit", type=_positive, default=30, metavar="N", help="show the newest N (default 30)")
     runs.set_defaults(func=cmd_runs)
+    copy = sub.add_parser("copy", help="copy runs into another store (a team's PostgreSQL store, say)",
+                          description="Copy stored runs whole — settings, environment, cells, every trial — from "
+                          "--store into --to, under the same run ids, each in one transaction. A run already in "
+                          "--to is refused; nothing else there is changed.")
+    copy.add_argument("runs", nargs="+", metavar="RUN", help="run ids, unique prefixes of them, or 'last'")
+    copy.add_argument("--to", required=True, metavar="STORE",
+                      help="the store to copy into: a SQLite file (made if missing) or postgresql://…")
+    copy.set_defaults(func=cmd_copy)
     show = sub.add_parser("show", help="print a stored run's report again, without rerunning")
     show.add_argument("run", metavar="RUN", help=RUN_HELP)
     show.add_argument("--view", choices=VIEWS, default="median", help=VIEW_HELP)
@@ -393,8 +407,7 @@ def _resume(args: argparse.Namespace):
         except targets_mod.TargetUnavailable as e:
             raise InputError(f"--target {spec}: {e}") from None
 
-    if not os.path.exists(args.store):
-        raise InputError(f"--store {args.store}: no such results file (runs are stored by `accessbench run`)")
+    _must_exist(args.store)
     resume = Resume(Store(args.store), args.resume)
     resume.check()
     dest = lambda option: option[2:].replace("-", "_")  # noqa: E731
@@ -466,7 +479,7 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
                      f"within {_minutes(options.budget)}" if options.precision and options.budget else "")
         console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
                       f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell{precision} "
-                      f"→ {args.store}")
+                      f"→ {store.path}")
     if options.trials < 4:
         console.print(f"warning: with {options.trials} trial{'s' if options.trials != 1 else ''} per cell no "
                       "difference can be called significant (a Mann-Whitney test needs 4 against 4 to reach "
@@ -485,7 +498,7 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
     stored = store.load(run_id)
     if report:
         _print(render(stored, color=_color(console), width=_width(args, console), wide=args.wide))
-    console.print(f"stored as run {run_id} in {args.store} · accessbench show {run_id}")
+    console.print(f"stored as run {run_id} in {store.path} · accessbench show {run_id}")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
     for what in runner.left_behind:  # a clean-up that could not finish: say what stays where
@@ -560,28 +573,50 @@ def cmd_methods(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     from .store import Store
 
-    if not os.path.exists(args.store):
+    if not is_server(args.store) and not os.path.exists(args.store):
         _print(f"no runs in {args.store} yet: try `accessbench run --quick`\n")
         return 0
     store = Store(args.store)
     rows = store.runs(args.limit)
     if not rows:
-        _print(f"no runs in {args.store} yet: try `accessbench run --quick`\n")
+        _print(f"no runs in {store.path} yet: try `accessbench run --quick`\n")
         return 0
     # One line per run, never wrapped: what a reader scans for (which run, when, what was
     # measured, whether it finished); only the targets and a failed run's reason are cut to the
     # width left.
     lines = []
     for r in rows:
-        settings = json.loads(r["settings"] or "{}")
+        settings, env = json.loads(r["settings"] or "{}"), json.loads(r["environment"] or "{}")
         status = r["status"] if r["status"] == "complete" or not r["message"] else f"{r['status']}: {r['message']}"
-        lines.append((r["id"], r["started_at"].replace("T", " ")[:16], r["suite"], (r["targets"] or "").replace(", ", ","),
+        lines.append((r["id"], r["started_at"].replace("T", " ")[:16], f"{env.get('user') or '—'}@{env.get('hostname')}",
+                      r["suite"], (r["targets"] or "").replace(", ", ","),
                       str(r["methods"]), f"{settings.get('trials', '?')}{' quick' if settings.get('quick') else ''}",
                       status, settings.get("label") or ""))
+    # who ran it where: in a team's store, or once a file holds runs of more than one user or host
+    shared = store.server or len({line[2] for line in lines}) > 1
     labelled = any(line[-1] for line in lines)  # a label column only where some run has one
-    names = ("run", "started (UTC)", "suite", "targets", "methods", "trials", "status", "label")
-    _print(_one_line_rows(names[:len(names) - (not labelled)], [line[:len(names) - (not labelled)] for line in lines],
-                          right={4, 5}, squeeze=(3, 7, 6) if labelled else (3, 6), width=_console().width))
+    names = ("run", "started (UTC)", "user@host", "suite", "targets", "methods", "trials", "status", "label")
+    keep = [i for i in range(len(names)) if (i != 2 or shared) and (i != 8 or labelled)]
+    squeeze = tuple(keep.index(i) for i in (4, 8, 7, 2) if i in keep)
+    _print(_one_line_rows(tuple(names[i] for i in keep), [tuple(line[i] for i in keep) for line in lines],
+                          right={keep.index(5), keep.index(6)}, squeeze=squeeze, width=_console().width))
+    return 0
+
+
+def cmd_copy(args: argparse.Namespace) -> int:
+    from .store import Store
+
+    _must_exist(args.store)
+    with Store(args.store) as source:
+        ids = list(dict.fromkeys(source.resolve(ref) for ref in args.runs))
+        if not is_server(args.to) and os.path.abspath(args.to) == os.path.abspath(args.store):
+            raise InputError(f"--to {args.to}: the store the runs are in")
+        with Store(args.to) as destination:
+            for run_id in ids:
+                status = source.run(run_id)["status"]
+                trials = destination.copy_run(source, run_id)
+                note = "" if status != "running" else " (still running there: trials stored later are not copied)"
+                _print(f"copied run {run_id} ({trials:,} trials) to {destination.path}{note}\n")
     return 0
 
 
@@ -611,15 +646,21 @@ def _load(store_path: str, ref: str, option: str = "--store"):
     kept in another results file (another machine's, say)."""
     from .store import Store
 
-    if ":" in ref:  # FILE:RUN, the file named as the user named it when it is missing
+    if ":" in ref:  # FILE:RUN, the file named as the user named it when it is missing (or STORE-URL:RUN)
         file, run = ref.rsplit(":", 1)
-        if os.path.exists(file) or file.endswith(".db") or os.sep in file:
-            store_path, ref, option = file, run, f"RUN {ref}:"
-    if not os.path.exists(store_path):
-        where = option if option.endswith(":") else f"{option} {store_path}:"
-        raise InputError(f"{where} no such results file (runs are stored by `accessbench run`)")
+        if is_server(file) and "/" not in run or not is_server(ref) and (
+                os.path.exists(file) or file.endswith(".db") or os.sep in file):
+            store_path, ref, option = file, run, f"RUN {shown(ref)}:"
+    _must_exist(store_path, option)
     store = Store(store_path)
     return store.load(store.resolve(ref))
+
+
+def _must_exist(spec: str, option: str = "--store") -> None:
+    """A results file a command reads must be there (a server's store is made on first use)."""
+    if not is_server(spec) and not os.path.exists(spec):
+        where = option if option.endswith(":") else f"{option} {spec}:"
+        raise InputError(f"{where} no such results file (runs are stored by `accessbench run`)")
 
 
 def _write_report(stored, directory: str, view: str = "median", option: str = "--out") -> str:
@@ -843,11 +884,6 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        if "://" in args.store:
-            from .targets.url import masked
-
-            raise InputError(f"--store {masked(args.store)}: a results file is expected (stores on servers are not "
-                             "supported)")
         return args.func(args)
     except InputError as e:
         print(f"accessbench: {e}", file=sys.stderr)
@@ -859,6 +895,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"accessbench: --store {getattr(args, 'store', DEFAULT_STORE)}: not an accessbench store, or damaged "
               f"({e})", file=sys.stderr)
         return 2
+    except Exception as e:
+        if not type(e).__module__.startswith("psycopg"):
+            raise
+        # a team's store lost mid-command (server gone, connection cut): one line, no password
+        spec = getattr(args, "store", DEFAULT_STORE)
+        print(f"accessbench: --store {shown(spec)}: {redact(first_line(e), spec)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("accessbench: interrupted", file=sys.stderr)
         return 130

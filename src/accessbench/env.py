@@ -41,10 +41,21 @@ def power() -> dict:
     return {k: v for k, v in info.items() if v is not None}
 
 
+def _user() -> str | None:
+    """Who ran it (a team's store lists everyone's runs)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for the uid (a bare container)
+        return None
+
+
 def environment() -> dict:
     mem = _first("/proc/meminfo", "MemTotal")
     return {
         "hostname": platform.node(),
+        "user": _user(),
         "os": _first("/etc/os-release", "PRETTY_NAME") or platform.platform(),
         "kernel": platform.release(),
         "machine": platform.machine(),

@@ -1,12 +1,12 @@
-"""The SQLite results store. One writer (the runner); every trial is committed when it
-ends, so a crash or Ctrl-C loses at most the trial in flight."""
+"""The results store: a SQLite file, or a schema in a PostgreSQL database that a team shares
+(store/backend.py). Every trial is committed when it ends, so a crash or Ctrl-C loses at most
+the trial in flight; several runs may write to a PostgreSQL store at once."""
 
 from __future__ import annotations
 
 import functools
 import json
 import os
-import sqlite3
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import Fault, InputError
 from ..protocol.histogram import Histogram
+from .backend import open_backend
 from .migrations import MIGRATIONS
 
 
@@ -59,43 +60,46 @@ def _writes(method):
     def write(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.Error as e:
-            raise Fault(f"--store {self.path}: cannot write ({e}); every trial stored before is kept") from None
+        except self.backend.errors as e:
+            raise Fault(f"--store {self.path}: cannot write ({self._reason(e)}); every trial stored before is kept") from None
 
     return write
 
 
 class Store:
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, spec: str) -> None:
+        self.backend = open_backend(spec)
+        self.path = self.backend.name  # as messages show it: a URL without its password
+        self.server = self.backend.server
         try:
-            self.db = sqlite3.connect(path)
-        except sqlite3.Error as e:
-            raise InputError(f"--store {path}: cannot open ({e})") from None
-        self.db.row_factory = sqlite3.Row
-        try:
-            self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
-        except sqlite3.Error as e:
-            self.db.close()
-            raise InputError(f"--store {path}: cannot use it ({e})") from None
+        except self.backend.errors as e:
+            self.backend.close()
+            raise InputError(f"--store {self.path}: cannot use it ({self._reason(e)})") from None
+        except InputError:
+            self.backend.close()
+            raise
+
+    def _reason(self, error: Exception) -> str:
+        return self.backend.redact(error) if self.server else str(error)
 
     def _migrate(self) -> None:
         try:
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if not version and self.db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0]:
-                raise sqlite3.DatabaseError("a SQLite database of something else: left as it is")
-        except sqlite3.DatabaseError as e:
+            with self.backend.migrating() as version:
+                if version > len(MIGRATIONS):
+                    raise InputError(f"--store {self.path}: made by a newer accessbench (schema {version})")
+                for number in range(version, len(MIGRATIONS)):
+                    self.backend.migrate(number + 1, MIGRATIONS[number])
+        except self.backend.errors as e:
+            if self.server:
+                raise
             raise InputError(f"--store {self.path}: not an accessbench store, or damaged ({e})") from None
-        if version > len(MIGRATIONS):
-            raise InputError(f"--store {self.path}: made by a newer accessbench (schema {version})")
-        for number in range(version, len(MIGRATIONS)):
-            with self.db:
-                self.db.executescript(MIGRATIONS[number])
-                self.db.execute(f"PRAGMA user_version = {number + 1}")
+
+    def execute(self, sql: str, params: tuple = ()):
+        return self.backend.execute(sql, params)
 
     def close(self) -> None:
-        self.db.close()
+        self.backend.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -106,8 +110,8 @@ class Store:
     # writing: each call is its own transaction
     @_writes
     def begin_run(self, run_id: str, suite, settings: dict, environment: dict, version: str) -> None:
-        with self.db:
-            self.db.execute(
+        with self.backend.transaction():
+            self.execute(
                 "INSERT INTO runs (id, started_at, status, suite, suite_source, suite_text, settings,"
                 " environment, version, pid) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, _now(), suite.name, suite.source, suite.text, json.dumps(settings),
@@ -118,18 +122,18 @@ class Store:
     def resume_run(self, run_id: str, settings: dict) -> None:
         """A stopped run carried on: running again, its message cleared, the time it was resumed
         added to its settings' ``resumed`` (settings it lacks, from an older accessbench, filled in)."""
-        with self.db:
-            stored = json.loads(self.db.execute("SELECT settings FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+        with self.backend.transaction():
+            stored = json.loads(self.execute("SELECT settings FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
             merged = {**settings, **stored, "resumed": [*stored.get("resumed", []), _now()]}
-            self.db.execute(
+            self.execute(
                 "UPDATE runs SET status = 'running', finished_at = NULL, message = NULL, settings = ?, pid = ?"
                 " WHERE id = ?", (json.dumps(merged), os.getpid(), run_id),
             )
 
     @_writes
     def end_run(self, run_id: str, status: str, message: str | None = None) -> None:
-        with self.db:
-            self.db.execute(
+        with self.backend.transaction():
+            self.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, message = ? WHERE id = ?",
                 (status, _now(), message, run_id),
             )
@@ -137,25 +141,27 @@ class Store:
     @_writes
     def note_environment(self, run_id: str, key: str, value) -> None:
         """Something learnt of the environment while the run went (e.g. how steady the host was)."""
-        with self.db:
-            stored = json.loads(self.db.execute("SELECT environment FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+        with self.backend.transaction():
+            stored = json.loads(self.execute("SELECT environment FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
             stored[key] = value
-            self.db.execute("UPDATE runs SET environment = ? WHERE id = ?", (json.dumps(stored), run_id))
+            self.execute("UPDATE runs SET environment = ? WHERE id = ?", (json.dumps(stored), run_id))
 
     @_writes
     def add_target(self, run_id: str, target, description: dict) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT OR REPLACE INTO run_targets VALUES (?, ?, ?, ?, ?, ?)",
+        with self.backend.transaction():
+            self.execute(
+                "INSERT INTO run_targets VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, target) DO UPDATE SET"
+                " dbms = excluded.dbms, managed = excluded.managed, server_version = excluded.server_version,"
+                " settings = excluded.settings",
                 (run_id, target.name, target.dbms, int(target.managed), description.get("server_version"),
                  json.dumps(description.get("settings", {}))),
             )
 
     @_writes
     def add_method(self, run_id: str, hello: dict) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT OR IGNORE INTO run_methods VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        with self.backend.transaction():
+            self.execute(
+                "INSERT INTO run_methods VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (run_id, hello["name"], hello.get("language"), hello.get("runtime"), hello.get("driver"),
                  hello.get("driver_version"), json.dumps(hello.get("settings", {})),
                  json.dumps(hello.get("capabilities", {}))),
@@ -165,24 +171,24 @@ class Store:
     def add_cell(self, run_id: str, cell, existing: int | None = None) -> int:
         """The cell's row: a new one, or ``existing`` (a resumed run's) set back to planned."""
         s = cell.step
-        with self.db:
+        with self.backend.transaction():
             if existing is not None:
-                self.db.execute("UPDATE cells SET status = 'planned', message = NULL WHERE id = ?", (existing,))
+                self.execute("UPDATE cells SET status = 'planned', message = NULL WHERE id = ?", (existing,))
                 return existing
-            cur = self.db.execute(
+            cur = self.execute(
                 "INSERT INTO cells (run_id, variant, target, path, method, step, step_index, kind, mode,"
                 " description, status, clients, policy, rate, sweep, sweep_series)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?) RETURNING id",
                 (run_id, cell.variant, cell.target, cell.path, cell.method, s.name, cell.step_index,
                  s.kind, s.mode, s.description, s.clients, s.policy, s.rate, s.sweep, s.sweep_series if s.sweep else None),
             )
-        return cur.lastrowid
+            return cur.fetchone()[0]
 
     @_writes
     def update_cell(self, cell_id: int, **fields: Any) -> None:
         names = ", ".join(f"{k} = ?" for k in fields)
-        with self.db:
-            self.db.execute(f"UPDATE cells SET {names} WHERE id = ?", (*fields.values(), cell_id))
+        with self.backend.transaction():
+            self.execute(f"UPDATE cells SET {names} WHERE id = ?", (*fields.values(), cell_id))
 
     @_writes
     def add_trial(self, cell_id: int, phase: str, seq: int, started_at: str, answer: dict,
@@ -192,8 +198,8 @@ class Store:
         ``server_scope``: whose CPU ``server_ns`` is, the serving backends' or the whole server's."""
         wire = wire or {}
         optional_json = lambda key: json.dumps(answer[key]) if answer.get(key) is not None else None  # noqa: E731
-        with self.db:
-            self.db.execute(
+        with self.backend.transaction():
+            self.execute(
                 "INSERT INTO trials (cell_id, phase, seq, started_at, n, elapsed_ns, rows, values_read,"
                 " user_ns, sys_ns, first_op_ns, server_pids, latencies, server_ns, round_trips,"
                 " bytes_to_server, bytes_to_client, histogram, late, skipped, per_client, processes, server_scope,"
@@ -210,48 +216,82 @@ class Store:
 
     def add_drift(self, host: str, run_a: str, run_b: str, cells: int, floor: float) -> None:
         """A calibration: two runs of identical settings on ``host`` differ by ``floor``."""
-        with self.db:
-            self.db.execute("INSERT OR REPLACE INTO drift VALUES (?, ?, ?, ?, ?, ?)",
-                            (host, run_a, run_b, _now(), cells, floor))
+        with self.backend.transaction():
+            self.execute("INSERT INTO drift VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (host, run_a, run_b) DO UPDATE SET"
+                         " measured_at = excluded.measured_at, cells = excluded.cells, floor = excluded.floor",
+                         (host, run_a, run_b, _now(), cells, floor))
 
     def drift(self, host: str) -> tuple[float | None, int]:
         """This host's calibrated drift floor (the largest stored) and the cells behind it."""
-        row = self.db.execute("SELECT max(floor), sum(cells) FROM drift WHERE host = ?", (host,)).fetchone()
+        row = self.execute("SELECT max(floor), sum(cells) FROM drift WHERE host = ?", (host,)).fetchone()
         return (row[0], row[1] or 0) if row and row[0] is not None else (None, 0)
+
+    @_writes
+    def copy_run(self, source: "Store", run_id: str) -> int:
+        """A run of another store copied whole, in one transaction, under its own id (its cells
+        and trials get this store's row ids); how many trials were copied."""
+        if self.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+            raise InputError(f"RUN {run_id}: already in {self.path}")
+        read = lambda sql: [dict(r) for r in source.execute(sql, (run_id,)).fetchall()]  # noqa: E731
+        copied = 0
+        with self.backend.transaction():
+            for table in ("runs", "run_targets", "run_methods"):
+                for row in read(f"SELECT * FROM {table} WHERE {'id' if table == 'runs' else 'run_id'} = ?"):
+                    self._insert(table, row)
+            cell_ids = {}
+            for cell in read("SELECT * FROM cells WHERE run_id = ? ORDER BY id"):
+                old = cell.pop("id")
+                cell_ids[old] = self._insert("cells", cell, returning=True)
+            for trial in read("SELECT t.* FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.run_id = ?"
+                              " ORDER BY t.id"):
+                del trial["id"]
+                self._insert("trials", {**trial, "cell_id": cell_ids[trial["cell_id"]]})
+                copied += 1
+        return copied
+
+    def _insert(self, table: str, row: dict[str, Any], returning: bool = False):
+        names = ", ".join(row)
+        cursor = self.execute(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(row))})"
+                              f"{' RETURNING id' if returning else ''}", tuple(row.values()))
+        return cursor.fetchone()[0] if returning else None
 
     # reading
     def measured(self, run_id: str) -> int:
         """How many timed trials the run has stored."""
-        return self.db.execute("SELECT count(*) FROM trials t JOIN cells c ON c.id = t.cell_id"
+        return self.execute("SELECT count(*) FROM trials t JOIN cells c ON c.id = t.cell_id"
                                " WHERE c.run_id = ? AND t.phase = 'trial'", (run_id,)).fetchone()[0]
 
     def stored_cells(self, run_id: str) -> list[dict[str, Any]]:
         """The run's cells as stored, each with the seqs of its timed trials (what a resume keeps)."""
-        rows = self.db.execute(
+        rows = [dict(r) for r in self.execute(
             "SELECT c.id, c.variant, c.target, c.path, c.method, c.step, c.status, c.verify_rows, c.checksum,"
-            " c.check_checksum, (SELECT json_group_array(t.seq) FROM trials t WHERE t.cell_id = c.id"
-            " AND t.phase = 'trial') AS seqs FROM cells c WHERE c.run_id = ?", (run_id,),
-        ).fetchall()
-        return [{**dict(r), "seqs": json.loads(r["seqs"])} for r in rows]
+            " c.check_checksum FROM cells c WHERE c.run_id = ? ORDER BY c.id", (run_id,),
+        ).fetchall()]
+        seqs: dict[int, list[int]] = {r["id"]: [] for r in rows}
+        for t in self.execute("SELECT t.cell_id, t.seq FROM trials t JOIN cells c ON c.id = t.cell_id"
+                              " WHERE c.run_id = ? AND t.phase = 'trial' ORDER BY t.id", (run_id,)).fetchall():
+            seqs[t["cell_id"]].append(t["seq"])
+        return [{**r, "seqs": seqs[r["id"]]} for r in rows]
 
     def runs(self, limit: int = 50) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "SELECT r.*, (SELECT group_concat(target, ', ') FROM run_targets t WHERE t.run_id = r.id) AS targets,"
-            " (SELECT count(DISTINCT method) FROM cells c WHERE c.run_id = r.id) AS methods,"
-            " (SELECT group_concat(DISTINCT method) FROM cells c WHERE c.run_id = r.id) AS method_names"
-            " FROM runs r ORDER BY started_at DESC, id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [dict(r) for r in rows]
+        """The newest runs, each with its targets (names, comma-separated) and how many methods."""
+        rows = [dict(r) for r in self.execute(
+            "SELECT r.*, (SELECT count(DISTINCT method) FROM cells c WHERE c.run_id = r.id) AS methods"
+            " FROM runs r ORDER BY started_at DESC, id DESC LIMIT ?", (limit,),
+        ).fetchall()]
+        for r in rows:
+            r["targets"] = ", ".join(t[0] for t in self.execute(
+                "SELECT target FROM run_targets WHERE run_id = ? ORDER BY target", (r["id"],)).fetchall()) or None
+        return rows
 
     def resolve(self, ref: str) -> str:
         """A run id from a full id, a unique prefix, or ``last``."""
         if ref in ("last", "latest"):
-            row = self.db.execute("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
+            row = self.execute("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
             if row is None:
                 raise InputError(f"no runs in {self.path} yet")
             return row[0]
-        rows = self.db.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
+        rows = self.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
         if len(rows) != 1:
             raise InputError(
                 f"RUN {ref}: {'no run' if not rows else f'{len(rows)} runs'} in {self.path} match "
@@ -261,13 +301,13 @@ class Store:
 
     def run(self, run_id: str) -> dict[str, Any]:
         """The run's own row, its settings and environment decoded."""
-        run = dict(self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
+        run = dict(self.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
         for key in ("settings", "environment"):
             run[key] = json.loads(run[key])
         return run
 
     def load(self, run_id: str) -> StoredRun:
-        q = lambda sql: [dict(r) for r in self.db.execute(sql, (run_id,)).fetchall()]  # noqa: E731
+        q = lambda sql: [dict(r) for r in self.execute(sql, (run_id,)).fetchall()]  # noqa: E731
         run = self.run(run_id)
         targets = q("SELECT * FROM run_targets WHERE run_id = ? ORDER BY target")
         for t in targets:

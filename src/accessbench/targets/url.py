@@ -95,13 +95,13 @@ def redact(message: str, url: str) -> str:
     return message.replace(url, masked(url))
 
 
-def parse(text: str, schemes: tuple[str, ...]) -> TargetURL:
+def parse(text: str, schemes: tuple[str, ...], option: str = "--target") -> TargetURL:
     """``scheme://[user[:password]@][host][:port][/database][?key=value&…]``; any flaw is one
-    InputError naming the URL without its password."""
+    InputError naming the option and the URL without its password."""
     shown = masked(text)
 
     def bad(why: str) -> InputError:
-        return InputError(f"--target {shown}: {redact(why, text)}")
+        return InputError(f"{option} {shown}: {redact(why, text)}")
 
     match = _SCHEME.match(text)
     if not match or match.group(1).lower() not in schemes:
