@@ -74,6 +74,15 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _cluster(text: str):
+    from .cluster import parse
+
+    try:
+        return parse(text)
+    except InputError as e:  # argparse would say "invalid value": say what is wrong with it
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--cluster {text}: ")) from None
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -220,6 +229,15 @@ def build_parser() -> Parser:
                      help="external servers: let your suite's SQL (setup, reset, check, steps) reach beyond the run's "
                      "own schema or database. Without it that SQL runs as a role (user) made for the run with rights "
                      "there only, and a server where none can be made refuses your suite; built-in suites need no flag")
+    run.add_argument("--cluster", default=None, metavar="CLUSTER", type=_cluster,
+                     help="run the clients of steps under load (clients, duration, rate) on a Dask cluster's hosts, "
+                     "started at one barrier, their latency histograms merged: dask://HOST:PORT (a running scheduler; "
+                     "every worker must be built on every host), or local:N[@Xcpu] (N hosts made here, each in its "
+                     "own network namespace, optionally held to X CPUs; root). Paths: tcp only. A plain step runs "
+                     "on this host")
+    run.add_argument("--raw-latencies", action="store_true",
+                     help="steps under load also keep every operation's latency, where the worker can write them "
+                     "(Python's), beside the histogram they are summarised in: to check it (large)")
     run.add_argument("--label", default=None, metavar="TEXT",
                      help="a name for the run, shown by `accessbench runs` and in its reports (a resumed run keeps "
                      "its own unless given)")
@@ -413,11 +431,47 @@ def _resume(args: argparse.Namespace):
     dest = lambda option: option[2:].replace("-", "_")  # noqa: E731
     for option, value in resume.settings_for({option: getattr(args, dest(option)) for option, _ in KEPT}).items():
         setattr(args, dest(option), value)
+    stored_cluster = resume.settings.get("cluster")  # the run's clients stay where they were
+    if args.cluster is not None and args.cluster.text != stored_cluster:
+        raise resume.refusal(f"--cluster {args.cluster.text} differs from the run's {stored_cluster or '(none)'} "
+                             "(a resumed run keeps its settings; start a new run for other ones)")
+    if stored_cluster:
+        from .cluster import parse as parse_cluster
+
+        args.cluster = parse_cluster(stored_cluster)
     suite = resume.suite(args.suite)
     args.target = resume.target_specs(args.target, target_name)
     args.path = resume.paths(args.path, lambda name: parse_path(name).name)
     args.method = resume.methods(args.method)
     return resume, suite
+
+
+def _cluster_paths(args: argparse.Namespace) -> list[str]:
+    """--cluster's hosts reach the targets over the network: tcp, whatever --path said."""
+    from .cluster.local import local_missing
+
+    if args.cluster.local and (why := local_missing()):
+        raise InputError(f"--cluster {args.cluster.text}: {why}")
+    from .targets import EMBEDDED
+
+    embedded = [t for t in args.target or [] if t in EMBEDDED]
+    if embedded:
+        raise InputError(f"--target {','.join(embedded)}: embedded, so no client of it can run on another host; "
+                         "--cluster measures servers (postgresql, mariadb, or a server's URL)")
+    other = [p for p in args.path or [] if p != "tcp"]
+    if other:
+        raise InputError(f"--path {','.join(other)}: with --cluster the clients on the cluster's hosts reach the "
+                         "targets over tcp only; measure other paths in a run of their own")
+    return ["tcp"]
+
+
+def _cluster_targets(targets) -> None:
+    """Every target reachable from the cluster's hosts: a managed server listens on their
+    network (it must be able to), an external one is reached at its own address."""
+    for target in targets:
+        if target.managed and "netem" not in target.helps:
+            raise InputError(f"--cluster: {target.name} cannot serve another host's clients (it is embedded, or "
+                             "cannot listen on another network); leave it out with --target")
 
 
 def _print_skipped(console: Console, skipped) -> None:
@@ -442,6 +496,9 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
             setattr(args, key, value)
     if suite is None:
         suite = load(args.suite, quick=args.quick)
+    if args.cluster is not None:
+        args.path = _cluster_paths(args)
+        args.target = args.target or ["postgresql", "mariadb"]  # the servers: embedded engines have no clients elsewhere
     try:
         selection = select(suite, args.method, args.path, args.target)
     except Refused as e:  # what a resumed run measured can no longer be measured here
@@ -451,6 +508,8 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
         raise
     _print_skipped(console, selection.skipped)
     usable, wanted, targets = selection.methods, selection.paths, selection.targets
+    if args.cluster is not None:
+        _cluster_targets(targets)
     for dbms in dict.fromkeys(t.dbms for t in targets):  # what each DBMS itself would refuse, before anything runs
         check_for_dbms(suite, dbms)
     # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once
@@ -461,7 +520,8 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
     from .store import Store
     options = RunOptions(
         trials=args.trials, warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick,
-        workdir=args.workdir, unconfined_sql=args.unconfined_sql,
+        workdir=args.workdir, unconfined_sql=args.unconfined_sql, cluster=args.cluster,
+        raw_latencies=args.raw_latencies,
         precision=args.precision, budget=args.budget, max_trials=args.max_trials,
         label=args.label if args.label is not None or not resume else resume.settings.get("label"),
     )

@@ -82,6 +82,16 @@ class Method(BaseModel):
         argv, _, _ = NATIVE_WORKERS[self.language]
         return [part.replace("{workers}", str(workers_dir())) for part in argv] + [self.name]
 
+    def files(self) -> list[str]:
+        """The files its worker needs on a host that runs it (--cluster checks every host has
+        them): the programs its command names, what its worker is built into, its driver's module."""
+        needed = [part for part in self.command() if os.path.isabs(part)]
+        if self.language in NATIVE_WORKERS:
+            needed.append(str(workers_dir() / NATIVE_WORKERS[self.language][1]))
+        if self.language == "python" and not self.tier and (spec := importlib.util.find_spec(self.module)):
+            needed.append(spec.origin or "")
+        return [path for path in dict.fromkeys(needed) if path]
+
     def missing(self) -> str | None:
         """Why the method cannot run here (one line), or None."""
         if self.tier:

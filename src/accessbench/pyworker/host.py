@@ -70,8 +70,8 @@ class Session:
                 "batch": d.batch_style,
                 "concurrency": d.concurrency,
                 # steps under load: by duration, open loop at a rate, latency histograms, and
-                # the connection policies built for this driver
-                "load": {"policies": [p for p in POLICIES if p != "pooled" or d.has_pool]},
+                # the connection policies built for this driver; raw latencies on request too
+                "load": {"policies": [p for p in POLICIES if p != "pooled" or d.has_pool], "latencies": True},
                 **({"sqlstate": d.sqlstates} if d.sqlstates else {}),
                 **({"deviations": d.deviations} if d.deviations else {}),
             },
@@ -321,6 +321,10 @@ class Session:
         else:
             results = [asyncio.run(load_loop(ops[0], args, reads, load, awaits=False))]
         after = resource.getrusage(resource.RUSAGE_SELF)
+        if load.latency_file:  # every client's latencies, one after the other
+            with open(load.latency_file, "wb") as f:
+                for r in results:
+                    f.write(r.raw.tobytes())
         histogram = results[0].histogram
         for r in results[1:]:
             histogram.merge(r.histogram)

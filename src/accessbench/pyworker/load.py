@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -39,6 +40,7 @@ class Load:
     start_at_unix_ns: int | None = None
     phase_ns: int = 0                  # uniform: where this worker's arrivals start
     clients: int = 1
+    latency_file: str | None = None    # also every latency, raw, there (to check the histogram)
 
     @classmethod
     def from_step(cls, msg: dict) -> "Load":
@@ -50,6 +52,7 @@ class Load:
             skip_ns=int(msg["skip_ns"]) if msg.get("skip_ns") else None,
             start_at_unix_ns=int(msg["start_at_unix_ns"]) if msg.get("start_at_unix_ns") else None,
             phase_ns=int(msg.get("phase_ns") or 0), clients=int(msg.get("clients", 1)),
+            latency_file=msg.get("latency_file") or None,
         )
 
     def schedule(self, client: int) -> tuple[Schedule, float] | None:
@@ -70,6 +73,7 @@ class LoadResult:
     late: int = 0
     skipped: int = 0
     histogram: Histogram = field(default_factory=Histogram)
+    raw: array | None = None           # every latency, when the step asked for them
 
 
 def wait_until(unix_ns: int | None) -> None:
@@ -111,6 +115,12 @@ async def run(op: Callable[[Any], Any], args: list, reads: bool, load: Load, awa
     operation. ``shared_loop``: other clients run on the same event loop, so waits yield."""
     clock, out = time.perf_counter_ns, LoadResult()
     record, count = out.histogram.record, len(args)
+    if load.latency_file:  # the raw values beside the histogram: one append more per operation
+        out.raw, into = array("Q"), out.histogram.record
+
+        def record(value: int) -> None:
+            into(value)
+            out.raw.append(value)
     stream = load.schedule(client)
     if shared_loop:
         await _apause_until(time.time_ns, load.start_at_unix_ns or 0)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..methods import catalog
 from ..paths import SETTINGS as PATH_SETTINGS
-from ..stats import model as rt_model
+from ..stats import hosts, model as rt_model
 from ..stats.cells import CellResult, analyse, by_step
 from ..stats.compare import ALPHA, NOISE, Comparison, compare
 from ..stats.stability import Flag, flags
@@ -306,6 +306,9 @@ def header(stored: StoredRun, view: View) -> Header:
     lines.append(("host", host + idle))
     if isinstance(env.get("steadiness"), dict):
         lines.append(("host speed", host_speed(env["steadiness"])))
+    if isinstance(env.get("cluster"), dict):  # loaded steps' clients ran on other hosts
+        per_trial = [p for ts in stored.trials.values() for p in hosts.parts(ts)]
+        lines.append(("clients on", hosts.cluster_line(env["cluster"], per_trial)))
     precision = (f", more (up to {settings.get('max_trials')}) where the median's CI was wider than "
                  f"±{settings['precision']:.0%}" if settings.get("precision") else "")
     few = (" · too few for any significance verdict (a Mann-Whitney test needs 4 against 4)"
@@ -485,6 +488,7 @@ FLAG_TITLES = {
     "short": "too short (a trial under 3 ms is at the mercy of one preemption)",
     "few": f"too few trials for their spread (to resolve {NOISE:.0%} differences)",
     "outlier": "outliers (modified z-score above 14; kept, never removed)",
+    "client": f"client host near saturation (its client processes used {hosts.SATURATED:.0%} or more of its CPUs)",
 }
 
 

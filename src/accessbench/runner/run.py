@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import __version__
 from .. import formatting as fmt
@@ -42,6 +43,7 @@ from .precision import Precision
 from .plan import Cell, paths_of, trial_order, variant_plan
 from .resume import Done
 from .steadiness import Steadiness
+from .remote import RemoteClients, RemoteFailed
 from .worker import WorkerFailed, WorkerProcess, worker_environment
 
 
@@ -59,6 +61,8 @@ class RunOptions:
     precision: float = 0.0        # add trials until each cell's CI is within ± this (0: fixed trials only)
     budget: float = 300.0         # seconds the run may spend on those extra trials
     max_trials: int = 40          # timed trials a cell may reach for precision
+    cluster: Any = None           # cluster.ClusterSpec: loaded steps' clients on a cluster's hosts
+    raw_latencies: bool = False   # loaded trials also keep every latency, where the worker can write them
 
 
 class Progress:
@@ -145,6 +149,7 @@ class Runner:
         self.precision = Precision(options.precision, options.budget, options.max_trials)
         self.steadiness = Steadiness()  # the host's own speed, timed between steps
         self.run_id = self.done.run_id or new_run_id()
+        self.remote: RemoteClients | None = None  # a loaded step's clients on --cluster's hosts
 
     # the recipe
     def run(self) -> str:
@@ -160,6 +165,7 @@ class Runner:
                 "targets": [t.name for t in self.targets], "paths": self.paths,
                 "methods": [m.name for m in self.methods], "seed": self.suite.seed,
                 "precision": o.precision, "budget_s": o.budget, "max_trials": o.max_trials,
+                **({"cluster": o.cluster.text} if o.cluster is not None else {}),
             }
             if self.done.resumed:
                 self.store.resume_run(self.run_id, settings)
@@ -172,6 +178,8 @@ class Runner:
         status, message = "failed", None
         try:
             self._start_targets(cleanup)
+            if o.cluster is not None:
+                self._start_cluster(cleanup)
             # data is loaded only where a cell is still to be measured (everywhere, in a new run)
             plan = [(v, self.done.to_measure(ts, groups, o.trials), groups)
                     for v, ts, groups in variant_plan(self.suite, self.targets, self.paths, self.methods)]
@@ -241,6 +249,43 @@ class Runner:
                 if group:
                     description["settings"].update(kind.start_all(group, target, path_run))
             self.store.add_target(self.run_id, target, description)
+
+    def _start_cluster(self, cleanup: Cleanup) -> None:
+        """--cluster's hosts ready: a local cluster's network made and every managed target
+        listening on it; the scheduler reached, an actor on each host, every method's files
+        found on each, the clocks compared; what the cluster is, stored with the run."""
+        from ..cluster.dask import Cluster
+        from ..cluster.local import LocalCluster
+
+        spec = self.options.cluster
+        self.progress.note(f"starting cluster {spec.text}")
+        scheduler, address, network, expect = spec.scheduler, None, None, None
+        if spec.local:
+            local = LocalCluster(spec.local_hosts, spec.cpus, self.workdir)
+            cleanup.push(local.holds, local.stop)
+            local.make_network()
+            scheduler, address, network, expect = local.start_dask(), local.address, str(local.network), spec.local_hosts
+        cluster = Cluster(scheduler, os.path.join(self.workdir, "hosts"), timeout=max(30.0, self.options.timeout / 10))
+        cleanup.push(lambda: f"the cluster's client hosts at {scheduler}" if cluster.hosts else None, cluster.close)
+        cluster.connect(expect)
+        if address is None:  # a cluster elsewhere: managed servers listen where this host meets the scheduler
+            address, network = cluster.local_address(), "samenet"
+        endpoints = {}
+        for target in self.targets:
+            if target.managed:
+                try:
+                    target.listen_on(address, network)
+                except (KeyboardInterrupt, Fault):
+                    raise
+                except Exception as e:
+                    raise Fault(f"--cluster: {target.name} could not listen on the cluster's network "
+                                f"({address}): {first_line(e)}") from None
+                endpoints[target.name] = {**target.endpoint("tcp"), "host": address}
+            else:
+                endpoints[target.name] = target.endpoint("tcp")
+        cluster.check_built({m.name: m.files() for m in self.methods})
+        self.remote = RemoteClients(cluster, endpoints, self.options.timeout)
+        self.store.note_environment(self.run_id, "cluster", {"spec": spec.text, **cluster.describe()})
 
     def _alive(self, target: Target) -> None:
         """A target that can no longer serve stops the run at once: every later cell would fail."""
@@ -372,28 +417,27 @@ class Runner:
         """The suite's tables as the cell's variant defines them."""
         return next((v.tables for v in self.suite.variants if v.label == cell.variant), self.suite.variants[0].tables)
 
-    def _load_message(self, cell: Cell, clients: int, processes: int, start_at: int, process: int) -> dict:
-        """A loaded trial's step for one worker process: its share of the clients and of the
-        rate, its own arrival stream, and the wall-clock instant every process starts at."""
+    def _load_message(self, cell: Cell, share: int, before: int, start_at: int, process: int) -> dict:
+        """A loaded trial's step for one worker process: its ``share`` of the clients (``before``
+        of them driven by the processes ahead of it) and so of the rate and pool, its own arrival
+        stream, and the wall-clock instant every process starts at."""
         step = cell.step
-        message = {**self._message(cell), "histogram": True, "clients": clients // processes,
-                   "start_at_unix_ns": start_at}
-        if step.policy == "pooled" and processes > 1:  # each process its own share of the pool
-            message["pool_size"] = max(1, -(-(step.pool_size or clients) // processes))
+        message = {**self._message(cell), "histogram": True, "clients": share, "start_at_unix_ns": start_at}
+        if self.options.raw_latencies and self.capabilities.get(cell.method, {}).get("load", {}).get("latencies"):
+            message["latency_file"] = os.path.join(self.workdir, f"latencies-{process}.bin")
+        if step.policy == "pooled" and share < step.clients:  # each process its own share of the pool
+            message["pool_size"] = max(1, -(-(step.pool_size or step.clients) * share // step.clients))
         if step.duration:
             message["duration_ms"] = step.duration * 1000
         if step.rate:
-            message.update(rate=step.rate / processes, arrival=step.arrival,
+            message.update(rate=step.rate * share / step.clients, arrival=step.arrival,
                            schedule_seed=derive_seed(self.suite.seed, "schedule", step.name, str(process)))
-            if step.arrival == "uniform" and process:  # one-client processes' arrivals interleave
-                message["phase_ns"] = round(process * 1e9 / step.rate)
+            if step.arrival == "uniform" and before:  # the processes' arrivals interleave
+                message["phase_ns"] = round(before * 1e9 / step.rate)
         return message
 
-    def _loaded_trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
-        """C clients at once. A worker whose runtime drives one client per process (Python's
-        under the GIL) gets C processes, started together at a barrier; the answers merge."""
-        from concurrent.futures import ThreadPoolExecutor
-
+    def _load_capabilities(self, cell: Cell) -> dict:
+        """The method's capabilities, when its worker can run this loaded step."""
         caps = self.capabilities.get(cell.method, {})
         if not caps.get("load"):
             raise CellFailed("unsupported", f"{cell.method}'s worker does not run steps under load yet "
@@ -402,6 +446,61 @@ class Runner:
         if cell.step.policy not in policies:
             raise CellFailed("unsupported", f"{cell.method}'s worker has no {cell.step.policy} connection policy "
                                             f"(it has {', '.join(policies) or 'none'})")
+        return caps
+
+    def _cluster_trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
+        """C clients on the cluster's hosts, dealt to them in turn, started at one barrier (in
+        each host's clock); the answers merge as a local trial's, and each host's part is kept.
+        The server's CPU is the whole managed server's (the clients' backends are not known here)."""
+        caps = self._load_capabilities(cell)
+        remotes = self.remote.place(cell, caps.get("concurrency") == PROCESSES)
+        command = self.method_by_name[cell.method].command()
+        try:
+            for remote in remotes:  # all up before the barrier
+                self.remote.start(remote, command, cell.target)
+        except RemoteFailed as e:
+            raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
+        self._reset(cell)
+        started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+        before = [sum(r.placed.clients for r in remotes[:i]) for i in range(len(remotes))]
+        # Far enough ahead for every host to get its messages through Dask and settle.
+        start_at = time.time_ns() + 300_000_000 + 10_000_000 * len(remotes)
+        messages = [self._load_message(cell, r.placed.clients, b, start_at, i)
+                    for i, (r, b) in enumerate(zip(remotes, before))]
+        whole = self.by_name[cell.target].server_process()
+        parts: list[dict] = []
+
+        def ask() -> list[dict]:
+            answers, found = self.remote.trial(remotes, messages, start_at)
+            parts.extend(found)
+            return answers
+
+        try:
+            answers, server_ns, wire = self._around(cell, [], ask, whole)
+        except RemoteFailed as e:
+            self._cancel(self.by_name[cell.target], [])
+            self.remote.kill(remotes)
+            raise CellFailed("timeout" if e.kind == "timeout" else e.kind if e.kind == "unsupported" else "error",
+                             str(e)) from None
+        except BaseException:
+            self._cancel(self.by_name[cell.target], [])
+            self.remote.kill(remotes)
+            raise
+        raws = [a.pop("raw", None) for a in answers] if "latency_file" in messages[0] else []
+        answer = merge_answers(answers)
+        answer.update(processes=len(remotes), per_host=parts)
+        raw = self._raw_latencies(answer, raws)
+        self._record(state, phase, seq, started_at, answer, raw, server_ns, wire, "server" if whole else "backends")
+
+    def _loaded_trial(self, cell: Cell, state: CellState, phase: str, seq: int) -> None:
+        """C clients at once. A worker whose runtime drives one client per process (Python's
+        under the GIL) gets C processes, started together at a barrier; the answers merge.
+        Under --cluster, on the cluster's hosts instead."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        if self.remote is not None:
+            return self._cluster_trial(cell, state, phase, seq)
+        caps = self._load_capabilities(cell)
         clients = cell.step.clients
         processes = clients if caps.get("concurrency") == PROCESSES else 1
         workers = [self._worker(cell, i) for i in range(processes)]  # all up before the barrier
@@ -419,8 +518,10 @@ class Runner:
         # Far enough ahead for every process to get its message and settle before the start.
         start_at = time.time_ns() + 100_000_000 + 10_000_000 * processes
 
+        share = clients // processes
+
         def ask(i: int) -> dict:
-            return self._request(cell, workers[i], keys[i], self._load_message(cell, clients, processes, start_at, i))
+            return self._request(cell, workers[i], keys[i], self._load_message(cell, share, i * share, start_at, i))
 
         pool = ThreadPoolExecutor(max_workers=processes)
         try:
@@ -434,10 +535,24 @@ class Runner:
             pool.shutdown(wait=True)
         answer = merge_answers(answers)
         answer["processes"] = processes
-        self._record(state, phase, seq, started_at, answer, None, server_ns, wire, "server" if whole else "backends")
+        raw = None
+        if self.options.raw_latencies and caps["load"].get("latencies"):
+            raw = self._raw_latencies(answer, [_read_and_remove(os.path.join(self.workdir, f"latencies-{i}.bin"))
+                                               for i in range(processes)])
+        self._record(state, phase, seq, started_at, answer, raw, server_ns, wire, "server" if whole else "backends")
         if processes == clients:  # the backends of connections that outlive the trial
             for key, a in zip(keys, answers):
                 self.server_pids.setdefault(key, set()).update(a.get("server_pids") or [])
+
+    @staticmethod
+    def _raw_latencies(answer: dict, parts: list[bytes | None]) -> bytes | None:
+        """A loaded trial's raw latencies, every process's together, when each wrote them all."""
+        if not parts or any(p is None for p in parts):
+            return None
+        raw = b"".join(parts)
+        if len(raw) != 8 * answer["n"]:
+            raise CellFailed("error", f"the latency files hold {len(raw) // 8} latencies for {answer['n']} operations")
+        return raw
 
     def _reset(self, cell: Cell) -> None:
         for sql in cell.step.reset:
@@ -740,10 +855,22 @@ class Runner:
         return worker
 
     def _close_workers(self) -> None:
+        if self.remote is not None:
+            self.remote.stop_all()
         for worker in self.workers.values():
             worker.close(timeout=5)
         self.workers.clear()
         self.broken.clear()
+
+
+def _read_and_remove(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    os.remove(path)
+    return data
 
 
 def merge_answers(answers: list[dict]) -> dict:

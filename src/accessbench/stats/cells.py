@@ -13,6 +13,7 @@ from ..store import StoredRun
 from ..targets import EMBEDDED
 
 FLOORS = ("wire-floor",)  # not methods: catalog entries with reads = "floor"
+from . import hosts
 from .bootstrap import relative_half_width
 from .summary import PERCENTILES, Summary, latency_percentiles, summarize
 
@@ -54,6 +55,7 @@ class CellResult:
     cpu_note: str | None = None               # why cpu_per_op_ns is None, where it was read
     server_cpu_note: str | None = None        # why server_cpu_per_op_ns is None
     floor: bool = False                       # the wire's floor (wire-floor), not a method: never ranked
+    hosts: list | None = None                 # --cluster: each trial's hosts' parts (stats/hosts.py)
 
     @property
     def wait_per_op_ns(self) -> float | None:
@@ -168,6 +170,7 @@ def analyse(stored: StoredRun) -> list[CellResult]:
             if sized:
                 result.peak_rss_bytes = float(np.median([t["peak_rss_bytes"] for t in sized]))
                 result.rss_growth_bytes = float(np.median([t["peak_rss_bytes"] - t["start_rss_bytes"] for t in sized]))
+            result.hosts = hosts.parts(trials) or None
             firsts = [t["first_op_ns"] for t in trials if t["first_op_ns"] is not None]  # a load generator times none
             result.first_op_ns = float(np.median(firsts)) if firsts else None
             clients = [c for t in trials if t.get("per_client") for c in json.loads(t["per_client"])]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formatting import rate as _number
+from . import hosts
 from .cells import CellResult
 from .compare import NOISE
 
@@ -65,6 +66,8 @@ def flags(result: CellResult, threshold: float = NOISE) -> list[Flag]:
         why = (f"a CV of {rate.cv:.1%} needs about {needed} to resolve {threshold:.0%} differences"
                if needed > MIN_TRIALS_FOR_TEST else f"a significance test needs at least {MIN_TRIALS_FOR_TEST}")
         found.append(Flag("few", f"{rate.n} trials; {why}", needed))
+    if result.hosts and (busy := hosts.saturated(result.hosts)):
+        found.append(Flag("client", f"{busy}: the clients, not the server, may have set this figure"))
     far = outliers(result.rates)
     if far:
         trials = ", ".join(f"{i + 1} ({_number(result.rates[i])})" for i in far)

@@ -131,4 +131,8 @@ MIGRATIONS = [
     ALTER TABLE trials ADD COLUMN start_rss_bytes INTEGER;  -- resident just before the trial
     ALTER TABLE trials ADD COLUMN peak_rss_bytes INTEGER;   -- the high-water mark during it
     """,
+    # 11: clients on a cluster's hosts (--cluster): each host's part of a loaded trial
+    """
+    ALTER TABLE trials ADD COLUMN per_host TEXT;  -- JSON [{host, processes, clients, n, cpu_ns, wall_ns, cpus, busy, barrier_late_ns, clock_offset_ns, clock_uncertainty_ns}]
+    """,
 ]

@@ -114,7 +114,8 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         warmup=None if quick else recipe.full_warmup,
         max_warmup=None, quick=quick, timeout=args.timeout or (None if quick else recipe.full_timeout),
         workdir=None, report_dir=args.report_dir,
-        no_report=False, resume=None, unconfined_sql=False, label=LABEL.format(study=recipe.study),
+        no_report=False, resume=None, unconfined_sql=False, cluster=None, raw_latencies=False,
+        label=LABEL.format(study=recipe.study),
         width=getattr(args, "width", None), wide=False)
 
 

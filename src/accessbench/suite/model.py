@@ -391,6 +391,9 @@ class Step(Strict):
     # The paths this step is measured on, of those the run measures (default: all of them):
     # a study's million-statement loop need not cross the slow path in every mode.
     paths: list[str] | None = Field(None, min_length=1)
+    # Under --cluster: the client hosts its clients are spread over (default: every host of the
+    # cluster; vary it to compare one client host with several). Without --cluster, unused.
+    hosts: int | None = Field(None, ge=1)
     # Set by the loader when ``vary`` sweeps clients or rate: (the [[steps]] entry's name as
     # written, the other varied values) — so a report can draw one curve per series.
     _sweep: tuple[str, str] | None = PrivateAttr(None)

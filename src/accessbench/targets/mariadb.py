@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import ipaddress
 import os
 import pwd
 import secrets
@@ -218,6 +219,7 @@ class ManagedMariaDB(MariaDBTarget):
     name = "mariadb"
     managed = True
     local_server = True
+    helps = frozenset({"netem"})  # the server is ours: it can listen on another network too
 
     def __init__(self) -> None:
         super().__init__()
@@ -267,18 +269,16 @@ class ManagedMariaDB(MariaDBTarget):
         if result.returncode != 0:
             raise TargetUnavailable(f"mariadb-install-db failed: {_first_error(result.stderr + result.stdout)}")
         self.port = free_port()
-        log = open(os.path.join(self.base, "server.log"), "ab")
-        self.process = subprocess.Popen(
-            [self.mariadbd, "--no-defaults", f"--datadir={datadir}", f"--socket={self.socket}", f"--port={self.port}",
-             "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={os.path.join(rundir, 'mariadb.pid')}",
-             "--max-connections=300", "--skip-log-bin", "--local-infile=1",
-             "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin",  # byte order, as PostgreSQL's C locale
-             *(f"--{name.replace('_', '-')}={_option(value)}" for name, value in self.server_settings.items()),
-             *(["--user=mysql"] if os.geteuid() == 0 else [])],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        log.close()
+        self.command = [
+            self.mariadbd, "--no-defaults", f"--datadir={datadir}", f"--socket={self.socket}", f"--port={self.port}",
+            "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={os.path.join(rundir, 'mariadb.pid')}",
+            "--max-connections=300", "--skip-log-bin", "--local-infile=1",
+            "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin",  # byte order, as PostgreSQL's C locale
+            *(f"--{name.replace('_', '-')}={_option(value)}" for name, value in self.server_settings.items()),
+            *(["--user=mysql"] if os.geteuid() == 0 else [])]
+        self._launch()
         # the administrator logs in by unix_socket: root as root, else the OS user's own name
-        root = self._wait_ready("root" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
+        root = self._wait_ready(self._root())
         with root.cursor() as cur:
             cur.execute(f"CREATE DATABASE {DATABASE}")
             for host in ("localhost", "127.0.0.1"):
@@ -286,6 +286,37 @@ class ManagedMariaDB(MariaDBTarget):
                 cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'")
             cur.execute(f"GRANT RELOAD, PROCESS ON *.* TO '{USER}'@'localhost'")
         root.close()
+        self._open_admin(unix_socket=self.socket, user=USER, password=self.password)
+
+    @staticmethod
+    def _root() -> str:
+        return "root" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _launch(self) -> None:
+        log = open(os.path.join(self.base, "server.log"), "ab")
+        self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                        start_new_session=True)
+        log.close()
+
+    def listen_on(self, address: str, network: str) -> None:
+        """Also accept connections on ``address`` from ``network`` (a.b.c.d/len, or "samenet":
+        from anywhere the server is reached) for the run's user; restarts the server (cleanly,
+        its data kept), so it is done before any worker."""
+        hosts = "%" if network == "samenet" else ipaddress.IPv4Network(network).with_netmask
+        root = self._connect(unix_socket=self.socket, user=self._root())
+        try:
+            with root.cursor() as cur:
+                cur.execute(f"CREATE USER '{USER}'@'{hosts}' IDENTIFIED BY %s", (self.password,))
+                cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'{hosts}'")
+        finally:
+            root.close()
+        self._close_admin()
+        self.process.terminate()
+        self.process.wait(timeout=60)
+        bind = next(i for i, part in enumerate(self.command) if part.startswith("--bind-address="))
+        self.command[bind] += f",{address}"
+        self._launch()
+        self._wait_ready(self._root()).close()
         self._open_admin(unix_socket=self.socket, user=USER, password=self.password)
 
     def holds(self) -> str | None:
