@@ -133,6 +133,10 @@ def test_a_sweep_on_two_local_hosts_keeps_each_hosts_part_and_merges_histograms_
                 assert abs(merged.percentile(p) - exact) <= 0.01 * exact, (p, merged.percentile(p), exact)
             checked += 1
     assert checked == 4
+    exported = accessbench("--store", str(store), "export", "last", "--format", "json")
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    parts = [p for c in json.loads(exported.stdout)["cells"] for t in c["trials"] for p in t["per_host"]]
+    assert {p["host"] for p in parts} == {"host1", "host2"} and all(p["cpus"] == 0.5 for p in parts)
     assert _leftovers() == []
 
 

@@ -60,13 +60,15 @@ class Cluster:
         workers = self.client.scheduler_info(n_workers=-1)["workers"]
         if not workers:
             raise InputError(f"--cluster: the Dask scheduler at {self.scheduler} has no workers")
-        by_host: dict[str, tuple[str, dict]] = {}
+        by_host: dict[str, list[tuple[str, dict]]] = {}
         for address, info in sorted(workers.items()):
-            by_host.setdefault(info["host"], (address, info))
-        for host, (address, info) in by_host.items():
+            by_host.setdefault(info["host"], []).append((address, info))
+        for host, found in by_host.items():
+            address, info = found[0]
             future = self.client.submit(ClientHost, f"{self.workdir}/{host}", actor=True, workers=[address],
                                         allow_other_workers=False, pure=False, key=f"accessbench-host-{host}")
-            name = info.get("name") if isinstance(info.get("name"), str) else host
+            # a host of one Dask worker by that worker's name (local:N's host1…), else by its address
+            name = info.get("name") if len(found) == 1 and isinstance(info.get("name"), str) else host
             self.hosts.append(Host(name, address, future.result(timeout=self.timeout)))
         for host in self.hosts:
             host.facts = host.call("facts")

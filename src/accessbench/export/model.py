@@ -49,8 +49,24 @@ class Latency(BaseModel):
 
 
 class CellFlag(BaseModel):
-    kind: Literal["wide", "unstable", "short", "few", "outlier"]
+    kind: Literal["wide", "unstable", "short", "few", "outlier", "client"]
     text: str
+
+
+class HostPart(BaseModel):
+    """A client host's part of a trial under --cluster (docs/cluster.md)."""
+
+    host: str
+    processes: int
+    clients: int
+    n: int = Field(description="operations its clients ran")
+    cpu_ns: int = Field(description="its client processes' CPU during the trial, read in clock ticks")
+    wall_ns: int = Field(description="from the barrier to the host's last answer")
+    cpus: float = Field(description="what the host has: its CPU limit, or the processors its clients may use")
+    busy: float | None = Field(description="cpu_ns / (cpus × wall_ns), to two decimals")
+    barrier_late_ns: int | None = Field(description="how late the host woke for the barrier, in its own clock")
+    clock_offset_ns: int = Field(description="its clock minus the runner's, measured before the run")
+    clock_uncertainty_ns: int = Field(description="± half the round trip the offset was read in")
 
 
 class Trial(BaseModel):
@@ -74,6 +90,7 @@ class Trial(BaseModel):
                                                        "or server (the whole managed server's, when those are not named)")
     start_rss_bytes: int | None = Field(None, description="the worker's resident set just before the trial")
     peak_rss_bytes: int | None = Field(None, description="the worker's largest resident set during the trial (VmHWM)")
+    per_host: list[HostPart] | None = Field(None, description="--cluster: each client host's part of the trial")
 
 
 class Cell(BaseModel):
@@ -182,6 +199,7 @@ def _cell(r: CellResult, trials: list[dict]) -> Cell:
 def _trial(t: dict) -> Trial:
     fields = {k: t.get(k) for k in Trial.model_fields}
     fields["per_client"] = json.loads(t["per_client"]) if t.get("per_client") else None
+    fields["per_host"] = json.loads(t["per_host"]) if t.get("per_host") else None
     return Trial(**fields)
 
 

@@ -272,7 +272,9 @@ class Runner:
             address, network = cluster.local_address(), "samenet"
         endpoints = {}
         for target in self.targets:
-            if target.managed:
+            if target.managed and address == target.endpoint("tcp")["host"]:  # a scheduler on this host's loopback
+                endpoints[target.name] = target.endpoint("tcp")
+            elif target.managed:
                 try:
                     target.listen_on(address, network)
                 except (KeyboardInterrupt, Fault):

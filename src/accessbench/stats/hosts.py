@@ -52,8 +52,10 @@ def cluster_line(cluster: dict, per_trial: list[list[dict]]) -> str:
     hosts = cluster.get("hosts", [])
     cpus = {h.get("cpus") for h in hosts}
     limited = all(h.get("cpu_limited") for h in hosts)
-    each = f", {cpus.pop():g} CPU each{' (limit)' if limited else ''}" if len(cpus) == 1 else ""
-    text = f"{cluster.get('spec')}: {len(hosts)} client hosts ({', '.join(h['name'] for h in hosts)}{each})"
+    each = (f", {cpus.pop():g} CPU{' each' if len(hosts) > 1 else ''}{' (limit)' if limited else ''}"
+            if len(cpus) == 1 else "")
+    text = (f"{cluster.get('spec')}: {len(hosts)} client host{'s' if len(hosts) != 1 else ''} "
+            f"({', '.join(h['name'] for h in hosts)}{each})")
     offsets = [h["clock_offset_ns"] for h in hosts if h.get("clock_offset_ns") is not None]
     if offsets:
         known = max(h.get("clock_uncertainty_ns") or 0 for h in hosts)
