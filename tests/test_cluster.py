@@ -45,7 +45,7 @@ columns = [
 [[steps]]
 name = "c${clients}-h${hosts}"
 kind = "exec"
-mode = "extended"
+mode = "literal"
 description = "clients for half a second"
 sql = "SELECT name FROM visitors WHERE id = ?"
 params = [{ kind = "uniform", lo = 1, hi = 500 }]
@@ -102,10 +102,10 @@ def _leftovers() -> list[str]:
 def test_a_sweep_on_two_local_hosts_keeps_each_hosts_part_and_merges_histograms_within_one_percent(tmp_path):
     suite = tmp_path / "hosts.toml"
     suite.write_text(SWEEP)
-    methods = ["py-psycopg"] + [m for m in ("go-pgx",) if not select_methods([m])[0].missing()]
+    methods = ["py-psycopg", "py-pymysql"] + [m for m in ("go-pgx",) if not select_methods([m])[0].missing()]
     store = tmp_path / "s.db"
     result = accessbench("--store", str(store), "run", "--suite", str(suite), "--cluster", "local:2@0.5cpu",
-                         "--target", "postgresql", "--method", ",".join(methods), "--trials", "2", "--warmup", "0",
+                         "--target", "postgresql,mariadb", "--method", ",".join(methods), "--trials", "2", "--warmup", "0",
                          "--precision", "0", "--raw-latencies", "--no-report", "--width", "240")
     assert result.returncode == 0, result.stderr[-3000:]
     header = next(line for line in result.stdout.splitlines() if line.startswith("clients on:"))
@@ -123,7 +123,7 @@ def test_a_sweep_on_two_local_hosts_keeps_each_hosts_part_and_merges_histograms_
             assert [h["host"] for h in hosts] == (["host1"] if cell["step"].endswith("h1") else ["host1", "host2"])
             assert sum(h["clients"] for h in hosts) == 3 and sum(h["n"] for h in hosts) == trial["n"]
             assert all(h["cpus"] == 0.5 and h["busy"] is not None for h in hosts)
-            if cell["method"] != "py-psycopg":
+            if not cell["method"].startswith("py-"):
                 continue
             raw = np.frombuffer(zlib.decompress(trial["latencies"]), dtype="<u8")
             merged = Histogram.from_json(json.loads(trial["histogram"]))
@@ -132,7 +132,7 @@ def test_a_sweep_on_two_local_hosts_keeps_each_hosts_part_and_merges_histograms_
                 exact = float(np.percentile(raw, p, method="inverted_cdf"))
                 assert abs(merged.percentile(p) - exact) <= 0.01 * exact, (p, merged.percentile(p), exact)
             checked += 1
-    assert checked == 4
+    assert checked == 8  # py-psycopg on PostgreSQL, py-pymysql on MariaDB: 2 steps × 2 trials each
     exported = accessbench("--store", str(store), "export", "last", "--format", "json")
     assert exported.returncode == 0, exported.stderr[-2000:]
     parts = [p for c in json.loads(exported.stdout)["cells"] for t in c["trials"] for p in t["per_host"]]
