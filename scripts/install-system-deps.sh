@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(postgresql-15 gcc make pkg-config libpq-dev libsqlite3-dev libjansson-dev unixodbc unixodbc-dev odbc-postgresql libsqliteodbc
           pgbouncer  # the pooler paths
+          iproute2  # network namespaces and veth links: --cluster local:N's hosts, the netem paths
           mariadb-server libmariadb-dev odbc-mariadb  # the mariadb target, libmariadb (C, mysqlclient, Connector/Python), its ODBC driver
           chromium chromium-driver  # the HTML report's test opens it in headless Chromium
           # the web tier (docs/tier.md): Apache with mod_php and PHP-FPM, PHP's drivers, the load
