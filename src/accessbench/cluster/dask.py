@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Fault, InputError
+from ..errors import InputError
 
 CLOCK_TRIES = 7
 
@@ -143,7 +143,3 @@ class Cluster:
             except Exception:
                 pass
             self.client = None
-
-
-def fault(host: Host, what: str, error: Exception) -> Fault:
-    return Fault(f"--cluster: host {host.name}: {what}: {error}")

@@ -15,6 +15,7 @@ import ipaddress
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,6 +35,14 @@ def local_missing() -> str | None:
     if not shutil.which("ip"):
         return "--cluster local:N needs iproute2 (ip)"
     return None
+
+
+def _signal(process: subprocess.Popen, signum: int) -> None:
+    """To the process's whole session (a Dask worker's own children too), if it is still there."""
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        pass
 
 
 def _run(*args: str) -> None:
@@ -176,13 +185,12 @@ class LocalCluster:
     def stop(self) -> None:
         """Safe after a partial start, and twice."""
         for process in reversed(self.processes):  # workers first, the scheduler last
-            if process.poll() is None:
-                os.killpg(process.pid, 15)
+            _signal(process, signal.SIGTERM)
         for process in reversed(self.processes):
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, 9)
+                _signal(process, signal.SIGKILL)
                 process.wait()
         self.processes.clear()
         for limit in self.limits:

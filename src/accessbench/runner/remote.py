@@ -17,9 +17,16 @@ from ..cluster.dask import Cluster
 from ..cluster.placement import Placed, place
 
 class RemoteFailed(Exception):
+    """A client host's process failed; ``kind`` is timeout|unsupported|error (or the worker's own)."""
+
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+    def cell_failed(self):
+        from .run import CellFailed
+
+        return CellFailed(self.kind if self.kind in ("timeout", "unsupported") else "error", str(self))
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ from .diagnosis import DUMP_ROWS, explain
 from .precision import Precision
 from .plan import Cell, paths_of, trial_order, variant_plan
 from .resume import Done
-from .steadiness import Steadiness
 from .remote import RemoteClients, RemoteFailed
+from .steadiness import Steadiness
 from .worker import WorkerFailed, WorkerProcess, worker_environment
 
 
@@ -461,7 +461,7 @@ class Runner:
             for remote in remotes:  # all up before the barrier
                 self.remote.start(remote, command, cell.target)
         except RemoteFailed as e:
-            raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
+            raise e.cell_failed() from None
         self._reset(cell)
         started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
         before = [sum(r.placed.clients for r in remotes[:i]) for i in range(len(remotes))]
@@ -479,14 +479,11 @@ class Runner:
 
         try:
             answers, server_ns, wire = self._around(cell, [], ask, whole)
-        except RemoteFailed as e:
+        except BaseException as e:  # Ctrl-C, or a client failed: the others must not run on
             self._cancel(self.by_name[cell.target], [])
             self.remote.kill(remotes)
-            raise CellFailed("timeout" if e.kind == "timeout" else e.kind if e.kind == "unsupported" else "error",
-                             str(e)) from None
-        except BaseException:
-            self._cancel(self.by_name[cell.target], [])
-            self.remote.kill(remotes)
+            if isinstance(e, RemoteFailed):
+                raise e.cell_failed() from None
             raise
         raws = [a.pop("raw", None) for a in answers] if "latency_file" in messages[0] else []
         answer = merge_answers(answers)
@@ -737,9 +734,7 @@ class Runner:
             cell, pids, lambda: self._ask(cell, {**self._message(cell), "latency_file": latency_file}))
         if rss is not None and (high := memory.peak(worker)) is not None:
             answer = {**answer, "start_rss_bytes": rss, "peak_rss_bytes": high}
-        with open(latency_file, "rb") as f:
-            latencies = f.read()
-        os.remove(latency_file)
+        latencies = _read_and_remove(latency_file) or b""
         if len(latencies) != 8 * answer["n"]:
             raise CellFailed("error", f"latency file has {len(latencies)} bytes for {answer['n']} operations")
         self._record(state, phase, seq, started_at, answer, latencies, server_ns, wire)

@@ -13,6 +13,8 @@ import json
 
 import numpy as np
 
+from .. import formatting as fmt
+
 SATURATED = 0.9  # of its CPUs: the host, not the server, may have set the pace
 
 
@@ -47,8 +49,6 @@ def barrier_skew(per_trial: list[list[dict]]) -> list[int]:
 
 def cluster_line(cluster: dict, per_trial: list[list[dict]]) -> str:
     """The header's line: the hosts, their clocks, the barrier's skew over the run's trials."""
-    from .. import formatting as fmt
-
     hosts = cluster.get("hosts", [])
     cpus = {h.get("cpus") for h in hosts}
     limited = all(h.get("cpu_limited") for h in hosts)

@@ -18,7 +18,7 @@ import sqlite3
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ..errors import InputError
+from ..errors import InputError, first_line
 from ..targets.url import masked, parse, redact
 
 SCHEMA = "accessbench_results"
@@ -75,8 +75,7 @@ class SQLiteBackend:
 
     @contextmanager
     def migrating(self) -> Iterator[int]:
-        with self.db:
-            yield self.version()
+        yield self.version()  # each migration is its own transaction (migrate)
 
     def migrate(self, number: int, ddl: str) -> None:
         with self.db:
@@ -127,8 +126,7 @@ class PostgreSQLBackend:
         self.db.execute(f"SET search_path = {SCHEMA}")
 
     def redact(self, error: Exception) -> str:
-        return redact(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__,
-                      self.url.text)
+        return redact(first_line(error), self.url.text)
 
     @staticmethod
     def _sql(sql: str) -> str:
