@@ -25,8 +25,9 @@ def size(nbytes: float | None) -> str:
     """Bytes in binary units, three significant digits (the kernel counts memory in KiB)."""
     if nbytes is None:
         return "—"
+    # a unit is taken once the one below it would need four digits (1,010 MiB is 0.986 GiB)
     for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if abs(nbytes) >= scale * 0.9995:
+        if abs(nbytes) >= scale / 1024 * 999.5:
             return f"{nbytes / scale:.3g} {unit}"
     return f"{nbytes:.3g} B"
 
