@@ -312,7 +312,7 @@ static inline uint64_t be64(const char *p)
 }
 
 
-static int64_t parse_timestamp(const char *p, int tz)
+static int64_t parse_timestamp(const char *p, const char *end, int tz)
 {
     if (*p == 'i')
         return INT64_MAX; /* infinity */
@@ -336,12 +336,12 @@ static int64_t parse_timestamp(const char *p, int tz)
         }
         us -= sign * off * 1000000LL;
     }
-    if (strstr(p, "BC"))
+    if (memmem(p, (size_t)(end - p), "BC", 2))
         y = 1 - y;
     return ab_days_from_civil(y, (unsigned)m, (unsigned)d) * 86400000000LL + us;
 }
 
-static int64_t parse_date_text(const char *p)
+static int64_t parse_date_text(const char *p, const char *end)
 {
     if (*p == 'i')
         return INT32_MAX; /* infinity */
@@ -350,7 +350,7 @@ static int64_t parse_date_text(const char *p)
     int64_t y;
     int m, d;
     ab_parse_ymd(&p, &y, &m, &d);
-    if (strstr(p, "BC"))
+    if (memmem(p, (size_t)(end - p), "BC", 2))
         y = 1 - y;
     return ab_days_from_civil(y, (unsigned)m, (unsigned)d);
 }
@@ -529,7 +529,7 @@ static void decode_value(ab_value *v, const char *p, int len, Oid type, int bina
             int64_t t = (int64_t)be64(p);
             v->u.i = t == INT64_MAX || t == INT64_MIN ? t : t + PG_EPOCH_US;
         } else {
-            v->u.i = parse_timestamp(p, type == TIMESTAMPTZOID);
+            v->u.i = parse_timestamp(p, p + len, type == TIMESTAMPTZOID);
         }
         break;
     case DATEOID:
@@ -538,7 +538,7 @@ static void decode_value(ab_value *v, const char *p, int len, Oid type, int bina
             int32_t d = (int32_t)be32(p);
             v->u.i = d == INT32_MAX || d == INT32_MIN ? d : (int64_t)d + PG_EPOCH_DAYS;
         } else {
-            v->u.i = parse_date_text(p);
+            v->u.i = parse_date_text(p, p + len);
         }
         break;
     case TIMEOID:
@@ -686,13 +686,19 @@ static void copy_text_row(ab_conn *c, ab_step *st, const char *p, const char *en
     for (int k = 0; k < nc; k++) {
         const char *tab = memchr(p, '\t', (size_t)(end - p));
         const char *stop = tab ? tab : end;
-        char *text = sp;
-        int len = copy_text_field(p, stop, text);
-        if (len < 0) {
-            row[k].type = AB_NULL;
+        if (!memchr(p, '\\', (size_t)(stop - p))) {
+            /* nothing escaped: decoded where it lies, ended by its tab or by the row's newline or
+             * the NUL libpq puts after every CopyData (the parsers stop at either) */
+            decode_value(&row[k], p, (int)(stop - p), c->out_types[k], 0, &sp);
         } else {
-            sp += len + 1;
-            decode_value(&row[k], text, len, c->out_types[k], 0, &sp);
+            char *text = sp;
+            int len = copy_text_field(p, stop, text);
+            if (len < 0) {
+                row[k].type = AB_NULL;
+            } else {
+                sp += len + 1;
+                decode_value(&row[k], text, len, c->out_types[k], 0, &sp);
+            }
         }
         p = tab ? tab + 1 : end;
     }
