@@ -113,7 +113,8 @@ def main() -> int:
     copy_rate = float(np.median(rates.pop("server COPY TO /dev/null")))
     print(f"\nlineitem, {args.rows:,} rows over {args.path}; the server's own COPY TO '/dev/null': "
           f"{fmt.rate(copy_rate)} rows/s (median of {args.rounds})\n")
-    print(f"{'method':38} {'rows/s':>12} {'× COPY':>7} {'result':>10} {'peak growth':>12} {'× result':>9}")
+    width = max(len(name) for name in [*rates, *failed, "method"])
+    print(f"{'method':{width}} {'rows/s':>12} {'× COPY':>7} {'result':>10} {'peak growth':>12} {'× result':>9}")
     worst_memory, over = 0.0, []
     for name in sorted(rates, key=lambda n: -np.median(rates[n])):
         rate = float(np.median(rates[name]))
@@ -124,10 +125,10 @@ def main() -> int:
             worst_memory = max(worst_memory, times)
             if times > MEMORY_TARGET:
                 over.append(name)
-        print(f"{name:38} {fmt.rate(rate):>12} {rate / copy_rate:>7.2f} {fmt.size(size):>10} {fmt.size(grown):>12} "
+        print(f"{name:{width}} {fmt.rate(rate):>12} {rate / copy_rate:>7.2f} {fmt.size(size):>10} {fmt.size(grown):>12} "
               f"{(f'{times:.2f}' if times is not None else 'not measured'):>9}")
     for name, why in failed.items():
-        print(f"{name:38} not measured: {why}")
+        print(f"{name:{width}} not measured: {why}")
     best = max(rates, key=lambda n: np.median(rates[n]))
     speed = float(np.median(rates[best])) / copy_rate
     print(f"\nspeed: the fastest, {best}, reads at {speed:.0%} of the server's COPY rate "

@@ -686,20 +686,20 @@ static void copy_text_row(ab_conn *c, ab_step *st, const char *p, const char *en
     for (int k = 0; k < nc; k++) {
         const char *tab = memchr(p, '\t', (size_t)(end - p));
         const char *stop = tab ? tab : end;
-        if (!memchr(p, '\\', (size_t)(stop - p))) {
-            /* nothing escaped: decoded where it lies, ended by its tab or by the row's newline or
-             * the NUL libpq puts after every CopyData (the parsers stop at either) */
-            decode_value(&row[k], p, (int)(stop - p), c->out_types[k], 0, &sp);
-        } else {
-            char *text = sp;
-            int len = copy_text_field(p, stop, text);
-            if (len < 0) {
-                row[k].type = AB_NULL;
-            } else {
+        /* a field with nothing escaped is decoded where it lies, ended by its tab, the row's
+         * newline or the NUL libpq puts after every CopyData (the parsers stop at any of them) */
+        const char *text = p;
+        int len = (int)(stop - p);
+        if (memchr(p, '\\', (size_t)len)) {
+            len = copy_text_field(p, stop, sp);
+            text = sp;
+            if (len >= 0)
                 sp += len + 1;
-                decode_value(&row[k], text, len, c->out_types[k], 0, &sp);
-            }
         }
+        if (len < 0)
+            row[k].type = AB_NULL;
+        else
+            decode_value(&row[k], text, len, c->out_types[k], 0, &sp);
         p = tab ? tab + 1 : end;
     }
     ab_emit(st, row, nc);
