@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from accessbench.stats.cells import CellResult
-from accessbench.stats.compare import compare, pair_runs, pair_with_base, smallest_p
+from accessbench.stats.compare import compare, pair_runs, pair_with_base, path_change, smallest_p
 from accessbench.stats.stability import flags, outliers, trials_needed
 from accessbench.stats.summary import summarize
 from accessbench.stats.views import VIEWS
@@ -109,6 +109,18 @@ def test_runs_pair_by_step_method_target_and_path_and_report_the_rest():
     assert [(p.reference.cell["method"], p.candidate.cell["method"]) for p in pairs] == [("x", "x")]
     assert pairs[0].r_percent == pytest.approx(100 / 1.1) and pairs[0].diff_ns < 0
     assert {(r.cell["method"], r.cell["path"]) for r in alone} == {("y", "unix"), ("z", "tcp"), ("y", "tcp")}
+
+
+def test_two_runs_of_one_path_each_are_paired_across_the_path_when_it_is_what_changed():
+    near = [cell([1000] * 5, method="x"), cell([1000] * 5, method="y")]
+    far = [cell([100] * 5, method="x", path="tcp+250us"), cell([1000] * 5, method="y", path="tcp+250us")]
+    assert path_change(near, far) == ("tcp", "tcp+250us")
+    assert pair_runs(near, far)[0] == []  # by path, nothing matches
+    pairs, alone = pair_runs(near, far, across_path=True)
+    assert [(p.candidate.cell["method"], p.comparison.significant) for p in pairs] == [("x", True), ("y", False)]
+    assert alone == []
+    assert path_change(near, near) is None
+    assert path_change(near, far + [cell([1] * 5, method="x", path="unix")]) is None  # B has two paths
 
 
 def test_every_method_is_compared_with_the_first_base_that_has_a_cell_in_its_place():

@@ -285,11 +285,14 @@ def build_parser() -> Parser:
         "only when a Mann-Whitney U test on the trials rejects equality at --alpha and the 95% bootstrap CI of the "
         "ratio of medians lies outside ±--noise. Between two runs the floor is the larger of --noise and the "
         "drift between runs (the cells' own scatter, and this host's calibration from two identical runs: "
-        "--calibrate); the comparison says how large a change it could have detected. What differs between two "
-        "runs (host, server and driver versions, settings) is listed above the tables.",
+        "--calibrate); the comparison says how large a change it could have detected. Cells match by step, "
+        "method, target and path; two runs of one path each, different ones, match across it (the path is "
+        "the change). What differs between two runs (host, server and driver versions, settings) is listed "
+        "above the tables.",
         epilog="examples:\n  accessbench compare last --base py-psycopg\n"
         "  accessbench compare 20261121-0551 20261122-0930\n"
         "  accessbench compare last other-machine.db:last     a run from another results file\n"
+        "  accessbench compare RUN_TCP RUN_TCP_250US          one path each: the path's cost, cell by cell\n"
         "  accessbench compare RUN_1 RUN_2 --calibrate        two runs of identical settings: this host's drift\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     compare.add_argument("run", metavar="RUN_A", help="the reference run: id, unique prefix, 'last', or FILE.db:RUN")
@@ -749,7 +752,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from .report.compare import render_comparison
     from .stats.cells import analyse
-    from .stats.compare import pair_runs, pair_with_base
+    from .stats.compare import pair_runs, pair_with_base, path_change
     from .store.differences import differences
 
     if (args.other is None) == (args.base is None):
@@ -771,25 +774,33 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 0
     candidate = _load(args.store, args.other)
     a, b = analyse(reference), analyse(candidate)
-    pairs, alone = pair_runs(a, b, args.alpha, args.noise)
+    across = path_change(a, b)
+    pairs, alone = pair_runs(a, b, args.alpha, args.noise, across_path=across is not None)
     if not pairs:
         raise InputError(f"RUN_B {args.other}: no verified cell matches run {reference.run['id']} "
                          f"(suites {reference.run['suite']} and {candidate.run['suite']})")
-    drift_text = _drift(args, reference, candidate, [p.comparison.ratio for p in pairs])
+    # Across a path change every cell moved by design: their scatter is no estimate of the drift
+    # then (the host's calibration still is).
+    drift_text = _drift(args, reference, candidate, [p.comparison.ratio for p in pairs], own=across is None)
     if drift_text[0] is not None:  # the verdicts weigh the drift too
-        pairs, alone = pair_runs(a, b, args.alpha, drift_text[0])
+        pairs, alone = pair_runs(a, b, args.alpha, drift_text[0], across_path=across is not None)
     unmatched = [f"{r.label} · {r.cell['step']}" for r in alone]
     legend = [f"{side}: run {r['id']} · suite {r['suite']} · {r['started_at'][:16].replace('T', ' ')} · "
               f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"
               for side, r in (("A", reference.run), ("B", candidate.run))]
+    if across:
+        legend.append(f"path: A measured {across[0]} only and B {across[1]} only, so each cell is matched "
+                      f"across them and the path is part of every difference (rows show B's)")
     _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
                              color=_color(console), width=width, legend=legend + drift_text[1], show_all=args.show_all))
     return 0
 
 
-def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float]) -> tuple[float | None, list[str]]:
+def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float],
+           own: bool = True) -> tuple[float | None, list[str]]:
     """The floor a run-to-run comparison calls differences above (None when it is --noise
-    alone), and the lines that say so; with --calibrate, the two runs' drift is stored first."""
+    alone), and the lines that say so; with --calibrate, the two runs' drift is stored first.
+    ``own``: the paired cells' scatter estimates the drift (most of them did not change)."""
     from .stats import drift
     from .store import Store
 
@@ -801,13 +812,16 @@ def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float]) 
             if host is None:
                 raise InputError("compare --calibrate: the two runs were made on different hosts; calibrate "
                                  "with two runs of identical settings on one host")
+            if not own:
+                raise InputError("compare --calibrate: the two runs measured different paths; calibrate with two "
+                                 "runs of identical settings")
             floor = drift.calibration(ratios)
             store.add_drift(host, reference.run["id"], candidate.run["id"], len(ratios), floor)
             lines.append(f"calibrated: on {host}, cells of two identical runs differ by up to ±{floor:.1%} "
                          f"(95th percentile of {len(ratios):,} cells); later comparisons on this host call only "
                          "larger differences")
         host_floor, host_cells = store.drift(host) if host else (None, 0)
-    found = drift.estimate(ratios, args.noise, host_floor, host_cells)
+    found = drift.estimate(ratios if own else [], args.noise, host_floor, host_cells)
     lines.append(f"drift between the runs: {found.sources}; a difference is called only beyond ±{found.floor:.1%} "
                  f"— the smallest change this comparison could detect"
                  + (f" (the median cell moved {found.shift:+.1%})" if found.shift is not None else ""))

@@ -30,9 +30,11 @@ def _step_tables(pairs: list[Pair], reference: str, candidate: str, by_method: b
         steps.setdefault(p.reference.step_key, []).append(p)
     tables = []
     for (variant, _, step), rows in sorted(steps.items(), key=lambda kv: kv[0][:2]):
-        first = rows[0].reference
+        first, then = rows[0].reference, rows[0].candidate
+        modes = first.cell["mode"] if first.cell["mode"] == then.cell["mode"] else \
+            f"{first.cell['mode'] or 'no mode'} → {then.cell['mode'] or 'no mode'}"  # the step's mode changed
         table = Table(title=f"{step}{f' [{variant}]' if variant else ''} — mean time per {first.one_unit} "
-                            f"({first.cell['kind']}{', ' + first.cell['mode'] if first.cell['mode'] else ''})",
+                            f"({first.cell['kind']}{', ' + modes if modes else ''})",
                       title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
         columns = [("method", "left"), ("target/path", "left")] + ([("base", "left")] if by_method else [])
         columns += [("base mean" if by_method else reference, "right"), ("mean" if by_method else candidate, "right"),

@@ -129,18 +129,26 @@ class Pair:
         return self.r_percent - 100.0
 
 
-def _cell_key(r: CellResult) -> tuple:
-    return (*r.step_key, r.cell["method"], r.cell["target"], r.cell["path"])
+def _cell_key(r: CellResult, across_path: bool = False) -> tuple:
+    return (*r.step_key, r.cell["method"], r.cell["target"]) + (() if across_path else (r.cell["path"],))
+
+
+def path_change(reference: list[CellResult], candidate: list[CellResult]) -> tuple[str, str] | None:
+    """Two runs that measured one path each, and not the same one (tcp, then tcp+250us): the
+    path is the change under study, so their cells are matched across it. (A, B) or None."""
+    a, b = ({r.cell["path"] for r in run if r.measured} for run in (reference, candidate))
+    return (a.pop(), b.pop()) if len(a) == len(b) == 1 and a != b else None
 
 
 def pair_runs(reference: list[CellResult], candidate: list[CellResult], alpha: float = ALPHA,
-              noise: float = NOISE) -> tuple[list[Pair], list[CellResult]]:
-    """Cells of two runs matched by step, method, target and path; returns the pairs and the
-    cells measured in only one of them (or mismatched in either)."""
-    ref = {_cell_key(r): r for r in reference if r.ranked}
+              noise: float = NOISE, across_path: bool = False) -> tuple[list[Pair], list[CellResult]]:
+    """Cells of two runs matched by step, method, target and path (or, ``across_path``, by the
+    rest only); returns the pairs and the cells measured in only one of them (or mismatched in
+    either)."""
+    ref = {_cell_key(r, across_path): r for r in reference if r.ranked}
     pairs, alone = [], []
     for c in candidate:
-        r = ref.pop(_cell_key(c), None)
+        r = ref.pop(_cell_key(c, across_path), None)
         if r is not None and c.ranked:
             pairs.append(Pair(r, c, compare(c, r, alpha, noise)))
         elif c.measured or r is not None:
