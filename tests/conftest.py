@@ -112,7 +112,7 @@ def sqlite_store(tmp_path_factory) -> str:
     methods = "py-sqlite3" if select(["c-sqlite"])[0].missing() else "py-sqlite3,c-sqlite"
     # cwd: whatever the run itself writes (its own report) stays out of the checkout.
     result = accessbench("--store", str(work / "results.db"), "run", "--quick", "--target", "sqlite",
-                         "--method", methods, "--trials", "3", cwd=work)
+                         "--method", methods, "--trials", "3", "--precision", "0", cwd=work)
     assert result.returncode == 0, result.stderr[-3000:]
     return str(work / "results.db")
 

@@ -27,10 +27,10 @@ def two_runs(tmp_path_factory):
     where = tmp_path_factory.mktemp("runs")
     store = str(where / "results.db")
     first = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", METHODS,
-                        "--report-dir", str(where / "reports"), cwd=str(where))
+                        "--precision", "0", "--report-dir", str(where / "reports"), cwd=str(where))
     assert first.returncode == 0, first.stderr[-3000:]
     second = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", METHODS,
-                         "--trials", "6", "--no-report", cwd=str(where))
+                         "--trials", "6", "--precision", "0", "--no-report", cwd=str(where))
     assert second.returncode == 0, second.stderr[-3000:]
     with Store(store) as s:
         ids = [r["id"] for r in reversed(s.runs())]

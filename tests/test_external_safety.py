@@ -204,7 +204,8 @@ def user_maria():
 
 
 def _run(store, *args, timeout=600, **kwargs):
-    return accessbench("--store", str(store), "run", "--no-report", "--warmup", "0", "--trials", "2", *args,
+    return accessbench("--store", str(store), "run", "--no-report", "--warmup", "0", "--trials", "2", "--precision", "0",
+                       *args,
                        timeout=timeout, **kwargs)
 
 
@@ -289,7 +290,7 @@ def test_two_runs_at_once_on_one_server_each_verify_their_own_data(user_pg, tmp_
     before = user_pg.snapshot()
     procs = [subprocess.Popen([sys.executable, "-m", "accessbench", "--store", str(tmp_path / f"{i}.db"), "run",
                                "--no-report", "--quick", "--target", user_pg.dba, "--method", "py-psycopg,c-libpq",
-                               "--trials", "2", "--warmup", "0"], cwd=SCRATCH, stdout=subprocess.PIPE,
+                               "--trials", "2", "--warmup", "0", "--precision", "0"], cwd=SCRATCH, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]
     for proc in procs:
         out, err = proc.communicate(timeout=600)

@@ -133,7 +133,7 @@ def test_a_failing_reset_or_check_fails_its_cell_with_the_statement_and_the_run_
     suite.write_text(SQLITE_SUITE.replace("{setup}", ""))
     result = accessbench("--store", str(tmp_path / "s.db"), "run", "--no-report", "--suite", str(suite),
                          "--target", "sqlite", "--method", "py-sqlite3", "--trials", "2", "--warmup", "0",
-                         "--timeout", "2")
+                         "--precision", "0", "--timeout", "2")
     assert result.returncode == 0, result.stderr[-2000:]
     cells = {c["step"]: c for c in _last(tmp_path / "s.db").cells}
     assert cells["bad-reset"]["status"] == "error"
@@ -151,7 +151,8 @@ def test_a_failing_setup_fails_its_cells_and_a_run_that_measured_nothing_exits_1
     suite = tmp_path / "faulty.toml"
     suite.write_text(SQLITE_SUITE.replace("{setup}", '[setup]\nsqlite = ["INSERT INTO nowhere VALUES (1)"]\n'))
     result = accessbench("--store", str(tmp_path / "s.db"), "run", "--no-report", "--suite", str(suite),
-                         "--target", "sqlite", "--method", "py-sqlite3", "--trials", "2", "--warmup", "0")
+                         "--target", "sqlite", "--method", "py-sqlite3", "--trials", "2", "--warmup", "0",
+                         "--precision", "0")
     assert result.returncode == 1
     assert "nothing was measured" in _one_line(result)
     run = _last(tmp_path / "s.db")

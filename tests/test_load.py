@@ -42,7 +42,8 @@ def run_suite(tmp_path, workdir, steps: str, *args: str, status: int = 0):
     suite = tmp_path / "load.toml"
     suite.write_text(SUITE.format(steps=steps))
     store = str(tmp_path / "s.db")
-    result = accessbench("--store", store, "run", "--suite", str(suite), "--no-report", "--workdir", workdir, *args)
+    result = accessbench("--store", store, "run", "--suite", str(suite), "--no-report", "--workdir", workdir,
+                         "--precision", "0", *args)
     assert result.returncode == status, result.stderr[-3000:]
     with Store(store) as s:
         return s.load(s.resolve("last")), result

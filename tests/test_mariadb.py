@@ -85,7 +85,7 @@ def run(tmp_path, workdir, suite_text: str, *args: str):
     suite.write_text(suite_text)
     store = str(tmp_path / "s.db")
     result = accessbench("--store", store, "run", "--suite", str(suite), "--no-report", "--workdir", workdir,
-                         "--trials", "2", "--warmup", "0", *args)
+                         "--trials", "2", "--warmup", "0", "--precision", "0", *args)
     assert result.returncode == 0, result.stderr[-3000:]
     with Store(store) as s:
         return s.load(s.resolve("last")), result
@@ -93,7 +93,8 @@ def run(tmp_path, workdir, suite_text: str, *args: str):
 
 def test_the_quick_suite_runs_on_a_managed_mariadb_that_is_gone_afterwards(tmp_path, workdir):
     result = accessbench("--store", str(tmp_path / "s.db"), "run", "--quick", "--target", "mariadb", "--method",
-                         PY_METHODS, "--trials", "2", "--warmup", "0", "--no-report", "--workdir", workdir)
+                         PY_METHODS, "--trials", "2", "--warmup", "0", "--precision", "0", "--no-report",
+                         "--workdir", workdir)
     assert result.returncode == 0, result.stderr[-3000:]
     with Store(str(tmp_path / "s.db")) as s:
         stored = s.load(s.resolve("last"))

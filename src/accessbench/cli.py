@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
+from . import formatting as fmt
 from . import paths
 from .errors import Fault, InputError, first_line
 from .store.backend import is_server, shown
@@ -538,8 +539,9 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
         console.print(f"resuming run {runner.run_id}: {complete} of {len(cells)} cells complete, "
                       f"{to_measure} trials to measure")
     else:
-        precision = (f", more (up to {options.max_trials}) where the CI is wider than ±{options.precision:.0%} "
-                     f"within {_minutes(options.budget)}" if options.precision and options.budget else "")
+        precision = (f", more (up to {options.max_trials}) where the CI is wider than "
+                     f"±{fmt.share(options.precision)} within {_minutes(options.budget)}"
+                     if options.precision and options.budget else "")
         console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
                       f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell{precision} "
                       f"→ {store.path}")

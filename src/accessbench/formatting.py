@@ -61,3 +61,8 @@ def times(value: float) -> str:
 
 
 FORMS = {"rate": rate, "duration": duration, "seconds": seconds, "times": times}  # times: the studies page (no script)
+
+
+def share(value: float) -> str:
+    """A share the user gave, such as a precision target, as they would write it: 3%, 2.5%, 0.01%."""
+    return f"{value * 100:.3g}%"

@@ -310,7 +310,7 @@ def header(stored: StoredRun, view: View) -> Header:
         per_trial = [p for ts in stored.trials.values() for p in hosts.parts(ts)]
         lines.append(("clients on", hosts.cluster_line(env["cluster"], per_trial)))
     precision = (f", more (up to {settings.get('max_trials')}) where the median's CI was wider than "
-                 f"±{settings['precision']:.0%}" if settings.get("precision") else "")
+                 f"±{fmt.share(settings['precision'])}" if settings.get("precision") else "")
     few = (" · too few for any significance verdict (a Mann-Whitney test needs 4 against 4)"
            if settings["trials"] < 4 and not settings.get("precision") else "")
     lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup{precision}, interleaved "

@@ -383,7 +383,7 @@ class Runner:
         if phase == "warmup":
             return f"warmup {seq + 1}{'' if counted else ' (JIT)'}"
         if seq >= self.options.trials:
-            return f"trial {seq + 1} for ±{self.options.precision:.0%}"
+            return f"trial {seq + 1} for ±{fmt.share(self.options.precision)}"
         return f"trial {seq + 1}/{self.options.trials}"
 
     # one cell

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import formatting as fmt
 from ..formatting import rate as _number
 from . import hosts
 from .cells import CellResult
@@ -59,7 +60,7 @@ def flags(result: CellResult, threshold: float = NOISE) -> list[Flag]:
         found.append(Flag("short", f"the shortest trial took {result.shortest_trial_ns / 1e6:.2g} ms; "
                                    "raise the step's iterations so a trial lasts several ms"))
     if result.precision and (half := result.half_width) is not None and half > result.precision:
-        found.append(Flag("wide", f"the median's 95% CI is ±{half:.1%}, wider than the ±{result.precision:.0%} the run "
+        found.append(Flag("wide", f"the median's 95% CI is ±{half:.1%}, wider than the ±{fmt.share(result.precision)} the run "
                                   f"asked for after {rate.n} trials: where it stands against its neighbours is uncertain"))
     needed = trials_needed(rate.cv, threshold)
     if rate.n < needed:
