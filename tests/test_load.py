@@ -42,6 +42,7 @@ def run_suite(tmp_path, workdir, steps: str, *args: str, status: int = 0):
     suite = tmp_path / "load.toml"
     suite.write_text(SUITE.format(steps=steps))
     store = str(tmp_path / "s.db")
+    # fixed trials: what these tests count and read is the load's shape, not a precise figure
     result = accessbench("--store", store, "run", "--suite", str(suite), "--no-report", "--workdir", workdir,
                          "--precision", "0", *args)
     assert result.returncode == status, result.stderr[-3000:]
@@ -83,7 +84,7 @@ def test_poisson_arrivals_average_the_rate_and_are_the_same_for_the_same_seed():
 def test_several_python_clients_run_in_one_process_each_and_their_answers_merge(tmp_path, workdir):
     steps = step("four-clients", clients=4, duration="300ms")
     run, _ = run_suite(tmp_path, workdir, steps, "--target", "sqlite", "--method", "py-sqlite3", "--trials", "2",
-                       "--warmup", "0", "--precision", "0")  # it counts the trials
+                       "--warmup", "0")  # it counts the trials (run_suite keeps them fixed: --precision 0)
     cell = run.cells[0]
     assert cell["status"] == "ok" and cell["clients"] == 4
     for trial in run.trials[cell["id"]]:

@@ -42,6 +42,7 @@ def test_rounds_stop_when_every_cell_is_within_the_target():
         for cell in wide:
             trials[cell].append(1000.0)  # each new trial lands on the median
     assert rounds > 0 and half_width(trials["a"]) <= 0.03 and precision.steps_left == 0
+    assert len(trials["a"]) < precision.max_trials  # it stopped for the target, not at the ceiling
 
 
 def test_zero_trials_is_an_input_error_that_says_what_a_cell_needs():

@@ -776,16 +776,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 0
     candidate = _load(args.store, args.other)
     a, b = analyse(reference), analyse(candidate)
-    across = path_change(a, b)
-    pairs, alone = pair_runs(a, b, args.alpha, args.noise, across_path=across is not None)
+    across = path_change(a, b)  # (A's path, B's) when that is what changed, else None
+    pairs, alone = pair_runs(a, b, args.alpha, args.noise, across_path=bool(across))
     if not pairs:
         raise InputError(f"RUN_B {args.other}: no verified cell matches run {reference.run['id']} "
                          f"(suites {reference.run['suite']} and {candidate.run['suite']})")
     # Across a path change every cell moved by design: their scatter is no estimate of the drift
     # then (the host's calibration still is).
-    drift_text = _drift(args, reference, candidate, [p.comparison.ratio for p in pairs], own=across is None)
+    drift_text = _drift(args, reference, candidate, [p.comparison.ratio for p in pairs], own=not across)
     if drift_text[0] is not None:  # the verdicts weigh the drift too
-        pairs, alone = pair_runs(a, b, args.alpha, drift_text[0], across_path=across is not None)
+        pairs, alone = pair_runs(a, b, args.alpha, drift_text[0], across_path=bool(across))
     unmatched = [f"{r.label} · {r.cell['step']}" for r in alone]
     legend = [f"{side}: run {r['id']} · suite {r['suite']} · {r['started_at'][:16].replace('T', ' ')} · "
               f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import formatting as fmt
-from ..formatting import rate as _number
 from . import hosts
 from .cells import CellResult
 from .compare import NOISE
@@ -54,8 +53,8 @@ def flags(result: CellResult, threshold: float = NOISE) -> list[Flag]:
         return []
     rate, unit, found = result.rate, f"{result.unit}/s", []
     if rate.cv > UNSTABLE_CV:
-        found.append(Flag("unstable", f"the standard deviation ({_number(rate.sd)}) is {rate.cv:.0%} "
-                                      f"of the mean ({_number(rate.mean)} {unit})"))
+        found.append(Flag("unstable", f"the standard deviation ({fmt.rate(rate.sd)}) is {rate.cv:.0%} "
+                                      f"of the mean ({fmt.rate(rate.mean)} {unit})"))
     if result.shortest_trial_ns is not None and result.shortest_trial_ns < SHORT_TRIAL_NS:
         found.append(Flag("short", f"the shortest trial took {result.shortest_trial_ns / 1e6:.2g} ms; "
                                    "raise the step's iterations so a trial lasts several ms"))
@@ -71,7 +70,7 @@ def flags(result: CellResult, threshold: float = NOISE) -> list[Flag]:
         found.append(Flag("client", f"{busy}: the clients, not the server, may have set this figure"))
     far = outliers(result.rates)
     if far:
-        trials = ", ".join(f"{i + 1} ({_number(result.rates[i])})" for i in far)
+        trials = ", ".join(f"{i + 1} ({fmt.rate(result.rates[i])})" for i in far)
         found.append(Flag("outlier", f"trial{'s' if len(far) > 1 else ''} {trials} against a median of "
-                                     f"{_number(rate.median)} {unit}; kept"))
+                                     f"{fmt.rate(rate.median)} {unit}; kept"))
     return found
