@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -75,14 +76,15 @@ def main() -> int:
     workdir = tempfile.mkdtemp(prefix="accessbench-bench-")
     os.chmod(workdir, 0o755)
     server = ManagedPostgres()
-    server.start(workdir)
-    script = os.path.join(workdir, "select1.sql")
-    with open(script, "w") as f:
-        f.write("SELECT 1;\n")
-    os.chmod(script, 0o644)
-    process = WorkerProcess(method.command(), os.path.join(workdir, "worker.log"))
-    spinner = busy_core(900) if args.busy_core else None
+    process = spinner = None
     try:
+        server.start(workdir)
+        script = os.path.join(workdir, "select1.sql")
+        with open(script, "w") as f:
+            f.write("SELECT 1;\n")
+        os.chmod(script, 0o644)
+        process = WorkerProcess(method.command(), os.path.join(workdir, "worker.log"))
+        spinner = busy_core(900) if args.busy_core else None
         process.request({"op": "hello"}, 30)
         process.request({"op": "open", "endpoint": server.endpoint("unix"), "options": {}, "clients": 1}, 30)
         times: dict[tuple[str, str], list[float]] = {}
@@ -107,8 +109,10 @@ def main() -> int:
     finally:
         if spinner:
             spinner.kill()
-        process.close()
+        if process is not None:
+            process.close()
         server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)  # the server's data and the worker's log
     return 0
 
 

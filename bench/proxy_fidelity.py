@@ -56,6 +56,8 @@ import sys
 import threading
 import time
 
+from keepawake import KeepAwake  # bench/keepawake.py, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.path.join(ROOT, "proxy", "build", "abproxy")
 
@@ -95,56 +97,6 @@ class EchoServer:
             pass
         finally:
             conn.close()
-
-
-SPINNER = """
-import os, sys
-os.sched_setaffinity(0, {int(sys.argv[1])})
-os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-while True:
-    pass
-"""
-
-
-class KeepAwake:
-    """Keeps idle CPUs from halting while the benchmark runs. With a cpuidle driver (haltpoll,
-    intel_idle …) a PM QoS request does it: /dev/cpu_dma_latency = 0, held open. Without one
-    (/sys/devices/system/cpu/cpuidle/current_driver reads "none"), an idle CPU runs the
-    architecture's default idle — HLT on x86 — whatever PM QoS asks, so one SCHED_IDLE busy
-    loop per CPU keeps it from idling instead: any other thread that wakes there preempts it at
-    once, and its time is not counted as other load. Root only for PM QoS; the loops need none."""
-
-    def __init__(self, cpus: list[int]) -> None:
-        self.qos, self.spinners, self.how = None, [], "idle CPUs may halt"
-        try:
-            with open("/sys/devices/system/cpu/cpuidle/current_driver") as f:
-                driver = f.read().strip()
-        except OSError:
-            driver = "none"
-        if driver != "none":
-            try:
-                self.qos = os.open("/dev/cpu_dma_latency", os.O_WRONLY)  # the request lasts while it is open
-                os.write(self.qos, (0).to_bytes(4, sys.byteorder))
-                self.how = f"idle CPUs kept from halting (PM QoS; cpuidle driver {driver})"
-                return
-            except OSError as e:
-                print(f"warning: cannot keep idle CPUs from halting by PM QoS ({e}); using idle-priority busy "
-                      "loops instead", file=sys.stderr)
-                self.qos = None
-        self.spinners = [subprocess.Popen([sys.executable, "-c", SPINNER, str(cpu)]) for cpu in cpus]
-        self.how = (f"idle CPUs kept from halting by {len(cpus)} SCHED_IDLE busy loops "
-                    f"({'no cpuidle driver: PM QoS has no effect here' if driver == 'none' else 'PM QoS refused'})")
-
-    @property
-    def pids(self) -> list[int]:
-        return [p.pid for p in self.spinners]
-
-    def close(self) -> None:
-        if self.qos is not None:
-            os.close(self.qos)
-        for p in self.spinners:
-            p.kill()
-            p.wait()
 
 
 class Proxy:
@@ -323,7 +275,9 @@ def main() -> int:
     made = counted = repeated = kept_busy = 0
     kept_load: list[float] = []
     mismatches: list[str] = []
+    lag0 = [0.0, 0]  # at delay 0: µs summed from a chunk's arrival to its read, and chunks read
     try:
+        last = proxy.command("stats")["timing"]
         for r in range(args.rounds):
             for d in delays:
                 for attempt in range(args.retries + 1):
@@ -339,6 +293,11 @@ def main() -> int:
                     other = load.stop()
                     # Every connection through the proxy is checked, repeated ones too.
                     stats = proxy.command("stats")
+                    now = stats["timing"]
+                    if d == 0:
+                        lag0[0] += now["read_lag_mean_us"] * now["reads"] - last["read_lag_mean_us"] * last["reads"]
+                        lag0[1] += now["reads"] - last["reads"]
+                    last = now
                     # The newest connection from this address: an earlier, closed one may have had its port.
                     mine = [c for c in stats["per_connection"] if c["client"] == local][-1]
                     made += n
@@ -397,7 +356,9 @@ def main() -> int:
           f"average (max {timing['late_max_us']:.0f} µs, {timing['late_over_10us']:,} over 10 µs); sleeps woke "
           f"{timing['wake_overshoot_mean_us']:.1f} µs late on average, {timing['missed_spin']:,} past the deadline; "
           f"spin margin now {timing['spin_us']:.0f} µs; send() took {timing['send_mean_us']:.1f} µs on average; "
-          f"its own loopback hop, taken out of each delay: {timing['hop_us']:.1f} µs")
+          f"its own loopback hop, taken out of each delay: {timing['hop_us']:.1f} µs"
+          + (f"; at delay 0 a chunk was read {lag0[0] / lag0[1]:.1f} µs after it arrived on average (its relay "
+             "thread's wake-up; two a round trip)" if lag0[1] else ""))
     for ok, text in verdicts:
         print(f"{'PASS' if ok else 'FAIL'}  {text}")
     return 0 if all(ok for ok, _ in verdicts) else 1

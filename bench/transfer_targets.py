@@ -3,25 +3,43 @@
 
 1. speed: the fastest method's full read of the lineitem-shaped table (rows/s) against the
    server's own `COPY lineitem TO '/dev/null'` on the same table — what the server can produce
-   when nothing crosses a wire. Target: at least 90%.
+   when nothing crosses a wire. Target: at least 90%, for the fastest method on the fastest
+   path. Every path given is measured in the same rounds and shown beside it.
 2. memory: each method's peak memory growth during one read (its worker's VmHWM over its
    resident set at the read's start: runner/memory.py) against the size of the result in the
    method's own native form (the worker's `result_bytes`: an Arrow table's buffers, a Python
-   driver's row objects). Target: at most 3×. Methods whose worker cannot tell that size are
-   listed as not measured.
+   driver's row objects). Target: at most 3×. Methods whose worker cannot tell that size (the
+   COPY scans decode each value and keep none) are listed as not measured.
 
-    .venv/bin/python bench/transfer_targets.py [--rows 1000000] [--rounds 5] [--path tcp]
+    .venv/bin/python bench/transfer_targets.py [--rows 1000000] [--rounds 5] [--path unix,tcp]
         [--method c-libpq,py-psycopg,...]
 
-Each round reads once with every method and runs the server's COPY once, in turn, so the host's
-drift touches them alike; a figure is the median over rounds. Methods default to the transfer
-group's that reach PostgreSQL (the wire's floor aside).
+Each round reads once with every method on every path, and every read is paired with a
+server COPY made right beside it (before it in one round, after it in the next): "× COPY" is
+the median over rounds of the read's rate over its own COPY's, since the host's speed drifts
+between regimes for seconds at a time and two measurements side by side share one. Methods
+default to the transfer group's that reach PostgreSQL (the wire's floor aside); at the
+defaults the run takes about 35 minutes on 2 cores.
+
+Where the time went: beside each rate, the CPU the server's backend spent per row (from its
+process CPU clock) and the worker's own (getrusage), both in µs. The server's COPY to
+/dev/null has no wire; serving a reader over a unix socket the backend spends some 5–15% more
+a row (its sends, and waking the reader), over loopback TCP some 20–40% more (it also runs the
+receiving side's TCP stack: the kernel does that work in the sender's context), so a fast
+reader is held back by the server's CPU, not by its own.
+
+Idle CPUs are kept from halting while it measures (a PM QoS request, or idle-priority busy
+loops where there is no cpuidle driver: bench/keepawake.py), as the header says: on a VM whose
+idle vCPUs halt, every wake-up of the reader by the server (one per 8 KiB the server sends)
+also costs the server an interrupt to a halted vCPU, which is the VM's cost, not the method's.
+--allow-idle-halt measures with them halting.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -31,10 +49,11 @@ import numpy as np
 from accessbench import formatting as fmt
 from accessbench.data.generate import table_rows
 from accessbench.methods import select
-from accessbench.runner import memory
+from accessbench.runner import cputime, memory
 from accessbench.runner.worker import WorkerProcess, worker_environment
 from accessbench.suite.loader import load
 from accessbench.targets.postgresql import ManagedPostgres
+from keepawake import KeepAwake  # bench/keepawake.py, beside this script
 
 SPEED_TARGET, MEMORY_TARGET = 0.90, 3.0
 SQL = "SELECT * FROM lineitem"
@@ -51,13 +70,30 @@ def ask(worker: WorkerProcess, message: dict) -> dict:
     return answer
 
 
+def sig3(value: float) -> str:
+    """A rate at the precision one run knows it: three significant digits."""
+    return f"{float(f'{value:.3g}'):,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def per_row(ns: float | None, rows: int) -> str:
+    return "—" if ns is None else f"{ns / rows / 1000:.2f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of lineitem (default 1,000,000)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
-    parser.add_argument("--path", choices=("tcp", "unix"), default="tcp", help="how the workers reach the server")
+    parser.add_argument("--path", default="unix,tcp",
+                        help="comma-separated paths the workers reach the server by: unix, tcp (default unix,tcp)")
     parser.add_argument("--method", help="comma-separated methods (default: the transfer group's on PostgreSQL)")
+    parser.add_argument("--allow-idle-halt", action="store_true",
+                        help="do not keep idle CPUs from halting while measuring (see above)")
     args = parser.parse_args()
+    paths = [p.strip() for p in args.path.split(",") if p.strip()]
+    if not paths or any(p not in ("unix", "tcp") for p in paths):
+        parser.error(f"--path {args.path}: give unix, tcp or both (unix,tcp)")
+    if args.rows < 1 or args.rounds < 1:
+        parser.error("--rows and --rounds must be at least 1")
     methods = [m for m in select(args.method.split(",") if args.method else ["transfer"])
                if "postgresql" in m.dbms and m.reads != "floor" and not m.missing()]
     if not methods:
@@ -67,75 +103,144 @@ def main() -> int:
     workdir = tempfile.mkdtemp(prefix="accessbench-bench-")
     os.chmod(workdir, 0o755)
     server = ManagedPostgres()
-    workers: dict[str, WorkerProcess] = {}
+    workers: dict[tuple[str, str], WorkerProcess] = {}  # (path, method) → its worker
+    awake, how = None, ""
+    reference = "server COPY TO /dev/null"
     try:
         server.start(workdir)
         print(f"loading lineitem: {args.rows:,} rows", file=sys.stderr)
         server.create([table])
         server.load(table, table_rows(table, 2017))
-        endpoint = server.endpoint(args.path)
-        usable, sizes, failed = [], {}, {}
-        for m in methods:
-            worker = WorkerProcess(m.command(), os.path.join(workdir, f"{m.name.replace('/', '_')}.log"),
-                                   worker_environment(workdir))
-            try:
-                ask(worker, {"op": "hello"})
-                ask(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1})
-                verified = ask(worker, step(verify=True, size=True))  # warms the worker, and sizes the result
-                if verified["rows"] != args.rows:
-                    raise RuntimeError(f"read {verified['rows']:,} rows of {args.rows:,}")
-                sizes[m.name] = verified.get("result_bytes")
-                workers[m.name] = worker
-                usable.append(m.name)
-            except Exception as e:  # noqa: BLE001 — a method that cannot read is listed, not fatal
-                failed[m.name] = str(e)
-                worker.kill()
-        rates: dict[str, list[float]] = {name: [] for name in ["server COPY TO /dev/null", *usable]}
-        growth: dict[str, list[int]] = {name: [] for name in usable}
-        for r in range(args.rounds):
-            print(f"round {r + 1}/{args.rounds}", file=sys.stderr)
+        own_backend = server.query("SELECT pg_backend_pid()")[0][0]
+        usable, sizes, failed, backends = [], {}, {}, {}
+        for path in paths:
+            endpoint = server.endpoint(path)
+            for m in methods:
+                key = (path, m.name)
+                worker = WorkerProcess(m.command(), os.path.join(workdir, f"{path}-{m.name.replace('/', '_')}.log"),
+                                       worker_environment(workdir))
+                try:
+                    ask(worker, {"op": "hello"})
+                    opened = ask(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1})
+                    if opened.get("server_pid"):  # a reader that connects per read (ConnectorX) has none
+                        backends[key] = opened["server_pid"]
+                    verified = ask(worker, step(verify=True, size=True))  # warms the worker, and sizes the result
+                    if verified["rows"] != args.rows:
+                        raise RuntimeError(f"read {verified['rows']:,} rows of {args.rows:,}")
+                    sizes[key] = verified.get("result_bytes")
+                    workers[key] = worker
+                    usable.append(key)
+                except Exception as e:  # noqa: BLE001 — a method that cannot read is listed, not fatal
+                    failed[key] = str(e)
+                    worker.kill()
+        rates: dict[tuple[str, str], list[float]] = {key: [] for key in [("", reference), *usable]}
+        server_cpu: dict[tuple[str, str], list[int]] = {key: [] for key in rates}
+        client_cpu: dict[tuple[str, str], list[int]] = {key: [] for key in usable}
+        growth: dict[tuple[str, str], list[int]] = {key: [] for key in usable}
+        ratios: dict[tuple[str, str], list[float]] = {key: [] for key in usable}  # to the COPY beside it
+        def server_copy() -> float:
+            cpu0 = cputime.process_cpu_ns(own_backend)
             start = time.perf_counter_ns()
             server.execute("COPY lineitem TO '/dev/null'")
-            rates["server COPY TO /dev/null"].append(args.rows / ((time.perf_counter_ns() - start) / 1e9))
-            for name in usable:
-                pid = workers[name].proc.pid
+            rate = args.rows / ((time.perf_counter_ns() - start) / 1e9)
+            cpu1 = cputime.process_cpu_ns(own_backend)
+            rates[("", reference)].append(rate)
+            if cpu0 is not None and cpu1 is not None:
+                server_cpu[("", reference)].append(cpu1 - cpu0)
+            return rate
+
+        awake = None if args.allow_idle_halt else KeepAwake(sorted(os.sched_getaffinity(0)))
+        how = awake.how if awake else "idle CPUs may halt (--allow-idle-halt)"
+        print(how, file=sys.stderr)
+        for r in range(args.rounds):
+            print(f"round {r + 1}/{args.rounds}", file=sys.stderr)
+            for key in usable:
+                # Each read is paired with a server COPY made right next to it, before it in
+                # even rounds and after it in odd ones: the host's speed flips between regimes
+                # for seconds at a time, and two measurements side by side share one.
+                copy_rate = server_copy() if r % 2 == 0 else None
+                pid = workers[key].proc.pid
                 before = memory.start(pid)
-                answer = ask(workers[name], step())
+                backend = backends.get(key)
+                cpu0 = cputime.process_cpu_ns(backend) if backend else None
+                answer = ask(workers[key], step())
+                cpu1 = cputime.process_cpu_ns(backend) if backend else None
                 peak = memory.peak(pid)
-                rates[name].append(answer["rows"] / (answer["elapsed_ns"] / 1e9))
+                if copy_rate is None:
+                    copy_rate = server_copy()
+                rate = answer["rows"] / (answer["elapsed_ns"] / 1e9)
+                rates[key].append(rate)
+                ratios[key].append(rate / copy_rate)
+                if cpu0 is not None and cpu1 is not None:
+                    server_cpu[key].append(cpu1 - cpu0)
                 if before is not None and peak is not None:
-                    growth[name].append(peak - before)
+                    growth[key].append(peak - before)
+                if "user_ns" in answer and "sys_ns" in answer:
+                    client_cpu[key].append(answer["user_ns"] + answer["sys_ns"])
     finally:
+        if awake is not None:
+            awake.close()
         for worker in workers.values():
             worker.close()
         server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)  # the server's data and the workers' logs
+    text, met = report(args, how, paths, rates, ratios, server_cpu, client_cpu, growth, sizes, failed, reference)
+    print(text)
+    return 0 if met else 1
 
-    copy_rate = float(np.median(rates.pop("server COPY TO /dev/null")))
-    print(f"\nlineitem, {args.rows:,} rows over {args.path}; the server's own COPY TO '/dev/null': "
-          f"{fmt.rate(copy_rate)} rows/s (median of {args.rounds})\n")
-    width = max(len(name) for name in [*rates, *failed, "method"])
-    print(f"{'method':{width}} {'rows/s':>12} {'× COPY':>7} {'result':>10} {'peak growth':>12} {'× result':>9}")
-    worst_memory, over = 0.0, []
-    for name in sorted(rates, key=lambda n: -np.median(rates[n])):
-        rate = float(np.median(rates[name]))
-        grown = float(np.median(growth[name])) if growth[name] else None
-        size = sizes.get(name)
-        times = grown / size if grown is not None and size else None
-        if times is not None:
-            worst_memory = max(worst_memory, times)
-            if times > MEMORY_TARGET:
-                over.append(name)
-        print(f"{name:{width}} {fmt.rate(rate):>12} {rate / copy_rate:>7.2f} {fmt.size(size):>10} {fmt.size(grown):>12} "
-              f"{(f'{times:.2f}' if times is not None else 'not measured'):>9}")
-    for name, why in failed.items():
-        print(f"{name:{width}} not measured: {why}")
-    best = max(rates, key=lambda n: np.median(rates[n]))
-    speed = float(np.median(rates[best])) / copy_rate
-    print(f"\nspeed: the fastest, {best}, reads at {speed:.0%} of the server's COPY rate "
-          f"(target ≥ {SPEED_TARGET:.0%}): {'met' if speed >= SPEED_TARGET else 'NOT met'}")
-    print(f"memory: the largest peak growth is {worst_memory:.2f}× its result (target ≤ {MEMORY_TARGET:g}×): "
-          f"{'met' if not over else 'NOT met by ' + ', '.join(over)}")
-    return 0 if speed >= SPEED_TARGET and not over else 1
+
+def median(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def report(args, how, paths, rates, ratios, server_cpu, client_cpu, growth, sizes, failed, reference) -> tuple[str, bool]:
+    """The tables (one per path, fastest first) and the two verdicts; whether both targets are met."""
+    rows = args.rows
+    copy_key = ("", reference)
+    copy_rate = median(rates.pop(copy_key))
+    lines = [f"\n{how}",
+             f"lineitem, {rows:,} rows; the server's own COPY TO '/dev/null': {sig3(copy_rate)} rows/s, "
+             f"its backend's CPU {per_row(median(server_cpu[copy_key]), rows)} µs a row (medians of {args.rounds} rounds)"]
+    width = max(len(name) for _, name in [*rates, *failed, ("", "method")])
+    worst_memory, over, best = None, [], None
+    for path in paths:
+        keys = sorted((k for k in rates if k[0] == path), key=lambda k: -median(ratios[k]))
+        lines += [f"\nover {path}:",
+                  f"{'method':{width}} {'rows/s':>10} {'× COPY':>7} {'server µs/row':>14} {'client µs/row':>14} "
+                  f"{'result':>10} {'peak growth':>12} {'× result':>12}"]
+        for key in keys:
+            rate = median(rates[key])
+            grown = median(growth[key])
+            size = sizes.get(key)
+            times = grown / size if grown is not None and size else None
+            if times is not None:
+                worst_memory = max(worst_memory or 0.0, times)
+                if times > MEMORY_TARGET:
+                    over.append(f"{key[1]} over {path}")
+            if best is None or median(ratios[key]) > median(ratios[best]):
+                best = key
+            lines.append(f"{key[1]:{width}} {sig3(rate):>10} {median(ratios[key]):>7.2f} "
+                         f"{per_row(median(server_cpu[key]), rows):>14} {per_row(median(client_cpu[key]), rows):>14} "
+                         f"{fmt.size(size):>10} {fmt.size(grown):>12} "
+                         f"{(f'{times:.2f}' if times is not None else 'not measured'):>12}")
+        for (p, name), why in failed.items():
+            if p == path:
+                lines.append(f"{name:{width}} not measured: {why}")
+    if best is None:
+        return "\n".join([*lines, "\nno method read the table: no verdict"]), False
+    speed = median(ratios[best])
+    lines.append(f"\nspeed: the fastest, {best[1]} over {best[0]}, reads at {speed:.0%} of the server's COPY rate "
+                 f"(target ≥ {SPEED_TARGET:.0%}): {'met' if speed >= SPEED_TARGET else 'NOT met'}")
+    for path in paths:
+        if path != best[0] and any(k[0] == path for k in rates):
+            top = max((k for k in rates if k[0] == path), key=lambda k: median(ratios[k]))
+            lines.append(f"       over {path} the fastest, {top[1]}, reads at {median(ratios[top]):.0%}")
+    if worst_memory is None:
+        lines.append("memory: no method told its result's size: not measured")
+    else:
+        lines.append(f"memory: the largest peak growth is {worst_memory:.2f}× its result (target ≤ {MEMORY_TARGET:g}×): "
+                     f"{'met' if not over else 'NOT met by ' + ', '.join(over)}")
+    return "\n".join(lines), speed >= SPEED_TARGET and not over and worst_memory is not None
 
 
 if __name__ == "__main__":

@@ -29,6 +29,12 @@ def test_a_usage_error_names_the_command_once_on_stderr_with_status_2():
     assert "accessbench: accessbench" not in top.stderr + sub.stderr
 
 
+def test_conformance_takes_methods_separated_by_commas_and_names_an_unknown_one_as_given():
+    result = accessbench("conformance", "c-sqlite,no-such-method")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("accessbench: METHOD no-such-method: unknown (known: ")
+
+
 def test_a_missing_results_file_is_named_as_the_user_named_it(tmp_path):
     in_run = accessbench("show", str(tmp_path / "gone.db") + ":last")
     assert in_run.returncode == 2

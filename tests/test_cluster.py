@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -161,8 +162,11 @@ def test_a_worker_missing_on_a_host_is_named_with_the_host_before_anything_runs(
             cluster.close()
     finally:
         local.stop()
-    assert os.listdir(os.path.join(work, "hosts")) == []  # each host removed its own directory
-    assert _leftovers() == []
+    try:
+        assert os.listdir(os.path.join(work, "hosts")) == []  # each host removed its own directory
+        assert _leftovers() == []
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="local clusters need root (network namespaces)")

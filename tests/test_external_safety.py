@@ -408,7 +408,8 @@ def test_clean_removes_what_a_killed_run_left_on_mariadb_and_nothing_else(user_m
     before = user_maria.snapshot()
     store = tmp_path / "s.db"
     proc = subprocess.Popen([sys.executable, "-m", "accessbench", "--store", str(store), "run", "--no-report",
-                             "--quick", "--target", user_maria.dba, "--method", "py-mysqlclient", "--trials", "50"],
+                             "--quick", "--target", user_maria.dba, "--method", "py-mysqlclient", "--trials", "50",
+                             "--workdir", str(tmp_path)],  # a killed run cannot remove its work directory
                             cwd=SCRATCH, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:

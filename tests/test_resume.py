@@ -178,7 +178,7 @@ def test_a_complete_run_is_refused_as_there_is_nothing_to_resume(tmp_path):
         f"accessbench: --resume {rows(store, 'SELECT id FROM runs')[0][0]}: the run is complete: nothing to resume"]
 
 
-def test_a_crashed_run_is_resumed_once_its_process_is_gone_and_leaves_no_process_behind(tmp_path, workdir):
+def test_a_crashed_run_is_listed_as_stopped_and_resumed_once_its_process_is_gone_leaving_no_process(tmp_path, workdir):
     store = str(tmp_path / "s.db")
     proc = start(store, workdir, start_new_session=True)
     try:
@@ -188,6 +188,7 @@ def test_a_crashed_run_is_resumed_once_its_process_is_gone_and_leaves_no_process
         refused = accessbench("--store", store, "run", "--resume", run_id)
         assert refused.returncode == 2
         assert f"the run is still being measured by process {proc.pid}" in refused.stderr
+        assert "stopped" not in accessbench("--store", store, "runs").stdout
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=60)
         deadline = time.monotonic() + 10
@@ -198,6 +199,8 @@ def test_a_crashed_run_is_resumed_once_its_process_is_gone_and_leaves_no_process
         if proc.poll() is None or processes_in_group(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
     assert rows(store, "SELECT status FROM runs") == [("running",)]
+    assert "stopped: process gone (--resume)" in accessbench(
+        "--store", store, "runs").stdout.replace("\n", "")
     result = accessbench("--store", store, "run", "--resume", run_id, "--workdir", workdir)
     assert result.returncode == 0, result.stderr[-2000:]
     assert_complete(store, run_id)

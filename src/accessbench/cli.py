@@ -342,7 +342,7 @@ def build_parser() -> Parser:
         description="Run each method's worker through protocol/vectors (PRNG, generators, checksum) and a "
         "reference script against managed servers (hello, open, every step kind and mode, an error, bye). "
         "Prints pass or the first difference; exit status 1 when a method fails.")
-    conformance.add_argument("method", nargs="*", metavar="METHOD", help="methods to check (default: every one in the catalog)")
+    conformance.add_argument("method", nargs="*", metavar="METHOD", help="methods or groups to check, separated by spaces or commas (default: every one in the catalog)")
     conformance.set_defaults(func=cmd_conformance)
     predict = sub.add_parser(
         "predict", help="predict a stored run's per-op times at another network latency",
@@ -636,6 +636,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    from .runner.resume import orphaned
     from .store import Store
 
     if not is_server(args.store) and not os.path.exists(args.store):
@@ -653,6 +654,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for r in rows:
         settings, env = json.loads(r["settings"] or "{}"), json.loads(r["environment"] or "{}")
         status = r["status"] if r["status"] == "complete" or not r["message"] else f"{r['status']}: {r['message']}"
+        if orphaned(r, env):
+            status = "stopped: process gone (--resume)"  # killed: nothing could store why
         lines.append((r["id"], r["started_at"].replace("T", " ")[:16], f"{env.get('user') or '—'}@{env.get('hostname')}",
                       r["suite"], (r["targets"] or "").replace(", ", ","),
                       str(r["methods"]), f"{settings.get('trials', '?')}{' quick' if settings.get('quick') else ''}",
@@ -862,7 +865,8 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     from .methods import catalog, select
 
     console = _console()
-    methods = select(args.method) if args.method else list(catalog())
+    names = [n for arg in args.method for n in arg.split(",") if n]  # "a b" and "a,b" alike, as run's --method
+    methods = select(names, option="METHOD") if names else list(catalog())
     outcomes = conformance.check(methods, progress=lambda text: console.print(text, style="dim"))
     table = Table(box=box.SIMPLE_HEAD)
     for name in ("method", "result", "checks", "notes"):

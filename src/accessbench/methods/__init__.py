@@ -133,15 +133,15 @@ GROUPS = {
 }
 
 
-def select(names: list[str] | None) -> list[Method]:
+def select(names: list[str] | None, option: str = "--method") -> list[Method]:
     """Methods by name or group (the default ones when ``names`` is empty); an unknown name
-    is an input error."""
+    is an input error, naming ``option`` (where the user gave it)."""
     known = {m.name: m for m in catalog()}
     if not names:
         return [m for m in known.values() if m.default]
     unknown = [n for n in names if n not in known and n not in GROUPS]
     if unknown:
-        raise InputError(f"--method {','.join(unknown)}: unknown (known: {', '.join(known)}; "
+        raise InputError(f"{option} {','.join(unknown)}: unknown (known: {', '.join(known)}; "
                          f"or {' or '.join(GROUPS)})")
     chosen: list[str] = []
     for name in names:

@@ -117,6 +117,13 @@ def _alive(pid: int | None) -> bool:
         return False
 
 
+def orphaned(run: dict[str, Any], environment: dict[str, Any]) -> bool:
+    """A run stored as running, measured on this host, whose process is gone: it ended without
+    a word (killed, or the machine stopped) and can be carried on with --resume."""
+    return (run["status"] == "running" and environment.get("hostname") == platform.node()
+            and not _alive(run.get("pid")))
+
+
 def _shown(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
