@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,11 +99,13 @@ def main() -> int:
         print(f"SELECT 1, one client, unix socket, {args.ops:,} statements × {args.rounds} interleaved rounds"
               f"{', another core kept busy' if spinner else ''}")
         print(f"  {'mode':10} {'pgbench µs':>11} {method.name + ' µs':>18} {'ratio':>7}  95% CI of ratio")
+        missed = 0
         for mode in MODES:
             base, ours = np.array(times[("pgbench", mode)]), np.array(times[(method.name, mode)])
             ratio = ours / base  # paired by round: both saw the same moment of the machine
             low, high = bootstrap_median_ci(ratio)
             verdict = "within 5%" if 0.95 <= np.median(ratio) <= 1.05 else "OUTSIDE 5%"
+            missed += verdict != "within 5%"
             print(f"  {mode:10} {np.median(base) / 1000:11.2f} {np.median(ours) / 1000:18.2f} "
                   f"{np.median(ratio):7.3f}  [{low:.3f}–{high:.3f}]  {verdict}")
     finally:
@@ -113,7 +115,7 @@ def main() -> int:
             process.close()
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)  # the server's data and the worker's log
-    return 0
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
