@@ -105,3 +105,4 @@ def test_compare_calibrates_the_hosts_drift_and_later_comparisons_name_it(sqlite
     later = accessbench("--store", str(store), "compare", "last", "last", cwd=tmp_path)
     assert "this host's calibrated run-to-run drift ±0.0%" in later.stdout
     assert "a difference is called only beyond ±3.0%" in later.stdout
+    assert "whole steps moved between the runs by +0.0% to +0.0%" in later.stdout.replace("\n", " ")

@@ -5,6 +5,7 @@ import pytest
 
 from accessbench.stats.cells import CellResult
 from accessbench.stats.compare import compare, pair_runs, pair_with_base, path_change, smallest_p
+from accessbench.stats.drift import step_shifts
 from accessbench.stats.stability import flags, outliers, trials_needed
 from accessbench.stats.summary import summarize
 from accessbench.stats.views import VIEWS
@@ -161,3 +162,13 @@ def test_a_hosts_calibrated_drift_raises_the_floor_and_is_named():
     found = drift.estimate([1.0] * 50, noise=0.03, host_floor=0.12, host_cells=700)
     assert found.floor == 0.12 and "calibrated run-to-run drift ±12.0% (from 700 cells" in found.sources
     assert abs(drift.calibration([1.1] * 96 + [1.3] * 4) - 0.1) < 1e-9  # the 95th percentile of |ratio − 1|
+
+
+def test_steps_that_moved_as_a_whole_are_told_apart_from_the_cells_scatter_around_them():
+    rng = np.random.default_rng(7)
+    by_step = {("v", i, "sqlite"): list(shift * np.exp(rng.normal(0, 0.02, 12)))
+               for i, shift in enumerate((0.7, 1.0, 1.5))}
+    found = step_shifts(by_step)
+    assert -0.33 < found.low < -0.27 and 0.45 < found.high < 0.55
+    assert 0.02 < found.within < 0.06  # 1.96 × the cells' own 2% around their step
+    assert step_shifts({("v", 0, "sqlite"): [1.0] * 12}) is None  # one step says nothing of steps

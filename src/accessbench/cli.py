@@ -787,6 +787,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     # Across a path change every cell moved by design: their scatter is no estimate of the drift
     # then (the host's calibration still is).
     drift_text = _drift(args, reference, candidate, [p.comparison.ratio for p in pairs], own=not across)
+    if not across:
+        drift_text[1].extend(_step_shifts(pairs))
     if drift_text[0] is not None:  # the verdicts weigh the drift too
         pairs, alone = pair_runs(a, b, args.alpha, drift_text[0], across_path=bool(across))
     unmatched = [f"{r.label} · {r.cell['step']}" for r in alone]
@@ -831,6 +833,23 @@ def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float],
                  f"— the smallest change this comparison could detect"
                  + (f" (the median cell moved {found.shift:+.1%})" if found.shift is not None else ""))
     return (found.floor if found.floor > args.noise else None), lines
+
+def _step_shifts(pairs) -> list[str]:
+    """A line on how whole steps moved between the runs, where enough steps say."""
+    from .stats.drift import step_shifts
+
+    by_step: dict[tuple, list[float]] = {}
+    for p in pairs:
+        cell = p.comparison.a.cell
+        by_step.setdefault((cell["variant"], cell["step_index"], cell["target"]), []).append(p.comparison.ratio)
+    found = step_shifts(by_step)
+    if found is None:
+        return []
+    return [f"whole steps moved between the runs by {found.low:+.1%} to {found.high:+.1%} (a step's median cell on one "
+            f"target; between runs of identical settings, the host's speed while the step ran); around its own step's shift a cell moved within "
+            f"±{found.within:.1%} — a change confined to some methods of a step stands out sooner than one "
+            f"that moves a whole step"]
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     path = _write_report(_load(args.store, args.run), args.out, args.view)

@@ -66,3 +66,30 @@ def calibration(ratios: list[float]) -> float:
     """From two runs of identical settings: the 95th percentile of |ratio − 1| over their cells."""
     logs = log_ratios(ratios)
     return float(math.expm1(np.percentile(np.abs(logs), 95))) if len(logs) else 0.0
+
+
+@dataclass(frozen=True)
+class StepShifts:
+    low: float       # the step that moved most down: its median ratio − 1
+    high: float      # … and most up
+    within: float    # 95% of a cell's move around its own step's shift (like the floor)
+
+
+def step_shifts(ratios_by_step: dict[tuple, list[float]]) -> StepShifts | None:
+    """How whole steps moved between two runs. A step's cells on one target are measured in the
+    same rounds, so a host that changes speed between steps moves them together: each step's
+    shift is the median ratio of its cells, and a cell's move around its own step's shift is
+    what is left. None when fewer than two steps have enough cells to tell."""
+    shifts, residuals = [], []
+    for ratios in ratios_by_step.values():
+        logs = log_ratios(ratios)
+        if len(logs) < 2:  # one cell has no scatter around its step
+            continue
+        centre = float(np.median(logs))
+        shifts.append(centre)
+        residuals += list(logs - centre)
+    if len(shifts) < 2 or len(residuals) < MIN_PAIRS:
+        return None
+    resid = np.asarray(residuals)
+    spread = 1.4826 * float(np.median(np.abs(resid - np.median(resid))))
+    return StepShifts(math.expm1(min(shifts)), math.expm1(max(shifts)), math.expm1(Z95 * spread))
