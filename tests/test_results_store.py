@@ -146,3 +146,51 @@ def test_compare_across_hosts_lists_what_differs_between_them(server, sqlite_sto
     assert "host cores:" in compared.stdout
     listed = accessbench("--store", url(server), "runs").stdout
     assert "grace@build-02" in listed
+
+
+def test_a_run_stopped_with_ctrl_c_in_a_postgresql_store_is_resumed_there_measuring_only_what_it_missed(
+        server, tmp_path):
+    import signal
+    import time
+
+    before = everything_but_the_store(server)
+    trials = 6
+    run = ("run", "--quick", "--target", "sqlite", "--method", "py-sqlite3", "--trials", str(trials), "--warmup", "0",
+           "--precision", "0", "--no-report", "--workdir", str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "accessbench", "--store", url(server), *run],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRATCH)
+
+    def stored() -> list[tuple]:
+        with connect(server) as c:
+            if c.execute("SELECT to_regclass('accessbench_results.trials')").fetchone()[0] is None:
+                return []
+            return c.execute("SELECT c.step, t.seq, t.elapsed_ns FROM accessbench_results.trials t"
+                             " JOIN accessbench_results.cells c ON c.id = t.cell_id WHERE t.phase = 'trial'"
+                             " ORDER BY c.step, t.seq").fetchall()
+
+    try:
+        deadline = time.monotonic() + 120
+        while len(stored()) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it was stopped"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    with connect(server) as c:
+        [(run_id, status)] = c.execute("SELECT id, status FROM accessbench_results.runs").fetchall()
+    assert status == "interrupted"
+    kept = stored()
+    resumed = accessbench("--store", url(server), "run", "--resume", run_id, "--workdir", str(tmp_path))
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert server.password not in resumed.stdout + resumed.stderr
+    with connect(server) as c:
+        assert c.execute("SELECT status FROM accessbench_results.runs").fetchall() == [("complete",)]
+    after = stored()
+    assert set(kept) <= set(after)  # what was measured before stays as it was
+    seqs: dict[str, list[int]] = {}
+    for step, seq, _ in after:
+        seqs.setdefault(step, []).append(seq)
+    assert seqs and all(s == list(range(trials)) for s in seqs.values())
+    assert everything_but_the_store(server) == before
