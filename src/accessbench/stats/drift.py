@@ -48,14 +48,19 @@ def log_ratios(ratios: list[float]) -> np.ndarray:
     return np.log(np.asarray([r for r in ratios if r > 0], dtype=float))
 
 
+def robust(logs: np.ndarray) -> tuple[float, float]:
+    """The median of log ratios and their robust sd (1.4826 × MAD around it)."""
+    centre = float(np.median(logs))
+    return centre, 1.4826 * float(np.median(np.abs(logs - centre)))
+
+
 def estimate(ratios: list[float], noise: float, host_floor: float | None = None, host_cells: int = 0) -> Drift:
     """The drift floor for a comparison whose paired cells moved by ``ratios`` (B ÷ A)."""
     logs = log_ratios(ratios)
     spread = shift = None
     own = 0.0
     if len(logs) >= MIN_PAIRS:
-        centre = float(np.median(logs))
-        spread = 1.4826 * float(np.median(np.abs(logs - centre)))
+        centre, spread = robust(logs)
         shift = math.expm1(centre)
         own = math.expm1(Z95 * spread)
     floor = max(noise, own, host_floor or 0.0)
@@ -90,6 +95,5 @@ def step_shifts(ratios_by_step: dict[tuple, list[float]]) -> StepShifts | None:
         residuals += list(logs - centre)
     if len(shifts) < 2 or len(residuals) < MIN_PAIRS:
         return None
-    resid = np.asarray(residuals)
-    spread = 1.4826 * float(np.median(np.abs(resid - np.median(resid))))
+    _, spread = robust(np.asarray(residuals))
     return StepShifts(math.expm1(min(shifts)), math.expm1(max(shifts)), math.expm1(Z95 * spread))
