@@ -25,9 +25,9 @@ What "added" means depends on the endpoints as much as on the proxy, so the scri
 them steady, and says so in its header:
 - Idle CPUs are kept from halting while it runs (a PM QoS request, /dev/cpu_dma_latency = 0,
   held open, where a cpuidle driver honours it; where there is none, as on some of this
-  project's VMs, one idle-priority busy loop per CPU: see KeepAwake). A halted vCPU takes tens
-  of µs to wake, more the longer it idled: the echo server and the client, idle for 2N between exchanges through the proxy
-  but not directly, would wake at a different cost, which is the VM's figure, not the
+  project's VMs, one idle-priority busy loop per CPU: accessbench.runner.awake). A halted vCPU
+  takes tens of µs to wake, more the longer it idled: the echo server and the client, idle
+  for 2N between exchanges through the proxy but not directly, would wake at a different cost, which is the VM's figure, not the
   proxy's (--allow-idle-halt measures it anyway).
 - The client thread and the echo server's threads are pinned to two different CPUs
   (--no-pin: not). Left alone, the scheduler sometimes runs them on one CPU, where a direct
@@ -56,7 +56,8 @@ import sys
 import threading
 import time
 
-from keepawake import KeepAwake  # bench/keepawake.py, beside this script
+from accessbench.runner.awake import KeepAwake
+
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.path.join(ROOT, "proxy", "build", "abproxy")
@@ -261,7 +262,7 @@ def main() -> int:
     cpus = sorted(os.sched_getaffinity(0))
     client_cpu, echo_cpu = (None, None) if args.no_pin or len(cpus) < 2 else (cpus[0], cpus[1])
     proxy_cpu = {"echo": echo_cpu, "client": client_cpu, "none": None}[args.proxy_cpu] if len(cpus) > 1 else None
-    awake = None if args.allow_idle_halt else KeepAwake(cpus)
+    awake = None if args.allow_idle_halt else KeepAwake(cpus, spin=True)
     echo = EchoServer(echo_cpu)
     realtime = not args.no_realtime and os.geteuid() == 0
     extra = ((["--cpu", str(proxy_cpu)] if proxy_cpu is not None else []) + (["--realtime", "10"] if realtime else [])
@@ -326,7 +327,7 @@ def main() -> int:
           f"\n  {f'client on CPU {client_cpu}, echo server on CPU {echo_cpu}' if client_cpu is not None else 'client and echo server unpinned'}"
           f", proxy {'on CPU ' + str(proxy_cpu) if proxy_cpu is not None else 'unpinned'}"
           f"{' under SCHED_FIFO' if realtime else ''}"
-          f"; {awake.how if awake else 'idle CPUs may halt'}"
+          f"; {'idle CPUs ' + awake.how if awake else 'idle CPUs may halt'}"
           f"{'; proxy options ' + ' '.join(args.proxy_arg) if args.proxy_arg else ''}")
     print(f"  {'delay µs':>8} {'direct p50':>11} {'proxied p50':>12} {'added':>9} {'expected':>9} {'error':>8}"
           f" {'pairs' + chr(39) + ' added':>15} {'direct p99':>11} {'proxied p99':>12}")

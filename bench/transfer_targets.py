@@ -28,10 +28,11 @@ a row (its sends, and waking the reader), over loopback TCP some 20–40% more (
 receiving side's TCP stack: the kernel does that work in the sender's context), so a fast
 reader is held back by the server's CPU, not by its own.
 
-Idle CPUs are kept from halting while it measures (a PM QoS request, or idle-priority busy
-loops where there is no cpuidle driver: bench/keepawake.py), as the header says: on a VM whose
-idle vCPUs halt, every wake-up of the reader by the server (one per 8 KiB the server sends)
-also costs the server an interrupt to a halted vCPU, which is the VM's cost, not the method's.
+Idle CPUs are kept from halting while it measures, as `accessbench run` does (a PM QoS
+request, or idle-priority busy loops where there is no cpuidle driver: accessbench.runner.awake),
+as the header says: on a VM whose idle vCPUs halt, every wake-up of the reader by the server
+(one per 8 KiB the server sends) also costs the server an interrupt to a halted vCPU, which is
+the VM's cost, not the method's.
 --allow-idle-halt measures with them halting.
 """
 
@@ -50,10 +51,10 @@ from accessbench import formatting as fmt
 from accessbench.data.generate import table_rows
 from accessbench.methods import select
 from accessbench.runner import cputime, memory
+from accessbench.runner.awake import KeepAwake
 from accessbench.runner.worker import WorkerProcess, worker_environment
 from accessbench.suite.loader import load
 from accessbench.targets.postgresql import ManagedPostgres
-from keepawake import KeepAwake  # bench/keepawake.py, beside this script
 
 SPEED_TARGET, MEMORY_TARGET = 0.90, 3.0
 SQL = "SELECT * FROM lineitem"
@@ -150,8 +151,8 @@ def main() -> int:
                 copy_cpu.append(cpu1 - cpu0)
             return rate
 
-        awake = None if args.allow_idle_halt else KeepAwake(sorted(os.sched_getaffinity(0)))
-        how = awake.how if awake else "idle CPUs may halt (--allow-idle-halt)"
+        awake = None if args.allow_idle_halt else KeepAwake(spin=True)
+        how = 'idle CPUs ' + awake.how if awake else "idle CPUs may halt (--allow-idle-halt)"
         print(how, file=sys.stderr)
         for r in range(args.rounds):
             print(f"round {r + 1}/{args.rounds}", file=sys.stderr)

@@ -164,6 +164,12 @@ def _add_width_options(parser: argparse.ArgumentParser) -> None:
                         "what else fits)")
 
 
+IDLE_HELP = ("do not hold idle CPUs awake while measuring. By default a run asks the kernel (PM QoS, "
+             "/dev/cpu_dma_latency; root) to keep idle CPUs out of deep idle until it ends: on a VM a halted CPU's "
+             "wake-up costs tens of µs, more or less with what the host did before, so one-row steps would measure "
+             "the VM as much as the method. The run stores which it was")
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog="accessbench",
@@ -236,6 +242,7 @@ def build_parser() -> Parser:
                      "every worker must be built on every host), or local:N[@Xcpu] (N hosts made here, each in its "
                      "own network namespace, optionally held to X CPUs; root). Paths: tcp only. A plain step runs "
                      "on this host")
+    run.add_argument("--allow-idle-halt", action="store_true", default=None, help=IDLE_HELP)
     run.add_argument("--raw-latencies", action="store_true",
                      help="steps under load also keep every operation's latency, where the worker can write them "
                      "(Python's), beside the histogram they are summarised in: to check it (large)")
@@ -375,6 +382,7 @@ def build_parser() -> Parser:
                            help="where the HTML studies report (and each run's report) is written (default ./reports)")
     reproduce.add_argument("--timeout", type=_seconds, default=None, metavar="S",
                            help="seconds a worker may take to answer before it is killed (default 300)")
+    reproduce.add_argument("--allow-idle-halt", action="store_true", default=None, help=IDLE_HELP)
     reproduce.add_argument("--width", type=_columns, default=None, metavar="N",
                            help="the report's width in columns (default: the terminal's, or 120 in a pipe or file)")
     reproduce.set_defaults(func=cmd_reproduce)
@@ -412,7 +420,8 @@ def _print(text: str) -> None:
 # The defaults of the options a resumed run keeps, in one place (their arguments default to
 # None, so that an option given can be told from one left out).
 RUN_DEFAULTS = {"suite": "quick", "trials": 5, "warmup": 1, "max_warmup": 10, "timeout": 300.0, "quick": False,
-                "unconfined_sql": False, "precision": 0.03, "budget": 300.0, "max_trials": 40}
+                "unconfined_sql": False, "precision": 0.03, "budget": 300.0, "max_trials": 40,
+                "allow_idle_halt": False}
 
 
 def _resume(args: argparse.Namespace):
@@ -525,7 +534,7 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
     options = RunOptions(
         trials=args.trials, warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick,
         workdir=args.workdir, unconfined_sql=args.unconfined_sql, cluster=args.cluster,
-        raw_latencies=args.raw_latencies,
+        raw_latencies=args.raw_latencies, allow_idle_halt=args.allow_idle_halt,
         precision=args.precision, budget=args.budget, max_trials=args.max_trials,
         label=args.label if args.label is not None or not resume else resume.settings.get("label"),
     )
@@ -811,14 +820,15 @@ def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float],
     from .stats import drift
     from .store import Store
 
-    hosts = {reference.run["environment"].get("hostname"), candidate.run["environment"].get("hostname")}
+    hosts = {drift.calibration_host(reference.run["environment"]), drift.calibration_host(candidate.run["environment"])}
     host = hosts.pop() if len(hosts) == 1 else None
     lines = []
     with Store(args.store) as store:
         if args.calibrate:
             if host is None:
-                raise InputError("compare --calibrate: the two runs were made on different hosts; calibrate "
-                                 "with two runs of identical settings on one host")
+                raise InputError("compare --calibrate: the two runs were made on different hosts, or one held idle "
+                                 "CPUs awake and the other did not; calibrate with two runs of identical settings "
+                                 "on one host")
             if not own:
                 raise InputError("compare --calibrate: the two runs measured different paths; calibrate with two "
                                  "runs of identical settings")

@@ -304,6 +304,8 @@ def header(stored: StoredRun, view: View) -> Header:
     host = " · ".join(filter(None, [env.get("hostname"), str(env.get("cpu")), f"{env.get('cores')} cores",
                                     f"{env.get('memory_gib')} GiB", str(env.get("os")), f"kernel {env.get('kernel')}"]))
     lines.append(("host", host + idle))
+    if env.get("idle_cpus"):
+        lines.append(("idle CPUs", str(env["idle_cpus"])))
     if isinstance(env.get("steadiness"), dict):
         lines.append(("host speed", host_speed(env["steadiness"])))
     if isinstance(env.get("cluster"), dict):  # loaded steps' clients ran on other hosts

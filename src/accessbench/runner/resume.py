@@ -22,7 +22,8 @@ from .plan import Cell
 # Options a resumed run keeps, and where its settings hold them.
 KEPT = (("--trials", "trials"), ("--warmup", "warmup"), ("--max-warmup", "max_warmup_jit"),
         ("--timeout", "timeout_s"), ("--quick", "quick"), ("--unconfined-sql", "unconfined_sql"),
-        ("--precision", "precision"), ("--budget", "budget_s"), ("--max-trials", "max_trials"))
+        ("--precision", "precision"), ("--budget", "budget_s"), ("--max-trials", "max_trials"),
+        ("--allow-idle-halt", "allow_idle_halt"))
 _ADVICE = "a resumed run keeps its settings; start a new run for other ones"
 
 

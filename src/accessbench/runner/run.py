@@ -37,6 +37,7 @@ from ..suite.shape import of_step
 from ..targets import Target, TargetUnavailable
 from . import memory
 from .cleanup import Cleanup
+from .awake import KeepAwake
 from .cputime import total_cpu_ns, tree_cpu_ns
 from .diagnosis import DUMP_ROWS, explain
 from .precision import Precision
@@ -63,6 +64,7 @@ class RunOptions:
     max_trials: int = 40          # timed trials a cell may reach for precision
     cluster: Any = None           # cluster.ClusterSpec: loaded steps' clients on a cluster's hosts
     raw_latencies: bool = False   # loaded trials also keep every latency, where the worker can write them
+    allow_idle_halt: bool = False  # measure without holding idle CPUs awake (runner/awake.py)
 
 
 class Progress:
@@ -165,6 +167,7 @@ class Runner:
                 "targets": [t.name for t in self.targets], "paths": self.paths,
                 "methods": [m.name for m in self.methods], "seed": self.suite.seed,
                 "precision": o.precision, "budget_s": o.budget, "max_trials": o.max_trials,
+                "allow_idle_halt": o.allow_idle_halt,
                 **({"cluster": o.cluster.text} if o.cluster is not None else {}),
             }
             if self.done.resumed:
@@ -177,6 +180,7 @@ class Runner:
             raise
         status, message = "failed", None
         try:
+            self._hold_cpus_awake(cleanup)
             self._start_targets(cleanup)
             if o.cluster is not None:
                 self._start_cluster(cleanup)
@@ -222,6 +226,21 @@ class Runner:
             except Fault:
                 pass  # the store cannot be written: the caller says so
         return self.run_id
+
+    def _hold_cpus_awake(self, cleanup: Cleanup) -> None:
+        """Idle CPUs are held awake for the whole run unless --allow-idle-halt: a VM's wake-up
+        from halt would otherwise be measured with every round trip, at a cost that changes
+        with what the host did just before (runner/awake.py). The run stores which it was."""
+        if self.options.allow_idle_halt:
+            how = "may halt (--allow-idle-halt)"
+        else:
+            awake = KeepAwake()
+            cleanup.push(lambda: None, awake.close)  # the kernel drops the request with the process anyway
+            how = awake.how
+            self.progress.note(f"idle CPUs {how} while the run measures (--allow-idle-halt: not)" if awake.awake else
+                               f"idle CPUs {how}: round-trip-bound steps then also measure how fast this host's "
+                               "idle CPUs wake, which varies (docs/methodology.md)")
+        self.store.note_environment(self.run_id, "idle_cpus", how)
 
     def _start_targets(self, cleanup: Cleanup) -> None:
         """Each target started (its stop pushed first: stop is safe after a failed start), bounded

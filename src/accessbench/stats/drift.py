@@ -67,6 +67,16 @@ def estimate(ratios: list[float], noise: float, host_floor: float | None = None,
     return Drift(floor, spread, shift, host_floor, host_cells)
 
 
+def calibration_host(environment: dict) -> str | None:
+    """What a calibration is kept under: the host, and whether the run held its idle CPUs awake
+    (runner/awake.py), for that changes the drift several-fold (±36% of a cell against ±15%
+    on the project's VM). Runs that let them halt, and runs from before accessbench held
+    them, share the host's bare name."""
+    name = environment.get("hostname")
+    idle = str(environment.get("idle_cpus") or "may halt")
+    return None if name is None else name if idle.startswith("may halt") else f"{name} (idle CPUs kept awake)"
+
+
 def calibration(ratios: list[float]) -> float:
     """From two runs of identical settings: the 95th percentile of |ratio − 1| over their cells."""
     logs = log_ratios(ratios)

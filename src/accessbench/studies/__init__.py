@@ -115,7 +115,7 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         max_warmup=None, quick=quick, timeout=args.timeout or (None if quick else recipe.full_timeout),
         workdir=None, report_dir=args.report_dir,
         no_report=False, resume=None, unconfined_sql=False, cluster=None, raw_latencies=False,
-        label=LABEL.format(study=recipe.study),
+        allow_idle_halt=getattr(args, "allow_idle_halt", None), label=LABEL.format(study=recipe.study),
         width=getattr(args, "width", None), wide=False)
 
 
