@@ -211,9 +211,9 @@ def build_parser() -> Parser:
                           "0.03), within --budget (default 3%%; 0 turns it off)")
     run.add_argument("--budget", type=_duration, default=None, metavar="TIME",
                      help="time the run may spend on trials added for --precision, shared among its steps "
-                          "(default 5min; e.g. 90s, 20min)")
+                          "(default 8min; e.g. 90s, 20min)")
     run.add_argument("--max-trials", type=_at_least_one, default=None, metavar="N",
-                     help="timed trials a cell may reach for --precision (default 40)")
+                     help="timed trials a cell may reach for --precision (default 80)")
     run.add_argument("--warmup", type=_positive, default=None, metavar="N",
                      help="untimed warmup trials per cell (default 1)")
     run.add_argument("--max-warmup", type=_positive, default=None, metavar="N",
@@ -420,7 +420,7 @@ def _print(text: str) -> None:
 # The defaults of the options a resumed run keeps, in one place (their arguments default to
 # None, so that an option given can be told from one left out).
 RUN_DEFAULTS = {"suite": "quick", "trials": 5, "warmup": 1, "max_warmup": 10, "timeout": 300.0, "quick": False,
-                "unconfined_sql": False, "precision": 0.03, "budget": 300.0, "max_trials": 40,
+                "unconfined_sql": False, "precision": 0.03, "budget": 480.0, "max_trials": 80,
                 "allow_idle_halt": False}
 
 

@@ -6,8 +6,9 @@ interrupt and a VM exit, tens of µs, charged in part to the thread that wakes i
 CPU had gone idle between two operations depends on what else the host was doing, so
 round-trip-bound steps then measure the host's idle handling as much as the access method,
 and it changes within a run: two quick runs of identical settings on the project's VM, made
-one after the other, moved whole steps by −34% to +59%. Held awake, the same two runs
-differed by a median 1.5% (docs/methodology.md gives both).
+one after the other, moved whole steps by −34% to +59% and `compare` called 9.7% of their
+cells different; held awake, two such runs were called different in 2.1% of cells, on a
+drift floor of ±13.7% instead of ±35.7% (docs/methodology.md, "The machine matters").
 
 With a cpuidle driver (haltpoll, intel_idle …) a PM QoS request keeps idle CPUs out of deep
 idle: /dev/cpu_dma_latency = 0, held open; the kernel drops the request when the file is

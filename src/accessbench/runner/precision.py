@@ -32,7 +32,7 @@ def half_width(rates: list[float]) -> float | None:
 class Precision:
     target: float                  # relative half-width asked for (0.03 = ±3%); 0: fixed trials only
     budget_s: float                # seconds of extra trials the whole run may spend
-    max_trials: int = 40           # timed trials a cell may reach
+    max_trials: int = 80           # timed trials a cell may reach
     steps_left: int = 0            # steps still to measure, for the budget's shares
     spent_s: float = field(default=0.0)
 

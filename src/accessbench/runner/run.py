@@ -60,8 +60,8 @@ class RunOptions:
     unconfined_sql: bool = False  # a user's suite may reach beyond the run's own schema on external servers
     label: str | None = None      # the user's name for the run: shown by `runs` and in its reports
     precision: float = 0.0        # add trials until each cell's CI is within ± this (0: fixed trials only)
-    budget: float = 300.0         # seconds the run may spend on those extra trials
-    max_trials: int = 40          # timed trials a cell may reach for precision
+    budget: float = 480.0         # seconds the run may spend on those extra trials
+    max_trials: int = 80          # timed trials a cell may reach for precision
     cluster: Any = None           # cluster.ClusterSpec: loaded steps' clients on a cluster's hosts
     raw_latencies: bool = False   # loaded trials also keep every latency, where the worker can write them
     allow_idle_halt: bool = False  # measure without holding idle CPUs awake (runner/awake.py)
