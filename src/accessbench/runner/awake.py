@@ -17,6 +17,8 @@ a cpuidle driver (current_driver reads "none") an idle x86 CPU runs HLT whatever
 there only busy loops keep it awake, which the bench scripts use (``spin=True``) and a run
 does not: a loop on an SMT sibling would slow the very thread it is meant to help, and a run
 is not a place to burn every CPU unasked. Such a run says that its idle CPUs may halt.
+The request covers this host's CPUs only: a Dask cluster's other hosts (`--cluster dask://`)
+idle as their owners set them (`--cluster local:N` runs on this host, and is covered).
 """
 
 from __future__ import annotations
