@@ -27,8 +27,8 @@ them steady, and says so in its header:
   held open, where a cpuidle driver honours it; where there is none, as on some of this
   project's VMs, one idle-priority busy loop per CPU: accessbench.runner.awake). A halted vCPU
   takes tens of µs to wake, more the longer it idled: the echo server and the client, idle
-  for 2N between exchanges through the proxy but not directly, would wake at a different cost, which is the VM's figure, not the
-  proxy's (--allow-idle-halt measures it anyway).
+  for 2N between exchanges through the proxy but not directly, would wake at a different
+  cost, which is the VM's figure, not the proxy's (--allow-idle-halt measures it anyway).
 - The client thread and the echo server's threads are pinned to two different CPUs
   (--no-pin: not). Left alone, the scheduler sometimes runs them on one CPU, where a direct
   ping-pong takes 5 µs instead of 10 and the baseline jumps between the two.
@@ -57,7 +57,6 @@ import threading
 import time
 
 from accessbench.runner.awake import KeepAwake
-
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.path.join(ROOT, "proxy", "build", "abproxy")

@@ -69,8 +69,8 @@ def estimate(ratios: list[float], noise: float, host_floor: float | None = None,
 
 def calibration_host(environment: dict) -> str | None:
     """What a calibration is kept under: the host, and whether the run held its idle CPUs awake
-    (runner/awake.py), for that changes the drift several-fold (±36% of a cell against ±15%
-    on the project's VM). Runs that let them halt, and runs from before accessbench held
+    (runner/awake.py), for that changes the drift: calibrated at ±36% halting and ±12–18%
+    awake on the project's VM. Runs that let them halt, and runs from before accessbench held
     them, share the host's bare name."""
     name = environment.get("hostname")
     idle = str(environment.get("idle_cpus") or "may halt")
