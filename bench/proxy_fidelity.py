@@ -326,7 +326,7 @@ def main() -> int:
           f"\n  {f'client on CPU {client_cpu}, echo server on CPU {echo_cpu}' if client_cpu is not None else 'client and echo server unpinned'}"
           f", proxy {'on CPU ' + str(proxy_cpu) if proxy_cpu is not None else 'unpinned'}"
           f"{' under SCHED_FIFO' if realtime else ''}"
-          f"; {'idle CPUs ' + awake.how if awake else 'idle CPUs may halt'}"
+          f"; idle CPUs {awake.how if awake else 'may halt'}"
           f"{'; proxy options ' + ' '.join(args.proxy_arg) if args.proxy_arg else ''}")
     print(f"  {'delay µs':>8} {'direct p50':>11} {'proxied p50':>12} {'added':>9} {'expected':>9} {'error':>8}"
           f" {'pairs' + chr(39) + ' added':>15} {'direct p99':>11} {'proxied p99':>12}")

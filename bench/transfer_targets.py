@@ -152,7 +152,7 @@ def main() -> int:
             return rate
 
         awake = None if args.allow_idle_halt else KeepAwake(spin=True)
-        how = 'idle CPUs ' + awake.how if awake else "idle CPUs may halt (--allow-idle-halt)"
+        how = f"idle CPUs {awake.how if awake else 'may halt (--allow-idle-halt)'}"
         print(how, file=sys.stderr)
         for r in range(args.rounds):
             print(f"round {r + 1}/{args.rounds}", file=sys.stderr)

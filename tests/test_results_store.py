@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 
 import psycopg
 import pytest
@@ -150,9 +152,6 @@ def test_compare_across_hosts_lists_what_differs_between_them(server, sqlite_sto
 
 def test_a_run_stopped_with_ctrl_c_in_a_postgresql_store_is_resumed_there_measuring_only_what_it_missed(
         server, tmp_path):
-    import signal
-    import time
-
     before = everything_but_the_store(server)
     trials = 6
     run = ("run", "--quick", "--target", "sqlite", "--method", "py-sqlite3", "--trials", str(trials), "--warmup", "0",

@@ -844,6 +844,7 @@ def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float],
                  + (f" (the median cell moved {found.shift:+.1%})" if found.shift is not None else ""))
     return (found.floor if found.floor > args.noise else None), lines
 
+
 def _step_shifts(pairs) -> list[str]:
     """A line on how whole steps moved between the runs, where enough steps say."""
     from .stats.drift import step_shifts
@@ -856,9 +857,9 @@ def _step_shifts(pairs) -> list[str]:
     if found is None:
         return []
     return [f"whole steps moved between the runs by {found.low:+.1%} to {found.high:+.1%} (a step's median cell on one "
-            f"target; between runs of identical settings, the host's speed while the step ran); around its own step's shift a cell moved within "
-            f"±{found.within:.1%} — a change confined to some methods of a step stands out sooner than one "
-            f"that moves a whole step"]
+            "target; between runs of identical settings, the host's speed while the step ran); around its own step's "
+            f"shift a cell moved within ±{found.within:.1%} — a change confined to some methods of a step stands out "
+            "sooner than one that moves a whole step"]
 
 
 def cmd_report(args: argparse.Namespace) -> int:

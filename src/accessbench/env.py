@@ -41,6 +41,16 @@ def power() -> dict:
     return {k: v for k, v in info.items() if v is not None}
 
 
+# How a run's idle CPUs were held (runner/awake.py), stored as "idle_cpus": one of these words,
+# then how or why in brackets.
+IDLE_AWAKE, IDLE_MAY_HALT = "kept awake", "may halt"
+
+
+def held_awake(environment: dict) -> bool:
+    """Whether a stored run held its idle CPUs awake (runs from before accessbench did: no)."""
+    return str(environment.get("idle_cpus") or IDLE_MAY_HALT).startswith(IDLE_AWAKE)
+
+
 def _user() -> str | None:
     """Who ran it (a team's store lists everyone's runs)."""
     import getpass

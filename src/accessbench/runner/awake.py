@@ -27,6 +27,8 @@ import os
 import subprocess
 import sys
 
+from ..env import IDLE_AWAKE, IDLE_MAY_HALT
+
 QOS = "/dev/cpu_dma_latency"
 DRIVER = "/sys/devices/system/cpu/cpuidle/current_driver"
 
@@ -65,7 +67,7 @@ class KeepAwake:
             try:
                 self.qos = os.open(QOS, os.O_WRONLY)  # the request lasts while the file is open
                 os.write(self.qos, (0).to_bytes(4, sys.byteorder))
-                self.awake, self.how = True, f"kept awake (PM QoS; cpuidle {driver})"
+                self.awake, self.how = True, f"{IDLE_AWAKE} (PM QoS; cpuidle {driver})"
                 return
             except OSError as e:
                 if self.qos is not None:
@@ -74,12 +76,12 @@ class KeepAwake:
                 refused = f"PM QoS refused: {e.strerror or e}"
         why = refused or "no cpuidle driver, so PM QoS has no effect"
         if not spin:
-            self.awake, self.how = False, f"may halt ({why})"
+            self.awake, self.how = False, f"{IDLE_MAY_HALT} ({why})"
             return
         cpus = sorted(os.sched_getaffinity(0)) if cpus is None else cpus
         self.spinners = [subprocess.Popen([sys.executable, "-c", SPINNER, str(cpu), str(os.getpid())])
                          for cpu in cpus]
-        self.awake, self.how = True, f"kept awake by {len(cpus)} idle-priority busy loops ({why})"
+        self.awake, self.how = True, f"{IDLE_AWAKE} by {len(cpus)} idle-priority busy loops ({why})"
 
     @property
     def pids(self) -> list[int]:

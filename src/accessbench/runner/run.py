@@ -20,7 +20,7 @@ from typing import Any
 from .. import __version__
 from .. import formatting as fmt
 from ..data.generate import table_rows
-from ..env import environment
+from ..env import IDLE_MAY_HALT, environment
 from ..errors import Fault, first_line, InputError
 from ..methods import Method
 from .. import paths as path_kinds
@@ -36,8 +36,8 @@ from ..suite.model import Suite
 from ..suite.shape import of_step
 from ..targets import Target, TargetUnavailable
 from . import memory
-from .cleanup import Cleanup
 from .awake import KeepAwake
+from .cleanup import Cleanup
 from .cputime import total_cpu_ns, tree_cpu_ns
 from .diagnosis import DUMP_ROWS, explain
 from .precision import Precision
@@ -232,7 +232,7 @@ class Runner:
         from halt would otherwise be measured with every round trip, at a cost that changes
         with what the host did just before (runner/awake.py). The run stores which it was."""
         if self.options.allow_idle_halt:
-            how = "may halt (--allow-idle-halt)"
+            how = f"{IDLE_MAY_HALT} (--allow-idle-halt)"
         else:
             awake = KeepAwake()
             cleanup.push(lambda: None, awake.close)  # the kernel drops the request with the process anyway

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..env import held_awake
+
 Z95 = 1.959964
 MIN_PAIRS = 8      # fewer paired cells say nothing about a spread
 
@@ -73,8 +75,7 @@ def calibration_host(environment: dict) -> str | None:
     awake on the project's VM. Runs that let them halt, and runs from before accessbench held
     them, share the host's bare name."""
     name = environment.get("hostname")
-    idle = str(environment.get("idle_cpus") or "may halt")
-    return None if name is None else name if idle.startswith("may halt") else f"{name} (idle CPUs kept awake)"
+    return None if name is None else f"{name} (idle CPUs kept awake)" if held_awake(environment) else name
 
 
 def calibration(ratios: list[float]) -> float:
