@@ -234,7 +234,7 @@ def report(args, how, paths, copies, copy_cpu, rates, ratios, server_cpu, client
     speed = median(ratios[best])
     lines.append(f"\nspeed: the fastest, {best[1]} over {best[0]}, reads at {speed:.0%} of the server's COPY rate "
                  f"(target ≥ {SPEED_TARGET:.0%}): {'met' if speed >= SPEED_TARGET else 'NOT met'}")
-    # The verdict rests on a median of few pairs; each pair's ratio shows how near 90% it sits.
+    # The verdict rests on a median of few pairs; each pair's ratio shows how near the target it sits.
     lines.append(f"       round by round: {', '.join(f'{r:.0%}' for r in ratios[best])}")
     for path in paths:
         if path != best[0] and any(k[0] == path for k in rates):

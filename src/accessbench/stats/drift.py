@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..env import held_awake
+from ..env import IDLE_AWAKE, held_awake
 
 Z95 = 1.959964
 MIN_PAIRS = 8      # fewer paired cells say nothing about a spread
@@ -75,7 +75,7 @@ def calibration_host(environment: dict) -> str | None:
     awake on the project's VM. Runs that let them halt, and runs from before accessbench held
     them, share the host's bare name."""
     name = environment.get("hostname")
-    return None if name is None else f"{name} (idle CPUs kept awake)" if held_awake(environment) else name
+    return None if name is None else f"{name} (idle CPUs {IDLE_AWAKE})" if held_awake(environment) else name
 
 
 def calibration(ratios: list[float]) -> float:
