@@ -71,7 +71,8 @@ def test_a_sqlite_run_needs_no_server(tmp_path):
 
 
 @pytest.mark.server
-def test_ctrl_c_keeps_finished_trials_and_stops_the_server(tmp_path, workdir):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_ctrl_c_or_a_kill_keeps_finished_trials_and_stops_the_server(sig, tmp_path, workdir):
     store = str(tmp_path / "s.db")
     proc = subprocess.Popen(
         [sys.executable, "-m", "accessbench", "--store", store, "run", "--quick", "--target", "postgresql",
@@ -89,7 +90,7 @@ def test_ctrl_c_keeps_finished_trials_and_stops_the_server(tmp_path, workdir):
                 pass
     assert trials >= 5, "the run never stored a trial"
     assert processes_mentioning(workdir), "the managed server should be running mid-run"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     assert "interrupted" in out + err

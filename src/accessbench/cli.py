@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sqlite3
 import sys
 
@@ -17,6 +16,7 @@ from . import __version__
 from . import formatting as fmt
 from . import paths
 from .errors import Fault, InputError, first_line
+from .runner.cleanup import end_like_ctrl_c
 from .store.backend import is_server, shown
 from .targets.url import redact
 from .stats.views import VIEWS
@@ -984,10 +984,7 @@ def cmd_suites(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    # SIGTERM and SIGHUP (the terminal closed) end a run the way Ctrl-C does: stored trials
-    # kept, servers stopped, work directories removed.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    signal.signal(signal.SIGHUP, signal.default_int_handler)
+    end_like_ctrl_c()  # stored trials kept, servers stopped, work directories removed
     args = None
     try:
         args = parser.parse_args(argv)

@@ -8,7 +8,17 @@ waiting: what was not undone yet is returned, described, so the user knows what 
 
 from __future__ import annotations
 
+import signal
 from typing import Callable
+
+
+def end_like_ctrl_c() -> None:
+    """SIGTERM and SIGHUP (the terminal closed) end the process the way Ctrl-C does, by raising
+    KeyboardInterrupt in the main thread: its ``finally`` blocks stop the servers and workers it
+    started and remove its work directory. Python's own default for them ends the process at
+    once, leaving a server running on a data directory in /tmp."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
 
 
 class Cleanup:
