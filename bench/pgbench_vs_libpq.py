@@ -32,7 +32,7 @@ import tempfile
 import numpy as np
 
 from accessbench.methods import select
-from accessbench.runner.cleanup import end_like_ctrl_c
+from accessbench.runner.cleanup import interruptible
 from accessbench.runner.worker import WorkerProcess
 from accessbench.stats.summary import bootstrap_median_ci
 from accessbench.targets.postgresql import ManagedPostgres
@@ -70,7 +70,6 @@ def main() -> int:
     parser.add_argument("--ops", type=int, default=20000, help="statements per measurement (default 20000)")
     parser.add_argument("--busy-core", action="store_true", help="keep another core busy (see above)")
     args = parser.parse_args()
-    end_like_ctrl_c()  # a kill stops the server and removes its data, as Ctrl-C does
     (method,) = select([args.method])
     if method.missing():
         sys.exit(f"{method.name}: {method.missing()}")
@@ -121,4 +120,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    interruptible(main)  # a kill, like Ctrl-C, stops the server and removes its data

@@ -57,7 +57,7 @@ import threading
 import time
 
 from accessbench.runner.awake import KeepAwake
-from accessbench.runner.cleanup import end_like_ctrl_c
+from accessbench.runner.cleanup import interruptible
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROXY = os.path.join(ROOT, "proxy", "build", "abproxy")
@@ -255,7 +255,6 @@ def main() -> int:
                              "default when root)")
     parser.add_argument("--proxy-arg", action="append", default=[], help="extra abproxy option (repeatable)")
     args = parser.parse_args()
-    end_like_ctrl_c()  # a kill stops the server and removes its data, as Ctrl-C does
     delays = [int(d) for d in args.delays.split(",")]
     if not os.access(PROXY, os.X_OK):
         sys.exit(f"{PROXY} not found: run `make -C proxy` first")
@@ -367,4 +366,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    interruptible(main)  # a kill, like Ctrl-C, stops the server and removes its data

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ import time
 
 import numpy as np
 
+from accessbench.runner.cleanup import interruptible
 from accessbench.stats import drift
 from accessbench.stats.cells import analyse
 from accessbench.stats.compare import ALPHA, NOISE, pair_runs
@@ -97,13 +99,21 @@ def main() -> int:
                   file=sys.stderr)
             start = time.monotonic()
             with open(log, "a") as out:
-                done = subprocess.run([sys.executable, "-m", "accessbench", "--store", store, "run", "--quick",
-                                       "--no-report", *passed], stdout=out)
+                # In a session of its own, so that Ctrl-C reaches the run once, forwarded
+                # (a second would cut its clean-up short).
+                run = subprocess.Popen([sys.executable, "-m", "accessbench", "--store", store, "run", "--quick",
+                                        "--no-report", *passed], stdout=out, start_new_session=True)
+                try:
+                    status = run.wait()
+                except KeyboardInterrupt:  # the run ends as on Ctrl-C: servers stopped, work directory removed
+                    run.send_signal(signal.SIGTERM)
+                    run.wait()
+                    raise
             wall = time.monotonic() - start
-            if done.returncode != 0:
+            if status != 0:
                 with open(log) as f:
                     tail = f.read()[-2000:]
-                sys.exit(f"run {i + 1} ended with status {done.returncode}; its output ends:\n{tail}")
+                sys.exit(f"run {i + 1} ended with status {status}; its output ends:\n{tail}")
             with Store(store) as s:
                 run_id = s.resolve("last")
                 results.append((run_id, wall, analyse(s.load(run_id))))
@@ -141,4 +151,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    interruptible(main)  # a kill, like Ctrl-C, ends the run it is making as Ctrl-C would

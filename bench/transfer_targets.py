@@ -55,7 +55,7 @@ from accessbench.data.generate import table_rows
 from accessbench.methods import select
 from accessbench.runner import cputime, memory
 from accessbench.runner.awake import KeepAwake
-from accessbench.runner.cleanup import end_like_ctrl_c
+from accessbench.runner.cleanup import interruptible
 from accessbench.runner.worker import WorkerProcess, worker_environment
 from accessbench.suite.loader import load
 from accessbench.targets.postgresql import ManagedPostgres
@@ -95,7 +95,6 @@ def main() -> int:
     parser.add_argument("--allow-idle-halt", action="store_true",
                         help="do not keep idle CPUs from halting while measuring (see above)")
     args = parser.parse_args()
-    end_like_ctrl_c()  # a kill stops the server and removes its data, as Ctrl-C does
     paths = [p.strip() for p in args.path.split(",") if p.strip()]
     if not paths or any(p not in ("unix", "tcp") for p in paths):
         parser.error(f"--path {args.path}: give unix, tcp or both (unix,tcp)")
@@ -264,4 +263,4 @@ def report(args, how, paths, copies, copy_cpu, rates, ratios, server_cpu, client
     return "\n".join(lines), speed >= SPEED_TARGET and not over and worst_memory is not None
 
 if __name__ == "__main__":
-    sys.exit(main())
+    interruptible(main)  # a kill, like Ctrl-C, stops the server and removes its data

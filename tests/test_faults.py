@@ -297,3 +297,33 @@ def test_the_per_1000_matrix_tells_a_stopped_cell_from_a_mismatch(tmp_path):
     shown = accessbench("--store", str(store), "show", "last").stdout
     assert "† = stopped by an error or timeout" in shown
     assert "verification mismatch" not in shown
+
+
+SCRIPT_KILLED = """
+import os, signal, sys, time
+from accessbench.runner.cleanup import interruptible
+
+def main():
+    try:
+        os.kill(os.getpid(), signal.{sig})
+        time.sleep(30)  # the handler interrupts this
+        return 0
+    finally:
+        open(sys.argv[1], "w").write("cleaned up")
+
+interruptible(main)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_bench_script_killed_or_interrupted_runs_its_clean_up_and_ends_in_one_line_with_130(sig, tmp_path):
+    marker = tmp_path / "marker"
+    # A shell without job control starts background jobs with SIGINT ignored; a user's
+    # terminal does not, so the child is given Python's own default back.
+    done = subprocess.run([sys.executable, "-c", SCRIPT_KILLED.replace("{sig}", sig), str(marker)],
+                          capture_output=True, text=True, timeout=60,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert done.returncode == 130, done.stderr
+    assert marker.read_text() == "cleaned up"
+    assert done.stderr.strip().splitlines() == [
+        "interrupted: what it started is stopped and its work directory removed"], done.stderr

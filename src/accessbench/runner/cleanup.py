@@ -9,7 +9,8 @@ waiting: what was not undone yet is returned, described, so the user knows what 
 from __future__ import annotations
 
 import signal
-from typing import Callable
+import sys
+from typing import Callable, NoReturn
 
 
 def end_like_ctrl_c() -> None:
@@ -19,6 +20,18 @@ def end_like_ctrl_c() -> None:
     once, leaving a server running on a data directory in /tmp."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     signal.signal(signal.SIGHUP, signal.default_int_handler)
+
+
+def interruptible(main: Callable[[], int]) -> NoReturn:
+    """A script's entry point: ``main()``'s status, or 130 with one line when Ctrl-C or a kill
+    ends it (its ``finally`` blocks having run), never a traceback."""
+    end_like_ctrl_c()
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        print("interrupted: what it started is stopped and its work directory removed", file=sys.stderr)
+        sys.exit(130)
+    sys.exit(status)
 
 
 class Cleanup:
