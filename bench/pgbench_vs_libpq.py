@@ -27,12 +27,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from accessbench.methods import select
 from accessbench.runner.cleanup import interruptible
+from accessbench.runner.run import make_workdir
 from accessbench.runner.worker import WorkerProcess
 from accessbench.stats.summary import bootstrap_median_ci
 from accessbench.targets.postgresql import ManagedPostgres
@@ -74,7 +74,7 @@ def main() -> int:
     if method.missing():
         sys.exit(f"{method.name}: {method.missing()}")
 
-    workdir = tempfile.mkdtemp(prefix="accessbench-bench-")
+    workdir = make_workdir(None)  # marked as this script's: if it is killed outright, the next run removes it
     os.chmod(workdir, 0o755)
     server = ManagedPostgres()
     process = spinner = None

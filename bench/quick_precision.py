@@ -29,12 +29,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 from accessbench.runner.cleanup import interruptible
+from accessbench.runner.run import make_workdir
 from accessbench.stats import drift
 from accessbench.stats.cells import analyse
 from accessbench.stats.compare import ALPHA, NOISE, pair_runs
@@ -89,7 +89,7 @@ def main() -> int:
     if args.store and os.path.exists(args.store):
         parser.error(f"--store {args.store}: exists already (give a new file: its runs are counted as this script's)")
 
-    temp = tempfile.mkdtemp(prefix="accessbench-bench-")
+    temp = make_workdir(None)  # marked as this script's: if it is killed outright, the next run removes it
     store = args.store or os.path.join(temp, "precision.db")
     log = os.path.join(temp, "runs.log")
     lines, results = [], []

@@ -45,7 +45,6 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -56,6 +55,7 @@ from accessbench.methods import select
 from accessbench.runner import cputime, memory
 from accessbench.runner.awake import KeepAwake
 from accessbench.runner.cleanup import interruptible
+from accessbench.runner.run import make_workdir
 from accessbench.runner.worker import WorkerProcess, worker_environment
 from accessbench.suite.loader import load
 from accessbench.targets.postgresql import ManagedPostgres
@@ -106,7 +106,7 @@ def main() -> int:
         sys.exit("no method to measure here (see accessbench methods)")
     table = load("transfer").variants[0].tables[0].model_copy(update={"rows": args.rows})
 
-    workdir = tempfile.mkdtemp(prefix="accessbench-bench-")
+    workdir = make_workdir(None)  # marked as this script's: if it is killed outright, the next run removes it
     os.chmod(workdir, 0o755)
     server = ManagedPostgres()
     workers: dict[tuple[str, str], WorkerProcess] = {}  # (path, method) → its worker

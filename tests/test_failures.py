@@ -70,6 +70,45 @@ def test_a_sqlite_run_needs_no_server(tmp_path):
     assert all(c["status"] == "ok" for c in run.cells if c["method"] == "py-sqlite3")
 
 
+def wait_for_trials(store: str, proc: subprocess.Popen, at_least: int) -> int:
+    deadline = time.monotonic() + 120
+    trials = 0
+    while trials < at_least and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        if os.path.exists(store):
+            try:
+                trials = sqlite3.connect(store).execute("SELECT count(*) FROM trials").fetchone()[0]
+            except sqlite3.OperationalError:  # schema not there yet
+                pass
+    return trials
+
+
+@pytest.mark.server
+def test_a_run_killed_outright_leaves_its_server_running_until_the_next_run_stops_it_and_removes_its_files(
+        tmp_path, workdir):
+    store = str(tmp_path / "s.db")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "accessbench", "--store", store, "run", "--quick", "--target", "postgresql",
+         "--trials", "20", "--workdir", workdir],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        assert wait_for_trials(store, proc, 1) >= 1, "the run never stored a trial"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the runner and its workers: nothing of theirs can clean up
+        proc.wait(timeout=60)
+    (killed,) = os.listdir(workdir)
+    assert processes_mentioning(workdir), "the managed server (a daemon) should outlive the killed run"
+
+    done = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", "c-sqlite",
+                       "--trials", "1", "--warmup", "0", "--no-report", "--workdir", workdir)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"removed {os.path.join(workdir, killed)}, left by a run that was killed: stopped" in \
+        (done.stdout + done.stderr).replace("\n", " ")
+    assert processes_mentioning(workdir) == [], "the killed run's server is still running"
+    assert os.listdir(workdir) == [], "the killed run's work directory is still there"
+
+
 @pytest.mark.server
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
 def test_ctrl_c_or_a_kill_keeps_finished_trials_and_stops_the_server(sig, tmp_path, workdir):
@@ -79,15 +118,7 @@ def test_ctrl_c_or_a_kill_keeps_finished_trials_and_stops_the_server(sig, tmp_pa
          "--trials", "20", "--workdir", workdir],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.monotonic() + 120
-    trials = 0
-    while trials < 5 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.5)
-        if os.path.exists(store):
-            try:
-                trials = sqlite3.connect(store).execute("SELECT count(*) FROM trials").fetchone()[0]
-            except sqlite3.OperationalError:  # schema not there yet
-                pass
+    trials = wait_for_trials(store, proc, 5)
     assert trials >= 5, "the run never stored a trial"
     assert processes_mentioning(workdir), "the managed server should be running mid-run"
     proc.send_signal(sig)

@@ -4,13 +4,24 @@ Each thing the run starts is pushed with a one-line description of where it live
 undoes them newest first, each bounded in time by its own means (worker and server stop
 timeouts, statement and lock timeouts on the server). A Ctrl-C during clean-up stops the
 waiting: what was not undone yet is returned, described, so the user knows what was left where.
+What a run killed outright left in its work directory, the next run on the host removes.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import platform
+import shutil
 import signal
 import sys
+import time
 from typing import Callable, NoReturn
+
+# In each run's work directory: which process made it, so that what a run killed outright
+# (SIGKILL, the OOM killer, a machine stopped) left behind can be proved the run's own and
+# removed by the next run on the same host.
+OWNER = ".accessbench-run"
 
 
 def end_like_ctrl_c() -> None:
@@ -32,6 +43,82 @@ def interruptible(main: Callable[[], int]) -> NoReturn:
         print("interrupted: what it started is stopped and its work directory removed", file=sys.stderr)
         sys.exit(130)
     sys.exit(status)
+
+
+def claim(workdir: str) -> None:
+    """Mark ``workdir`` as the current process's."""
+    with open(os.path.join(workdir, OWNER), "w") as f:
+        json.dump({"pid": os.getpid(), "started": _started(os.getpid()), "host": platform.node()}, f)
+
+
+def left_by_killed_runs(parent: str) -> list[str]:
+    """Stop the servers a killed run left running in its work directory under ``parent`` and
+    remove the directory; one line for each. Only directories that name their maker, on this
+    host, whose process is gone (a pid reused since is told apart by its start time), and only
+    the servers it names in pid files (``_stop_servers_in``)."""
+    swept = []
+    try:
+        entries = sorted(os.listdir(parent))
+    except OSError:
+        return swept
+    for name in entries:
+        if not name.startswith("accessbench-"):
+            continue
+        workdir = os.path.join(parent, name)
+        try:
+            with open(os.path.join(workdir, OWNER)) as f:
+                owner = json.load(f)
+            pid, started, host = int(owner["pid"]), owner["started"], owner["host"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a run's, or not one that says whose it is
+        if host != platform.node() or (_started(pid) is not None and _started(pid) == started):
+            continue  # another host's, or its run is still going
+        stopped = _stop_servers_in(workdir)
+        shutil.rmtree(workdir, ignore_errors=True)
+        swept.append(f"{workdir}, left by a run that was killed"
+                     + (f": stopped {stopped} server{'s' if stopped > 1 else ''} still running there" if stopped else ""))
+    return swept
+
+
+def _started(pid: int) -> str | None:
+    """The process's start time (clock ticks since boot), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def _stop_servers_in(workdir: str, patience: float = 20.0) -> int:
+    """Stop the servers a run started in ``workdir``: each process named by a pid file there
+    (postmaster.pid, mariadb.pid, pgbouncer.pid, an app server's) whose command line also
+    names the directory, so that a pid reused by someone else's process is left alone. SIGTERM
+    first (a clean shutdown for each of them); SIGKILL to any still there after ``patience``
+    seconds."""
+    pids = set()
+    for directory, _, files in os.walk(workdir):
+        for name in files:
+            if not name.endswith(".pid"):
+                continue
+            try:
+                with open(os.path.join(directory, name)) as f:
+                    pid = int(f.readline())
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if (workdir + os.sep).encode() in f.read():
+                        pids.add(pid)
+            except (OSError, ValueError):
+                continue
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + patience
+        while any(_started(p) is not None for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    return len(pids)
 
 
 class Cleanup:

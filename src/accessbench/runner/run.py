@@ -37,7 +37,7 @@ from ..suite.shape import of_step
 from ..targets import Target, TargetUnavailable
 from . import memory
 from .awake import KeepAwake
-from .cleanup import Cleanup
+from .cleanup import Cleanup, claim, left_by_killed_runs
 from .cputime import total_cpu_ns, tree_cpu_ns
 from .diagnosis import DUMP_ROWS, explain
 from .precision import Precision
@@ -115,12 +115,18 @@ def new_run_id() -> str:
 
 
 def make_workdir(parent: str | None) -> str:
-    """The run's own work directory (removed at the end), under ``parent`` or the temp dir."""
+    """The run's own work directory (removed at the end), under ``parent`` or the temp dir,
+    marked as this process's (runner/cleanup.py: what a killed run left is removed by the next)."""
     if parent is not None and not os.path.isdir(parent):
         raise InputError(f"--workdir {parent}: no such directory")
+    workdir = None
     try:
-        return tempfile.mkdtemp(prefix="accessbench-", dir=parent)
+        workdir = tempfile.mkdtemp(prefix="accessbench-", dir=parent)
+        claim(workdir)
+        return workdir
     except OSError as e:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
         raise InputError(f"--workdir {parent or tempfile.gettempdir()}: cannot make the run's directory there "
                          f"({e.strerror or e})") from None
 
@@ -156,6 +162,8 @@ class Runner:
     # the recipe
     def run(self) -> str:
         o = self.options
+        for line in left_by_killed_runs(o.workdir or tempfile.gettempdir()):
+            self.progress.note(f"removed {line}")
         self.workdir = make_workdir(o.workdir)
         cleanup = Cleanup()
         cleanup.push(lambda: f"the run's work directory {self.workdir}", lambda: shutil.rmtree(self.workdir))
