@@ -6,7 +6,9 @@ stored where the store can still be written, servers stopped and work directorie
 from __future__ import annotations
 
 import glob
+import json
 import os
+import platform
 import shutil
 import signal
 import sqlite3
@@ -327,3 +329,45 @@ def test_a_bench_script_killed_or_interrupted_runs_its_clean_up_and_ends_in_one_
     assert marker.read_text() == "cleaned up"
     assert done.stderr.strip().splitlines() == [
         "interrupted: what it started is stopped and its work directory removed"], done.stderr
+
+
+def test_only_work_directories_whose_maker_is_gone_are_removed_and_only_servers_naming_them_are_stopped(tmp_path):
+    from accessbench.runner.cleanup import OWNER, _started, claim, left_by_killed_runs
+
+    def made_by(name: str, pid: int, started, host: str | None = None) -> str:
+        path = tmp_path / name
+        path.mkdir()
+        (path / OWNER).write_text(json.dumps({"pid": pid, "started": started, "host": host or platform.node()}))
+        return str(path)
+
+    gone = subprocess.Popen(["true"])  # a process that has ended: its pid names no one now
+    gone.wait()
+    live = tmp_path / "accessbench-live"
+    live.mkdir()
+    claim(str(live))  # this process's: still going
+    dead = made_by("accessbench-dead", gone.pid, "1")
+    reused = made_by("accessbench-reused", os.getpid(), "1")  # a live pid, but not the maker's start time
+    elsewhere = made_by("accessbench-elsewhere", gone.pid, "1", host="another-host")
+    (tmp_path / "accessbench-unmarked").mkdir()
+    (tmp_path / "someone-elses").mkdir()
+    # a server of the dead run's, and a process of someone else's that its pid file names
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", dead + "/server.conf"])
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        os.makedirs(dead + "/srv")
+        with open(dead + "/srv/server.pid", "w") as f:
+            f.write(f"{server.pid}\n")
+        with open(reused + "/other.pid", "w") as f:
+            f.write(f"{bystander.pid}\n")
+        lines = left_by_killed_runs(str(tmp_path))
+        assert lines == [f"removed {dead}, left by a run that was killed: stopped 1 server still running there",
+                         f"removed {reused}, left by a run that was killed"]
+        assert server.wait(timeout=30) == -signal.SIGTERM
+        assert bystander.poll() is None, "a process whose command line does not name the directory was stopped"
+        assert sorted(os.listdir(tmp_path)) == ["accessbench-elsewhere", "accessbench-live", "accessbench-unmarked",
+                                                 "someone-elses"]
+        assert os.path.exists(elsewhere) and _started(os.getpid()) is not None
+    finally:
+        for proc in (server, bystander):
+            proc.kill()
+            proc.wait()

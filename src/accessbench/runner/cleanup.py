@@ -53,7 +53,7 @@ def claim(workdir: str) -> None:
 
 def left_by_killed_runs(parent: str) -> list[str]:
     """Stop the servers a killed run left running in its work directory under ``parent`` and
-    remove the directory; one line for each. Only directories that name their maker, on this
+    remove the directory; one line for each, saying what was done. Only directories that name their maker, on this
     host, whose process is gone (a pid reused since is told apart by its start time), and only
     the servers it names in pid files (``_stop_servers_in``)."""
     swept = []
@@ -71,12 +71,17 @@ def left_by_killed_runs(parent: str) -> list[str]:
             pid, started, host = int(owner["pid"]), owner["started"], owner["host"]
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not a run's, or not one that says whose it is
-        if host != platform.node() or (_started(pid) is not None and _started(pid) == started):
-            continue  # another host's, or its run is still going
-        stopped = _stop_servers_in(workdir)
+        if host != platform.node() or started is None or _started(pid) == started:
+            continue  # another host's, one whose maker cannot be told apart, or its run is still going
+        running, stopped = _stop_servers_in(workdir)
         shutil.rmtree(workdir, ignore_errors=True)
-        swept.append(f"{workdir}, left by a run that was killed"
-                     + (f": stopped {stopped} server{'s' if stopped > 1 else ''} still running there" if stopped else ""))
+        if running:
+            servers = f"{running} server{'s' if running > 1 else ''} still running there"
+            how = f": stopped {servers}" if stopped == running else f": stopped {stopped} of {servers}"
+        else:
+            how = ""
+        gone = "removed" if not os.path.exists(workdir) else "could not remove all of"
+        swept.append(f"{gone} {workdir}, left by a run that was killed{how}")
     return swept
 
 
@@ -90,12 +95,12 @@ def _started(pid: int) -> str | None:
     return None if fields[0] == "Z" else fields[19]
 
 
-def _stop_servers_in(workdir: str, patience: float = 20.0) -> int:
+def _stop_servers_in(workdir: str, patience: float = 20.0) -> tuple[int, int]:
     """Stop the servers a run started in ``workdir``: each process named by a pid file there
     (postmaster.pid, mariadb.pid, pgbouncer.pid, an app server's) whose command line also
     names the directory, so that a pid reused by someone else's process is left alone. SIGTERM
     first (a clean shutdown for each of them); SIGKILL to any still there after ``patience``
-    seconds."""
+    seconds. How many were running, and how many of those are stopped."""
     pids = set()
     for directory, _, files in os.walk(workdir):
         for name in files:
@@ -118,7 +123,7 @@ def _stop_servers_in(workdir: str, patience: float = 20.0) -> int:
         deadline = time.monotonic() + patience
         while any(_started(p) is not None for p in pids) and time.monotonic() < deadline:
             time.sleep(0.1)
-    return len(pids)
+    return len(pids), sum(_started(p) is None for p in pids)
 
 
 class Cleanup:

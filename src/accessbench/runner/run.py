@@ -163,7 +163,7 @@ class Runner:
     def run(self) -> str:
         o = self.options
         for line in left_by_killed_runs(o.workdir or tempfile.gettempdir()):
-            self.progress.note(f"removed {line}")
+            self.progress.note(line)
         self.workdir = make_workdir(o.workdir)
         cleanup = Cleanup()
         cleanup.push(lambda: f"the run's work directory {self.workdir}", lambda: shutil.rmtree(self.workdir))
