@@ -366,4 +366,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    interruptible(main)  # a kill, like Ctrl-C, stops the server and removes its data
+    interruptible(main)  # a kill, like Ctrl-C, stops the proxy and the load it started

@@ -262,5 +262,6 @@ def report(args, how, paths, copies, copy_cpu, rates, ratios, server_cpu, client
                      f"{'met' if not over else 'NOT met by ' + ', '.join(over)}")
     return "\n".join(lines), speed >= SPEED_TARGET and not over and worst_memory is not None
 
+
 if __name__ == "__main__":
     interruptible(main)  # a kill, like Ctrl-C, stops the server and removes its data

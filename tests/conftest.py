@@ -7,9 +7,11 @@ import atexit
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -124,3 +126,18 @@ def sqlite_run(sqlite_store):
 
     with Store(sqlite_store) as store:
         return store.load(store.resolve("last"))
+
+
+def wait_for_trials(store: str, proc: subprocess.Popen, at_least: int = 3) -> int:
+    """Poll the store until the run has stored some timed trials (and is not done yet)."""
+    deadline, trials = time.monotonic() + 120, 0
+    while trials < at_least and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+        if os.path.exists(store):
+            try:
+                with sqlite3.connect(store) as db:
+                    trials = db.execute("SELECT count(*) FROM trials WHERE phase = 'trial'").fetchone()[0]
+            except sqlite3.OperationalError:  # schema not there yet
+                pass
+    assert trials >= at_least and proc.poll() is None, "the run never stored a trial, or ended first"
+    return trials

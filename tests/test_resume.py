@@ -17,7 +17,7 @@ import pytest
 
 from accessbench.suite.loader import load
 
-from .conftest import SCRATCH, accessbench
+from .conftest import SCRATCH, accessbench, wait_for_trials
 
 TRIALS = 6
 METHODS = ("py-sqlite3", "c-sqlite")
@@ -29,20 +29,6 @@ def start(store: str, workdir: str, **popen) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "accessbench", "--store", store, *RUN, "--workdir", workdir],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRATCH, **popen)
 
-
-def wait_for_trials(store: str, proc: subprocess.Popen, at_least: int = 3) -> int:
-    """Poll the store until the run has stored some timed trials (and is not done yet)."""
-    deadline, trials = time.monotonic() + 120, 0
-    while trials < at_least and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-        if os.path.exists(store):
-            try:
-                with sqlite3.connect(store) as db:
-                    trials = db.execute("SELECT count(*) FROM trials WHERE phase = 'trial'").fetchone()[0]
-            except sqlite3.OperationalError:  # schema not there yet
-                pass
-    assert trials >= at_least and proc.poll() is None, "the run never stored a trial, or ended first"
-    return trials
 
 
 def rows(store: str, sql: str, *params) -> list[tuple]:

@@ -100,8 +100,10 @@ def _stop_servers_in(workdir: str, patience: float = 20.0) -> tuple[int, int]:
     (postmaster.pid, mariadb.pid, pgbouncer.pid, an app server's) whose command line also
     names the directory, so that a pid reused by someone else's process is left alone. SIGTERM
     first (a clean shutdown for each of them); SIGKILL to any still there after ``patience``
-    seconds. How many were running, and how many of those are stopped."""
-    pids = set()
+    seconds. A signal goes only to the process found, known by its start time: a pid freed by
+    the SIGTERM may be someone else's by the SIGKILL. How many were running, and how many of
+    those are stopped."""
+    found: dict[int, str] = {}  # pid → its start time
     for directory, _, files in os.walk(workdir):
         for name in files:
             if not name.endswith(".pid"):
@@ -109,21 +111,26 @@ def _stop_servers_in(workdir: str, patience: float = 20.0) -> tuple[int, int]:
             try:
                 with open(os.path.join(directory, name)) as f:
                     pid = int(f.readline())
+                started = _started(pid)
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if (workdir + os.sep).encode() in f.read():
-                        pids.add(pid)
+                    if started is not None and (workdir + os.sep).encode() in f.read():
+                        found[pid] = started
             except (OSError, ValueError):
                 continue
+
+    def running() -> list[int]:
+        return [pid for pid, started in found.items() if _started(pid) == started]
+
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
+        for pid in running():
             try:
                 os.kill(pid, sig)
             except OSError:
                 pass
         deadline = time.monotonic() + patience
-        while any(_started(p) is not None for p in pids) and time.monotonic() < deadline:
+        while running() and time.monotonic() < deadline:
             time.sleep(0.1)
-    return len(pids), sum(_started(p) is None for p in pids)
+    return len(found), len(found) - len(running())
 
 
 class Cleanup:
