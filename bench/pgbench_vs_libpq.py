@@ -33,7 +33,7 @@ import numpy as np
 from accessbench.methods import select
 from accessbench.runner.cleanup import interruptible
 from accessbench.runner.run import make_workdir
-from accessbench.runner.worker import WorkerProcess
+from accessbench.worker_process import WorkerProcess
 from accessbench.stats.summary import bootstrap_median_ci
 from accessbench.targets.postgresql import ManagedPostgres
 

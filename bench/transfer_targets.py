@@ -52,11 +52,12 @@ import numpy as np
 from accessbench import formatting as fmt
 from accessbench.data.generate import table_rows
 from accessbench.methods import select
-from accessbench.runner import cputime, memory
+from accessbench import cputime
+from accessbench.runner import memory
 from accessbench.runner.awake import KeepAwake
 from accessbench.runner.cleanup import interruptible
 from accessbench.runner.run import make_workdir
-from accessbench.runner.worker import WorkerProcess, worker_environment
+from accessbench.worker_process import WorkerProcess, worker_environment
 from accessbench.suite.loader import load
 from accessbench.targets.postgresql import ManagedPostgres
 

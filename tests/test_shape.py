@@ -99,6 +99,20 @@ def test_every_shaped_builtin_statement_names_a_table_of_its_suite_and_only_its_
     assert shaped > 0
 
 
+def test_every_step_message_with_a_statement_carries_its_shape_so_no_worker_parses_sql():
+    from accessbench.suite.message import step_message
+
+    suite = load("quick")
+    tables = suite.variants[0].tables
+    steps = suite.variants[0].steps
+    batch = next(s for s in steps if s.kind == "batch")
+    message = step_message(batch, "postgresql", suite.seed, tables)
+    assert message["shape"]["kind"] == "insert" and message["shape"]["table"] == "hits_new"
+    assert len(message["shape"]["columns"]) == len(message["params"])
+    connect = step_message(next(s for s in steps if s.kind == "connect"), "postgresql", suite.seed, tables)
+    assert "sql" not in connect and "shape" not in connect
+
+
 def test_a_layer_step_message_carries_the_shape_worked_out_against_the_suites_tables():
     tables = load("quick").variants[0].tables
     assert of_step("SELECT * FROM rowops WHERE k1 = ?", tables) == {

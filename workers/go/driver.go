@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strconv"
-	"strings"
 )
 
 // endpoint as the runner sends it.
@@ -138,121 +136,18 @@ func asFailure(d dbDriver, err error) *failure {
 	return d.classify(err)
 }
 
-// copyStatement parses INSERT INTO t (cols) VALUES (?, …) for a COPY-style batch: the table
-// (split at the dot, quotes removed) and the column names (unquoted names folded to lower
-// case, as PostgreSQL does).
-func copyStatement(sql string, nparams int) (table []string, cols []string, err error) {
-	no := func(why string) ([]string, []string, error) {
-		return nil, nil, unsupported("batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements: %s", why)
+// copyTarget is the insert a COPY-style batch writes instead of the statement: the step's
+// shape, when it is an insert of one row of markers, one per column.
+func copyTarget(st *step) (*shape, error) {
+	const only = "batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements: "
+	sh := st.shape
+	switch {
+	case sh == nil:
+		return nil, unsupported(only + "this one has no plain shape (the step's shape is null)")
+	case sh.kind != "insert":
+		return nil, unsupported(only+"its shape is %q, not \"insert\"", sh.kind)
+	case len(sh.columns) != st.nparams:
+		return nil, unsupported(only+"%d columns but %d markers", len(sh.columns), st.nparams)
 	}
-	s := strings.TrimSpace(sql)
-	s = strings.TrimSuffix(s, ";")
-	s = strings.TrimSpace(s)
-	word := func(w string) bool {
-		if len(s) < len(w) || !strings.EqualFold(s[:len(w)], w) {
-			return false
-		}
-		if len(s) > len(w) {
-			c := s[len(w)]
-			if c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') {
-				return false
-			}
-		}
-		s = strings.TrimSpace(s[len(w):])
-		return true
-	}
-	if !word("INSERT") || !word("INTO") {
-		return no("it is not INSERT INTO t (cols) VALUES (?, …)")
-	}
-	// identifiers up to '(' : a.b or "a"."b"
-	ident := func() (string, bool) {
-		if s == "" {
-			return "", false
-		}
-		if s[0] == '"' {
-			var b strings.Builder
-			k := 1
-			for k < len(s) {
-				if s[k] == '"' {
-					if k+1 < len(s) && s[k+1] == '"' {
-						b.WriteByte('"')
-						k += 2
-						continue
-					}
-					s = s[k+1:]
-					return b.String(), true
-				}
-				b.WriteByte(s[k])
-				k++
-			}
-			return "", false
-		}
-		k := 0
-		for k < len(s) && s[k] != '.' && s[k] != '(' && s[k] != ',' && s[k] != ')' && s[k] != ' ' && s[k] != '\t' && s[k] != '\n' {
-			k++
-		}
-		if k == 0 {
-			return "", false
-		}
-		name := strings.ToLower(s[:k])
-		s = s[k:]
-		return name, true
-	}
-	for {
-		name, ok := ident()
-		if !ok {
-			return no("it names no table")
-		}
-		table = append(table, name)
-		if strings.HasPrefix(s, ".") {
-			s = s[1:]
-			continue
-		}
-		break
-	}
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "(") {
-		return no("it names no column list")
-	}
-	s = strings.TrimSpace(s[1:])
-	for {
-		name, ok := ident()
-		if !ok {
-			return no("its column list cannot be read")
-		}
-		cols = append(cols, name)
-		s = strings.TrimSpace(s)
-		if strings.HasPrefix(s, ",") {
-			s = strings.TrimSpace(s[1:])
-			continue
-		}
-		if strings.HasPrefix(s, ")") {
-			s = strings.TrimSpace(s[1:])
-			break
-		}
-		return no("its column list cannot be read")
-	}
-	if !word("VALUES") || !strings.HasPrefix(s, "(") {
-		return no("it is not INSERT INTO t (cols) VALUES (?, …)")
-	}
-	s = strings.TrimSpace(s[1:])
-	for k := 0; k < nparams; k++ {
-		if !strings.HasPrefix(s, "?") {
-			return no("its VALUES are not all '?' markers")
-		}
-		s = strings.TrimSpace(s[1:])
-		if k+1 < nparams {
-			if !strings.HasPrefix(s, ",") {
-				return no("its VALUES are not all '?' markers")
-			}
-			s = strings.TrimSpace(s[1:])
-		}
-	}
-	if s != ")" {
-		return no("its VALUES are not all '?' markers")
-	}
-	if len(cols) != nparams {
-		return no(strconv.Itoa(len(cols)) + " columns but " + strconv.Itoa(nparams) + " markers")
-	}
-	return table, cols, nil
+	return sh, nil
 }

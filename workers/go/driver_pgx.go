@@ -280,11 +280,11 @@ func (d *pgxDriver) begin(st *step) error {
 		d.args = bindRows(st.params, pgxArg)
 	}
 	if st.kind == kBatch && d.batchCopy {
-		table, cols, err := copyStatement(st.sql, st.nparams)
+		sh, err := copyTarget(st)
 		if err != nil {
 			return err
 		}
-		d.copyTable, d.copyCols = pgx.Identifier(table), cols
+		d.copyTable, d.copyCols = pgx.Identifier{sh.table}, sh.columns
 	}
 	return nil
 }

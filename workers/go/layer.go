@@ -12,52 +12,15 @@ import (
 // Layer methods (go-gorm+…, go-sqlx+…): a library above a database/sql driver this worker
 // also measures bare, on the same steps, so that each layer cell pairs with its driver's.
 // What a step's statement does comes with the step as its shape (PROTOCOL.md, `shape`; worked
-// out by the runner): the layer uses its own API for it and never parses SQL. The pieces
-// here are the layers' common ones: the shape, the entity types made from the suite's
-// tables, and reading an entity's fields as the driver under the layer reads the columns.
-
-// shape is the step message's `shape`: a select, insert, update or delete of one table;
-// columns read (select), written (insert) or set (update), and where the columns compared
-// with a marker, in the order of the step's parameters. For a table of the suite, also every
-// column, its SQL type as the suite declares it and the primary key.
-type shape struct {
-	kind         string // select, insert, update, delete
-	table        string
-	columns      []string
-	where        []string
-	tableColumns []string // empty for a table the suite does not declare
-	tableTypes   []string
-	key          []string
-}
+// out by the runner, parsed with the step in step.go): the layer uses its own API for it and
+// never parses SQL. The pieces here are the layers' common ones: what a layer asks of the
+// shape, the entity types made from the suite's tables, and reading an entity's fields as the
+// driver under the layer reads the columns.
 
 // modeLister is a driver that does not have every mode (a layer that binds every value
 // has no literal mode): hello lists these.
 type modeLister interface {
 	modes() []string
-}
-
-func parseShape(v any) *shape {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	strs := func(key string) []string {
-		list, _ := m[key].([]any)
-		out := make([]string, 0, len(list))
-		for _, x := range list {
-			s, _ := x.(string)
-			out = append(out, s)
-		}
-		return out
-	}
-	sh := &shape{columns: strs("columns"), where: strs("where"), tableColumns: strs("table_columns"),
-		tableTypes: strs("table_types"), key: strs("key")}
-	sh.kind, _ = m["kind"].(string)
-	sh.table, _ = m["table"].(string)
-	if sh.table == "" || len(sh.tableTypes) != len(sh.tableColumns) {
-		return nil
-	}
-	return sh
 }
 
 // mapped: the shape is of a table of the suite, which an entity can be made for.

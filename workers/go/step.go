@@ -50,7 +50,49 @@ type step struct {
 	recIndex    string
 	endpoint    endpoint
 	ncols       int    // set by the driver: columns of the rows it read
-	shape       *shape // a layer method's: what sql does (layer.go); nil for no plain shape
+	shape       *shape // what sql does, as the runner worked it out; nil for no plain shape
+}
+
+// shape is the step message's `shape` (PROTOCOL.md), sent with every step that has sql: a
+// select, insert, update or delete of one table; columns read (select), written (insert) or
+// set (update), and where the columns compared with a marker, in the order of the step's
+// parameters. For a table of the suite, also every column, its SQL type as the suite declares
+// it and the primary key. A layer builds its operations from it (layer.go); a driver's batch
+// that writes otherwise than the statement (go-pgx/batch=copy) takes its table and columns
+// from an insert's (copyTarget). No worker parses SQL.
+type shape struct {
+	kind         string // select, insert, update, delete
+	table        string
+	columns      []string
+	where        []string
+	tableColumns []string // empty for a table the suite does not declare
+	tableTypes   []string
+	key          []string
+}
+
+// parseShape reads the message's shape; nil for null, or for one that names no table.
+func parseShape(v any) *shape {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	strs := func(key string) []string {
+		list, _ := m[key].([]any)
+		out := make([]string, 0, len(list))
+		for _, x := range list {
+			s, _ := x.(string)
+			out = append(out, s)
+		}
+		return out
+	}
+	sh := &shape{columns: strs("columns"), where: strs("where"), tableColumns: strs("table_columns"),
+		tableTypes: strs("table_types"), key: strs("key")}
+	sh.kind, _ = m["kind"].(string)
+	sh.table, _ = m["table"].(string)
+	if sh.table == "" || len(sh.tableTypes) != len(sh.tableColumns) {
+		return nil
+	}
+	return sh
 }
 
 // group returns the rows [first, last) of batch group i.
@@ -100,7 +142,7 @@ func (s *session) parseStep(msg map[string]any) (*step, *failure) {
 			return nil, fail("protocol", "a %s step needs sql", msg["kind"])
 		}
 		st.sql = sql
-		st.shape = parseShape(msg["shape"]) // sent to layer methods only
+		st.shape = parseShape(msg["shape"])
 	}
 	if f := s.parseMode(st, msg); f != nil {
 		return nil, f

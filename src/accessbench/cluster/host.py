@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ..runner.worker import WorkerFailed, WorkerProcess, worker_environment
+from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
 
 CPUS_ENV = "ACCESSBENCH_HOST_CPUS"  # a host's CPU limit, where one was set (a local cluster's hosts)
 

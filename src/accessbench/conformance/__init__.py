@@ -25,11 +25,10 @@ from ..methods import Method
 from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
-from ..protocol.prng import derive_seed
 from ..protocol.schedule import uniform_starts_within
 from ..protocol.vectors import default_dir, native
-from ..runner.worker import WorkerFailed, WorkerProcess, worker_environment
-from ..suite.shape import of_step
+from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
+from ..suite.message import step_message
 from ..suite.loader import parse
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
@@ -238,22 +237,7 @@ class Check:
                 worker.kill()
 
     def _message(self, target: Target, step: Step) -> dict:
-        params = [
-            g.wire(derive_seed(self.seed, "params", step.sql or "", str(i)))
-            for i, g in enumerate(step.params)
-        ]
-        message = {"op": "step", "kind": step.kind, "iterations": step.iterations, "fetch": step.reads_rows,
-                   "params": params, "commit_every": step.commit_every}
-        for key in ("mode", "batch"):
-            if getattr(step, key):
-                message[key] = getattr(step, key)
-        if step.mode == "record":
-            message["record"] = step.record.model_dump(exclude_none=True)
-        if step.sql:
-            message["sql"] = step.sql_on(target.dbms)
-            if self.method.over:  # a layer method: as the runner sends it
-                message["shape"] = of_step(message["sql"], self.tables)
-        return message
+        return step_message(step, target.dbms, self.seed, self.tables)
 
     def _reference(self, target: Target, step: Step, message: dict) -> tuple[int, str, str | None]:
         """(rows, checksum, check) as the runner's own connection sees the step's effect."""

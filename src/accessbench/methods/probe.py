@@ -7,7 +7,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
-from ..runner.worker import WorkerFailed, WorkerProcess
+from ..worker_process import WorkerFailed, WorkerProcess
 from ..targets import TargetUnavailable
 from . import Method
 

@@ -16,7 +16,7 @@ import subprocess
 import time
 from typing import Any
 
-from ..targets.base import free_port
+from ..net import free_port
 from .base import Path, PathRun
 
 MODES = ("transaction", "session")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..cluster.dask import Cluster
 from ..cluster.placement import Placed, place
+from .state import CellFailed
 
 class RemoteFailed(Exception):
     """A client host's process failed; ``kind`` is timeout|unsupported|error (or the worker's own)."""
@@ -24,8 +25,6 @@ class RemoteFailed(Exception):
         self.kind = kind
 
     def cell_failed(self):
-        from .run import CellFailed
-
         return CellFailed(self.kind if self.kind in ("timeout", "unsupported") else "error", str(self))
 
 

@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import re
 import secrets
-import socket
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable
@@ -175,12 +174,6 @@ def index_ddl(table: Table) -> list[str]:
         f"CREATE INDEX {table.name}_{'_'.join(cols)}_idx ON {table.name} ({', '.join(cols)})"
         for cols in table.indexes
     ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def process_alive(pid: int) -> bool:

@@ -18,11 +18,12 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterable
 from ..errors import InputError, first_line
+from ..net import free_port
 from ..protocol import sqltext
 from ..suite.model import Table
 from . import url as urls
 from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
-                   free_port, owned_name, server_can_enter)
+                   owned_name, server_can_enter)
 
 DATABASE = "accessbench"
 USER = "accessbench"

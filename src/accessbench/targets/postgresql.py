@@ -20,11 +20,12 @@ import psycopg
 from psycopg.sql import SQL, Identifier, Literal
 
 from ..errors import first_line
+from ..net import free_port
 from ..protocol import sqltext
 from ..suite.model import Table
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
-                   free_port, owned_name, process_alive, server_can_enter)
+                   owned_name, process_alive, server_can_enter)
 
 SCHEMA = "accessbench"
 DATABASE = "accessbench"

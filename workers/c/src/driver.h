@@ -50,9 +50,24 @@ void ab_buf_reserve(ab_buf *b, size_t n);
 
 /* ---- one step ---------------------------------------------------------------------------- */
 
+/* What a step's statement does (PROTOCOL.md, `shape`), worked out by the runner and sent with
+ * every step that has sql, so that no worker parses SQL: a select, insert, update or delete of
+ * one table, the columns it reads (select), writes (insert) or sets (update) and those its
+ * where compares with a marker, in marker order. kind is NULL when the step's shape is null.
+ * The names point into the step message. */
+typedef struct {
+    const char *kind; /* "select", "insert", "update", "delete"; NULL: no plain shape */
+    const char *table;
+    const char **columns;
+    int ncolumns;
+    const char **where;
+    int nwhere;
+} ab_shape;
+
 typedef struct {
     int kind, mode;
     const char *sql;      /* neutral form ('?' markers); NULL for connect */
+    ab_shape shape;       /* what sql does (a batch=copy takes its table and columns from it) */
     const size_t *marks;  /* byte offsets of the markers in sql */
     int nparams;          /* markers = parameters per row */
     int64_t n;            /* iterations: rows for batch, operations otherwise */

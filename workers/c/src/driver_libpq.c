@@ -4,12 +4,10 @@
  * protocol), scan=buffered|singlerow|copy-binary|copy-text (how rows are read: a scan by
  * COPY (query) TO STDOUT in that format, every value decoded by its column's type),
  * batch=pipeline|copy. */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <libpq-fe.h>
 
@@ -1097,77 +1095,43 @@ static void make_params(ab_step *st)
 
 /* ---- COPY: INSERT INTO t (cols) VALUES (?, …) → COPY t (cols) FROM STDIN ---------------------------- */
 
-static const char *skip_ws(const char *p)
+/* name double-quoted with every '"' doubled (as PQescapeIdentifier quotes, which needs a
+ * connection), appended at o; returns the end. The shape gives names as the statement spells
+ * them, unquoted; quoted, they are read as spelled (the workers of every language agree). */
+static char *pg_ident(char *o, const char *name)
 {
-    while (isspace((unsigned char)*p))
-        p++;
-    return p;
+    *o++ = '"';
+    for (const char *p = name; *p; p++) {
+        if (*p == '"')
+            *o++ = '"';
+        *o++ = *p;
+    }
+    *o++ = '"';
+    return o;
 }
 
-static const char *word(const char *p, const char *w)
+/* The COPY that writes what the statement does, from the step's shape (PROTOCOL.md): an insert
+ * of one row of markers, one per column. */
+static int copy_statement(const ab_step *st)
 {
-    size_t n = strlen(w);
-    if (strncasecmp(p, w, n) || isalnum((unsigned char)p[n]) || p[n] == '_')
-        return NULL;
-    return p + n;
-}
-
-static int copy_statement(const char *sql, int nparams)
-{
-    const char *why = "it is not INSERT INTO t (cols) VALUES (?, …)";
-    const char *p = skip_ws(sql), *q;
-    if (!(p = word(p, "INSERT")) || !(p = word(skip_ws(p), "INTO")))
-        goto no;
-    p = skip_ws(p);
-    const char *table = p;
-    while (*p && *p != '(' && !isspace((unsigned char)*p)) {
-        if (*p == '"') { /* a quoted identifier */
-            for (p++; *p && !(*p == '"' && p[1] != '"'); p += *p == '"' ? 2 : 1)
-                ;
-            if (!*p)
-                goto no;
-        }
-        p++;
-    }
-    size_t tlen = (size_t)(p - table);
-    p = skip_ws(p);
-    if (!tlen || *p != '(') {
-        why = "it names no column list";
-        goto no;
-    }
-    const char *cols = p;
-    if (!(q = strchr(p, ')')))
-        goto no;
-    size_t clen = (size_t)(q - cols) + 1;
-    p = skip_ws(q + 1);
-    if (!(p = word(p, "VALUES")))
-        goto no;
-    p = skip_ws(p);
-    if (*p++ != '(')
-        goto no;
-    for (int k = 0; k < nparams; k++) {
-        p = skip_ws(p);
-        if (*p++ != '?') {
-            why = "its VALUES are not all '?' markers";
-            goto no;
-        }
-        p = skip_ws(p);
-        if (k + 1 < nparams && *p++ != ',')
-            goto no;
-    }
-    p = skip_ws(p);
-    if (*p++ != ')')
-        goto no;
-    p = skip_ws(p);
-    if (*p == ';')
-        p = skip_ws(p + 1);
-    if (*p)
-        goto no;
-    copy_sql = malloc(tlen + clen + 32);
-    sprintf(copy_sql, "COPY %.*s %.*s FROM STDIN", (int)tlen, table, (int)clen, cols);
+    const ab_shape *sh = &st->shape;
+    const char *only = "batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements";
+    if (!sh->kind)
+        return ab_fail("unsupported", NULL, "%s: this one has no plain shape (the step's shape is null)", only);
+    if (strcmp(sh->kind, "insert"))
+        return ab_fail("unsupported", NULL, "%s: its shape is \"%s\", not \"insert\"", only, sh->kind);
+    if (sh->ncolumns != st->nparams)
+        return ab_fail("unsupported", NULL, "%s: %d columns but %d markers", only, sh->ncolumns, st->nparams);
+    size_t n = 2 * strlen(sh->table) + 32;
+    for (int k = 0; k < sh->ncolumns; k++)
+        n += 2 * strlen(sh->columns[k]) + 4;
+    char *o = copy_sql = malloc(n);
+    o = pg_ident(stpcpy(o, "COPY "), sh->table);
+    o = stpcpy(o, " (");
+    for (int k = 0; k < sh->ncolumns; k++)
+        o = pg_ident(k ? stpcpy(o, ", ") : o, sh->columns[k]);
+    strcpy(o, ") FROM STDIN");
     return 0;
-no:
-    return ab_fail("unsupported", NULL, "batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements: %s", why);
 }
 
 /* The rows in COPY's text format (rendered before the clock, like literal texts): each value's
@@ -1217,7 +1181,7 @@ static int step_begin(ab_step *st)
     if (st->params && st->nparams)
         make_params(st);
     if (st->kind == K_BATCH && opt_copy) {
-        if (copy_statement(st->sql, st->nparams))
+        if (copy_statement(st))
             return -1;
         copy_render(st);
     }

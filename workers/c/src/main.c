@@ -677,7 +677,39 @@ static int parse_kind(const char *kind, ab_step *st)
     return proto_err("unknown step kind '%s'", kind);
 }
 
-/* iterations, commit_every (exec only), batch, verify, fetch, and sql (all but connect). */
+/* The names of a shape's list (columns, where) into the step's arena; -1 when it is not a list
+ * of strings. */
+static int shape_names(json_t *shape, const char *key, ab_arena *arena, const char ***names)
+{
+    json_t *list = json_object_get(shape, key), *name;
+    size_t k;
+    if (!json_is_array(list))
+        return -1;
+    *names = ab_arena_alloc(arena, (json_array_size(list) + 1) * sizeof **names);
+    json_array_foreach(list, k, name)
+    {
+        if (!((*names)[k] = json_string_value(name)))
+            return -1;
+    }
+    return (int)json_array_size(list);
+}
+
+/* The statement's shape (PROTOCOL.md, `shape`): kind NULL for null, and for a shape without a
+ * kind, a table or its lists of names, which the driver then treats as none. */
+static void parse_shape(json_t *msg, ab_step *st)
+{
+    json_t *shape = json_object_get(msg, "shape");
+    ab_shape *sh = &st->shape;
+    sh->kind = json_string_value(json_object_get(shape, "kind"));
+    sh->table = json_string_value(json_object_get(shape, "table"));
+    sh->ncolumns = shape_names(shape, "columns", st->arena, &sh->columns);
+    sh->nwhere = shape_names(shape, "where", st->arena, &sh->where);
+    if (!sh->kind || !sh->table || !*sh->table || sh->ncolumns < 0 || sh->nwhere < 0)
+        *sh = (ab_shape){0};
+}
+
+/* iterations, commit_every (exec only), batch, verify, fetch, and sql and its shape (all but
+ * connect). */
 static int parse_fields(json_t *msg, ab_step *st, const char *kind)
 {
     if (get_int(msg, "iterations", -1, &st->n) || get_int(msg, "commit_every", 0, &st->commit_every) ||
@@ -693,6 +725,8 @@ static int parse_fields(json_t *msg, ab_step *st, const char *kind)
     st->fetch = st->kind == K_SCAN || (st->kind == K_EXEC && (fetch ? truthy(fetch) : 0));
     if (st->kind != K_CONNECT && !(st->sql = json_string_value(json_object_get(msg, "sql"))))
         return proto_err("a %s step needs sql", kind);
+    if (st->sql)
+        parse_shape(msg, st);
     return 0;
 }
 

@@ -371,23 +371,21 @@ async fn batch_values(conn: &mut PgConnection, st: &Step, g: usize, prefix: &str
     Ok(n)
 }
 
-/// batch=values: `INSERT INTO t (cols) ` of the step's statement, to which each group's
+/// batch=values: `INSERT INTO t (cols) ` of the step's insert shape, to which each group's
 /// VALUES are pushed.
 fn values_prefix(st: &Step) -> Res<String> {
-    let (table, cols) = protocol::insert_parts(&st.sql, st.nparams).map_err(|why| {
-        Fail::unsupported(format!("batch=values writes only INSERT INTO t (cols) VALUES (?, …) statements: {why}"))
-    })?;
+    let target = st.insert_target("batch=values")?;
     if st.batch * st.nparams > MAX_BINDS {
         return Err(Fail::unsupported(format!(
             "batch=values: {} rows × {} columns is more than PostgreSQL's {MAX_BINDS} bind parameters per statement",
             st.batch, st.nparams
         )));
     }
-    Ok(format!("INSERT INTO {table} {cols} "))
+    Ok(format!("INSERT INTO {target} "))
 }
 
 
-/// batch=values: `INSERT INTO t (cols) ` of the step's statement (checked before the clock).
+/// batch=values: `INSERT INTO t (cols) ` of the step's insert shape (checked before the clock).
 pub struct Plan {
     prefix: String,
 }

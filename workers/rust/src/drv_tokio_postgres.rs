@@ -82,7 +82,8 @@ impl Calls for tokio_postgres::Client {
     }
 }
 
-/// batch=copy: the COPY statement and every row as COPY text, made before the clock.
+/// batch=copy: the COPY statement (the table and columns of the step's insert shape) and
+/// every row as COPY text, made before the clock.
 pub struct Copy {
     sql: String,
     data: Bytes,
@@ -90,7 +91,7 @@ pub struct Copy {
 }
 
 fn copy_data(st: &Step) -> Res<Copy> {
-    let sql = protocol::copy_statement(&st.sql, st.nparams).map_err(Fail::unsupported)?;
+    let sql = format!("COPY {} FROM STDIN", st.insert_target("batch=copy")?);
     let mut data = Vec::new();
     let mut offsets = Vec::with_capacity(st.n + 1);
     for r in 0..st.n {

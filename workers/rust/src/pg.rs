@@ -75,25 +75,15 @@ pub fn fail(e: tokio_postgres::Error) -> Fail {
 // ---- parameters -----------------------------------------------------------------------------
 
 /// A generated parameter as the Rust type tokio-postgres binds it (bool, i64, f64,
-/// rust_decimal::Decimal, String, chrono NaiveDate / NaiveDateTime, bytes), made before the
-/// clock. It is encoded in the binary format of whatever type the server inferred for its
-/// marker (the server infers parameter types at Parse; tokio-postgres then asks each value
-/// to encode itself as that type): a value of the column's own type is sent as that type
-/// (boolean, float8, numeric, date, timestamp, bytea), and an integer can go into a
-/// smallint, integer or bigint column as the driver would send a Rust integer of that width.
-/// A NULL is NULL of whatever type was inferred.
-#[derive(Debug)]
-pub enum PgParam {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Dec(Decimal),
-    Text(String),
-    Date(NaiveDate),
-    Ts(NaiveDateTime),
-    Bytes(Vec<u8>),
-}
+/// rust_decimal::Decimal, String, chrono NaiveDate / NaiveDateTime, bytes): the generated
+/// value with its date and timestamp made chrono's before the clock (`Gv::with_time`). It is
+/// encoded in the binary format of whatever type the server inferred for its marker (the
+/// server infers parameter types at Parse; tokio-postgres then asks each value to encode
+/// itself as that type): a value of the column's own type is sent as that type (boolean,
+/// float8, numeric, date, timestamp, bytea), and an integer can go into a smallint, integer
+/// or bigint column as the driver would send a Rust integer of that width. A NULL is NULL
+/// of whatever type was inferred.
+pub type Param = Gv<NaiveDate, NaiveDateTime>;
 
 /// The `parameters` setting of both drivers.
 pub const PARAMETERS: &str = "each value held as its spec type's Rust value (bool, i64, f64, rust_decimal::Decimal, String, chrono NaiveDate/NaiveDateTime, Vec<u8>) and encoded, binary, as the type the server inferred for its marker (from its column: boolean, int2/int4/int8, float8, numeric, text types, date, timestamp, bytea); a NULL as NULL of that type";
@@ -106,34 +96,17 @@ pub fn naive_date(days: i32) -> NaiveDate {
     NaiveDate::from_num_days_from_ce_opt(days + EPOCH_DAYS_CE).unwrap_or_default()
 }
 
-pub fn adapt(values: &[Gv]) -> Vec<PgParam> {
-    values
-        .iter()
-        .map(|v| match v {
-            Gv::Null => PgParam::Null,
-            Gv::Bool(b) => PgParam::Bool(*b),
-            Gv::Int(i) => PgParam::Int(*i),
-            Gv::Float(f) => PgParam::Float(*f),
-            Gv::Dec(d) => PgParam::Dec(*d),
-            Gv::Text(s) => PgParam::Text(s.clone()),
-            Gv::Date(d) => PgParam::Date(naive_date(*d)),
-            Gv::Ts(us) => PgParam::Ts(naive_ts(*us)),
-            Gv::Bytes(b) => PgParam::Bytes(b.clone()),
-        })
-        .collect()
-}
-
 type BoxErr = Box<dyn StdError + Sync + Send>;
 
 fn is_text(ty: &Type) -> bool {
     matches!(ty.oid(), 25 | 1043 | 1042 | 19 | 705) || ty.name() == "citext"
 }
 
-impl ToSql for PgParam {
+impl ToSql for Param {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxErr> {
         match self {
-            PgParam::Null => Ok(IsNull::Yes),
-            PgParam::Int(v) => match ty.oid() {
+            Gv::Null => Ok(IsNull::Yes),
+            Gv::Int(v) => match ty.oid() {
                 21 => i16::try_from(*v)?.to_sql(ty, out),
                 23 => i32::try_from(*v)?.to_sql(ty, out),
                 20 => v.to_sql(ty, out),
@@ -145,40 +118,40 @@ impl ToSql for PgParam {
                 _ if is_text(ty) => v.to_string().as_str().to_sql(ty, out),
                 _ => Err(format!("cannot send an integer as {ty}").into()),
             },
-            PgParam::Float(v) => match ty.oid() {
+            Gv::Float(v) => match ty.oid() {
                 700 => (*v as f32).to_sql(ty, out),
                 701 => v.to_sql(ty, out),
                 1700 => Decimal::try_from(*v)?.to_sql(ty, out),
                 _ if is_text(ty) => crate::protocol::float_text(*v).as_str().to_sql(ty, out),
                 _ => Err(format!("cannot send a float as {ty}").into()),
             },
-            PgParam::Bool(b) => match ty.oid() {
+            Gv::Bool(b) => match ty.oid() {
                 16 => b.to_sql(ty, out),
                 _ if is_text(ty) => (if *b { "true" } else { "false" }).to_sql(ty, out),
                 _ => Err(format!("cannot send a boolean as {ty}").into()),
             },
-            PgParam::Dec(d) => match ty.oid() {
+            Gv::Dec(d) => match ty.oid() {
                 1700 => d.to_sql(ty, out),
                 _ if is_text(ty) => d.to_string().as_str().to_sql(ty, out),
                 _ => Err(format!("cannot send a decimal as {ty}").into()),
             },
-            PgParam::Date(d) => match ty.oid() {
+            Gv::Date(d) => match ty.oid() {
                 1082 => d.to_sql(ty, out),
                 _ if is_text(ty) => d.to_string().as_str().to_sql(ty, out),
                 _ => Err(format!("cannot send a date as {ty}").into()),
             },
-            PgParam::Bytes(b) => match ty.oid() {
+            Gv::Bytes(b) => match ty.oid() {
                 17 => b.as_slice().to_sql(ty, out),
                 _ => Err(format!("cannot send bytes as {ty}").into()),
             },
-            PgParam::Text(s) => {
+            Gv::Text(s) => {
                 if is_text(ty) {
                     s.as_str().to_sql(ty, out)
                 } else {
                     Err(format!("cannot send text as {ty}").into())
                 }
             }
-            PgParam::Ts(t) => match ty.oid() {
+            Gv::Ts(t) => match ty.oid() {
                 1114 => t.to_sql(ty, out),
                 // a naive timestamp for a timestamptz marker is taken as UTC
                 1184 => t.and_utc().to_sql(ty, out),
@@ -496,7 +469,7 @@ pub trait Calls {
 /// parameters as the server will infer them, and a literal statement's column decoders.
 pub struct Plan {
     pub sql: String,
-    pub params: Vec<PgParam>,
+    pub params: Vec<Param>,
     pub cols: Vec<Col>,
 }
 
@@ -511,7 +484,8 @@ pub async fn plan<K: Calls>(c: &mut K, st: &Step) -> Res<Plan> {
         drop(stmt); // sends Close + Sync
         c.check_connection().await.map_err(fail)?; // and waits for it, before the clock
     }
-    Ok(Plan { sql: crate::protocol::dollar_markers(&st.sql, &st.marks), params: adapt(&st.values), cols })
+    let params = st.values.iter().map(|v| v.with_time(naive_date, naive_ts)).collect();
+    Ok(Plan { sql: crate::protocol::dollar_markers(&st.sql, &st.marks), params, cols })
 }
 
 /// One client's operations of a scan or exec step, and the statement it prepared (the

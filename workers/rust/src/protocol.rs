@@ -2,7 +2,7 @@
 //! reference (src/accessbench/protocol/{prng,generators,checksum,sqltext}.py): splitmix64,
 //! the generators and the typed values they make, FNV-1a row hashes over the canonical
 //! encoding, timestamps and dates, float, decimal and bytes text, the `?`-marker scanner,
-//! SQL literals and COPY text.
+//! SQL literals and names, and COPY text.
 
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -85,9 +85,12 @@ impl Ty {
 }
 
 /// A generated value (a parameter or a table value) of its spec's type, before any driver
-/// adapts it: the one value type every driver binds from.
+/// adapts it: the one value type every driver binds from. A date and a timestamp are held
+/// as generated (`D`, `T`: days and microseconds since 1970), or, in a copy made before the
+/// clock (`with_time`), as the types a driver's encoder takes (pg.rs: chrono's), so that
+/// no conversion is left to the timed bind.
 #[derive(Clone, Debug)]
-pub enum Gv {
+pub enum Gv<D = i32, T = i64> {
     Null,
     Bool(bool),
     Int(i64),
@@ -96,9 +99,9 @@ pub enum Gv {
     Dec(Decimal),
     Text(String),
     /// days since 1970-01-01
-    Date(i32),
+    Date(D),
     /// microseconds since 1970-01-01 00:00:00, no time zone
-    Ts(i64),
+    Ts(T),
     Bytes(Vec<u8>),
 }
 
@@ -145,6 +148,22 @@ impl Gv {
             Gv::Date(d) => Value::String(format_date(*d)),
             Gv::Ts(us) => Value::String(format_ts(*us, true)),
             Gv::Bytes(b) => Value::String(to_hex(b)),
+        }
+    }
+
+    /// The value with its date and timestamp made into a driver's types (its text and bytes
+    /// copied): what the driver binds, made before the clock.
+    pub fn with_time<D, T>(&self, date: impl Fn(i32) -> D, ts: impl Fn(i64) -> T) -> Gv<D, T> {
+        match self {
+            Gv::Null => Gv::Null,
+            Gv::Bool(b) => Gv::Bool(*b),
+            Gv::Int(i) => Gv::Int(*i),
+            Gv::Float(f) => Gv::Float(*f),
+            Gv::Dec(d) => Gv::Dec(*d),
+            Gv::Text(s) => Gv::Text(s.clone()),
+            Gv::Date(d) => Gv::Date(date(*d)),
+            Gv::Ts(us) => Gv::Ts(ts(*us)),
+            Gv::Bytes(b) => Gv::Bytes(b.clone()),
         }
     }
 }
@@ -946,96 +965,32 @@ pub fn inline(sql: &str, marks: &[usize], values: &[Gv], dialect: Dialect) -> St
     out
 }
 
+/// A table's or column's name as a statement written by the worker names it (a COPY, a
+/// multi-row INSERT on PostgreSQL): double-quoted, a `"` doubled. A shape gives names as the
+/// statement spells them, without quotes; quoted, they are read as spelled (the workers of
+/// every language agree).
+pub fn sql_name(name: &str, out: &mut String) {
+    out.push('"');
+    out.push_str(&name.replace('"', "\"\""));
+    out.push('"');
+}
+
+/// `t (a, b)`: an insert's table and columns (its shape's) as COPY and INSERT name them.
+pub fn table_columns(table: &str, columns: &[String]) -> String {
+    let mut out = String::new();
+    sql_name(table, &mut out);
+    out.push_str(" (");
+    for (k, c) in columns.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        sql_name(c, &mut out);
+    }
+    out.push(')');
+    out
+}
+
 // ---- COPY ------------------------------------------------------------------------------------------
-
-fn skip_ws(s: &[u8], mut p: usize) -> usize {
-    while p < s.len() && s[p].is_ascii_whitespace() {
-        p += 1;
-    }
-    p
-}
-
-fn word(s: &[u8], p: usize, w: &str) -> Option<usize> {
-    let n = w.len();
-    if p + n > s.len() || !s[p..p + n].eq_ignore_ascii_case(w.as_bytes()) {
-        return None;
-    }
-    match s.get(p + n) {
-        Some(c) if c.is_ascii_alphanumeric() || *c == b'_' => None,
-        _ => Some(p + n),
-    }
-}
-
-/// The table and the parenthesised column list of `INSERT INTO t (cols) VALUES (?, …)` (all
-/// values `?` markers), or why the statement is not of that form.
-pub fn insert_parts(sql: &str, nparams: usize) -> Result<(String, String), &'static str> {
-    let s = sql.as_bytes();
-    let generic = "it is not INSERT INTO t (cols) VALUES (?, …)";
-    let Some(p) = word(s, skip_ws(s, 0), "INSERT") else { return Err(generic) };
-    let Some(mut p) = word(s, skip_ws(s, p), "INTO") else { return Err(generic) };
-    p = skip_ws(s, p);
-    let table = p;
-    while p < s.len() && s[p] != b'(' && !s[p].is_ascii_whitespace() {
-        if s[p] == b'"' {
-            p += 1;
-            while p < s.len() && !(s[p] == b'"' && s.get(p + 1) != Some(&b'"')) {
-                p += if s[p] == b'"' { 2 } else { 1 };
-            }
-            if p >= s.len() {
-                return Err(generic);
-            }
-        }
-        p += 1;
-    }
-    let table_end = p;
-    p = skip_ws(s, p);
-    if table_end == table || s.get(p) != Some(&b'(') {
-        return Err("it names no column list");
-    }
-    let cols = p;
-    let Some(close) = sql[p..].find(')').map(|k| p + k) else { return Err(generic) };
-    let cols_end = close + 1;
-    let Some(mut p) = word(s, skip_ws(s, cols_end), "VALUES") else { return Err(generic) };
-    p = skip_ws(s, p);
-    if s.get(p) != Some(&b'(') {
-        return Err(generic);
-    }
-    p += 1;
-    for k in 0..nparams {
-        p = skip_ws(s, p);
-        if s.get(p) != Some(&b'?') {
-            return Err("its VALUES are not all '?' markers");
-        }
-        p = skip_ws(s, p + 1);
-        if k + 1 < nparams {
-            if s.get(p) != Some(&b',') {
-                return Err(generic);
-            }
-            p += 1;
-        }
-    }
-    p = skip_ws(s, p);
-    if s.get(p) != Some(&b')') {
-        return Err(generic);
-    }
-    p = skip_ws(s, p + 1);
-    if s.get(p) == Some(&b';') {
-        p = skip_ws(s, p + 1);
-    }
-    if p != s.len() {
-        return Err(generic);
-    }
-    Ok((sql[table..table_end].to_string(), sql[cols..cols_end].to_string()))
-}
-
-/// `INSERT INTO t (cols) VALUES (?, …)` → `COPY t (cols) FROM STDIN`; anything else is not
-/// a statement COPY can stand for (the reason is returned).
-pub fn copy_statement(sql: &str, nparams: usize) -> Result<String, String> {
-    match insert_parts(sql, nparams) {
-        Ok((table, cols)) => Ok(format!("COPY {table} {cols} FROM STDIN")),
-        Err(why) => Err(format!("batch=copy writes only INSERT INTO t (cols) VALUES (?, …) statements: {why}")),
-    }
-}
 
 /// One row in COPY's text format (tab-separated, `\N` for NULL, `\`, tab, newline and CR
 /// escaped), appended to `out`: booleans `t`/`f`, floats as their shortest round-trip text,
@@ -1190,12 +1145,14 @@ mod tests {
     }
 
     #[test]
-    fn copy() {
-        assert_eq!(
-            copy_statement("INSERT INTO conf_new (id, grp) VALUES (?, ?)", 2).unwrap(),
-            "COPY conf_new (id, grp) FROM STDIN"
-        );
-        assert!(copy_statement("UPDATE t SET a = ?", 1).is_err());
+    fn names() {
+        let cols = |c: &[&str]| c.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(table_columns("conf_new", &cols(&["id", "grp"])), "\"conf_new\" (\"id\", \"grp\")");
+        assert_eq!(table_columns("Hits_2", &cols(&["_a$1"])), "\"Hits_2\" (\"_a$1\")");
+        assert_eq!(table_columns("my table", &cols(&["a\"b", "1x", "é"])), "\"my table\" (\"a\"\"b\", \"1x\", \"é\")");
+        let mut s = String::new();
+        sql_name("", &mut s);
+        assert_eq!(s, "\"\"");
     }
 
     #[test]

@@ -112,9 +112,10 @@ pub struct Record {
     pub index: Option<String>,
 }
 
-/// A layer method's: what the step's statement does, as the runner worked it out
-/// (protocol: `shape`; None for a statement of no plain shape, and for drivers). No worker
-/// parses SQL.
+/// What the step's statement does, as the runner worked it out (protocol: `shape`, sent
+/// with every step that has `sql`; None for a statement of no plain shape): a layer plans
+/// its calls from it, a driver's batch that writes otherwise than the statement (COPY, a
+/// multi-row VALUES) takes its table and columns from it. No worker parses SQL.
 #[derive(Clone, Debug)]
 pub struct Shape {
     /// select, insert, update or delete
@@ -176,7 +177,7 @@ pub struct Step {
     pub types: Vec<Ty>,
     pub texts: Vec<String>,
     pub record: Option<Record>,
-    /// a layer method's: what the statement does
+    /// what the statement does
     pub shape: Option<Shape>,
 }
 
@@ -323,6 +324,22 @@ impl Step {
         })
     }
 
+    /// `t (cols)` of the rows the statement inserts, from its shape, for a batch variant
+    /// (`what`: `batch=copy` …) that writes them otherwise than the statement; or why it
+    /// cannot (`unsupported`).
+    pub fn insert_target(&self, what: &str) -> Res<String> {
+        let why = match &self.shape {
+            None => "it has no plain shape (its shape is null)".to_string(),
+            Some(s) if s.kind != "insert" => format!("it is not an insert (its shape's kind is {})", s.kind),
+            Some(s) if s.columns.is_empty() => "it names no column list".to_string(),
+            Some(s) if s.columns.len() != self.nparams => {
+                format!("its shape's columns ({}) are not as many as its parameters ({})", s.columns.len(), self.nparams)
+            }
+            Some(s) => return Ok(protocol::table_columns(&s.table, &s.columns)),
+        };
+        Err(Fail::unsupported(format!("{what} writes only INSERT INTO t (cols) VALUES (?, …) statements: {why}")))
+    }
+
     /// Operation i reads rows (a scan, or an exec with `fetch`).
     pub fn reads(&self) -> bool {
         self.fetch && matches!(self.kind, Kind::Scan | Kind::Exec)
@@ -435,4 +452,33 @@ pub fn latency_buffer(n: usize) -> Vec<u64> {
         *x = std::hint::black_box(u64::MAX);
     }
     lat
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(sql: &str, shape: Value) -> Step {
+        let params: Vec<Value> = protocol::markers(sql).iter().map(|_| json!({"kind": "seq"})).collect();
+        let msg = json!({"kind": "batch", "iterations": 2, "batch": 2, "sql": sql, "params": params, "shape": shape});
+        Step::parse(&msg, Dialect::PostgreSQL).unwrap()
+    }
+
+    #[test]
+    fn insert_target() {
+        let st = batch(
+            "INSERT INTO conf_new (id, grp) VALUES (?, ?)",
+            json!({"kind": "insert", "table": "conf_new", "columns": ["id", "grp"], "where": [],
+                   "table_columns": ["id", "grp", "label"], "table_types": ["integer", "integer", "text"], "key": ["id"]}),
+        );
+        assert_eq!(format!("COPY {} FROM STDIN", st.insert_target("batch=copy").unwrap()), "COPY \"conf_new\" (\"id\", \"grp\") FROM STDIN");
+        let why = |st: Step| st.insert_target("batch=values").unwrap_err();
+        let f = why(batch("INSERT INTO t SELECT ?", Value::Null));
+        assert_eq!(f.kind, "unsupported");
+        assert_eq!(f.message, "batch=values writes only INSERT INTO t (cols) VALUES (?, …) statements: it has no plain shape (its shape is null)");
+        let f = why(batch("UPDATE t SET a = ?", json!({"kind": "update", "table": "t", "columns": ["a"], "where": []})));
+        assert!(f.message.ends_with("it is not an insert (its shape's kind is update)"), "{}", f.message);
+        let f = why(batch("INSERT INTO t (a, b) VALUES (?, ?)", json!({"kind": "insert", "table": "t", "columns": ["a"], "where": []})));
+        assert!(f.message.ends_with("its shape's columns (1) are not as many as its parameters (2)"), "{}", f.message);
+    }
 }

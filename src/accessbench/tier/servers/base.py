@@ -16,8 +16,8 @@ import urllib.request
 from pathlib import Path
 from typing import ClassVar
 
-from ...runner.cputime import TICK_NS, descendants, reaped_ticks
-from ...targets.base import free_port
+from ...cputime import TICK_NS, descendants, reaped_ticks
+from ...net import free_port
 
 # Where the pages and the static page live in the checkout.
 ROOT = Path(__file__).resolve().parents[4]

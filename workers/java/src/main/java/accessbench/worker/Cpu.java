@@ -34,7 +34,7 @@ import java.util.Map;
  * a thread started during the loop counts all of its time, and a thread that ended during the
  * loop takes its time with it (its file is gone) but subtracts nothing — it is simply not in
  * the "after" read. The worker's own threads are kept alive across the "after" read (the
- * clients of a loaded step park until the main thread has read the CPU: Main.loaded). What can
+ * clients of a loaded step park until the main thread has read the CPU: Load.loaded). What can
  * end during a loop is a thread of the JVM's or a library's that idles out: an extra JIT
  * compiler thread (UseDynamicNumberOfCompilerThreads; the last one of each compiler is never
  * stopped, and with the two compiler threads of a 2-CPU machine none is), HikariCP's

@@ -1,14 +1,20 @@
 package accessbench.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /** A loaded step (PROTOCOL.md, "Steps under load"): what its message asks for beyond the plain
- * loop, and the loop each client runs (src/accessbench/pyworker/load.py) — by duration as well
- * as by count, closed loop or open loop at a rate, every latency into a histogram, all clients
- * starting at a wall-clock barrier.
+ * loop, the loop each client runs (src/accessbench/pyworker/load.py) — by duration as well as
+ * by count, closed loop or open loop at a rate, every latency into a histogram, all clients
+ * starting at a wall-clock barrier — and the trial (loaded): the clients, one thread each, and
+ * their results merged into the answer.
  *
  * Closed loop: operation i's latency runs from the end of operation i−1 to its own end, as in
  * the plain loop. Open loop: from operation i's intended start to its end, so a stall that
@@ -20,6 +26,8 @@ import java.util.concurrent.locks.LockSupport;
  * over idles (untimed) until it has passed, and one still behind schedule when it has passed
  * stops there, counting the arrivals due before it that it had not started as skipped. */
 final class Load {
+    private static final JsonNodeFactory F = JsonNodeFactory.instance;
+
     /** Sleep until this close to an instant, then spin: parkNanos overshoots by ~50–60 µs (timer
      * slack), which would otherwise count as the client's own lateness. */
     static final long SPIN_NS = 100_000;
@@ -201,5 +209,138 @@ final class Load {
         out.skipped = skipped;
         out.rows = rows;
         out.endNs = prev;
+    }
+
+    /** Client k of a step under load.policy, made untimed, with s its own Step: persistent,
+     * client 0 on the session's connection (drv) and the others on connections of their own;
+     * per-request, a driver instance of its own; pooled, borrowing from pool. */
+    static Policy.Client client(Driver drv, Step s, Load load, Policy.Pool pool, int k) {
+        return switch (load.policy) {
+            case Policy.PERSISTENT -> new Policy.Persistent(k == 0 ? drv : drv.client(), s, k != 0);
+            case Policy.PER_REQUEST -> new Policy.PerRequest(drv.client(), s);
+            default -> new Policy.Pooled(pool, s);
+        };
+    }
+
+    /** A loaded step: C clients, each a platform thread with its own Step (decode buffer) and,
+     * for persistent, its own connection; all start at the barrier; their results merge. */
+    static void loaded(Driver drv, Step st, Load load, ObjectNode a) throws Exception {
+        final int nc = load.clients;
+        final Policy.Client[] clients = new Policy.Client[nc];
+        final Result[] results = new Result[nc];
+        final Failure failure = new Failure();
+        Policy.Pool pool = null;
+        boolean ok = false;
+        try {
+            if (load.policy == Policy.POOLED) // made and filled before the barrier, untimed
+                pool = new Policy.Pool(drv, st, load.poolSize);
+            for (int k = 0; k < nc; k++) {
+                clients[k] = client(drv, st.forClient(), load, pool, k);
+                results[k] = new Result();
+            }
+            // Each thread opens its client's connection (in parallel: C connects would take a
+            // while one after the other), says it is ready, and waits for go; the CPU count
+            // starts between the two, so the connects are not in it. Done, each says so and
+            // parks until released: a thread that ended would take its CPU time with it (Cpu
+            // reads each live thread's), so the count ends while every client is still alive.
+            final CountDownLatch ready = new CountDownLatch(nc), go = new CountDownLatch(1);
+            final CountDownLatch finished = new CountDownLatch(nc), release = new CountDownLatch(1);
+            final Thread[] threads = new Thread[nc];
+            Cpu before, after;
+            try {
+                for (int k = 0; k < nc; k++) {
+                    final int kk = k;
+                    threads[k] = new Thread(() -> {
+                        boolean signalled = false;
+                        try {
+                            clients[kk].open();
+                            ready.countDown();
+                            signalled = true;
+                            go.await();
+                            if (!failure.failed)
+                                load.run(clients[kk], st.nops, kk, results[kk], failure);
+                        } catch (Throwable e) { // answered by the main thread, after the others stopped
+                            failure.set(e);
+                        } finally {
+                            if (!signalled)
+                                ready.countDown();
+                            finished.countDown();
+                            try {
+                                release.await();
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                    }, "abworker-client-" + k);
+                    threads[k].start();
+                }
+                ready.await();
+                before = Cpu.before();
+                go.countDown();
+                finished.await();
+                after = Cpu.after();
+            } finally {
+                go.countDown();
+                release.countDown();
+                for (Thread t : threads)
+                    if (t != null)
+                        t.join();
+            }
+            Throwable e = failure.first.get();
+            if (e instanceof Exception x)
+                throw x;
+            if (e instanceof Error x)
+                throw x;
+            for (Policy.Client c : clients)
+                c.finish();
+            answerLoaded(st, load, clients, results, before, after, a);
+            ok = true;
+        } finally {
+            for (Policy.Client c : clients) {
+                if (c == null)
+                    continue;
+                if (!ok)
+                    c.recover();
+                c.close();
+            }
+            if (pool != null)
+                pool.close();
+        }
+    }
+
+    /** Per-client results merged: counts add up, elapsed from the common start (the earliest
+     * client start) to the last client's end, one histogram. */
+    private static void answerLoaded(Step st, Load load, Policy.Client[] clients, Result[] results, Cpu before,
+            Cpu after, ObjectNode a) {
+        Histogram histogram = new Histogram();
+        long n = 0, rows = 0, late = 0, skipped = 0;
+        long start = results[0].startNs, end = results[0].endNs;
+        int ncols = 0;
+        ArrayNode perClient = F.arrayNode();
+        for (int k = 0; k < results.length; k++) {
+            Result r = results[k];
+            histogram.merge(r.histogram);
+            n += r.n;
+            rows += r.rows;
+            late += r.late;
+            skipped += r.skipped;
+            if (r.startNs - start < 0) // nanoTime values compare by their difference
+                start = r.startNs;
+            if (r.endNs - end > 0)
+                end = r.endNs;
+            ncols = Math.max(ncols, clients[k].st.ncols);
+            ObjectNode c = perClient.addObject();
+            c.put("n", r.n);
+            c.put("elapsed_ns", r.endNs - r.startNs);
+        }
+        Main.putFigures(a, st, n, end - start, rows, ncols, before, after, results[0].firstOpNs);
+        a.set("histogram", histogram.toJson(F));
+        a.put("late", late);
+        a.put("skipped", skipped);
+        a.put("clients", clients.length);
+        a.set("per_client", perClient);
+        if (load.policy == Policy.PERSISTENT) // per-request and pooled backends are gone by now
+            Main.putServerPids(a, Arrays.stream(clients).mapToLong(Policy.Client::serverPid).filter(pid -> pid != 0)
+                    .sorted().distinct().toArray());
     }
 }

@@ -30,8 +30,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TimeZone;
-import java.util.TreeSet;
-import java.util.concurrent.CountDownLatch;
 import java.util.function.Supplier;
 
 /** abworker-java: the accessbench worker for Java. Protocol v1 (protocol/PROTOCOL.md): one
@@ -438,7 +436,7 @@ public final class Main {
             else if (st.verify)
                 verifyWithPolicy(st, load, a);
             else if (load != null)
-                loaded(st, load, a);
+                Load.loaded(drv, st, load, a);
             else
                 timed(st, a);
             done = true;
@@ -493,164 +491,14 @@ public final class Main {
         a.put("first_op_ns", first);
     }
 
-    /** Verification of a per-request or pooled step: a single client with the policy applied. */
+    /** Verification of a per-request or pooled step: a single client with the policy applied
+     * (Load.client, as a loaded step makes its clients). */
     private void verifyWithPolicy(Step st, Load load, ObjectNode a) throws Exception {
-        if (load.policy == Policy.PER_REQUEST) {
-            Policy.Client client = new Policy.PerRequest(drv.client(), st);
+        try (Policy.Pool pool = load.policy == Policy.POOLED ? new Policy.Pool(drv, st, load.poolSize) : null) {
+            Policy.Client client = Load.client(drv, st, load, pool, 0);
             client.open();
             verify(st, client, a);
-            return;
         }
-        try (Policy.Pool pool = new Policy.Pool(drv, st, load.poolSize)) {
-            verify(st, new Policy.Pooled(pool, st), a);
-        }
-    }
-
-    /** A loaded step: C clients, each a platform thread with its own Step (decode buffer) and,
-     * for persistent, its own connection; all start at the barrier; their results merge. */
-    private void loaded(Step st, Load load, ObjectNode a) throws Exception {
-        final int nc = load.clients;
-        final Policy.Client[] clients = new Policy.Client[nc];
-        final Load.Result[] results = new Load.Result[nc];
-        final Load.Failure failure = new Load.Failure();
-        Policy.Pool pool = null;
-        boolean ok = false;
-        try {
-            if (load.policy == Policy.POOLED) // made and filled before the barrier, untimed
-                pool = new Policy.Pool(drv, st, load.poolSize);
-            for (int k = 0; k < nc; k++) {
-                Step s = st.forClient();
-                clients[k] = switch (load.policy) {
-                    case Policy.PERSISTENT -> new Policy.Persistent(k == 0 ? drv : drv.client(), s, k != 0);
-                    case Policy.PER_REQUEST -> new Policy.PerRequest(drv.client(), s);
-                    default -> new Policy.Pooled(pool, s);
-                };
-                results[k] = new Load.Result();
-            }
-            // Each thread opens its client's connection (in parallel: C connects would take a
-            // while one after the other), says it is ready, and waits for go; the CPU count
-            // starts between the two, so the connects are not in it. Done, each says so and
-            // parks until released: a thread that ended would take its CPU time with it (Cpu
-            // reads each live thread's), so the count ends while every client is still alive.
-            final CountDownLatch ready = new CountDownLatch(nc), go = new CountDownLatch(1);
-            final CountDownLatch finished = new CountDownLatch(nc), release = new CountDownLatch(1);
-            final Thread[] threads = new Thread[nc];
-            Cpu before, after;
-            try {
-                for (int k = 0; k < nc; k++) {
-                    final int kk = k;
-                    threads[k] = new Thread(() -> {
-                        boolean signalled = false;
-                        try {
-                            clients[kk].open();
-                            ready.countDown();
-                            signalled = true;
-                            go.await();
-                            if (!failure.failed)
-                                load.run(clients[kk], st.nops, kk, results[kk], failure);
-                        } catch (Throwable e) { // answered by the main thread, after the others stopped
-                            failure.set(e);
-                        } finally {
-                            if (!signalled)
-                                ready.countDown();
-                            finished.countDown();
-                            try {
-                                release.await();
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                            }
-                        }
-                    }, "abworker-client-" + k);
-                    threads[k].start();
-                }
-                ready.await();
-                before = Cpu.before();
-                go.countDown();
-                finished.await();
-                after = Cpu.after();
-            } finally {
-                go.countDown();
-                release.countDown();
-                for (Thread t : threads)
-                    if (t != null)
-                        t.join();
-            }
-            Throwable e = failure.first.get();
-            if (e instanceof Exception x)
-                throw x;
-            if (e instanceof Error x)
-                throw x;
-            for (Policy.Client c : clients)
-                c.finish();
-            answerLoaded(st, load, clients, results, before, after, a);
-            ok = true;
-        } finally {
-            for (Policy.Client c : clients) {
-                if (c == null)
-                    continue;
-                if (!ok)
-                    c.recover();
-                c.close();
-            }
-            if (pool != null)
-                pool.close();
-        }
-    }
-
-    /** Per-client results merged: counts add up, elapsed from the common start (the earliest
-     * client start) to the last client's end, one histogram. */
-    private void answerLoaded(Step st, Load load, Policy.Client[] clients, Load.Result[] results, Cpu before,
-            Cpu after, ObjectNode a) {
-        Histogram histogram = new Histogram();
-        long n = 0, rows = 0, late = 0, skipped = 0;
-        long start = results[0].startNs, end = results[0].endNs;
-        int ncols = 0;
-        ArrayNode perClient = F.arrayNode();
-        for (int k = 0; k < results.length; k++) {
-            Load.Result r = results[k];
-            histogram.merge(r.histogram);
-            n += r.n;
-            rows += r.rows;
-            late += r.late;
-            skipped += r.skipped;
-            if (r.startNs - start < 0) // nanoTime values compare by their difference
-                start = r.startNs;
-            if (r.endNs - end > 0)
-                end = r.endNs;
-            ncols = Math.max(ncols, clients[k].st.ncols);
-            ObjectNode c = perClient.addObject();
-            c.put("n", r.n);
-            c.put("elapsed_ns", r.endNs - r.startNs);
-        }
-        a.put("n", n);
-        a.put("elapsed_ns", end - start);
-        a.put("rows", rows);
-        if (st.reads() && ncols > 0)
-            a.put("values", rows * ncols);
-        putCpu(a, before, after);
-        a.put("first_op_ns", results[0].firstOpNs);
-        a.set("histogram", histogram.toJson(F));
-        a.put("late", late);
-        a.put("skipped", skipped);
-        a.put("clients", clients.length);
-        a.set("per_client", perClient);
-        if (load.policy == Policy.PERSISTENT) { // per-request and pooled backends are gone by now
-            TreeSet<Long> pids = new TreeSet<>();
-            for (Policy.Client c : clients)
-                if (c.serverPid() != 0)
-                    pids.add(c.serverPid());
-            if (!pids.isEmpty()) {
-                ArrayNode p = a.putArray("server_pids");
-                pids.forEach(p::add);
-            }
-        }
-    }
-
-    /** The process's CPU time from before to after: all of it user_ns (Cpu has no user/system
-     * split), sys_ns 0. */
-    private static void putCpu(ObjectNode a, Cpu before, Cpu after) {
-        a.put("user_ns", after.since(before));
-        a.put("sys_ns", 0);
     }
 
     private void timed(Step st, ObjectNode a) throws Exception {
@@ -678,14 +526,28 @@ public final class Main {
                 throw new WorkerError("internal", "latency_file " + latencyFile + ": " + e, null);
             }
         }
-        a.put("n", nops);
-        a.put("elapsed_ns", prev - start);
+        putFigures(a, st, nops, prev - start, rows, st.ncols, before, after, nops > 0 ? lat[0] : 0);
+        putServerPids(a, drv.serverPids(st));
+    }
+
+    /** The figures every timed answer has, the plain loop's and a loaded step's
+     * (Load.answerLoaded), in this order: values only for a step that reads, its columns known;
+     * the process's CPU time from before to after, all of it user_ns (Cpu has no user/system
+     * split), sys_ns 0. */
+    static void putFigures(ObjectNode a, Step st, long n, long elapsedNs, long rows, int ncols, Cpu before, Cpu after,
+            long firstOpNs) {
+        a.put("n", n);
+        a.put("elapsed_ns", elapsedNs);
         a.put("rows", rows);
-        if (st.reads() && st.ncols > 0)
-            a.put("values", rows * st.ncols);
-        putCpu(a, before, after);
-        a.put("first_op_ns", nops > 0 ? lat[0] : 0);
-        long[] pids = drv.serverPids(st);
+        if (st.reads() && ncols > 0)
+            a.put("values", rows * ncols);
+        a.put("user_ns", after.since(before));
+        a.put("sys_ns", 0);
+        a.put("first_op_ns", firstOpNs);
+    }
+
+    /** server_pids, when there are any: the backends the step's operations ran on. */
+    static void putServerPids(ObjectNode a, long[] pids) {
         if (pids.length > 0) {
             ArrayNode p = a.putArray("server_pids");
             for (long pid : pids)
