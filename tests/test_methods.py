@@ -50,3 +50,92 @@ def test_py_pyodbc_and_c_odbc_pin_the_same_odbc_driver_options():
     python, c = probe(by_name["py-pyodbc"]).settings, probe(by_name["c-odbc"]).settings
     for key in ("postgresql options", "sqlite options", "mariadb driver", "mariadb options"):
         assert python[key] == c[key], key
+
+
+class Watched(Method):
+    """py-sqlite3 whose worker is said to run from ``watched`` too: a build to change."""
+
+    watched: str
+
+    def files(self) -> list[str]:
+        return [*super().files(), self.watched]
+
+
+def test_methods_answer_from_the_kept_hello_until_the_workers_build_changes_or_probe_is_asked(tmp_path, monkeypatch):
+    from accessbench.methods.probe import probe_all
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    build = tmp_path / "worker.bin"
+    build.write_text("one")
+    base = next(m for m in catalog() if m.name == "py-sqlite3")
+    method = Watched(**base.model_dump(), watched=str(build))
+    (first,) = probe_all([method])
+    assert first.status == "yes" and first.version and not first.kept  # asked: nothing was kept yet
+    (second,) = probe_all([method])
+    assert second.kept and (second.status, second.version, second.settings) == (first.status, first.version,
+                                                                                first.settings)
+    (again,) = probe_all([method], again=True)
+    assert not again.kept
+    build.write_text("two, rebuilt")
+    (rebuilt,) = probe_all([method])
+    assert not rebuilt.kept and rebuilt.version == first.version
+    assert probe_all([method])[0].kept
+
+
+def test_a_kept_hello_never_hides_that_a_method_can_no_longer_run_here(tmp_path, monkeypatch):
+    from accessbench.methods.probe import probe_all
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    psycopg = next(m for m in catalog() if m.name == "py-psycopg")
+    assert probe_all([psycopg])[0].status == "yes"
+    monkeypatch.setenv("ACCESSBENCH_PG_BINDIR", "/nonexistent")
+    found = probe_all([psycopg])[0]
+    assert found.kept and found.status.startswith("external targets only: no PostgreSQL server binaries")
+
+
+def _readme_table(heading_text: str) -> dict[tuple[str, str], set[str]]:
+    """The README's table of methods after ``heading_text``: (language, DBMS) → method names."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    lines = text[text.index(heading_text):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| language |"))
+    header = [c.strip() for c in lines[start].strip("|").split("|")]
+    found: dict[tuple[str, str], set[str]] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for dbms, cell in zip(header[1:], cells[1:]):
+            names = set(re.findall(r"`([^`]+)`", cell))
+            if names:
+                found[(cells[0], dbms)] = names
+    return found
+
+
+LANGUAGES = {"python": "Python", "c": "C", "java": "Java", "go": "Go", "rust": "Rust", "node": "Node.js"}
+DBMS_NAMES = {"postgresql": "PostgreSQL", "mariadb": "MariaDB", "sqlite": "SQLite", "duckdb": "DuckDB"}
+
+
+def _catalog_table(layers: bool) -> dict[tuple[str, str], set[str]]:
+    found: dict[tuple[str, str], set[str]] = {}
+    for m in catalog():
+        # the layers' table: ORMs, query builders, row mappers (a data frame over a columnar
+        # reader is told of beside the bulk and columnar readers)
+        if m.tier or m.reads == "floor" or bool(m.over) != layers or not (layers or m.default) \
+                or layers and m.reads != "rows":
+            continue
+        for dbms in m.dbms:
+            found.setdefault((LANGUAGES[m.language], DBMS_NAMES[dbms]), set()).add(m.name)
+    return found
+
+
+def test_the_readmes_tables_of_drivers_and_layers_are_the_catalogs():
+    from accessbench.methods import select
+
+    assert _readme_table("## Methods today") == _catalog_table(layers=False)
+    assert _readme_table("**Layers** above the drivers") == _catalog_table(layers=True)
+    readme = (__import__("pathlib").Path(__file__).parents[1] / "README.md").read_text()
+    default = [m for m in select(None) if not m.over and m.reads != "floor" and not m.tier]
+    assert f"{len(default)} run by default, in six languages" in readme

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from accessbench.report.model import build
-from accessbench.report.sizes import size_sweeps
+from accessbench.stats.sizes import size_sweeps
 from accessbench.stats.cells import CellResult
 from accessbench.stats.summary import summarize
 from accessbench.store import Store
@@ -67,7 +67,7 @@ def test_no_crossover_is_claimed_when_one_curve_leads_at_every_size_or_none_clea
 
 
 def test_a_method_without_a_crossover_of_its_own_says_so_and_s1s_claim_is_not_reproduced():
-    from accessbench.report.sizes import method_verdict
+    from accessbench.stats.sizes import method_verdict
     from accessbench.studies.claims import CLAIMS, NOT_REPRODUCED, StudyRun
 
     cells = []

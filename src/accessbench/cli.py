@@ -17,8 +17,9 @@ from . import formatting as fmt
 from . import paths
 from .errors import Fault, InputError, first_line
 from .runner.cleanup import end_like_ctrl_c
-from .store.backend import is_server, shown
+from .store.backend import is_server, must_exist, shown
 from .targets.url import redact
+from .export.formats import FORMATS
 from .stats.views import VIEWS
 
 DEFAULT_STORE = "accessbench.db"
@@ -187,13 +188,19 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     add_parser = sub.add_parser
     sub.add_parser = lambda *a, **k: add_parser(*a, parents=[store], **k)  # type: ignore[method-assign]
+    for add in (_add_run, _add_stored_runs, _add_compare, _add_outputs, _add_checks):
+        add(sub)
+    return parser
 
+
+def _add_run(sub) -> None:
+    """`run`: what to measure, where, and what to keep."""
     run = sub.add_parser("run", help="measure a suite and print the comparison",
                          description="Start the targets, load the suite's data, verify every cell, run "
                          "warmups and interleaved trials, store each trial as it ends, print the report.",
                          epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     # Options a resumed run keeps default to None, so that a given value can be told from a
-    # default (filled in by cmd_run, RUN_DEFAULTS).
+    # default (filled in by runner.prepare's RUN_DEFAULTS).
     run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
                      help="postgresql, mariadb (managed servers), sqlite, duckdb (embedded), or a postgresql:// or "
@@ -203,25 +210,7 @@ def build_parser() -> Parser:
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one but setting variants and layers; "
                           "`all`: every one, `layers`: every layer and the driver it runs on; see `accessbench methods`)")
-    run.add_argument("--trials", type=_at_least_one, default=None, metavar="N",
-                     help="timed trials per cell before the precision target adds any (default 5, also with "
-                          "--quick: a significance test needs at least 4)")
-    run.add_argument("--precision", type=_percent, default=None, metavar="PCT",
-                     help="add interleaved trials to cells whose median's 95%% CI is wider than ±PCT (3%% or "
-                          "0.03), within --budget (default 3%%; 0 turns it off)")
-    run.add_argument("--budget", type=_duration, default=None, metavar="TIME",
-                     help="time the run may spend on trials added for --precision, shared among its steps "
-                          "(default 8min; e.g. 90s, 20min)")
-    run.add_argument("--max-trials", type=_at_least_one, default=None, metavar="N",
-                     help="timed trials a cell may reach for --precision (default 80)")
-    run.add_argument("--warmup", type=_positive, default=None, metavar="N",
-                     help="untimed warmup trials per cell (default 1)")
-    run.add_argument("--max-warmup", type=_positive, default=None, metavar="N",
-                     help="JIT runtimes (Java) warm up until two warmups agree within 5%%, up to N (default 10)")
-    run.add_argument("--quick", action="store_true", default=None,
-                     help="shrink iterations (suite's quick_scale) for a smoke run")
-    run.add_argument("--timeout", type=_seconds, default=None, metavar="S",
-                     help="seconds a worker may take to answer before it is killed (default 300)")
+    _add_measuring_options(run)
     run.add_argument("--workdir", default=None, metavar="DIR",
                      help="where managed servers and files live during the run (default: a new temp dir)")
     run.add_argument("--report-dir", default=DEFAULT_REPORTS, metavar="DIR",
@@ -252,6 +241,32 @@ def build_parser() -> Parser:
     _add_width_options(run)
     run.set_defaults(func=cmd_run)
 
+
+def _add_measuring_options(run) -> None:
+    """`run`'s options of how much to measure: trials, precision, warmups, timeouts."""
+    run.add_argument("--trials", type=_at_least_one, default=None, metavar="N",
+                     help="timed trials per cell before the precision target adds any (default 5, also with "
+                          "--quick: a significance test needs at least 4)")
+    run.add_argument("--precision", type=_percent, default=None, metavar="PCT",
+                     help="add interleaved trials to cells whose median's 95%% CI is wider than ±PCT (3%% or "
+                          "0.03), within --budget (default 3%%; 0 turns it off)")
+    run.add_argument("--budget", type=_duration, default=None, metavar="TIME",
+                     help="time the run may spend on trials added for --precision, shared among its steps "
+                          "(default 8min; e.g. 90s, 20min)")
+    run.add_argument("--max-trials", type=_at_least_one, default=None, metavar="N",
+                     help="timed trials a cell may reach for --precision (default 80)")
+    run.add_argument("--warmup", type=_positive, default=None, metavar="N",
+                     help="untimed warmup trials per cell (default 1)")
+    run.add_argument("--max-warmup", type=_positive, default=None, metavar="N",
+                     help="JIT runtimes (Java) warm up until two warmups agree within 5%%, up to N (default 10)")
+    run.add_argument("--quick", action="store_true", default=None,
+                     help="shrink iterations (suite's quick_scale) for a smoke run")
+    run.add_argument("--timeout", type=_seconds, default=None, metavar="S",
+                     help="seconds a worker may take to answer before it is killed (default 300)")
+
+
+def _add_stored_runs(sub) -> None:
+    """`clean`, `methods`, `runs`, `copy`, `show`: what is there, and the stored runs."""
     clean = sub.add_parser(
         "clean", help="list, and with --yes remove, what crashed runs left on an external server",
         description="On an external server each run creates its own schema and role (PostgreSQL) or database and "
@@ -268,6 +283,9 @@ def build_parser() -> Parser:
     methods = sub.add_parser("methods", help="list every method, its driver version, and whether it runs here")
     methods.add_argument("--long", action="store_true",
                          help="also every setting each method pins (what its worker's hello reports)")
+    methods.add_argument("--probe", action="store_true",
+                         help="ask every worker again (by default a worker is asked only when its build changed; "
+                              "what each said is kept in ~/.cache/accessbench)")
     methods.set_defaults(func=cmd_methods)
     runs = sub.add_parser("runs", help="list stored runs")
     runs.add_argument("--limit", type=_positive, default=30, metavar="N", help="show the newest N (default 30)")
@@ -286,6 +304,9 @@ def build_parser() -> Parser:
     _add_width_options(show)
     show.set_defaults(func=cmd_show)
 
+
+def _add_compare(sub) -> None:
+    """`compare`: two runs, or methods inside one run, with verdicts."""
     compare = sub.add_parser(
         "compare", help="compare two runs, or every method in a run against one, with significance verdicts",
         description="Study S3's table per step: the mean time per unit of both sides, Diff, R% and Diff%, and a "
@@ -320,6 +341,9 @@ def build_parser() -> Parser:
                               "call differences above")
     compare.set_defaults(func=cmd_compare)
 
+
+def _add_outputs(sub) -> None:
+    """`report`, `export`: a stored run as a file."""
     report = sub.add_parser(
         "report", help="write a stored run's self-contained HTML report",
         description="One HTML file that works offline (styles, scripts and SVG charts inline): the verdict per "
@@ -332,18 +356,22 @@ def build_parser() -> Parser:
     report.set_defaults(func=cmd_report)
 
     export = sub.add_parser(
-        "export", help="export a stored run as JSON, CSV or Markdown (schema: docs/export.md)",
+        "export", help="export a stored run as JSON, CSV, Markdown or HTML (schema: docs/export.md)",
         description="JSON: the whole run (settings, environment, methods, targets, every cell's summary and "
         "trials), schema 'accessbench-export' version 1. CSV: one row per cell with its summary, or one row per "
-        "trial with --trials. Markdown: the report's step tables and summary, as hyperfine exports them. Numbers "
-        "carry six significant digits, what was measured.")
+        "trial with --trials. Markdown: the report's step tables and summary, as hyperfine exports them. HTML: "
+        "the self-contained report. Numbers carry six significant digits, what was measured.")
     export.add_argument("run", metavar="RUN", help=RUN_HELP)
-    export.add_argument("--format", choices=("json", "csv", "md"), default="json",
-                        help="json (default), csv, or md (the report's step tables and summary as Markdown)")
-    export.add_argument("--view", choices=VIEWS, default="median", help=f"md: {VIEW_HELP}")
+    export.add_argument("--format", choices=FORMATS, default="json",
+                        help="; ".join(f"{name}: {f.help}" for name, f in FORMATS.items()) + " (default json)")
+    export.add_argument("--view", choices=VIEWS, default="median", help=f"md, html: {VIEW_HELP}")
     export.add_argument("--trials", action="store_true", help="CSV: one row per timed trial instead of per cell")
     export.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     export.set_defaults(func=cmd_export)
+
+
+def _add_checks(sub) -> None:
+    """`conformance`, `predict`, `reproduce`, `suites`."""
     conformance = sub.add_parser(
         "conformance", help="check workers against the protocol's vectors and a reference script",
         description="Run each method's worker through protocol/vectors (PRNG, generators, checksum) and a "
@@ -388,8 +416,6 @@ def build_parser() -> Parser:
     reproduce.set_defaults(func=cmd_reproduce)
     suites = sub.add_parser("suites", help="list the built-in suites")
     suites.set_defaults(func=cmd_suites)
-    return parser
-
 
 def _console() -> Console:
     console = Console(highlight=False)
@@ -417,81 +443,6 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-# The defaults of the options a resumed run keeps, in one place (their arguments default to
-# None, so that an option given can be told from one left out).
-RUN_DEFAULTS = {"suite": "quick", "trials": 5, "warmup": 1, "max_warmup": 10, "timeout": 300.0, "quick": False,
-                "unconfined_sql": False, "precision": 0.03, "budget": 480.0, "max_trials": 80,
-                "allow_idle_halt": False}
-
-
-def _resume(args: argparse.Namespace):
-    """The stored run ``--resume`` names and its suite. Options given must agree with the run;
-    the others take its values (in ``args``). Refused with one line before anything runs."""
-    from . import targets as targets_mod
-    from .paths import parse as parse_path
-    from .runner.resume import KEPT, Resume
-    from .store import Store
-
-    def target_name(spec: str) -> str:
-        try:
-            return targets_mod.make(spec).name
-        except targets_mod.TargetUnavailable as e:
-            raise InputError(f"--target {spec}: {e}") from None
-
-    _must_exist(args.store)
-    resume = Resume(Store(args.store), args.resume)
-    resume.check()
-    dest = lambda option: option[2:].replace("-", "_")  # noqa: E731
-    for option, value in resume.settings_for({option: getattr(args, dest(option)) for option, _ in KEPT}).items():
-        setattr(args, dest(option), value)
-    stored_cluster = resume.settings.get("cluster")  # the run's clients stay where they were
-    if args.cluster is not None and args.cluster.text != stored_cluster:
-        raise resume.refusal(f"--cluster {args.cluster.text} differs from the run's {stored_cluster or '(none)'} "
-                             "(a resumed run keeps its settings; start a new run for other ones)")
-    if stored_cluster:
-        from .cluster import parse as parse_cluster
-
-        args.cluster = parse_cluster(stored_cluster)
-    suite = resume.suite(args.suite)
-    args.target = resume.target_specs(args.target, target_name)
-    args.path = resume.paths(args.path, lambda name: parse_path(name).name)
-    args.method = resume.methods(args.method)
-    return resume, suite
-
-
-def _cluster_paths(args: argparse.Namespace) -> list[str]:
-    """--cluster's hosts reach the targets over the network: tcp, whatever --path said."""
-    from .cluster.local import local_missing
-
-    if args.cluster.local and (why := local_missing()):
-        raise InputError(f"--cluster {args.cluster.text}: {why}")
-    from .targets import EMBEDDED
-
-    embedded = [t for t in args.target or [] if t in EMBEDDED]
-    if embedded:
-        raise InputError(f"--target {','.join(embedded)}: embedded, so no client of it can run on another host; "
-                         "--cluster measures servers (postgresql, mariadb, or a server's URL)")
-    other = [p for p in args.path or [] if p != "tcp"]
-    if other:
-        raise InputError(f"--path {','.join(other)}: with --cluster the clients on the cluster's hosts reach the "
-                         "targets over tcp only; measure other paths in a run of their own")
-    return ["tcp"]
-
-
-def _cluster_targets(targets) -> None:
-    """Every target reachable from the cluster's hosts: a managed server listens on their
-    network (it must be able to), an external one is reached at its own address."""
-    for target in targets:
-        if target.managed and "netem" not in target.helps:
-            raise InputError(f"--cluster: {target.name} cannot serve another host's clients (it is embedded, or "
-                             "cannot listen on another network); leave it out with --target")
-
-
-def _print_skipped(console: Console, skipped) -> None:
-    for text, style in skipped:
-        console.print(text, style=style)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     return _run(args, _console())[0]
 
@@ -499,61 +450,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, console: Console, report: bool = True):
     """A run as `run` makes it: (exit status, the stored run or None when interrupted).
     ``report``: print the run's report (`reproduce` prints its own table instead)."""
-    from .runner.select import Refused, select
-    from .suite.limits import check_for_dbms
-    from .suite.loader import load
+    from .runner.prepare import prepare
 
-    resume, suite = _resume(args) if args.resume else (None, None)
-    for key, value in RUN_DEFAULTS.items():  # options not given (nor kept by a resumed run): their defaults
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    if suite is None:
-        suite = load(args.suite, quick=args.quick)
-    if args.cluster is not None:
-        args.path = _cluster_paths(args)
-        args.target = args.target or ["postgresql", "mariadb"]  # the servers: embedded engines have no clients elsewhere
-    try:
-        selection = select(suite, args.method, args.path, args.target)
-    except Refused as e:  # what a resumed run measured can no longer be measured here
-        _print_skipped(console, e.skipped)
-        if resume:
-            raise resume.refusal(str(e)) from None
-        raise
-    _print_skipped(console, selection.skipped)
-    usable, wanted, targets = selection.methods, selection.paths, selection.targets
-    if args.cluster is not None:
-        _cluster_targets(targets)
-    for dbms in dict.fromkeys(t.dbms for t in targets):  # what each DBMS itself would refuse, before anything runs
-        check_for_dbms(suite, dbms)
+    prepared = prepare(args, skipped=lambda s: console.print(s.text, style=s.style))
     # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once
     from .report.live import LiveProgress, PlainProgress
     from .report.terminal import render
-    from .runner.plan import variant_plan
-    from .runner.run import RunOptions, Runner
-    from .store import Store
-    options = RunOptions(
-        trials=args.trials, warmup=args.warmup, max_warmup=args.max_warmup, timeout=args.timeout, quick=args.quick,
-        workdir=args.workdir, unconfined_sql=args.unconfined_sql, cluster=args.cluster,
-        raw_latencies=args.raw_latencies, allow_idle_halt=args.allow_idle_halt,
-        precision=args.precision, budget=args.budget, max_trials=args.max_trials,
-        label=args.label if args.label is not None or not resume else resume.settings.get("label"),
-    )
-    store = resume.store if resume else Store(args.store)
-    done = resume.done() if resume else None
-    progress = LiveProgress(console) if console.is_terminal else PlainProgress(console)  # a log sees lines
-    runner = Runner(suite, targets, wanted, usable, store, options, progress, done)
-    if resume:
-        cells = [c for _, _, groups in variant_plan(suite, targets, wanted, usable) for g in groups for c in g]
-        complete, to_measure = done.summary(cells, options.trials)
-        console.print(f"resuming run {runner.run_id}: {complete} of {len(cells)} cells complete, "
-                      f"{to_measure} trials to measure")
+
+    runner = prepared.runner
+    runner.report_to(LiveProgress(console) if console.is_terminal else PlainProgress(console))  # a log sees lines
+    options, store = runner.options, runner.store
+    if prepared.resume:
+        console.print(f"resuming run {runner.run_id}: {prepared.complete} of {prepared.cells} cells complete, "
+                      f"{prepared.to_measure} trials to measure")
     else:
         precision = (f", more (up to {options.max_trials}) where the CI is wider than "
                      f"±{fmt.share(options.precision)} within {_minutes(options.budget)}"
                      if options.precision and options.budget else "")
-        console.print(f"run {runner.run_id}: suite {suite.name}, targets {', '.join(t.name for t in targets)}, "
-                      f"{len(usable)} methods, {options.trials} trials + {options.warmup} warmup per cell{precision} "
-                      f"→ {store.path}")
+        console.print(f"run {runner.run_id}: suite {runner.suite.name}, targets "
+                      f"{', '.join(t.name for t in runner.targets)}, {len(runner.methods)} methods, {options.trials} "
+                      f"trials + {options.warmup} warmup per cell{precision} → {store.path}")
     if options.trials < 4:
         console.print(f"warning: with {options.trials} trial{'s' if options.trials != 1 else ''} per cell no "
                       "difference can be called significant (a Mann-Whitney test needs 4 against 4 to reach "
@@ -564,7 +480,7 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
         console.print(f"interrupted: run {runner.run_id} is stored with the trials that finished "
                       f"(accessbench show {runner.run_id}; carry on with accessbench run --resume {runner.run_id})",
                       style="yellow")
-        for what in getattr(runner, "left_behind", []):
+        for what in runner.left_behind:
             console.print(f"left behind: {what}", style="bold yellow", markup=False, soft_wrap=True)
         return 130, None
     except Fault as e:
@@ -620,9 +536,10 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 def cmd_methods(args: argparse.Namespace) -> int:
     from .methods import catalog
-    from .methods.probe import probe
+    from .methods.probe import probe_all
 
-    probes = [(method, probe(method)) for method in catalog()]
+    methods = list(catalog())
+    probes = list(zip(methods, probe_all(methods, again=args.probe)))
     if not args.long:  # one line per method: its name whole, so it can be copied into --method
         rows = [(m.name, info.status, ",".join(m.dbms), m.language, info.version or "—") for m, info in probes]
         _print(_one_line_rows(("method", "available here", "DBMS", "language", "driver version"), rows,
@@ -683,7 +600,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_copy(args: argparse.Namespace) -> int:
     from .store import Store
 
-    _must_exist(args.store)
+    must_exist(args.store)
     with Store(args.store) as source:
         ids = list(dict.fromkeys(source.resolve(ref) for ref in args.runs))
         if not is_server(args.to) and os.path.abspath(args.to) == os.path.abspath(args.store):
@@ -728,16 +645,9 @@ def _load(store_path: str, ref: str, option: str = "--store"):
         if is_server(file) and "/" not in run or not is_server(ref) and (
                 os.path.exists(file) or file.endswith(".db") or os.sep in file):
             store_path, ref, option = file, run, f"RUN {shown(ref)}:"
-    _must_exist(store_path, option)
+    must_exist(store_path, option)
     store = Store(store_path)
     return store.load(store.resolve(ref))
-
-
-def _must_exist(spec: str, option: str = "--store") -> None:
-    """A results file a command reads must be there (a server's store is made on first use)."""
-    if not is_server(spec) and not os.path.exists(spec):
-        where = option if option.endswith(":") else f"{option} {spec}:"
-        raise InputError(f"{where} no such results file (runs are stored by `accessbench run`)")
 
 
 def _write_report(stored, directory: str, view: str = "median", option: str = "--out") -> str:
@@ -764,9 +674,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .report.compare import render_comparison
+    from .report.compare import drift_lines, render_comparison, step_shift_lines
     from .stats.cells import analyse
     from .stats.compare import pair_runs, pair_with_base, path_change
+    from .stats.drift import between_runs
+    from .store import Store
     from .store.differences import differences
 
     if (args.other is None) == (args.base is None):
@@ -795,11 +707,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          f"(suites {reference.run['suite']} and {candidate.run['suite']})")
     # Across a path change every cell moved by design: their scatter is no estimate of the drift
     # then (the host's calibration still is).
-    drift_text = _drift(args, reference, candidate, [p.comparison.ratio for p in pairs], own=not across)
-    if not across:
-        drift_text[1].extend(_step_shifts(pairs))
-    if drift_text[0] is not None:  # the verdicts weigh the drift too
-        pairs, alone = pair_runs(a, b, args.alpha, drift_text[0], across_path=bool(across))
+    with Store(args.store) as store:
+        drift = between_runs(store, reference.run, candidate.run, [p.comparison.ratio for p in pairs], args.noise,
+                             calibrate=args.calibrate, own=not across)
+    if drift.floor is not None:  # the verdicts weigh the drift too
+        pairs, alone = pair_runs(a, b, args.alpha, drift.floor, across_path=bool(across))
     unmatched = [f"{r.label} · {r.cell['step']}" for r in alone]
     legend = [f"{side}: run {r['id']} · suite {r['suite']} · {r['started_at'][:16].replace('T', ' ')} · "
               f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"
@@ -808,58 +720,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         legend.append(f"path: A measured {across[0]} only and B {across[1]} only, so each cell is matched "
                       f"across them and the path is part of every difference (rows show B's)")
     _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
-                             color=_color(console), width=width, legend=legend + drift_text[1], show_all=args.show_all))
+                             color=_color(console), width=width, show_all=args.show_all,
+                             legend=legend + drift_lines(drift) + ([] if across else step_shift_lines(pairs))))
     return 0
-
-
-def _drift(args: argparse.Namespace, reference, candidate, ratios: list[float],
-           own: bool = True) -> tuple[float | None, list[str]]:
-    """The floor a run-to-run comparison calls differences above (None when it is --noise
-    alone), and the lines that say so; with --calibrate, the two runs' drift is stored first.
-    ``own``: the paired cells' scatter estimates the drift (most of them did not change)."""
-    from .stats import drift
-    from .store import Store
-
-    hosts = {drift.calibration_host(reference.run["environment"]), drift.calibration_host(candidate.run["environment"])}
-    host = hosts.pop() if len(hosts) == 1 else None
-    lines = []
-    with Store(args.store) as store:
-        if args.calibrate:
-            if host is None:
-                raise InputError("compare --calibrate: the two runs were made on different hosts, or one held idle "
-                                 "CPUs awake and the other did not; calibrate with two runs of identical settings "
-                                 "on one host")
-            if not own:
-                raise InputError("compare --calibrate: the two runs measured different paths; calibrate with two "
-                                 "runs of identical settings")
-            floor = drift.calibration(ratios)
-            store.add_drift(host, reference.run["id"], candidate.run["id"], len(ratios), floor)
-            lines.append(f"calibrated: on {host}, cells of two identical runs differ by up to ±{floor:.1%} "
-                         f"(95th percentile of {len(ratios):,} cells); later comparisons on this host call only "
-                         "larger differences")
-        host_floor, host_cells = store.drift(host) if host else (None, 0)
-    found = drift.estimate(ratios if own else [], args.noise, host_floor, host_cells)
-    lines.append(f"drift between the runs: {found.sources}; a difference is called only beyond ±{found.floor:.1%} "
-                 f"— the smallest change this comparison could detect"
-                 + (f" (the median cell moved {found.shift:+.1%})" if found.shift is not None else ""))
-    return (found.floor if found.floor > args.noise else None), lines
-
-
-def _step_shifts(pairs) -> list[str]:
-    """A line on how whole steps moved between the runs, where enough steps say."""
-    from .stats.drift import step_shifts
-
-    by_step: dict[tuple, list[float]] = {}
-    for p in pairs:
-        cell = p.comparison.a.cell
-        by_step.setdefault((cell["variant"], cell["step_index"], cell["target"]), []).append(p.comparison.ratio)
-    found = step_shifts(by_step)
-    if found is None:
-        return []
-    return [f"whole steps moved between the runs by {found.low:+.1%} to {found.high:+.1%} (a step's median cell on one "
-            "target; between runs of identical settings, the host's speed while the step ran); around its own step's "
-            f"shift a cell moved within ±{found.within:.1%} — a change confined to some methods of a step stands out "
-            "sooner than one that moves a whole step"]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -869,15 +732,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import build, write
-
-    stored = _load(args.store, args.run)
-    if args.format == "md":
-        from .report import markdown, model
-
-        text = markdown.render_report(model.build(stored, args.view))
-    else:
-        text = write(build(stored), args.format, trials=args.trials)
+    text = FORMATS[args.format].write(_load(args.store, args.run), view=args.view, trials=args.trials)
     if args.out is None:
         _print(text)
         return 0

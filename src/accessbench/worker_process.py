@@ -10,6 +10,14 @@ import queue
 import signal
 import subprocess
 import threading
+from pathlib import Path
+
+
+def workers_dir() -> Path:
+    """Where the compiled workers live: the checkout's ``workers/`` (accessbench is installed
+    editable from its checkout), or ``ACCESSBENCH_WORKERS_DIR``."""
+    override = os.environ.get("ACCESSBENCH_WORKERS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "workers"
 
 
 class WorkerFailed(Exception):

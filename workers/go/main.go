@@ -144,6 +144,7 @@ func (s *session) hello() object {
 		{"runtime", runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH},
 		{"driver", d.driverName()},
 		{"driver_version", d.driverVersion()},
+		{"methods", methodList()},
 		{"settings", settings},
 		{"capabilities", object{
 			{"dbms", d.dbms()},

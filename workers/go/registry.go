@@ -3,13 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // registry: every access method of this worker, by name, with the constructor of its
 // driver, in the order the worker names them. The session's driver (chooseMethod), the
-// drivers of a loaded step's clients and the names given in the answer to an unknown method
-// all come from here; adding a method is one line below and its driver_*.go.
+// drivers of a loaded step's clients, hello's methods and the names given in the answer to
+// an unknown method all come from here; adding a method is one line below and its driver_*.go.
 var registry = []struct {
 	name string
 	mk   func() dbDriver
@@ -43,6 +44,16 @@ func methodNames() string {
 		names[k] = m.name
 	}
 	return strings.Join(names, ", ")
+}
+
+// methodList: the registry's names, sorted, each once (hello's methods).
+func methodList() []string {
+	names := make([]string, 0, len(registry))
+	for _, m := range registry {
+		names = append(names, m.name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // noSetting is a driver's configure answer to a setting its method does not have; have

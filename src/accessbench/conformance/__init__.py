@@ -7,8 +7,6 @@ measured.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import json
 import os
 import re
@@ -21,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..data.generate import table_rows
-from ..methods import Method
+from ..methods import Method, catalog
 from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
@@ -32,63 +30,35 @@ from ..suite.message import step_message
 from ..suite.loader import parse
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
+from ..targets.registry import described
 
 TIMEOUT = 60.0
 DUMP = 1_000  # rows a verification pass is asked to dump (every row of the script's steps but the largest)
 
-# A table of every SQL type the suites use, with fixed values (SQLite keeps only the storage
-# classes it has; its timestamps are text).
-TYPES_DDL = {
-    "postgresql": "CREATE TABLE conf_types (i2 smallint, i4 integer, i8 bigint, num numeric(12,3), f8 double precision,"
-                  " r4 real, ch char(8), vc varchar(40), ts timestamp, d date, b boolean, by bytea)",
-    # BIGINT, not INTEGER, for 64-bit values: the SQLite ODBC driver reads INTEGER columns as
-    # 32-bit SQL_INTEGER and truncates larger values.
-    "sqlite": "CREATE TABLE conf_types (i4 INTEGER, i8 BIGINT, f8 REAL, vc TEXT, ts TEXT, by BLOB)",
-    # No FLOAT: the binary protocol sends it as a 32-bit float, the text protocol as its
-    # shortest text, and no suite reads one from MariaDB yet. BOOLEAN is TINYINT(1): 0 and 1.
-    "mariadb": "CREATE TABLE conf_types (i2 SMALLINT, i4 INT, i8 BIGINT, num DECIMAL(12,3), f8 DOUBLE, ch CHAR(8),"
-               " vc VARCHAR(40), ts DATETIME(6), d DATE, b BOOLEAN, bl LONGBLOB) CHARACTER SET utf8mb4",  # BY is a keyword
-    # No REAL: DuckDB's clients give a float32 widened, not PostgreSQL's shortest text for it.
-    "duckdb": "CREATE TABLE conf_types (i2 SMALLINT, i4 INTEGER, i8 BIGINT, num DECIMAL(12,3), f8 DOUBLE, vc VARCHAR,"
-              " ts TIMESTAMP, d DATE, b BOOLEAN, bl BLOB)",
-}
-TYPES_ROWS = {
-    "postgresql": [
-        # real: 2^-96 prints as 1.2621775e-29, not the nearest 8-digit rounding 1.2621774e-29, so a
-        # binary-format reader must find PostgreSQL's shortest text, not just any short one.
-        (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, 2.0 ** -96, "GET",
-         "héllo wörld ✓ 日本語", dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), True, b"\x00\xff\x10"),
-        (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, 3.4028235e38, "", "",
-         dt.datetime(1969, 12, 31, 23, 59, 59), dt.date(1969, 1, 1), False, b""),
-        (1, 1, 1, decimal.Decimal("0.000"), 1e-7, 0.1, "x", "x", dt.datetime(2000, 1, 1), dt.date(2000, 1, 1), True, b"x"),
-        (None,) * 12,
-    ],
-    "mariadb": [
-        (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, "GET", "héllo wörld ✓ 日本語 \\ ok",
-         dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), 1, b"\x00\xff\x10\\"),
-        (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, "", "",
-         dt.datetime(1969, 12, 31, 23, 59, 59), dt.date(1969, 1, 1), 0, b""),
-        (None,) * 11,
-    ],
-    "duckdb": [
-        (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, "héllo wörld ✓ 日本語 \\ ok",
-         dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), True, b"\x00\xff\x10\\"),
-        (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, "", dt.datetime(1969, 12, 31, 23, 59, 59),
-         dt.date(1969, 1, 1), False, b""),
-        (None,) * 10,
-    ],
-    "sqlite": [
-        (2147483647, 9223372036854775807, 0.1, "héllo wörld ✓ 日本語", "2001-02-28 23:59:59.123456", b"\x00\xff\x10"),
-        (-2147483648, -9223372036854775808, -2.5e-300, "", "1969-12-31 23:59:59", b""),
-        (None,) * 6,
-    ],
-}
+
+def same_worker(method: Method) -> set[str]:
+    """The catalog's methods (without settings) that ``method``'s worker program runs: those of
+    its language's worker, or every tier method (one tier worker runs them all)."""
+    return {m.name.split("/")[0] for m in catalog()
+            if (m.tier and method.tier) or (not m.tier and not method.tier and m.language == method.language)}
+
+
+def types_ddl(dbms: str) -> str:
+    """conf_types, a table of every SQL type the suites use, as ``dbms`` declares it (its
+    description's ``conformance``: targets/registry.py)."""
+    return described(dbms).conformance.types_ddl
+
+
+def types_rows(dbms: str) -> tuple[tuple, ...]:
+    """The fixed rows put in conf_types on ``dbms``: what every worker must read back alike."""
+    return described(dbms).conformance.types_rows
 
 
 def types_columns(dbms: str) -> dict[str, str]:
     """conf_types' columns on ``dbms`` and each one's type as the DDL names it (lower case, its
     first word: ``numeric``, ``double``, ``varchar``)."""
-    inside = TYPES_DDL[dbms][TYPES_DDL[dbms].index("(") + 1:TYPES_DDL[dbms].rindex(")")]
+    ddl = types_ddl(dbms)
+    inside = ddl[ddl.index("(") + 1:ddl.rindex(")")]
     return {m.group(1): m.group(2).lower() for m in re.finditer(r"(?:^|,)\s*(\w+)\s+(\w+)", inside)}
 
 
@@ -162,6 +132,17 @@ class Check:
         log = os.path.join(self.workdir, f"{self.method.name.replace('/', '_')}-{tag}.log")
         return WorkerProcess(self.method.command(), log, worker_environment(self.workdir))
 
+    def _registry(self, hello: dict) -> None:
+        """The worker's own list of its methods is the catalog's: a method is declared once, in
+        its catalog entry, and a worker that has a driver no entry names (or lacks one an entry
+        names) fails here."""
+        declared = same_worker(self.method)
+        have = set(hello.get("methods") or [])
+        self.expect(have == declared, "hello: the worker's methods and the catalog's differ: "
+                    + "; ".join(filter(None, (
+                        f"the catalog has no {', '.join(sorted(have - declared))}" if have - declared else "",
+                        f"the worker has no {', '.join(sorted(declared - have))}" if declared - have else ""))))
+
     def _vectors(self, vectors: dict) -> None:
         worker = self._start("vectors")
         try:
@@ -172,6 +153,7 @@ class Check:
             self.expect(hello["name"] == self.method.name, f"hello: name {hello['name']!r}, want {self.method.name!r}")
             self.expect(set(self.method.dbms) <= set(hello["capabilities"].get("dbms", [])),
                         f"hello: capabilities.dbms {hello['capabilities'].get('dbms')} lacks {self.method.dbms}")
+            self._registry(hello)
             for case in vectors["generators"]["cases"]:
                 got = self.ok(worker, {"op": "generate", "spec": case["spec"], "count": case["count"]}, "generate")["values"]
                 for i, (have, want) in enumerate(zip(got, case["values"])):
@@ -396,8 +378,9 @@ class Check:
                     f"{target.name}/{path}: a query of a missing table answered {answer}, want an error of kind db")
         # a layer that names only some kinds of error (capabilities.sqlstate "by kind") may
         # answer this one without a SQLSTATE, never with another
-        if target.dbms == "postgresql" and not (caps.get("sqlstate") in ("by kind", "none") and "sqlstate" not in error):
-            self.expect(error.get("sqlstate") == "42P01", f"{target.name}/{path}: sqlstate {error.get('sqlstate')}, want 42P01")
+        want = described(target.dbms).conformance.missing_table_sqlstate
+        if want and not (caps.get("sqlstate") in ("by kind", "none") and "sqlstate" not in error):
+            self.expect(error.get("sqlstate") == want, f"{target.name}/{path}: sqlstate {error.get('sqlstate')}, want {want}")
 
 
 def prepare(dbms: str, workdir: str, variant: Variant, seed: int) -> Target:
@@ -416,9 +399,9 @@ def _fill(target: Target, dbms: str, variant: Variant, seed: int) -> None:
     for table in variant.tables:
         target.load(table, table_rows(table, seed))
     target.execute("DROP TABLE IF EXISTS conf_types")
-    target.execute(TYPES_DDL[dbms])
-    marks = ", ".join("?" * len(TYPES_ROWS[dbms][0]))
-    for row in TYPES_ROWS[dbms]:
+    target.execute(types_ddl(dbms))
+    marks = ", ".join("?" * len(types_rows(dbms)[0]))
+    for row in types_rows(dbms):
         target.changes(f"INSERT INTO conf_types VALUES ({marks})", row)
 
 

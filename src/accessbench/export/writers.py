@@ -1,6 +1,5 @@
-"""The export formats. JSON is the whole run; CSV is flat: one row per cell (the summary) or,
-with ``trials=True``, one row per timed trial with its cell's identity; Markdown is the
-report's step tables (as hyperfine exports them)."""
+"""The exports' writers. JSON is the whole run; CSV is flat: one row per cell (the summary) or,
+with ``trials=True``, one row per timed trial with its cell's identity."""
 
 from __future__ import annotations
 
@@ -70,9 +69,3 @@ def to_csv(export: Export, trials: bool = False) -> str:
         else:
             writer.writerow([*identity, *("" if v is None else meaningful(v) for v in _summary(cell))])
     return out.getvalue()
-
-
-def write(export: Export, format: str, trials: bool = False) -> str:
-    if format == "csv":
-        return to_csv(export, trials)
-    return to_json(export)

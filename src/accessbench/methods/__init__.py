@@ -9,20 +9,13 @@ import sys
 import tomllib
 from functools import cache
 from importlib import resources
-from pathlib import Path
 
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InputError
-
-
-def workers_dir() -> Path:
-    """Where the compiled workers live: the checkout's ``workers/`` (accessbench is installed
-    editable from its checkout), or ``ACCESSBENCH_WORKERS_DIR``."""
-    override = os.environ.get("ACCESSBENCH_WORKERS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[3] / "workers"
+from ..worker_process import workers_dir
 
 
 # language → (how to start its worker, "{workers}" standing for workers_dir(); the file that
@@ -49,6 +42,19 @@ def toolchain_absent(language: str) -> str | None:
     return f"{', '.join(missing)} not found" if missing else None
 
 
+class Web(BaseModel):
+    """What a tier method's pages do (catalog-web.toml's ``[methods.web]``; docs/tier.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    package: str                  # what its driver version is read from (a PHP extension, a pip or npm package)
+    modes: list[str]              # the protocol modes its pages have
+    policies: list[str]           # per-request, persistent, pooled
+    servers: list[str]            # its app servers, the default first
+    page_driver: str = ""         # the worker driver its pages reuse (Python, Node)
+    unsupported: dict[str, str] = {}  # mode → why its pages do not have it
+
+
 class Method(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -68,6 +74,7 @@ class Method(BaseModel):
     # A tier method (docs/tier.md): the driver inside an app server's pages, under HTTP load.
     # Its worker is the tier worker, which starts the app server and the load generator.
     tier: str | None = None
+    web: Web | None = None  # a tier method's own entry: what its pages do (its variants name no web)
     # How it reads a result: row by row (the drivers' usual way), by COPY out, or into columns
     # (Arrow, a data frame). The transfer suite reads with every one of them, beside the
     # "floor": wire-floor, no method but the result's bytes moved raw along the same path.
@@ -95,9 +102,10 @@ class Method(BaseModel):
     def missing(self) -> str | None:
         """Why the method cannot run here (one line), or None."""
         if self.tier:
-            from ..tier.methods import missing
+            from ..tier.settings import missing
 
-            return missing(self.name)
+            base = next((m for m in catalog() if m.name == self.name.split("/")[0] and m.web), None)
+            return missing(self.name, base.web.servers if base else None)
         if self.language == "python" and importlib.util.find_spec(self.module) is None:
             hint = f" (pip install {self.package})" if self.package else ""
             return f"Python module {self.module} is not installed{hint}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 
@@ -76,38 +77,61 @@ def convert(sql: str, paramstyle: str) -> str:
     return "".join(out)
 
 
-def literal(value: Any, dialect: str) -> str:
-    """A value as an SQL literal, for the ``literal`` mode (values inlined into the text)."""
+@dataclass(frozen=True)
+class LiteralRules:
+    """How a DBMS reads the ``literal`` mode's values (PROTOCOL.md, Literal rules): where it
+    departs from standard SQL."""
+
+    booleans: tuple[str, str] = ("TRUE", "FALSE")  # true, false
+    float_cast: str = ""              # after a float's text (PostgreSQL reads exponent text as numeric)
+    date_keyword: bool = False        # DATE 'YYYY-MM-DD' rather than the bare string
+    bytes_around: tuple[str, str] = ("X'", "'")  # around the bytes' hex digits
+    backslash_escapes: bool = False   # a backslash in a string is an escape character: doubled
+
+
+STANDARD = LiteralRules()
+# The rules by the ``dbms`` an endpoint names, as PROTOCOL.md gives them and every worker keys
+# them (the Python worker, which imports this package alone, among them); any other DBMS
+# gets standard SQL's.
+DIALECTS = {
+    "postgresql": LiteralRules(float_cast="::float8", date_keyword=True, bytes_around=("'\\x", "'::bytea")),
+    "sqlite": LiteralRules(booleans=("1", "0")),  # no boolean type: bound as integer 1/0, so written as one
+    "mariadb": LiteralRules(backslash_escapes=True),  # backslash is an escape in its strings (default sql_mode)
+    "duckdb": LiteralRules(date_keyword=True),
+}
+
+
+def literal(value: Any, dialect: str | LiteralRules) -> str:
+    """A value as an SQL literal, for the ``literal`` mode (values inlined into the text), by
+    ``dialect``'s rules: given, or those of the DBMS it names."""
+    rules = dialect if isinstance(dialect, LiteralRules) else DIALECTS.get(dialect, STANDARD)
     if value is None:
         return "NULL"
     if isinstance(value, bool):
-        if dialect == "sqlite":  # no boolean type: bound as integer 1/0, so written as one
-            return "1" if value else "0"
-        return "TRUE" if value else "FALSE"
+        return rules.booleans[0] if value else rules.booleans[1]
     if isinstance(value, int):
         return str(value)
     if isinstance(value, decimal.Decimal):
         return format(value, "f")
     if isinstance(value, float):
         # Shortest round-trip digits, always in exponent form: 0.1e0 is an approximate-value
-        # (double) literal on MariaDB, where 0.1 would be DECIMAL; PostgreSQL reads any
-        # such text as numeric, so it is cast.
+        # (double) literal on MariaDB, where 0.1 would be DECIMAL.
         text = repr(value) if "e" in repr(value) else repr(value) + "e0"
-        return text + "::float8" if dialect == "postgresql" else text
+        return text + rules.float_cast
     if isinstance(value, dt.datetime):
         return "'" + value.isoformat(sep=" ") + "'"
     if isinstance(value, dt.date):
-        return ("DATE '" if dialect in ("postgresql", "duckdb") else "'") + value.isoformat() + "'"
+        return ("DATE '" if rules.date_keyword else "'") + value.isoformat() + "'"
     if isinstance(value, (bytes, bytearray)):
-        return ("'\\x" + bytes(value).hex() + "'::bytea") if dialect == "postgresql" else ("X'" + bytes(value).hex() + "'")
+        return rules.bytes_around[0] + bytes(value).hex() + rules.bytes_around[1]
     if isinstance(value, str):
-        if dialect == "mariadb":  # backslash is an escape in MariaDB strings (default sql_mode)
+        if rules.backslash_escapes:
             value = value.replace("\\", "\\\\")
         return "'" + value.replace("'", "''") + "'"
     raise TypeError(f"cannot inline a {type(value).__name__} as an SQL literal")
 
 
-def inline(sql: str, params: Sequence[Any], dialect: str) -> str:
+def inline(sql: str, params: Sequence[Any], dialect: str | LiteralRules) -> str:
     """The statement with each marker replaced by its value as a literal."""
     segments = _segments(sql)
     if len(segments) - 1 != len(params):

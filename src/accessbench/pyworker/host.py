@@ -62,6 +62,7 @@ class Session:
             "runtime": f"{platform.python_implementation()} {platform.python_version()}",
             "driver": d.driver,
             "driver_version": d.version(),
+            "methods": sorted(DRIVERS),
             "settings": d.settings(),
             "capabilities": {
                 "dbms": list(d.dbms),

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..stats.compare import Pair
+from ..stats.drift import RunDrift, step_shifts
 from .. import formatting as fmt
 
 
@@ -99,3 +100,33 @@ def render_comparison(pairs: list[Pair], reference: str, candidate: str, differe
         console.print(Text(f"not compared ({len(unmatched)}): " + "; ".join(unmatched[:_NOT_COMPARED_SHOWN]) + more,
                            style="dim"))
     return out.getvalue()
+
+
+def drift_lines(drift: RunDrift) -> list[str]:
+    """What the comparison's floor is and where it comes from (and the calibration stored)."""
+    lines = []
+    if drift.calibrated:
+        host, floor, cells = drift.calibrated
+        lines.append(f"calibrated: on {host}, cells of two identical runs differ by up to ±{floor:.1%} "
+                     f"(95th percentile of {cells:,} cells); later comparisons on this host call only "
+                     "larger differences")
+    found = drift.found
+    lines.append(f"drift between the runs: {found.sources}; a difference is called only beyond ±{found.floor:.1%} "
+                 f"— the smallest change this comparison could detect"
+                 + (f" (the median cell moved {found.shift:+.1%})" if found.shift is not None else ""))
+    return lines
+
+
+def step_shift_lines(pairs: list[Pair]) -> list[str]:
+    """A line on how whole steps moved between the runs, where enough steps say."""
+    by_step: dict[tuple, list[float]] = {}
+    for p in pairs:
+        cell = p.comparison.a.cell
+        by_step.setdefault((cell["variant"], cell["step_index"], cell["target"]), []).append(p.comparison.ratio)
+    found = step_shifts(by_step)
+    if found is None:
+        return []
+    return [f"whole steps moved between the runs by {found.low:+.1%} to {found.high:+.1%} (a step's median cell on one "
+            "target; between runs of identical settings, the host's speed while the step ran); around its own step's "
+            f"shift a cell moved within ±{found.within:.1%} — a change confined to some methods of a step stands out "
+            "sooner than one that moves a whole step"]

@@ -17,8 +17,9 @@ from ..stats.views import View
 from ..store import StoredRun
 from . import charts
 from .. import formatting as fmt
-from .sizes import is_size_sweep
-from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, against, build, step_title, verdict
+from ..stats.sizes import is_size_sweep
+from .figures import step_title
+from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, against, build, verdict
 
 TEMPLATES = Path(__file__).parent / "templates"
 

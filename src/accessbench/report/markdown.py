@@ -5,7 +5,8 @@ the summary per step and target. It lays out the report model and computes no fi
 from __future__ import annotations
 
 from .. import formatting as fmt
-from .model import LAYER_COST, Report, StepReport, step_title
+from .figures import step_title
+from .model import LAYER_COST, Report, StepReport
 
 
 def _cell(text: str) -> str:

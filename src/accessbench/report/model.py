@@ -12,34 +12,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..methods import catalog
 from ..paths import SETTINGS as PATH_SETTINGS
 from ..stats import hosts, model as rt_model
 from ..stats.cells import CellResult, analyse, by_step
-from ..stats.compare import ALPHA, NOISE, Comparison, compare
+from ..stats.compare import ALPHA, NOISE, compare
+from ..stats.layers import LayerCost, layer_costs
+from ..stats.sizes import SizeSweep, size_sweeps
 from ..stats.stability import Flag, flags
 from ..stats.views import VIEWS, View
 from ..store import StoredRun
 from .. import formatting as fmt
-from .sizes import SizeSweep, size_sweeps
+from .figures import Figure, step_title
 from .pairs import PairTable, study_pairs
 from .study import StudyTable, study_table
+from .transfer import transfer_tables
 
 PERCENTILES = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (100.0, "max"))
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A number as measured and as shown; ``value`` None is "not measured" (text "—")."""
-
-    value: float | None
-    text: str
-    note: str = ""          # why there is no figure ("not shown: … under 10× its clock's resolution")
-
-    @property
-    def sort(self) -> str | None:
-        """The unrounded number a table sorts on."""
-        return None if self.value is None else repr(float(self.value))
 
 
 def _figure(value: float | None, form=fmt.duration, note: str | None = None) -> Figure:
@@ -132,49 +120,7 @@ class StepReport:
     layer_costs: list["LayerCost"] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class LayerCost:
-    """A layer method's cell against its own driver's on the same step, target and path."""
-
-    layer: CellResult
-    driver: CellResult
-    comparison: Comparison  # the driver against the layer: ratio = the layer's time per op / the driver's
-
-    @property
-    def percent_text(self) -> str:
-        """"+23% [+18% to +29%]": time per operation over the driver's, with the ratio's CI."""
-        c = self.comparison
-
-        def percent(ratio: float) -> str:
-            return f"{round((ratio - 1) * 100):+d}%"  # never "-0%"
-
-        return f"{percent(c.ratio)} [{percent(c.ci_low)} to {percent(c.ci_high)}]"
-
-    @property
-    def text(self) -> str:
-        """"py-sqlalchemy-core+psycopg over py-psycopg @ postgresql/unix: +23% [+18% to +29%]"."""
-        c, cost = self.comparison, self.percent_text
-        cpu = ""
-        if self.layer.cpu_per_op_ns is not None and self.driver.cpu_per_op_ns is not None:
-            cpu = (f" · client CPU {fmt.duration(self.layer.cpu_per_op_ns)} vs {fmt.duration(self.driver.cpu_per_op_ns)}"
-                   " per op")
-        verdict = "" if c.significant else f" (not significant: {c.reason})"
-        return f"{self.layer.cell['method']} over {self.driver.label}: {cost}{verdict}{cpu}"
-
-
 LAYER_COST = "layer cost (time per operation over its own driver, 95% CI)"
-
-
-def layer_costs(rs: list[CellResult]) -> list[LayerCost]:
-    """Each measured layer cell of one step paired with its driver's cell (catalog ``over``)."""
-    over = {m.name: m.over for m in catalog() if m.over}
-    by = {(r.cell["target"], r.cell["path"], r.cell["method"]): r for r in rs if r.ranked}
-    pairs = []
-    for (target, path, method), layer in by.items():
-        driver = by.get((target, path, over.get(method)))
-        if driver is not None:
-            pairs.append(LayerCost(layer, driver, compare(driver, layer)))
-    return pairs
 
 
 @dataclass
@@ -267,7 +213,6 @@ class Report:
 
 def build(stored: StoredRun, view: str = "median") -> Report:
     """The report of a stored run by one of the views' rules."""
-    from .transfer import transfer_tables  # it builds on this module's figures
 
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}: choose from {', '.join(VIEWS)}")
@@ -354,10 +299,6 @@ def _when(started: str | None, finished: str | None) -> str:
 
 
 # --- one step ------------------------------------------------------------------------------------
-
-def step_title(variant: str, step: str) -> str:
-    return f"{step} [{variant}]" if variant else step
-
 
 def _step(view: View, variant: str, step: str, rs: list[CellResult]) -> StepReport:
     measured = view.rank([r for r in rs if r.measured])

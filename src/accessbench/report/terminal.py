@@ -18,7 +18,8 @@ from ..stats import model
 from ..stats.cells import analyse
 from ..store import StoredRun
 from .. import formatting as fmt
-from .model import LAYER_COST, CellRow, Report, StepReport, build, step_title
+from .figures import step_title
+from .model import LAYER_COST, CellRow, Report, StepReport, build
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 

@@ -19,7 +19,7 @@ from .. import formatting as fmt
 from ..paths import parse as parse_path
 from ..stats.cells import CellResult
 from ..stats.compare import compare
-from .model import Figure, step_title
+from .figures import Figure, step_title
 
 
 @dataclass(frozen=True)

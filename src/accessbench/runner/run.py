@@ -110,6 +110,10 @@ class Runner:
         self.verification = Verification(self.ctx, self.executor, self.done)
         self.left_behind: list[str] = []
 
+    def report_to(self, progress: Progress) -> None:
+        """Where the run says what it does (set before it runs)."""
+        self.progress = self.ctx.progress = progress
+
     # the recipe
     def run(self) -> str:
         cleanup = self._begin()

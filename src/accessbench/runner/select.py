@@ -17,8 +17,7 @@ from ..paths import Path
 from ..paths import parse as parse_path
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
-
-DEFAULT_TARGETS = ("postgresql", "mariadb", "sqlite", "duckdb")
+from ..targets.registry import by_default
 
 
 class Skipped(NamedTuple):
@@ -93,7 +92,7 @@ def _paths(names: list[str] | None, missing: Callable[[Path], str | None]) -> li
 def _targets(specs: list[str] | None, usable: list[Method], paths: list[Path] | None, named_paths: bool,
              make: Callable[[str], Target], skipped: list[Skipped]) -> list[Target]:
     chosen, offered = [], set()
-    for spec in specs or DEFAULT_TARGETS:
+    for spec in specs or by_default():  # every registered DBMS: the servers, then the embedded engines
         try:
             target = make(spec)
         except TargetUnavailable as e:

@@ -108,3 +108,39 @@ def step_shifts(ratios_by_step: dict[tuple, list[float]]) -> StepShifts | None:
         return None
     _, spread = robust(np.asarray(residuals))
     return StepShifts(math.expm1(min(shifts)), math.expm1(max(shifts)), math.expm1(Z95 * spread))
+
+
+@dataclass(frozen=True)
+class RunDrift:
+    """The drift a comparison of two runs weighs: what was estimated, and the calibration it
+    stored first (``compare --calibrate``: host, floor, cells), if any."""
+
+    found: Drift
+    calibrated: tuple[str, float, int] | None
+    floor: float | None  # the floor the verdicts weigh beyond --noise (None: --noise alone)
+
+
+def between_runs(store, reference: dict, candidate: dict, ratios: list[float], noise: float,
+                 calibrate: bool = False, own: bool = True) -> RunDrift:
+    """The floor a comparison of two stored runs (their ``run`` rows) calls differences above;
+    with ``calibrate``, the two runs' drift is stored for their host first. ``own``: the paired
+    cells' scatter estimates the drift (most of them did not change; not so across a path)."""
+    from ..errors import InputError
+
+    hosts = {calibration_host(reference["environment"]), calibration_host(candidate["environment"])}
+    host = hosts.pop() if len(hosts) == 1 else None
+    calibrated = None
+    if calibrate:
+        if host is None:
+            raise InputError("compare --calibrate: the two runs were made on different hosts, or one held idle "
+                             "CPUs awake and the other did not; calibrate with two runs of identical settings "
+                             "on one host")
+        if not own:
+            raise InputError("compare --calibrate: the two runs measured different paths; calibrate with two "
+                             "runs of identical settings")
+        floor = calibration(ratios)
+        store.add_drift(host, reference["id"], candidate["id"], len(ratios), floor)
+        calibrated = (host, floor, len(ratios))
+    host_floor, host_cells = store.drift(host) if host else (None, 0)
+    found = estimate(ratios if own else [], noise, host_floor, host_cells)
+    return RunDrift(found, calibrated, found.floor if found.floor > noise else None)

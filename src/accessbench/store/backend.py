@@ -13,6 +13,7 @@ connect and never kept: not in the store, not in a message.
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from contextlib import contextmanager
@@ -34,6 +35,13 @@ def is_server(spec: str) -> bool:
 def shown(spec: str) -> str:
     """``--store`` as messages show it: a URL's password as ***."""
     return masked(spec) if is_server(spec) else spec
+
+
+def must_exist(spec: str, option: str = "--store") -> None:
+    """A results file a command reads must be there (a server's store is made on first use)."""
+    if not is_server(spec) and not os.path.exists(spec):
+        where = option if option.endswith(":") else f"{option} {spec}:"
+        raise InputError(f"{where} no such results file (runs are stored by `accessbench run`)")
 
 
 class Row(dict):

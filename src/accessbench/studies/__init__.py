@@ -10,6 +10,7 @@ minutes."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 

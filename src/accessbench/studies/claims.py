@@ -24,9 +24,10 @@ from typing import Callable
 import numpy as np
 
 from ..formatting import ratio3 as _x  # a ratio at the precision a run knows it
-from ..report.sizes import method_verdict, size_sweeps
+from ..stats.sizes import method_verdict, size_sweeps
 from ..stats.cells import CellResult
 from ..stats.compare import Comparison, compare
+from ..stats.layers import layer_costs
 from ..suite.model import Suite
 
 REPRODUCED, NOT_REPRODUCED, REVERSED = "reproduced", "not reproduced", "reversed"
@@ -145,9 +146,7 @@ def untestable(study: str, claim: str, published: str, why: str) -> Claim:
 
 def _layers(runs) -> tuple[str, str, str, str]:
     """Every layer against its own driver on S1's read, wherever both were measured (the
-    reports' own pairing: report/model.py ``layer_costs``)."""
-    from ..report.model import layer_costs
-
+    reports' own pairing: stats/layers.py ``layer_costs``)."""
     found = [c.comparison for c in layer_costs([r for r in runs["s1"].results if r.cell["step"] == "rps"])]
     if not found:
         return "", NOT_MEASURED, "", "needs a layer and its driver on rps"

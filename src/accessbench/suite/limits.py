@@ -6,21 +6,24 @@ CREATE TABLE half-way through a run.
   A suite that means it raises them in ``[suite.limits]``.
 - accessbench's own bounds (``FILE_CEILING``, ``NESTING``, ``STEP_NAME``, 64-bit integers):
   what its parser, protocol and workers can carry; no suite can raise them.
-- Hard limits per DBMS (``DBMS_LIMITS``): what the DBMS itself refuses. ``loader.parse``
-  applies the loosest of the DBMSs accessbench runs a server for (what none of them could
-  create), ``check_for_dbms`` a DBMS's own once the run's targets are known.
+- Hard limits per DBMS (``DBMS_LIMITS``: each DBMS's description, targets/registry.py): what
+  the DBMS itself refuses. ``loader.parse`` applies the loosest of the DBMSs with a server
+  (what none of them could create), ``check_for_dbms`` a DBMS's own once the run's targets are
+  known, with any rule of its own on a table (``DBMS.table_rule``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SuiteError
+from ..targets import registry
+from ..targets.base import declared
+from ..targets.registry import DBMSLimits
 from .locate import line_of
 
 if TYPE_CHECKING:
@@ -104,38 +107,20 @@ def exceeded(limits: Limits, key: str, value: float) -> str | None:
             f"(raise it with [suite.limits] {key} = …)")
 
 
-@dataclass(frozen=True)
-class DBMSLimits:
-    """What a DBMS itself refuses (None: no limit). Names are ASCII (model.NAME), so bytes and
-    characters are the same."""
+class _Limits(Mapping):
+    """Each registered DBMS's limits, by name (read from the registry as it is now)."""
 
-    name: str                   # as a message says whose limit it is
-    identifier: int | None      # table, column and index names
-    char: int | None            # char(n): the largest n
-    varchar: int | None         # varchar(n)
-    precision: int | None       # numeric(p, s): the largest p
-    scale: int | None           # and s
-    columns: int | None         # of one table
-    markers: int | None         # parameters of one prepared statement
-    row_bytes: int | None = None  # the declared width of a row's non-BLOB columns
+    def __getitem__(self, name: str) -> DBMSLimits:
+        return registry.described(name).limits
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.names())
+
+    def __len__(self) -> int:
+        return len(registry.names())
 
 
-DBMS_LIMITS = {
-    # NAMEDATALEN - 1 = 63 bytes: longer names are cut silently (and may then collide);
-    # char/varchar at most 10,485,760; numeric precision at most 1,000; 1,600 columns; the
-    # protocol counts a statement's parameters in 16 bits.
-    "postgresql": DBMSLimits("PostgreSQL's", 63, 10_485_760, 10_485_760, 1000, 1000, 1600, 65_535),
-    # 64 characters; CHAR ≤ 255, VARCHAR ≤ 65,532; DECIMAL precision ≤ 65, scale ≤ 38;
-    # 4,096 columns (InnoDB: 1,017, see _ENGINES); 65,535 placeholders; a row's non-BLOB
-    # columns at most 65,535 bytes, utf8mb4 counting 4 bytes per character.
-    "mariadb": DBMSLimits("MariaDB's", 64, 255, 65_532, 65, 38, 4096, 65_535, 65_535),
-    # Declared lengths mean nothing to SQLite; SQLITE_MAX_COLUMN and (since 3.32)
-    # SQLITE_MAX_VARIABLE_NUMBER are its compiled-in defaults.
-    "sqlite": DBMSLimits("SQLite's", None, None, None, None, None, 2000, 32_766),
-    # DECIMAL(p, s): p at most 38; lengths of VARCHAR are not kept.
-    "duckdb": DBMSLimits("DuckDB's", None, None, None, 38, 38, None, None),
-}
-SERVERS = ("postgresql", "mariadb")
+DBMS_LIMITS: Mapping[str, DBMSLimits] = _Limits()
 
 
 def _loosest() -> DBMSLimits:
@@ -146,28 +131,12 @@ def _loosest() -> DBMSLimits:
     for field in DBMSLimits.__dataclass_fields__:
         if field == "name":
             continue
-        values = [getattr(DBMS_LIMITS[d], field) for d in SERVERS]
+        values = [getattr(DBMS_LIMITS[d], field) for d in registry.servers()]
         fields[field] = None if None in values else max(values)
     return DBMSLimits("any DBMS's", **fields)
 
 
 LOOSEST = _loosest()
-
-# MariaDB's storage engines: columns per table and bytes per index key (InnoDB with its
-# default DYNAMIC rows and 16 KB pages; Aria's 2,000 since MariaDB 10.5).
-_ENGINES = {"innodb": (1017, 3072), "myisam": (4096, 1000), "aria": (4096, 2000)}
-
-_DECLARED = re.compile(r"^(char|varchar)\((\d+)\)$|^(numeric)\((\d+), ?(\d+)\)$")
-
-
-def declared(sql_type: str) -> tuple[str, int | None, int | None]:
-    """``"varchar(20)"`` → ``("varchar", 20, None)``; ``"numeric(11,2)"`` → ``("numeric", 11, 2)``."""
-    m = _DECLARED.match(sql_type)
-    if not m:
-        return sql_type, None, None
-    if m.group(1):
-        return m.group(1), int(m.group(2)), None
-    return "numeric", int(m.group(4)), int(m.group(5))
 
 
 def type_problem(sql_type: str, bounds: DBMSLimits = LOOSEST) -> str | None:
@@ -215,57 +184,7 @@ def table_problem(table: "Table", bounds: DBMSLimits = LOOSEST) -> tuple[tuple, 
     for k, name in enumerate(index_names(table)):
         if problem := identifier_problem("index name", name, bounds):
             return ("indexes", k), problem + " (an index is named table_column…_idx)"
-    if bounds.row_bytes is not None:
-        width = _maria_row_bytes(table)
-        if width > bounds.row_bytes:
-            return ("columns",), (f"a row of {width:,} bytes (utf8mb4: 4 per character) is above {bounds.name} "
-                                  f"limit of {bounds.row_bytes:,} for the columns other than text and bytes")
     return None
-
-
-# MariaDB's storage per neutral type (its utf8mb4 columns count 4 bytes per character).
-_MARIA_FIXED = {"smallint": 2, "integer": 4, "bigint": 8, "boolean": 1, "double": 8, "real": 4, "date": 3,
-                "timestamp": 8, "text": 10, "bytes": 12}  # TEXT and LONGBLOB count their pointer only
-_DECIMAL_LEFTOVER = (0, 1, 1, 2, 2, 3, 3, 4, 4)  # bytes for 0–8 digits beyond each 9 (4 bytes)
-
-
-def _maria_bytes(sql_type: str) -> int:
-    base, n, scale = declared(sql_type)
-    if base == "char":
-        return 4 * n
-    if base == "varchar":
-        return 4 * n + (1 if 4 * n <= 255 else 2)
-    if base == "numeric":
-        return sum(d // 9 * 4 + _DECIMAL_LEFTOVER[d % 9] for d in (n - scale, scale))
-    return _MARIA_FIXED.get(base, 8)
-
-
-def _maria_row_bytes(table: "Table") -> int:
-    """A row's declared width as MariaDB counts it against 65,535: the columns, a NULL bit
-    per nullable column and the delete flag."""
-    nullable = sum(1 for c in table.columns if c.name not in table.primary_key)
-    return sum(_maria_bytes(c.type) for c in table.columns) + (nullable + 1 + 7) // 8
-
-
-def _maria_key_problem(table: "Table", engine: str) -> tuple[tuple, str] | None:
-    columns, key_bytes = _ENGINES.get(engine.lower(), (None, None))
-    if columns is not None and len(table.columns) > columns:
-        return ("columns",), f"{len(table.columns):,} columns is above {engine}'s limit of {columns:,}"
-    types = {c.name: c.type for c in table.columns}
-    for loc, key in [(("primary_key",), table.primary_key),
-                     *((("indexes", k), cols) for k, cols in enumerate(table.indexes))]:
-        blobs = [col for col in key if types[col] in ("text", "bytes")]
-        if blobs:
-            return loc, (f"{blobs[0]} is {types[blobs[0]]}: MariaDB indexes text and bytes columns only by a "
-                         "prefix, which accessbench does not declare (use varchar(n))")
-        width = sum(_maria_bytes(types[col]) for col in key)
-        if key_bytes is not None and width > key_bytes:
-            return loc, (f"a key of {width:,} bytes (utf8mb4: 4 per character) is above {engine}'s limit "
-                         f"of {key_bytes:,}")
-    return None
-
-
-MARIADB_DATETIME_MIN = dt.datetime(1000, 1, 1)
 
 
 def timestamp_range(gen, count: int) -> tuple[dt.datetime, dt.datetime] | None:
@@ -344,27 +263,36 @@ def column_problem(column: "Column", rows: int) -> str | None:
     return None
 
 
+def earliest_problem(table: "Table", bounds: DBMSLimits) -> tuple[tuple, str] | None:
+    """(where, what) for a timestamp or date column whose generator starts before the first day
+    ``bounds``'s DBMS holds."""
+    if bounds.earliest is None:
+        return None
+    first = dt.datetime.combine(bounds.earliest, dt.time())
+    for j, column in enumerate(table.columns):
+        span = timestamp_range(column.gen, table.rows) if column.gen.kind == "timestamp" else None
+        if span and column.type in ("timestamp", "date") and span[0] < first:
+            return ("columns", j), (f"{column.name}: {span[0]} is before {bounds.name} first {column.type}, "
+                                    f"{bounds.earliest}")
+    return None
+
+
 def check_for_dbms(suite: "Suite", dbms: str) -> None:
     """Raise a SuiteError (file:line) for the first thing in ``suite`` that ``dbms`` itself
-    refuses: names, declared lengths and precisions, row and key widths, parameter counts."""
-    bounds = DBMS_LIMITS[dbms]
+    refuses: names, declared lengths and precisions, its own rules on a table (row and key
+    widths), the first day it holds, parameter counts."""
+    described = registry.described(dbms)
+    bounds, settings = described.limits, suite.server.get(dbms, {})
 
     def fail(loc: tuple, message: str) -> SuiteError:
         return SuiteError(suite.source, line_of(suite.text, loc), f"{'.'.join(map(str, loc))}: {message}")
 
-    default_engine = str(suite.server.get("mariadb", {}).get("default_storage_engine", "InnoDB"))
     for variant in suite.variants:
         for i, table in enumerate(variant.tables):
-            if found := table_problem(table, bounds):
+            found = (table_problem(table, bounds) or (described.table_rule and described.table_rule(table, settings))
+                     or earliest_problem(table, bounds))
+            if found:
                 raise fail(("tables", i, *found[0]), found[1])
-            if dbms == "mariadb":
-                if found := _maria_key_problem(table, table.engine or default_engine):
-                    raise fail(("tables", i, *found[0]), found[1])
-                for j, column in enumerate(table.columns):
-                    span = timestamp_range(column.gen, table.rows) if column.gen.kind == "timestamp" else None
-                    if span and column.type in ("timestamp", "date") and span[0] < MARIADB_DATETIME_MIN:
-                        raise fail(("tables", i, "columns", j), f"{column.name}: {span[0]} is before "
-                                                                f"MariaDB's first {column.type}, 1000-01-01")
         for step in variant.steps:
             binds = step.mode not in ("literal", "record")  # literals and HANDLER keys bind nothing
             if binds and bounds.markers is not None and len(step.params) > bounds.markers:

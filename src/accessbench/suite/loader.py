@@ -26,10 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, SuiteError
 from ..paths import parse as parse_path
+from ..targets import registry
 from .limits import (FILE_CEILING, INT64, LOOSEST, NESTING, Limits, column_problem, exceeded, generator_problem,
                      index_names, table_problem)
 from .locate import line_of
-from .model import DBMSS, SERVER_DBMSS, Step, Study, Suite, Table, Variant, fit_problem
+from .model import Step, Study, Suite, Table, Variant, fit_problem
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what a placeholder can name
@@ -187,16 +188,17 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
         except InputError as e:
             raise fail(("suite", "paths"), str(e).replace("--path ", "path ", 1)) from None
     setup = doc.get("setup", {})
-    if not isinstance(setup, dict) or any(k not in DBMSS or not isinstance(v, list)
+    if not isinstance(setup, dict) or any(k not in registry.REGISTRY or not isinstance(v, list)
                                           or any(not isinstance(sql, str) or not sql.strip() for sql in v)
                                           for k, v in setup.items()):
         raise fail(("setup",), "setup takes lists of SQL per DBMS: [setup] postgresql = [\"...\"]")
     server = doc.get("server", {})
     if not isinstance(server, dict):
         raise fail(("server",), "[server.DBMS] tables of settings, e.g. [server.mariadb]")
+    servers = registry.servers()  # an embedded DBMS has no server to set
     for dbms, settings in server.items():
-        if dbms not in SERVER_DBMSS or not isinstance(settings, dict):
-            raise fail(("server", dbms), f"[server.{dbms}]: server settings are for {', '.join(SERVER_DBMSS)} "
+        if dbms not in servers or not isinstance(settings, dict):
+            raise fail(("server", dbms), f"[server.{dbms}]: server settings are for {', '.join(servers)} "
                                          "(a table of setting = value, e.g. innodb_flush_log_at_trx_commit = 2)")
         for name, value in settings.items():
             if name == "autocommit":  # workers pin it on: a server default would be overridden, or half-applied

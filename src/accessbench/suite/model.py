@@ -9,12 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from ..protocol import generators
 from ..protocol.sqltext import count_markers
+from ..targets import registry
 from .limits import LOOSEST, STEP_NAME, identifier_problem, type_problem
 
 MODES = ("literal", "extended", "prepared")
@@ -26,10 +28,17 @@ SQL_TYPE = re.compile(
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-# The DBMSs a suite can name (in sql_for, setup and server).
-DBMS = Literal["postgresql", "sqlite", "mariadb", "duckdb"]
-DBMSS = get_args(DBMS)
-SERVER_DBMSS = ("postgresql", "mariadb")  # managed servers whose settings a suite can set
+def _registered(name: str) -> str:
+    """A DBMS a suite names (in sql_for, setup and server) is a registered one
+    (targets/registry.py), refused as a name outside a Literal of them would be."""
+    if name not in registry.REGISTRY:
+        shown = [repr(n) for n in registry.names()]
+        expected = f"{', '.join(shown[:-1])} or {shown[-1]}" if len(shown) > 1 else "".join(shown)
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return name
+
+
+DBMS = Annotated[str, AfterValidator(_registered)]
 
 
 class Strict(BaseModel):
@@ -652,10 +661,12 @@ class Variant(Strict):
         return ",".join(f"{k}={v}" for k, v in self.values.items())
 
     def as_seen_by(self, dbms: str) -> dict:
-        """What this variant asks of a DBMS: a storage engine means nothing outside MariaDB, so
-        variants that differ only in engines are one and the same elsewhere."""
+        """What this variant asks of a DBMS: a storage engine means nothing to a DBMS without
+        them (``storage_engines`` in its description: MariaDB has them), so variants that differ
+        only in engines are one and the same there."""
         data = self.model_dump(exclude={"values"})
-        if dbms != "mariadb":
+        described = registry.REGISTRY.get(dbms)
+        if not (described and described.storage_engines):
             for table in data["tables"]:
                 table.pop("engine", None)
         return data

@@ -162,6 +162,21 @@ class Target(ABC):
         SQL, and the reference results conformance compares workers with."""
 
 
+_DECLARED = re.compile(r"^(char|varchar)\((\d+)\)$|^(numeric)\((\d+), ?(\d+)\)$")
+
+
+def declared(sql_type: str) -> tuple[str, int | None, int | None]:
+    """A suite's SQL type, its declared length or precision and scale apart: ``"varchar(20)"`` →
+    ``("varchar", 20, None)``; ``"numeric(11,2)"`` → ``("numeric", 11, 2)``; ``"text"`` →
+    ``("text", None, None)``."""
+    m = _DECLARED.match(sql_type)
+    if not m:
+        return sql_type, None, None
+    if m.group(1):
+        return m.group(1), int(m.group(2)), None
+    return "numeric", int(m.group(4)), int(m.group(5))
+
+
 def column_ddl(table: Table, type_of) -> str:
     cols = [f"{c.name} {type_of(c.type)}" for c in table.columns]
     if table.primary_key:

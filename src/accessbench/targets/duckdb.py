@@ -6,18 +6,23 @@ several open at once (one per method, and one per client under load), so the wor
 file read-only and the runner holds no connection while they run: it opens one per use,
 read-write to create and load the tables (before any worker starts), read-only to check.
 A step that writes is refused before it reaches a worker (``refuses``): it is measured on the
-other targets.
+other targets. Its description (``DUCKDB``) is at the end.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import os
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from ..suite.model import Step, Table
 from .base import Target, TargetUnavailable, column_ddl, index_ddl
+from .registry import DBMS, Conformance, DBMSLimits, register
+
+if TYPE_CHECKING:
+    from ..suite.model import Step, Table
 
 _TYPES = {"text": "VARCHAR", "bytes": "BLOB", "double": "DOUBLE"}
 READ_ONLY = ("DuckDB: a file has one writer or many readers, and every method's worker is a process of its own "
@@ -129,3 +134,25 @@ class DuckDBTarget(Target):
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         with self._connection(read_only=True) as conn:
             return conn.execute(sql, list(params)).fetchall()
+
+
+DUCKDB = register(DBMS(
+    name="duckdb",
+    managed=DuckDBTarget,
+    embedded=True,
+    # DECIMAL(p, s): p at most 38; lengths of VARCHAR are not kept.
+    limits=DBMSLimits("DuckDB's", identifier=None, char=None, varchar=None, precision=38, scale=38, columns=None,
+                      markers=None),
+    conformance=Conformance(
+        # No REAL: DuckDB's clients give a float32 widened, not PostgreSQL's shortest text for it.
+        types_ddl="CREATE TABLE conf_types (i2 SMALLINT, i4 INTEGER, i8 BIGINT, num DECIMAL(12,3), f8 DOUBLE, vc VARCHAR,"
+                  " ts TIMESTAMP, d DATE, b BOOLEAN, bl BLOB)",
+        types_rows=(
+            (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, "héllo wörld ✓ 日本語 \\ ok",
+             dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), True, b"\x00\xff\x10\\"),
+            (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, "", dt.datetime(1969, 12, 31, 23, 59, 59),
+             dt.date(1969, 1, 1), False, b""),
+            (None,) * 10,
+        ),
+    ),
+))

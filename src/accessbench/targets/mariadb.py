@@ -2,6 +2,8 @@
 
 Either way accessbench works only inside its own database ``accessbench``, which it creates
 and drops; on a managed server it also owns the data directory, removed when it stops.
+MariaDB's description (``MARIADB``: its limits, its storage engines' rules on a table) is at
+the end.
 """
 
 from __future__ import annotations
@@ -16,15 +18,19 @@ import shutil
 import subprocess
 import time
 from contextlib import contextmanager
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 from ..errors import InputError, first_line
 from ..net import free_port
 from ..protocol import sqltext
-from ..suite.model import Table
 from . import url as urls
-from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
-                   owned_name, server_can_enter)
+from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, declared, index_ddl, is_marked,
+                   mark, owned_name, server_can_enter)
+from .registry import DBMS, Conformance, DBMSLimits, register
 
+if TYPE_CHECKING:
+    from ..suite.model import Table
+
+SCHEMES = ("mariadb", "mysql")  # of an external server's URL
 DATABASE = "accessbench"
 USER = "accessbench"
 _TYPES = {"double": "DOUBLE", "real": "FLOAT", "bytes": "LONGBLOB", "timestamp": "DATETIME(6)"}
@@ -392,7 +398,7 @@ class ExternalMariaDB(MariaDBTarget):
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        self.url = urls.parse(url, ("mariadb", "mysql"))
+        self.url = urls.parse(url, SCHEMES)
         self.name = self.url.name
         query = self.url.query
         unknown = sorted(set(query) - {"socket"})
@@ -579,3 +585,85 @@ class ExternalMariaDB(MariaDBTarget):
                                            if self.user else " (as the connecting user: no user could be made)"))
         return info
 
+
+# What MariaDB refuses in a table beyond its limits: a row's declared width, and keys per
+# storage engine — columns per table and bytes per index key (InnoDB with its default DYNAMIC
+# rows and 16 KB pages; Aria's 2,000 since MariaDB 10.5).
+ROW_BYTES = 65_535  # a row's non-BLOB columns, utf8mb4 counting 4 bytes per character
+_ENGINES = {"innodb": (1017, 3072), "myisam": (4096, 1000), "aria": (4096, 2000)}
+# Storage per neutral type (its utf8mb4 columns count 4 bytes per character).
+_FIXED = {"smallint": 2, "integer": 4, "bigint": 8, "boolean": 1, "double": 8, "real": 4, "date": 3,
+          "timestamp": 8, "text": 10, "bytes": 12}  # TEXT and LONGBLOB count their pointer only
+_DECIMAL_LEFTOVER = (0, 1, 1, 2, 2, 3, 3, 4, 4)  # bytes for 0–8 digits beyond each 9 (4 bytes)
+
+
+def _bytes(sql_type: str) -> int:
+    base, n, scale = declared(sql_type)
+    if base == "char":
+        return 4 * n
+    if base == "varchar":
+        return 4 * n + (1 if 4 * n <= 255 else 2)
+    if base == "numeric":
+        return sum(d // 9 * 4 + _DECIMAL_LEFTOVER[d % 9] for d in (n - scale, scale))
+    return _FIXED.get(base, 8)
+
+
+def _row_bytes(table: Table) -> int:
+    """A row's declared width as MariaDB counts it against 65,535: the columns, a NULL bit
+    per nullable column and the delete flag."""
+    nullable = sum(1 for c in table.columns if c.name not in table.primary_key)
+    return sum(_bytes(c.type) for c in table.columns) + (nullable + 1 + 7) // 8
+
+
+def table_rule(table: Table, settings: dict[str, Any]) -> tuple[tuple, str] | None:
+    """(where in the table, what) for a row wider than MariaDB takes, or a key its storage
+    engine (the table's, else the suite's [server.mariadb] default_storage_engine) refuses."""
+    width = _row_bytes(table)
+    if width > ROW_BYTES:
+        return ("columns",), (f"a row of {width:,} bytes (utf8mb4: 4 per character) is above MariaDB's "
+                              f"limit of {ROW_BYTES:,} for the columns other than text and bytes")
+    engine = table.engine or str(settings.get("default_storage_engine", "InnoDB"))
+    columns, key_bytes = _ENGINES.get(engine.lower(), (None, None))
+    if columns is not None and len(table.columns) > columns:
+        return ("columns",), f"{len(table.columns):,} columns is above {engine}'s limit of {columns:,}"
+    types = {c.name: c.type for c in table.columns}
+    for loc, key in [(("primary_key",), table.primary_key),
+                     *((("indexes", k), cols) for k, cols in enumerate(table.indexes))]:
+        blobs = [col for col in key if types[col] in ("text", "bytes")]
+        if blobs:
+            return loc, (f"{blobs[0]} is {types[blobs[0]]}: MariaDB indexes text and bytes columns only by a "
+                         "prefix, which accessbench does not declare (use varchar(n))")
+        width = sum(_bytes(types[col]) for col in key)
+        if key_bytes is not None and width > key_bytes:
+            return loc, (f"a key of {width:,} bytes (utf8mb4: 4 per character) is above {engine}'s limit "
+                         f"of {key_bytes:,}")
+    return None
+
+
+MARIADB = register(DBMS(
+    name="mariadb",
+    aliases=("mysql",),
+    managed=ManagedMariaDB,
+    schemes=SCHEMES,
+    external=ExternalMariaDB,
+    # 64 characters; CHAR ≤ 255, VARCHAR ≤ 65,532; DECIMAL precision ≤ 65, scale ≤ 38;
+    # 4,096 columns (InnoDB: 1,017, see _ENGINES); 65,535 placeholders; no DATETIME or DATE
+    # before 1000-01-01.
+    limits=DBMSLimits("MariaDB's", identifier=64, char=255, varchar=65_532, precision=65, scale=38, columns=4096,
+                      markers=65_535, earliest=dt.date(1000, 1, 1)),
+    storage_engines=True,
+    table_rule=table_rule,
+    conformance=Conformance(
+        # No FLOAT: the binary protocol sends it as a 32-bit float, the text protocol as its
+        # shortest text, and no suite reads one from MariaDB yet. BOOLEAN is TINYINT(1): 0 and 1.
+        types_ddl="CREATE TABLE conf_types (i2 SMALLINT, i4 INT, i8 BIGINT, num DECIMAL(12,3), f8 DOUBLE, ch CHAR(8),"
+                  " vc VARCHAR(40), ts DATETIME(6), d DATE, b BOOLEAN, bl LONGBLOB) CHARACTER SET utf8mb4",  # BY is a keyword
+        types_rows=(
+            (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, "GET", "héllo wörld ✓ 日本語 \\ ok",
+             dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), 1, b"\x00\xff\x10\\"),
+            (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, "", "",
+             dt.datetime(1969, 12, 31, 23, 59, 59), dt.date(1969, 1, 1), 0, b""),
+            (None,) * 11,
+        ),
+    ),
+))

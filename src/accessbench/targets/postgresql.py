@@ -2,6 +2,8 @@
 
 Either way accessbench works only inside its own schema ``accessbench``; on a managed
 server it also owns the database and the whole cluster, which it removes when it stops.
+PostgreSQL's description (``POSTGRESQL``) is at the end. psycopg is imported where it is used,
+as pymysql is in targets/mariadb.py: every command imports this module for the description.
 """
 
 from __future__ import annotations
@@ -13,20 +15,25 @@ import secrets
 import shutil
 import subprocess
 import time
+import datetime as dt
+import decimal
 from contextlib import contextmanager
-from typing import Any, Iterable
-
-import psycopg
-from psycopg.sql import SQL, Identifier, Literal
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import first_line
 from ..net import free_port
 from ..protocol import sqltext
-from ..suite.model import Table
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
                    owned_name, process_alive, server_can_enter)
+from .registry import DBMS, Conformance, DBMSLimits, register
 
+if TYPE_CHECKING:
+    import psycopg
+
+    from ..suite.model import Table
+
+SCHEMES = ("postgresql", "postgres")  # of an external server's URL
 SCHEMA = "accessbench"
 DATABASE = "accessbench"
 USER = "accessbench"
@@ -68,6 +75,9 @@ class PostgresTarget(Target):
 
     # the runner's own connection: schema, data, reset, check
     def _open_admin(self, **kwargs) -> None:
+        import psycopg
+        from psycopg.sql import SQL, Identifier
+
         self.admin = psycopg.connect(**kwargs, autocommit=True)
         self.admin.execute(SQL("SET search_path TO {}").format(Identifier(self.schema)))
 
@@ -79,11 +89,15 @@ class PostgresTarget(Target):
     bound_ms = 0  # the suite's statements on the runner's connection; creating and loading tables are not
 
     def bound(self, seconds: float) -> None:
+        from psycopg.sql import SQL, Literal
+
         self.bound_ms = round(seconds * 1000)
         self.admin.execute(SQL("SET statement_timeout = {}").format(Literal(self.bound_ms)))
 
     @contextmanager
     def _unbounded(self):
+        from psycopg.sql import SQL, Literal
+
         self.admin.execute("SET statement_timeout = 0")
         try:
             yield
@@ -108,6 +122,8 @@ class PostgresTarget(Target):
 
     @contextmanager
     def round_trips(self, endpoint: dict[str, Any]):
+        import psycopg
+
         kwargs = {k: endpoint[k] for k in ("user", "password") if endpoint.get(k)}
         with psycopg.connect(host=endpoint["host"], port=endpoint["port"], dbname=endpoint["database"],
                              sslmode="disable", autocommit=True, **kwargs) as conn:
@@ -123,6 +139,8 @@ class PostgresTarget(Target):
             self._create(tables)
 
     def _create(self, tables: list[Table]) -> None:
+        from psycopg.sql import Identifier
+
         schema = Identifier(self.schema).as_string(self.admin)
         for table in tables:
             self.admin.execute(f"DROP TABLE IF EXISTS {schema}.{table.name}")  # an earlier variant's
@@ -135,6 +153,8 @@ class PostgresTarget(Target):
             self._load(table, rows)
 
     def _load(self, table: Table, rows: Iterable[tuple]) -> None:
+        from psycopg.sql import Identifier
+
         names = ", ".join(c.name for c in table.columns)
         schema = Identifier(self.schema).as_string(self.admin)
         with self.admin.cursor() as cur:
@@ -191,6 +211,8 @@ class ManagedPostgres(PostgresTarget):
             raise TargetUnavailable(f"{what} failed: {detail[-1] if detail else result.returncode}")
 
     def start(self, workdir: str) -> None:
+        import psycopg
+
         if os.geteuid() == 0:
             server_can_enter(workdir, "postgres")
         base = os.path.join(workdir, "postgresql")
@@ -285,6 +307,8 @@ class ManagedPostgres(PostgresTarget):
         return {"socket_dir": self.sockdir, "port": self.port, "user": USER, "password": self.password}
 
     def stop(self) -> None:
+        import psycopg
+
         try:
             self._close_admin()  # the whole cluster goes
         except psycopg.Error:
@@ -327,7 +351,7 @@ class ExternalPostgres(PostgresTarget):
 
     def __init__(self, url: str) -> None:
         super().__init__()
-        self.url = urls.parse(url, ("postgresql", "postgres"))
+        self.url = urls.parse(url, SCHEMES)
         self.name = self.url.name
         self.info: dict[str, Any] = {"dbname": self.url.database, "user": self.url.user, "host": self.url.host,
                                      "port": self.url.port, **self.url.query}
@@ -342,6 +366,8 @@ class ExternalPostgres(PostgresTarget):
         self.schema = ""
 
     def _connect(self, **override) -> psycopg.Connection:
+        import psycopg
+
         params = {k: v for k, v in {**self.info, **override}.items() if v is not None}
         try:
             return psycopg.connect(**params, autocommit=True, connect_timeout=10)
@@ -351,6 +377,9 @@ class ExternalPostgres(PostgresTarget):
             raise TargetUnavailable(f"{self.name}: {self.url.redact(first_line(e))}") from None
 
     def start(self, workdir: str) -> None:
+        import psycopg
+        from psycopg.sql import SQL, Identifier, Literal
+
         self.owner = self._connect()
         self.owner.execute("SET lock_timeout = '10s'")
         may_create_roles = self.owner.execute(
@@ -381,6 +410,9 @@ class ExternalPostgres(PostgresTarget):
     def _make_role(self, schema, comment) -> None:
         """The run's role: it logs in (SCRAM verifier made here, so no password reaches a server
         log), owns the run's schema, and has no other right than PUBLIC's."""
+        import psycopg
+        from psycopg.sql import SQL, Identifier, Literal
+
         name, password = Identifier(self.schema), secrets.token_urlsafe(18)
         verifier = self.owner.pgconn.encrypt_password(password.encode(), self.schema.encode(), b"scram-sha-256")
         with self.owner.transaction():
@@ -420,6 +452,8 @@ class ExternalPostgres(PostgresTarget):
             self._cancel_on(self.owner, [self.owner.info.user], pids)
 
     def alive(self) -> str | None:
+        import psycopg
+
         try:
             self.owner.execute("SELECT 1")
             return None
@@ -427,6 +461,8 @@ class ExternalPostgres(PostgresTarget):
             return f"lost the connection to {self.name}: {first_line(e)}"
 
     def stop(self) -> None:
+        import psycopg
+
         try:
             self._close_admin()
         except psycopg.Error:
@@ -443,6 +479,9 @@ class ExternalPostgres(PostgresTarget):
     def _drop(self, schema: str, role: str | None) -> None:
         """Drop the run's schema (and role) — after checking their names and marks — inside one
         transaction that is rolled back if anything outside them would go with them."""
+        import psycopg
+        from psycopg.sql import SQL, Identifier
+
         conn = self.owner
         conn.execute("SET statement_timeout = '60s'")
         if role:  # its sessions first, so that none holds a lock the drop waits for
@@ -492,6 +531,8 @@ class ExternalPostgres(PostgresTarget):
         return found
 
     def remove(self, leftover: Leftover) -> None:
+        from psycopg.sql import SQL, Identifier
+
         conn = self.owner or self._connect()
         self.owner = conn
         if not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [leftover.name]).fetchone()[0]:
@@ -556,3 +597,32 @@ def _foreign_objects(conn: psycopg.Connection, schema: str, role: str | None) ->
                         {"schema": schema, "role": role or "", "pattern": OWNED_NAME.pattern}).fetchall()
     return {r[0] for r in rows}
 
+
+POSTGRESQL = register(DBMS(
+    name="postgresql",
+    aliases=("postgres",),
+    managed=ManagedPostgres,
+    schemes=SCHEMES,
+    external=ExternalPostgres,
+    # NAMEDATALEN - 1 = 63 bytes: longer names are cut silently (and may then collide);
+    # char/varchar at most 10,485,760; numeric precision at most 1,000; 1,600 columns; the
+    # protocol counts a statement's parameters in 16 bits.
+    limits=DBMSLimits("PostgreSQL's", identifier=63, char=10_485_760, varchar=10_485_760, precision=1000, scale=1000,
+                      columns=1600, markers=65_535),
+    conformance=Conformance(
+        types_ddl="CREATE TABLE conf_types (i2 smallint, i4 integer, i8 bigint, num numeric(12,3), f8 double precision,"
+                  " r4 real, ch char(8), vc varchar(40), ts timestamp, d date, b boolean, by bytea)",
+        types_rows=(
+            # real: 2^-96 prints as 1.2621775e-29, not the nearest 8-digit rounding 1.2621774e-29, so a
+            # binary-format reader must find PostgreSQL's shortest text, not just any short one.
+            (32767, -2147483648, 9223372036854775807, decimal.Decimal("12345.670"), 0.1, 2.0 ** -96, "GET",
+             "héllo wörld ✓ 日本語", dt.datetime(2001, 2, 28, 23, 59, 59, 123456), dt.date(2000, 2, 29), True,
+             b"\x00\xff\x10"),
+            (-32768, 0, -9223372036854775808, decimal.Decimal("-0.001"), -2.5e-300, 3.4028235e38, "", "",
+             dt.datetime(1969, 12, 31, 23, 59, 59), dt.date(1969, 1, 1), False, b""),
+            (1, 1, 1, decimal.Decimal("0.000"), 1e-7, 0.1, "x", "x", dt.datetime(2000, 1, 1), dt.date(2000, 1, 1), True, b"x"),
+            (None,) * 12,
+        ),
+        missing_table_sqlstate="42P01",  # undefined_table
+    ),
+))

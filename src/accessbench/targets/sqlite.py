@@ -1,4 +1,5 @@
-"""SQLite: a database file in the run's work directory, reached in process."""
+"""SQLite: a database file in the run's work directory, reached in process; its description
+(``SQLITE``) at the end."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..protocol.sqltext import as_sqlite
-from ..suite.model import Table
 from .base import Target, column_ddl, index_ddl
+from .registry import DBMS, Conformance, DBMSLimits, register
+
+if TYPE_CHECKING:
+    from ..suite.model import Table
 
 _TYPES = {"timestamp": "TEXT", "date": "TEXT", "boolean": "INTEGER", "bytes": "BLOB", "double": "REAL",
           # SQLite has no exact decimal: a NUMERIC column keeps 12.50 as a REAL but 12.00 as an
@@ -109,3 +113,25 @@ class SQLiteTarget(Target):
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         with self._bounded():
             return self.conn.execute(sql, as_sqlite(params)).fetchall()
+
+
+SQLITE = register(DBMS(
+    name="sqlite",
+    managed=SQLiteTarget,
+    embedded=True,
+    # Declared lengths mean nothing to SQLite; SQLITE_MAX_COLUMN and (since 3.32)
+    # SQLITE_MAX_VARIABLE_NUMBER are its compiled-in defaults.
+    limits=DBMSLimits("SQLite's", identifier=None, char=None, varchar=None, precision=None, scale=None,
+                      columns=2000, markers=32_766),
+    conformance=Conformance(
+        # Only the storage classes SQLite has; its timestamps are text. BIGINT, not INTEGER, for
+        # 64-bit values: the SQLite ODBC driver reads INTEGER columns as 32-bit SQL_INTEGER and
+        # truncates larger values.
+        types_ddl="CREATE TABLE conf_types (i4 INTEGER, i8 BIGINT, f8 REAL, vc TEXT, ts TEXT, by BLOB)",
+        types_rows=(
+            (2147483647, 9223372036854775807, 0.1, "héllo wörld ✓ 日本語", "2001-02-28 23:59:59.123456", b"\x00\xff\x10"),
+            (-2147483648, -9223372036854775808, -2.5e-300, "", "1969-12-31 23:59:59", b""),
+            (None,) * 6,
+        ),
+    ),
+))

@@ -72,7 +72,7 @@ class Session:
         settings.update({mode: f"unsupported: {why}" for mode, why in m.unsupported})
         return {
             "protocol": PROTOCOL_VERSION, "name": self.name, "language": m.language, "runtime": _runtime(m.language),
-            "driver": m.driver, "driver_version": _driver_version(m), "settings": settings,
+            "driver": m.driver, "driver_version": _driver_version(m), "settings": settings, "methods": sorted(METHODS),
             "capabilities": {
                 "dbms": list(m.dbms), "kinds": ["scan", "exec", "page"], "modes": list(m.modes), "batch": "",
                 "concurrency": "HTTP connections (the load generator's clients, one request at a time each)",
@@ -295,7 +295,7 @@ def _driver_version(m: TierMethod) -> str:
         from importlib.metadata import version
 
         return version(m.driver)
-    from ..methods import workers_dir
+    from ..worker_process import workers_dir
 
     try:
         return json.loads((workers_dir() / "node" / "node_modules" / m.driver / "package.json").read_text())["version"]

@@ -189,6 +189,25 @@ static int truthy(json_t *v)
     return 1;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every method of this worker: the registry's bases, sorted, each once. */
+static json_t *hello_methods(void)
+{
+    const char *names[NDRIVERS];
+    for (size_t k = 0; k < NDRIVERS; k++)
+        names[k] = DRIVERS[k]->base;
+    qsort(names, NDRIVERS, sizeof *names, by_name);
+    json_t *methods = json_array();
+    for (size_t k = 0; k < NDRIVERS; k++)
+        if (!k || strcmp(names[k], names[k - 1]))
+            json_array_append_new(methods, json_string(names[k]));
+    return methods;
+}
+
 /* What the worker can do with this driver (the driver adds its batch style). */
 static json_t *hello_capabilities(void)
 {
@@ -246,7 +265,8 @@ static json_t *on_hello(json_t *msg)
     json_object_set_new(a, "language", json_string("c"));
     json_object_set_new(a, "runtime", json_string(AB_RUNTIME));
     json_object_set_new(a, "driver", json_string(drv->driver));
-    drv->hello(a, settings, caps);
+    drv->hello(a, settings, caps); /* adds driver_version; methods comes right after it */
+    json_object_set_new(a, "methods", hello_methods());
     hello_host_settings(settings);
     json_object_set_new(a, "settings", settings);
     json_object_set_new(a, "capabilities", caps);

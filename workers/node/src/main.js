@@ -80,6 +80,7 @@ class Session {
       runtime: `Node.js ${process.version} (V8 ${process.versions.v8})`,
       driver: d.driverName,
       driver_version: d.version(),
+      methods: Object.keys(DRIVERS).sort(), // the registry's bases (keys: each once)
       settings: {
         ...d.settings(),
         timing: 'process.hrtime.bigint() once before the loop and once after each operation; ' +

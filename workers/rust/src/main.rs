@@ -52,8 +52,8 @@ pub struct Opened {
 /// A driver's constructor: the method's settings (`key=value` after the `/`) → its host.
 type Make = fn(&[(String, String)]) -> Result<Box<dyn Driver>, String>;
 
-/// The registry: every method this worker has, by name. `make_driver` and the text of an
-/// unknown method both come from it.
+/// The registry: every method this worker has, by name. `make_driver`, hello's `methods` and
+/// the text of an unknown method all come from it.
 const REGISTRY: &[(&str, Make)] = &[
     ("rust-tokio-postgres", |s| Ok(Box::new(Host::new(drv_tokio_postgres::TokioPostgres::new(s)?)?))),
     ("rust-postgres", |s| Ok(Box::new(Host::new(drv_postgres::Postgres::new(s)?)?))),
@@ -69,6 +69,14 @@ const REGISTRY: &[(&str, Make)] = &[
 /// The methods of the registry, as a list for people.
 fn known() -> String {
     REGISTRY.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+}
+
+/// The methods of the registry, sorted, each once: hello's `methods`.
+fn methods() -> Vec<&'static str> {
+    let mut names: Vec<&str> = REGISTRY.iter().map(|(name, _)| *name).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 fn make_driver(method: &str) -> Result<Box<dyn Driver>, String> {
@@ -136,6 +144,7 @@ impl Session {
             "runtime": env!("ABW_RUSTC"),
             "driver": h.driver,
             "driver_version": h.driver_version,
+            "methods": methods(),
             "settings": settings,
             "capabilities": {
                 "dbms": h.dbms,

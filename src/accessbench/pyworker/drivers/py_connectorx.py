@@ -5,8 +5,6 @@ thread read the result, as the row drivers do."""
 
 from __future__ import annotations
 
-from importlib.metadata import version
-
 import connectorx
 
 from ..base import Op, Unsupported

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from ...methods import workers_dir
+from ...worker_process import workers_dir
 from .base import STATIC_PAGE, AppServer
 
 

@@ -30,6 +30,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TimeZone;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 
 /** abworker-java: the accessbench worker for Java. Protocol v1 (protocol/PROTOCOL.md): one
@@ -38,7 +39,7 @@ public final class Main {
     static final int PROTOCOL_VERSION = 1;
 
     /** The registry: method base name → its driver's constructor. The names the worker knows
-     * are its keys, in this order. */
+     * are its keys, in this order (hello's methods: the same, sorted). */
     private static final Map<String, Supplier<Driver>> DRIVERS = new LinkedHashMap<>();
     static {
         DRIVERS.put("java-pgjdbc", PgjdbcDriver::new);
@@ -231,6 +232,8 @@ public final class Main {
         a.put("runtime", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version"));
         a.put("driver", drv.driverName());
         a.put("driver_version", drv.driverVersion());
+        ArrayNode methods = a.putArray("methods"); // the registry's names, sorted
+        new TreeSet<>(DRIVERS.keySet()).forEach(methods::add);
         ObjectNode s = a.putObject("settings");
         s.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version")
                 + " (java.version " + System.getProperty("java.version") + ", " + System.getProperty("java.vm.vendor") + ")");

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import formatting as fmt
-from ..stats.cells import CellResult
-from ..stats.compare import compare
+from .cells import CellResult
+from .compare import compare
 
 
 @dataclass(frozen=True)
