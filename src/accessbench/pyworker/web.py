@@ -35,11 +35,6 @@ from .host import Reading, check_mode, exec_args
 STATIC = (Path(__file__).resolve().parent.parent / "tier" / "static.html").read_bytes()
 HELLO = b"Hello, world!\n"
 
-# tier method → the pyworker driver it runs
-METHODS = {
-    "py-gunicorn-psycopg": "py-psycopg",
-    "py-gunicorn-mysqlclient": "py-mysqlclient",
-}
 STEP_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -84,14 +79,16 @@ class Pages:
         self.endpoint = dict(config["endpoint"])
         if os.environ.get("ACCESSBENCH_DB_PASSWORD"):  # in memory only, never in the file
             self.endpoint["password"] = os.environ["ACCESSBENCH_DB_PASSWORD"]
-        base = config["method"].split("/", 1)[0]
-        if base not in METHODS:
-            raise Unsupported(f"no Python page for method {base!r} (known: {', '.join(METHODS)})")
-        module, _, name = DRIVERS[METHODS[base]].partition(":")
+        # the pyworker driver the tier method's pages reuse: its catalog entry's page_driver
+        driver = config.get("page_driver") or ""
+        if driver not in DRIVERS:
+            raise Unsupported(f"no Python page for method {config['method'].split('/', 1)[0]!r} (its page "
+                              f"driver {driver!r} is not one of {', '.join(DRIVERS)})")
+        module, _, name = DRIVERS[driver].partition(":")
         try:
             self.driver_class = getattr(importlib.import_module(module), name or "Driver")
         except ImportError as e:
-            raise Unsupported(f"{METHODS[base]}: driver module not importable: {e}") from e
+            raise Unsupported(f"{driver}: driver module not importable: {e}") from e
         self.db_errors = self.driver_class.db_errors
         self.steps: dict[str, Step] = {}
         self.ops: dict[tuple[str, int], object] = {}  # (step id, id of the connection) → op

@@ -49,10 +49,7 @@ def _side(trials: np.ndarray) -> tuple[str, str]:
 def study_pairs(stored: StoredRun, results: list[CellResult]) -> list[PairTable]:
     """Every pair of the suite's study that the run measured: one table per candidate,
     reference, target and path."""
-    from ..suite.loader import parse
-
-    run = stored.run
-    suite = parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
+    suite = stored.suite
     if suite.study is None or not suite.study.pairs:
         return []
     study = suite.study

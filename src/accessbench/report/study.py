@@ -23,10 +23,7 @@ class StudyTable:
 
 def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | None:
     """A row per method, target and variant (and per path, when a figure names none)."""
-    from ..suite.loader import parse
-
-    run = stored.run
-    suite = parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
+    suite = stored.suite
     if suite.study is None:
         return None
     study, figures = suite.study, suite.study.figures

@@ -35,6 +35,14 @@ class StoredRun:
     cells: list[dict[str, Any]]
     trials: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # cell id → timed trials
 
+    @functools.cached_property
+    def suite(self):
+        """The run's suite, parsed once from the text stored with it (at the run's --quick)."""
+        from ..suite.loader import parse
+
+        run = self.run
+        return parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
+
     def histogram(self, cell_id: int):
         """The cell's loaded trials' latency histograms merged, or None for plain trials."""
         parts = [t["histogram"] for t in self.trials.get(cell_id, []) if t.get("histogram")]

@@ -122,11 +122,8 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
 
 def study_run(stored) -> "claims.StudyRun":
     from ..stats.cells import analyse
-    from ..suite.loader import parse
 
-    run = stored.run
-    suite = parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
-    return claims.StudyRun(run["id"], suite, analyse(stored))
+    return claims.StudyRun(stored.run["id"], stored.suite, analyse(stored))
 
 
 def _reproductions(store, recipe: Recipe) -> list[dict]:

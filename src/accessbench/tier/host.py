@@ -103,7 +103,9 @@ class Session:
         os.chmod(self.dir, 0o755)
         tier = self.dir / "pages"
         (tier / "steps").mkdir(parents=True)
+        # the page driver as the catalog declares it ([methods.web]): the pages keep no list of their own
         (tier / "endpoint.json").write_text(json.dumps({"method": self.name, "settings": self.chosen,
+                                                        "page_driver": self.method.page_driver,
                                                         "endpoint": endpoint}))
         env = {"ACCESSBENCH_TIER_DIR": str(tier)}
         if password:

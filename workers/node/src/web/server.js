@@ -5,7 +5,7 @@
 //
 // Pages: /static.html, /hello and /op?step=ID[&verify=1]. The operation page is a Node worker
 // driver as a page uses it: the method named in $ACCESSBENCH_TIER_DIR/endpoint.json
-// (node-http-pg → node-pg …), with the step's arguments, op, connection policy and checksum made
+// (node-http-pg → node-pg …, its catalog entry's page_driver), with the step's arguments, op, connection policy and checksum made
 // by the worker's own pieces, so the page measures the same operation as the worker does, plus
 // the HTTP server around it. Prints `listening <port>` on stdout once it listens.
 
@@ -18,11 +18,6 @@ import { Checksum, generateRows, inline, segments } from '../protocol.js';
 import { Unsupported } from '../driver.js';
 import { loadDriver } from '../drivers/index.js';
 
-// tier method → the worker's driver it runs
-const METHODS = {
-  'node-http-pg': 'node-pg',
-  'node-http-mysql2': 'node-mysql2',
-};
 const MODES = ['literal', 'extended', 'prepared'];
 const STEP_ID = /^[A-Za-z0-9_-]+$/;
 
@@ -53,14 +48,13 @@ async function loadTier() {
   const dir = process.env.ACCESSBENCH_TIER_DIR;
   if (!dir) throw new Error('ACCESSBENCH_TIER_DIR is not set');
   const config = parseJson(fs.readFileSync(path.join(dir, 'endpoint.json'), 'utf8'));
-  const base = String(config.method).split('/')[0];
-  if (!(base in METHODS)) {
-    throw new Unsupported(`no Node page for method '${base}' (known: ${Object.keys(METHODS).join(', ')})`);
-  }
+  // the worker driver the tier method's pages reuse: its catalog entry's page_driver (loadDriver
+  // refuses, as unsupported, a name the Node worker's registry lacks)
+  const driverName = String(config.page_driver || '');
   const ep = { ...config.endpoint };
   if (process.env.ACCESSBENCH_DB_PASSWORD) ep.password = process.env.ACCESSBENCH_DB_PASSWORD; // in memory only
-  const driver = await loadDriver(METHODS[base]);
-  return { dir, ep, driver, method: METHODS[base], opened: null, steps: new Map(), pools: new Map() };
+  const driver = await loadDriver(driverName);
+  return { dir, ep, driver, method: driverName, opened: null, steps: new Map(), pools: new Map() };
 }
 
 // The process's one connection, opened as the worker's session opens it (pg learns there
