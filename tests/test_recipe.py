@@ -45,17 +45,11 @@ def run(tmp_path, scripts: dict[str, Script], **options):
     """A run of SUITE on SQLite by the scripted methods: (the stored run, the fake executor)."""
     methods = [m for m in catalog() if m.name in scripts]
     store = Store(str(tmp_path / "s.db"))
-    made: list[FakeExecutor] = []
-
-    def executor(ctx):
-        made.append(FakeExecutor(ctx, scripts))
-        return made[0]
-
     options = {"trials": 3, "warmup": 1, "workdir": str(tmp_path), "allow_idle_halt": True, **options}
     runner = Runner(parse(SUITE, "recipe.toml"), [make("sqlite")], None, methods, store, RunOptions(**options),
-                    executor=executor)
+                    executor=lambda ctx: FakeExecutor(ctx, scripts))
     with store:
-        return store.load(runner.run()), made[0]
+        return store.load(runner.run()), runner.executor
 
 
 def cells_by(stored) -> dict[tuple[str, str], dict]:

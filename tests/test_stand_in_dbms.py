@@ -115,15 +115,9 @@ def test_a_suite_naming_the_stand_in_loads_and_its_cells_are_planned(standin):
 
 def test_the_stand_ins_cells_are_measured_and_reported_under_its_name(standin, tmp_path):
     store = Store(str(tmp_path / "s.db"))
-    made: list[FakeExecutor] = []
-
-    def executor(ctx):
-        made.append(FakeExecutor(ctx, {m: Script() for m in METHODS}))
-        return made[0]
-
     runner = Runner(parse(SUITE, "stand-in.toml"), [make("sqlite-standin")], None, methods_reaching_the_standin(),
                     store, RunOptions(trials=3, warmup=1, workdir=str(tmp_path), allow_idle_halt=True),
-                    executor=executor)
+                    executor=lambda ctx: FakeExecutor(ctx, {m: Script() for m in METHODS}))
     with store:
         stored = store.load(runner.run())
     assert stored.run["status"] == "complete"
@@ -131,7 +125,7 @@ def test_the_stand_ins_cells_are_measured_and_reported_under_its_name(standin, t
     assert sorted((c["method"], c["step"], c["target"], c["status"]) for c in stored.cells) == sorted(
         (m, step, "sqlite-standin", "ok") for m in METHODS for step in ("get", "scan"))
     assert all(len(stored.trials[c["id"]]) == 3 for c in stored.cells)
-    assert {("trial", m, step) for m in METHODS for step in ("get", "scan")} <= set(made[0].calls)
+    assert {("trial", m, step) for m in METHODS for step in ("get", "scan")} <= set(runner.executor.calls)
 
     report = build(stored)
     assert {(v.step.step, v.target) for v in report.verdicts} == {("get", "sqlite-standin"), ("scan", "sqlite-standin")}

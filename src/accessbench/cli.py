@@ -651,9 +651,7 @@ def _load(store_path: str, ref: str, option: str = "--store"):
 
 
 def _write_report(stored, directory: str, view: str = "median", option: str = "--out") -> str:
-    from .report.html import render_html
-
-    html = render_html(stored, view=view)
+    html = FORMATS["html"].write(stored, view=view)
     path = os.path.join(directory, f"accessbench-{stored.run['id']}.html")
     try:
         os.makedirs(directory, exist_ok=True)

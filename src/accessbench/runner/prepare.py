@@ -29,9 +29,9 @@ RUN_DEFAULTS = {"suite": "quick", "trials": 5, "warmup": 1, "max_warmup": 10, "t
 class Prepared:
     runner: Any                   # run.Runner, ready to run
     resume: Resume | None         # the stored run carried on, or None for a new run
-    cells: int                    # cells the run measures
-    complete: int = 0             # of them, complete already (a resumed run)
-    to_measure: int = 0           # trials still to measure (a resumed run)
+    cells: int = 0                # a resumed run: the cells it measures,
+    complete: int = 0             # of them, those complete already,
+    to_measure: int = 0           # and the trials still to measure
 
 
 def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -> Prepared:
@@ -78,10 +78,11 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
     store = resume.store if resume else Store(request.store)
     done = resume.done() if resume else None
     runner = Runner(suite, selection.targets, selection.paths, selection.methods, store, options, done=done)
+    if not done:
+        return Prepared(runner, None)
     cells = [c for _, _, groups in variant_plan(suite, selection.targets, selection.paths, selection.methods)
              for g in groups for c in g]
-    complete, to_measure = done.summary(cells, options.trials) if done else (0, 0)
-    return Prepared(runner, resume, len(cells), complete, to_measure)
+    return Prepared(runner, resume, len(cells), *done.summary(cells, options.trials))
 
 
 def _resume(request: Any):

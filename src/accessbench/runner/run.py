@@ -100,19 +100,27 @@ class Runner:
                  executor: Callable[[RunContext], Executor] = WorkerExecutor) -> None:
         self.suite, self.targets, self.paths, self.methods = suite, targets, paths, methods
         self.store, self.options = store, options
-        self.progress = progress or Progress()
         self.done = done or Done()  # what a resumed run already stored; nothing for a new one
         self.precision = Precision(options.precision, options.budget, options.max_trials)
         self.steadiness = Steadiness()  # the host's own speed, timed between steps
         self.run_id = self.done.run_id or new_run_id()
-        self.ctx = RunContext(suite, options, store, self.progress, self.run_id, targets, methods)
+        self.ctx = RunContext(suite, options, store, progress or Progress(), self.run_id, targets, methods)
         self.executor = executor(self.ctx)
         self.verification = Verification(self.ctx, self.executor, self.done)
         self.left_behind: list[str] = []
 
     def report_to(self, progress: Progress) -> None:
         """Where the run says what it does (set before it runs)."""
-        self.progress = self.ctx.progress = progress
+        self.ctx.progress = progress
+
+    @property
+    def progress(self) -> Progress:
+        return self.ctx.progress
+
+    @property
+    def workdir(self) -> str:
+        """The run's own work directory (made when the run begins)."""
+        return self.ctx.workdir
 
     # the recipe
     def run(self) -> str:
@@ -161,7 +169,7 @@ class Runner:
         o = self.options
         for line in left_by_killed_runs(o.workdir or tempfile.gettempdir()):
             self.progress.note(line)
-        self.workdir = self.ctx.workdir = make_workdir(o.workdir)
+        self.ctx.workdir = make_workdir(o.workdir)
         cleanup = Cleanup()
         cleanup.push(lambda: f"the run's work directory {self.workdir}", lambda: shutil.rmtree(self.workdir))
         try:

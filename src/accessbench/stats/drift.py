@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..env import IDLE_AWAKE, held_awake
+from ..errors import InputError
 
 Z95 = 1.959964
 MIN_PAIRS = 8      # fewer paired cells say nothing about a spread
@@ -125,8 +126,6 @@ def between_runs(store, reference: dict, candidate: dict, ratios: list[float], n
     """The floor a comparison of two stored runs (their ``run`` rows) calls differences above;
     with ``calibrate``, the two runs' drift is stored for their host first. ``own``: the paired
     cells' scatter estimates the drift (most of them did not change; not so across a path)."""
-    from ..errors import InputError
-
     hosts = {calibration_host(reference["environment"]), calibration_host(candidate["environment"])}
     host = hosts.pop() if len(hosts) == 1 else None
     calibrated = None

@@ -13,7 +13,6 @@ from .base import Target, TargetUnavailable
 from .registry import REGISTRY, Names, by_default
 from .url import masked
 
-MANAGED = Names(lambda dbms: True)  # every DBMS has a managed target (a throwaway server, a file)
 EMBEDDED = Names(lambda dbms: dbms.embedded)  # in the worker's own process: no server, no server CPU
 
 
@@ -30,4 +29,4 @@ def make(spec: str) -> Target:
     raise InputError(f"--target {masked(spec)}: expected {', '.join(by_default())}, or a {' or '.join(urls)} URL")
 
 
-__all__ = ["EMBEDDED", "MANAGED", "Target", "TargetUnavailable", "make"]
+__all__ = ["EMBEDDED", "Target", "TargetUnavailable", "make"]

@@ -127,9 +127,3 @@ class Names:
 
     def __iter__(self) -> Iterator[str]:
         return iter([d.name for d in REGISTRY.values() if self.which(d)])
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
