@@ -120,14 +120,14 @@ def test_a_sweep_on_two_local_hosts_keeps_each_hosts_part_and_merges_histograms_
     for cell in run.cells:
         assert cell["status"] == "ok", cell["message"]
         for trial in run.trials[cell["id"]]:
-            hosts = json.loads(trial["per_host"])
+            hosts = trial["per_host"]
             assert [h["host"] for h in hosts] == (["host1"] if cell["step"].endswith("h1") else ["host1", "host2"])
             assert sum(h["clients"] for h in hosts) == 3 and sum(h["n"] for h in hosts) == trial["n"]
             assert all(h["cpus"] == 0.5 and h["busy"] is not None for h in hosts)
             if not cell["method"].startswith("py-"):
                 continue
             raw = np.frombuffer(zlib.decompress(trial["latencies"]), dtype="<u8")
-            merged = Histogram.from_json(json.loads(trial["histogram"]))
+            merged = Histogram.from_json(trial["histogram"])
             assert merged.n == len(raw) == trial["n"]
             for p in (50, 90, 99, 100):
                 exact = float(np.percentile(raw, p, method="inverted_cdf"))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from accessbench.stats.cells import CellResult
+from accessbench.store.model import Cell
 from accessbench.stats.compare import compare, pair_runs, pair_with_base, path_change, smallest_p
 from accessbench.stats.drift import step_shifts
 from accessbench.stats.stability import flags, outliers, trials_needed
@@ -14,8 +15,8 @@ from accessbench.stats.views import VIEWS
 def cell(rates, method="a", target="postgresql", path="tcp", step="sel1", status="ok", elapsed_ms=50.0, n=1000):
     """A measured cell whose trials did ``n`` ops at the given rates (ops/s)."""
     rates = np.asarray(rates, dtype=float)
-    r = CellResult({"method": method, "target": target, "path": path, "step": step, "step_index": 0,
-                    "variant": "", "status": status, "kind": "exec", "mode": "prepared"}, "ops")
+    r = CellResult(Cell(**{"method": method, "target": target, "path": path, "step": step, "step_index": 0,
+                    "variant": "", "status": status, "kind": "exec", "mode": "prepared"}), "ops")
     r.rates = rates
     r.rate = summarize(rates)
     r.unit_ns = summarize(1e9 / rates)

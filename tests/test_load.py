@@ -88,10 +88,10 @@ def test_several_python_clients_run_in_one_process_each_and_their_answers_merge(
     cell = run.cells[0]
     assert cell["status"] == "ok" and cell["clients"] == 4
     for trial in run.trials[cell["id"]]:
-        per_client = json.loads(trial["per_client"])
+        per_client = trial["per_client"]
         assert trial["processes"] == 4 and len(per_client) == 4
         assert trial["n"] == sum(c["n"] for c in per_client) and trial["n"] > 100  # cycled through its parameters
-        assert trial["latencies"] is None and Histogram.from_json(json.loads(trial["histogram"])).n == trial["n"]
+        assert trial["latencies"] is None and Histogram.from_json(trial["histogram"]).n == trial["n"]
     (result,) = analyse(run)
     assert result.percentiles[50.0] > 0 and result.percentiles[100.0] >= result.percentiles[99.0]
     assert len(result.per_client_rates) == 8  # 4 clients × 2 trials, each its own rate
@@ -231,7 +231,7 @@ def test_uniform_arrivals_of_one_client_processes_interleave_and_the_trial_lasts
     assert want == 201
     for trial in run.trials[run.cells[0]["id"]]:
         assert trial["processes"] == 2 and trial["n"] + trial["skipped"] == want
-        assert all(c["elapsed_ns"] >= 501_000_000 for c in json.loads(trial["per_client"]))
+        assert all(c["elapsed_ns"] >= 501_000_000 for c in trial["per_client"])
 
 
 @pytest.mark.server
@@ -245,7 +245,7 @@ def test_asyncpg_clients_are_tasks_on_one_event_loop_each_with_its_own_connectio
     for cell in run.cells:
         assert cell["status"] == "ok", cell["message"]
         for trial in run.trials[cell["id"]]:
-            per_client = json.loads(trial["per_client"])
+            per_client = trial["per_client"]
             assert trial["processes"] == 1 and len(per_client) == 3 and all(c["n"] > 0 for c in per_client)
 
 

@@ -1,12 +1,13 @@
 """The round-trip model, on hand-made cell results (pure logic)."""
 
 from accessbench.stats.cells import CellResult
+from accessbench.store.model import Cell
 from accessbench.stats.model import checks, predict
 
 
 def cell(method, path, step="s", per_op_ns=None, trips=None, status="ok"):
-    r = CellResult({"variant": "", "target": "postgresql", "method": method, "path": path, "step": step,
-                    "step_index": 0, "status": status}, "ops")
+    r = CellResult(Cell(**{"variant": "", "target": "postgresql", "method": method, "path": path, "step": step,
+                    "step_index": 0, "status": status}), "ops")
     r.rate = object() if per_op_ns else None  # measured
     r.per_op_ns, r.round_trips_per_op = per_op_ns, trips
     return r

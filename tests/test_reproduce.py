@@ -17,6 +17,7 @@ from accessbench.studies import newest_runs, shown
 from accessbench.studies.claims import (CLAIMS, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE,
                                         StudyRun, evaluate, judge_ratio)
 from accessbench.store import Store
+from accessbench.store.model import Cell, Run
 from accessbench.suite.loader import load
 from accessbench.errors import InputError
 
@@ -25,8 +26,8 @@ from .conftest import accessbench
 
 def cell(rates, method="a") -> CellResult:
     rates = np.asarray(rates, dtype=float)
-    r = CellResult({"method": method, "target": "postgresql", "path": "unix", "step": "s", "step_index": 0,
-                    "variant": "", "status": "ok", "kind": "exec", "mode": "prepared"}, "ops")
+    r = CellResult(Cell(**{"method": method, "target": "postgresql", "path": "unix", "step": "s", "step_index": 0,
+                    "variant": "", "status": "ok", "kind": "exec", "mode": "prepared"}), "ops")
     r.rates, r.rate, r.unit_ns = rates, summarize(rates), summarize(1e9 / rates)
     return r
 
@@ -81,8 +82,9 @@ def test_a_full_reproduction_of_s4_runs_the_cli_program_three_long_trials_withou
 
 
 def test_show_reads_the_newest_complete_reproduction_not_a_later_interrupted_one():
-    newest_first = [{"id": "c", "status": "interrupted"}, {"id": "b", "status": "complete"},
-                    {"id": "a", "status": "complete"}]
+    newest_first = [Run(id=id, status=status, started_at="", suite="s", suite_source="", suite_text="", settings={},
+                        environment={}, version="") for id, status in (("c", "interrupted"), ("b", "complete"),
+                                                                        ("a", "complete"))]
     assert shown(newest_first)["id"] == "b"
     assert shown(newest_first[:1])["id"] == "c"  # nothing completed: the interrupted run, which says so
     assert shown([]) is None

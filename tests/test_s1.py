@@ -9,6 +9,7 @@ import pytest
 from accessbench.report.model import build
 from accessbench.stats.sizes import size_sweeps
 from accessbench.stats.cells import CellResult
+from accessbench.store.model import Cell
 from accessbench.stats.summary import summarize
 from accessbench.store import Store
 from accessbench.suite.loader import SuiteError, builtin_text, load, parse
@@ -31,9 +32,9 @@ def test_s1_rps_reads_webtemp2_and_sweeps_result_sizes_from_one_row_to_100k_in_t
 def _cell(method: str, size: int, mode: str, rows_per_s: list[float]) -> CellResult:
     """A measured read of ``size`` rows per operation (pure logic: the analysis of a sweep)."""
     ops = np.array(rows_per_s) / size
-    r = CellResult({"method": method, "target": "postgresql", "path": "unix", "variant": "", "status": "ok",
-                    "sweep": "rows-${rows}-${mode}", "sweep_series": f"mode={mode}", "clients": 1, "rate": None,
-                    "step": f"rows-{size}-{mode}"}, "ops", rate=summarize(ops), rates=ops)
+    r = CellResult(Cell(method=method, target="postgresql", path="unix", variant="", status="ok",
+                        sweep="rows-${rows}-${mode}", sweep_series=f"mode={mode}", clients=1, rate=None,
+                        step=f"rows-{size}-{mode}"), "ops", rate=summarize(ops), rates=ops)
     r.rows_per_op, r.row_rate, r.per_op_ns = float(size), summarize(rows_per_s), 1e9 / float(np.median(ops))
     return r
 

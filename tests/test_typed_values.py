@@ -3,7 +3,6 @@ suite texts, the reference generators and the literal rules)."""
 
 import datetime as dt
 import decimal
-import textwrap
 
 import pytest
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
 import sys
@@ -203,8 +202,9 @@ def _add_run(sub) -> None:
     # default (filled in by runner.prepare's RUN_DEFAULTS).
     run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
-                     help="postgresql, mariadb (managed servers), sqlite, duckdb (embedded), or a postgresql:// or "
-                     "mariadb:// URL (default postgresql,mariadb,sqlite,duckdb)")
+                     help="postgresql[@VERSION], mariadb[@VERSION] (managed servers; VERSION one installed here, "
+                     "e.g. postgresql@15, mariadb@10.11; without it the newest), sqlite, duckdb (embedded), or a "
+                     "postgresql:// or mariadb:// URL (default postgresql,mariadb,sqlite,duckdb)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
                      help=f"{paths.HELP} (default: every path each target has)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
@@ -493,8 +493,8 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
     for what in runner.left_behind:  # a clean-up that could not finish: say what stays where
         console.print(f"left behind: {what}", style="bold yellow", markup=False, soft_wrap=True)
-    if stored.run["status"] != "complete":
-        print(f"accessbench: run {run_id} {stored.run['status']}: {stored.run['message']}", file=sys.stderr)
+    if stored.run.status != "complete":
+        print(f"accessbench: run {run_id} {stored.run.status}: {stored.run.message}", file=sys.stderr)
         return 1, stored
     return 0, stored
 
@@ -578,13 +578,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
     # width left.
     lines = []
     for r in rows:
-        settings, env = json.loads(r["settings"] or "{}"), json.loads(r["environment"] or "{}")
-        status = r["status"] if r["status"] == "complete" or not r["message"] else f"{r['status']}: {r['message']}"
-        if orphaned(r, env):
+        settings, env, (targets, methods) = r.settings, r.environment, store.contents(r.id)
+        status = r.status if r.status == "complete" or not r.message else f"{r.status}: {r.message}"
+        if orphaned(r):
             status = "stopped: process gone (--resume)"  # killed: nothing could store why
-        lines.append((r["id"], r["started_at"].replace("T", " ")[:16], f"{env.get('user') or '—'}@{env.get('hostname')}",
-                      r["suite"], (r["targets"] or "").replace(", ", ","),
-                      str(r["methods"]), f"{settings.get('trials', '?')}{' quick' if settings.get('quick') else ''}",
+        lines.append((r.id, r.started_at.replace("T", " ")[:16], f"{env.get('user') or '—'}@{env.get('hostname')}",
+                      r.suite, ",".join(targets),
+                      str(methods), f"{settings.get('trials', '?')}{' quick' if settings.get('quick') else ''}",
                       status, settings.get("label") or ""))
     # who ran it where: in a team's store, or once a file holds runs of more than one user or host
     shared = store.server or len({line[2] for line in lines}) > 1
@@ -607,7 +607,7 @@ def cmd_copy(args: argparse.Namespace) -> int:
             raise InputError(f"--to {args.to}: the store the runs are in")
         with Store(args.to) as destination:
             for run_id in ids:
-                status = source.run(run_id)["status"]
+                status = source.run(run_id).status
                 trials = destination.copy_run(source, run_id)
                 note = "" if status != "running" else " (still running there: trials stored later are not copied)"
                 _print(f"copied run {run_id} ({trials:,} trials) to {destination.path}{note}\n")
@@ -652,7 +652,7 @@ def _load(store_path: str, ref: str, option: str = "--store"):
 
 def _write_report(stored, directory: str, view: str = "median", option: str = "--out") -> str:
     html = FORMATS["html"].write(stored, view=view)
-    path = os.path.join(directory, f"accessbench-{stored.run['id']}.html")
+    path = os.path.join(directory, f"accessbench-{stored.run.id}.html")
     try:
         os.makedirs(directory, exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
@@ -686,10 +686,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     reference = _load(args.store, args.run)
     if args.base:
         results = analyse(reference)
-        known = sorted({r.cell["method"] for r in results})
+        known = sorted({r.cell.method for r in results})
         for base in args.base:
             if base not in known:
-                raise InputError(f"--base {base}: not in run {reference.run['id']} (it has {', '.join(known)})")
+                raise InputError(f"--base {base}: not in run {reference.run.id} (it has {', '.join(known)})")
         pairs, without = pair_with_base(results, args.base, args.alpha, args.noise)
         unmatched = [f"{target}/{path} (no verified {' or '.join(args.base)} cell; add one to --base)"
                      for target, path in without]
@@ -701,8 +701,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     across = path_change(a, b)  # (A's path, B's) when that is what changed, else None
     pairs, alone = pair_runs(a, b, args.alpha, args.noise, across_path=bool(across))
     if not pairs:
-        raise InputError(f"RUN_B {args.other}: no verified cell matches run {reference.run['id']} "
-                         f"(suites {reference.run['suite']} and {candidate.run['suite']})")
+        raise InputError(f"RUN_B {args.other}: no verified cell matches run {reference.run.id} "
+                         f"(suites {reference.run.suite} and {candidate.run.suite})")
     # Across a path change every cell moved by design: their scatter is no estimate of the drift
     # then (the host's calibration still is).
     with Store(args.store) as store:
@@ -710,9 +710,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
                              calibrate=args.calibrate, own=not across)
     if drift.floor is not None:  # the verdicts weigh the drift too
         pairs, alone = pair_runs(a, b, args.alpha, drift.floor, across_path=bool(across))
-    unmatched = [f"{r.label} · {r.cell['step']}" for r in alone]
-    legend = [f"{side}: run {r['id']} · suite {r['suite']} · {r['started_at'][:16].replace('T', ' ')} · "
-              f"{r['settings']['trials']} trials per cell{' · --quick' if r['settings'].get('quick') else ''}"
+    unmatched = [f"{r.label} · {r.cell.step}" for r in alone]
+    legend = [f"{side}: run {r.id} · suite {r.suite} · {r.started_at[:16].replace('T', ' ')} · "
+              f"{r.settings['trials']} trials per cell{' · --quick' if r.settings.get('quick') else ''}"
               for side, r in (("A", reference.run), ("B", candidate.run))]
     if across:
         legend.append(f"path: A measured {across[0]} only and B {across[1]} only, so each cell is matched "
@@ -770,7 +770,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     text = render_predictions(stored, args.latency, args.base, color=_color(console),
                               width=console.width if console.is_terminal else None)
     if text is None:
-        raise InputError(f"predict {stored.run['id']}: no cell on {args.base} whose round trips were counted: run a "
+        raise InputError(f"predict {stored.run.id}: no cell on {args.base} whose round trips were counted: run a "
                          "tcp+DELAY path too (e.g. --path tcp,tcp+100us) so the proxy counts them")
     _print(text)
     return 0

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 
 from ..stats.cells import CellResult, analyse
 from ..stats.stability import flags
-from ..store import StoredRun
+from ..store import model as stored
+from ..store.model import StoredRun
 
 SCHEMA_VERSION = 1
 
@@ -176,12 +177,14 @@ class Export(BaseModel):
     model_config = {"populate_by_name": True}
 
 
-def _cell(r: CellResult, trials: list[dict]) -> Cell:
-    c, p = r.cell, r.percentiles or {}
+# The cell's own fields, as the store holds them; the rest are its figures.
+_AS_STORED = [k for k in Cell.model_fields if k in stored.Cell.columns()]
+
+
+def _cell(r: CellResult, trials: list[stored.Trial]) -> Cell:
+    p = r.percentiles or {}
     return Cell(
-        variant=c["variant"], step=c["step"], step_index=c["step_index"], kind=c["kind"], mode=c["mode"],
-        description=c["description"], target=c["target"], path=c["path"], method=c["method"], status=c["status"],
-        message=c["message"], unit=r.unit,
+        **{k: getattr(r.cell, k) for k in _AS_STORED}, unit=r.unit,
         figure=FigureSummary(**{k: getattr(r.rate, k) for k in FigureSummary.model_fields}) if r.rate else None,
         time_per_unit_ns=TimePerUnit(mean=r.unit_ns.mean, min=r.unit_ns.min, max=r.unit_ns.max) if r.unit_ns else None,
         seconds_per_1000=r.seconds_per_1000,
@@ -190,30 +193,22 @@ def _cell(r: CellResult, trials: list[dict]) -> Cell:
         wait_per_op_ns=r.wait_per_op_ns, round_trips_per_op=r.round_trips_per_op, bytes_per_op=r.bytes_per_op,
         bytes_per_row=r.bytes_per_row, peak_rss_bytes=r.peak_rss_bytes, rss_growth_bytes=r.rss_growth_bytes,
         flags=[CellFlag(kind=f.kind, text=f.text) for f in flags(r)],
-        clients=c.get("clients") or 1, policy=c.get("policy") or "persistent", rate=c.get("rate"),
-        sweep=c.get("sweep"), sweep_series=c.get("sweep_series"),
         trials=[_trial(t) for t in trials],
     )
 
 
-def _trial(t: dict) -> Trial:
-    fields = {k: t.get(k) for k in Trial.model_fields}
-    fields["per_client"] = json.loads(t["per_client"]) if t.get("per_client") else None
-    fields["per_host"] = json.loads(t["per_host"]) if t.get("per_host") else None
-    return Trial(**fields)
+def _trial(t: stored.Trial) -> Trial:
+    return Trial(**{k: getattr(t, k) for k in Trial.model_fields})
 
 
-def build(stored: StoredRun) -> Export:
-    run = stored.run
+def build(stored_run: StoredRun) -> Export:
+    run = stored_run.run
     return Export(
-        run=Run(id=run["id"], status=run["status"], started_at=run["started_at"], finished_at=run["finished_at"],
-                message=run["message"], suite=run["suite"], suite_source=run["suite_source"],
-                suite_text=run["suite_text"], settings=run["settings"], environment=run["environment"],
-                accessbench_version=run["version"]),
-        targets=[Target(target=t["target"], dbms=t["dbms"], managed=bool(t["managed"]),
-                        server_version=t["server_version"], settings=t["settings"]) for t in stored.targets],
-        methods=[Method(**{k: m[k] for k in Method.model_fields}) for m in stored.methods],
-        cells=[_cell(r, stored.trials.get(r.cell["id"], [])) for r in analyse(stored)],
+        run=Run(**{k: getattr(run, k) for k in Run.model_fields if k != "accessbench_version"},
+                accessbench_version=run.version),
+        targets=[Target(**{k: getattr(t, k) for k in Target.model_fields}) for t in stored_run.targets],
+        methods=[Method(**{k: getattr(m, k) for k in Method.model_fields}) for m in stored_run.methods],
+        cells=[_cell(r, stored_run.trials.get(r.cell.id, [])) for r in analyse(stored_run)],
     )
 
 

@@ -66,7 +66,7 @@ class Pooler(Path):
     def start(self, target: Any, run: PathRun) -> None:
         server = target.behind_pooler()  # a target that cannot be pooled says so
         run.progress.note(f"starting PgBouncer ({self.pool_mode} pooling) for {target.name}")
-        directory = os.path.join(run.workdir, f"pgbouncer-{self.pool_mode}")
+        directory = os.path.join(run.workdir, f"pgbouncer-{self.pool_mode}-{target.file_name}")
         self.running = PgBouncer(self.pool_mode, server["socket_dir"], server["port"], server["user"],
                                  server["password"], directory, free_port())
 

@@ -48,7 +48,7 @@ class Proxied(Path):
         round trip beyond its delay, measured now at 0 µs and at each path's delay."""
         super().start_all(paths, target, run)
         run.progress.note(f"measuring the latency proxy's own cost on {target.name}")
-        log = os.path.join(run.workdir, "proxy-calibration.log")
+        log = os.path.join(run.workdir, f"proxy-calibration-{target.file_name}.log")
         costs = {path.name: proxy_cost_us(target, log, path, queries=max(50, int(300_000 / (300 + path.delay_us))))
                  for path in [cls.parse("tcp+0us"), *(p for p in paths if p.name != "tcp+0us")]}
         text = "; ".join(f"{name}: +{cost:.1f} µs" for name, cost in costs.items())
@@ -61,7 +61,7 @@ class Proxied(Path):
 
     def start(self, target: Any, run: PathRun) -> None:
         tcp = target.endpoint("tcp")
-        log = os.path.join(run.workdir, f"proxy-{self.name.replace('/', '_')}.log")
+        log = os.path.join(run.workdir, f"proxy-{self.name.replace('/', '_')}-{target.file_name}.log")
         self.running = proxy.LatencyProxy(self, tcp["host"], tcp["port"], log)
 
     def floor(self, directory: str, run: PathRun) -> dict[str, Any]:

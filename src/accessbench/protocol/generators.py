@@ -73,67 +73,97 @@ def parse_timestamp(text: str) -> dt.datetime:
 
 
 def _value_maker(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
-    kind = spec["kind"]
-    if kind == "seq":
-        start, step = spec.get("start", 1), spec.get("step", 1)
-        div, mod = spec.get("div", 1), spec.get("mod")
-        if mod:
-            return lambda i: ((start + i * step) // div) % mod
-        return lambda i: (start + i * step) // div
-    if kind == "uniform":
-        lo, span = spec["lo"], spec["hi"] - spec["lo"] + 1
-        return lambda i: lo + rng.next() % span
-    if kind == "choice":
-        values = [typed(v, value_type(spec)) for v in spec["values"]]
-        return lambda i: values[rng.next() % len(values)]
-    if kind == "text":
-        pattern = spec["pattern"]
+    """The generator ``spec`` names, drawing from ``rng``: row number → value."""
+    maker = _MAKERS.get(spec["kind"])
+    if maker is None:
+        raise ValueError(f"unknown generator kind {spec['kind']!r}")
+    return maker(spec, rng)
 
-        def text(i: int) -> str:
-            out = []
-            for ch in pattern:
-                if ch == "#":
-                    out.append(chr(48 + rng.next() % 10))
-                elif ch == "?":
-                    out.append(chr(97 + rng.next() % 26))
-                else:
-                    out.append(ch)
-            return "".join(out)
 
-        return text
-    if kind == "timestamp":
-        start = parse_timestamp(spec["start"])
-        step_us, jitter_us = spec.get("step_us", 1_000_000), spec.get("jitter_us", 0)
+def _seq(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
+    start, step = spec.get("start", 1), spec.get("step", 1)
+    div, mod = spec.get("div", 1), spec.get("mod")
+    if mod:
+        return lambda i: ((start + i * step) // div) % mod
+    return lambda i: (start + i * step) // div
 
-        def timestamp(i: int) -> dt.datetime:
-            offset = i * step_us + (rng.next() % (jitter_us + 1) if jitter_us else 0)
-            return start + dt.timedelta(microseconds=offset)
 
-        return timestamp
-    if kind == "const":
-        value = typed(spec["value"], value_type(spec))
-        return lambda i: value
-    if kind == "float":
-        lo, hi, digits = float(spec["lo"]), float(spec["hi"]), spec.get("digits")
-        scale = power_of_ten(digits) if digits is not None else None
+def _uniform(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
+    lo, span = spec["lo"], spec["hi"] - spec["lo"] + 1
+    return lambda i: lo + rng.next() % span
 
-        def floating(i: int) -> float:
-            v = lo + rng.unit() * (hi - lo)
-            return v if scale is None else float(math.floor(v * scale + 0.5)) / scale
 
-        return floating
-    if kind == "decimal":
-        # lo and hi count units of 10^-scale: the runner turns a suite's "-100.00" into -10000.
-        lo, span, scale = spec["lo"], spec["hi"] - spec["lo"] + 1, spec.get("scale", 0)
-        return lambda i: decimal.Decimal(decimal_text(lo + rng.next() % span, scale))
-    if kind == "date":
-        start = dt.date.fromisoformat(spec["start"])
-        step, jitter = spec.get("step_days", 1), spec.get("jitter_days", 0)
-        return lambda i: start + dt.timedelta(days=i * step + (rng.next() % (jitter + 1) if jitter else 0))
-    if kind == "bytes":
-        length = spec["length"]
-        return lambda i: bytes(rng.next() % 256 for _ in range(length))
-    raise ValueError(f"unknown generator kind {kind!r}")
+def _choice(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
+    values = [typed(v, value_type(spec)) for v in spec["values"]]
+    return lambda i: values[rng.next() % len(values)]
+
+
+def _text(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], str]:
+    pattern = spec["pattern"]
+
+    def text(i: int) -> str:
+        out = []
+        for ch in pattern:
+            if ch == "#":
+                out.append(chr(48 + rng.next() % 10))
+            elif ch == "?":
+                out.append(chr(97 + rng.next() % 26))
+            else:
+                out.append(ch)
+        return "".join(out)
+
+    return text
+
+
+def _timestamp(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], dt.datetime]:
+    start = parse_timestamp(spec["start"])
+    step_us, jitter_us = spec.get("step_us", 1_000_000), spec.get("jitter_us", 0)
+
+    def timestamp(i: int) -> dt.datetime:
+        offset = i * step_us + (rng.next() % (jitter_us + 1) if jitter_us else 0)
+        return start + dt.timedelta(microseconds=offset)
+
+    return timestamp
+
+
+def _const(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
+    value = typed(spec["value"], value_type(spec))
+    return lambda i: value
+
+
+def _float(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], float]:
+    lo, hi, digits = float(spec["lo"]), float(spec["hi"]), spec.get("digits")
+    scale = power_of_ten(digits) if digits is not None else None
+
+    def floating(i: int) -> float:
+        v = lo + rng.unit() * (hi - lo)
+        return v if scale is None else float(math.floor(v * scale + 0.5)) / scale
+
+    return floating
+
+
+def _decimal(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], decimal.Decimal]:
+    # lo and hi count units of 10^-scale: the runner turns a suite's "-100.00" into -10000.
+    lo, span, scale = spec["lo"], spec["hi"] - spec["lo"] + 1, spec.get("scale", 0)
+    return lambda i: decimal.Decimal(decimal_text(lo + rng.next() % span, scale))
+
+
+def _date(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], dt.date]:
+    start = dt.date.fromisoformat(spec["start"])
+    step, jitter = spec.get("step_days", 1), spec.get("jitter_days", 0)
+    return lambda i: start + dt.timedelta(days=i * step + (rng.next() % (jitter + 1) if jitter else 0))
+
+
+def _bytes(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], bytes]:
+    length = spec["length"]
+    return lambda i: bytes(rng.next() % 256 for _ in range(length))
+
+
+# Every generator kind (PROTOCOL.md's list), by name: each makes a row number → value function.
+_MAKERS: dict[str, Callable[[dict[str, Any], SplitMix64], Callable[[int], Any]]] = {
+    "seq": _seq, "uniform": _uniform, "choice": _choice, "text": _text, "timestamp": _timestamp,
+    "const": _const, "float": _float, "decimal": _decimal, "date": _date, "bytes": _bytes,
+}
 
 
 def values(spec: dict[str, Any], count: int, start: int = 0) -> Iterator[Any]:

@@ -114,13 +114,7 @@ async def run(op: Callable[[Any], Any], args: list, reads: bool, load: Load, awa
     driver); one loop serves both, since a coroutine that never awaits costs nothing per
     operation. ``shared_loop``: other clients run on the same event loop, so waits yield."""
     clock, out = time.perf_counter_ns, LoadResult()
-    record, count = out.histogram.record, len(args)
-    if load.latency_file:  # the raw values beside the histogram: one append more per operation
-        out.raw, into = array("Q"), out.histogram.record
-
-        def record(value: int) -> None:
-            into(value)
-            out.raw.append(value)
+    record, count = _recorder(out, load), len(args)
     stream = load.schedule(client)
     if shared_loop:
         await _apause_until(time.time_ns, load.start_at_unix_ns or 0)
@@ -161,16 +155,35 @@ async def run(op: Callable[[Any], Any], args: list, reads: bool, load: Load, awa
         prev = now
         i += 1
     if stream is not None and stop is not None:
-        if prev < stop:  # an open loop lasts its duration (PROTOCOL.md): idle, untimed, until it has passed
-            if shared_loop:
-                await asyncio.sleep(max(0, stop - clock()) / 1e9)
-            else:
-                time.sleep(max(0, stop - clock()) / 1e9)
-            prev = stop
-        else:  # behind schedule at the end: the arrivals due before it that never started
-            while start + int(stream[1] + stream[0].next()) < stop:
-                out.skipped += 1
-                i += 1
+        prev, i = await _end_open_loop(out, stream, start, stop, prev, i, shared_loop)
     out.n = i - out.skipped
     out.elapsed_ns = prev - start
     return out
+
+
+def _recorder(out: LoadResult, load: Load) -> Callable[[int], None]:
+    """What records each operation's latency: into the histogram, and with --raw-latencies
+    into the raw values beside it too (one append more per operation)."""
+    if not load.latency_file:
+        return out.histogram.record
+    out.raw, into = array("Q"), out.histogram.record
+
+    def record(value: int) -> None:
+        into(value)
+        out.raw.append(value)
+    return record
+
+
+async def _end_open_loop(out: LoadResult, stream, start: int, stop: int, prev: int, i: int,
+                         shared_loop: bool) -> tuple[int, int]:
+    """An open loop's end, after its last operation: (the trial's end, operations counted)."""
+    if prev < stop:  # an open loop lasts its duration (PROTOCOL.md): idle, untimed, until it has passed
+        if shared_loop:
+            await asyncio.sleep(max(0, stop - time.perf_counter_ns()) / 1e9)
+        else:
+            time.sleep(max(0, stop - time.perf_counter_ns()) / 1e9)
+        return stop, i
+    while start + int(stream[1] + stream[0].next()) < stop:  # behind schedule: arrivals due that never started
+        out.skipped += 1
+        i += 1
+    return prev, i

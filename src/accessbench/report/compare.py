@@ -32,10 +32,10 @@ def _step_tables(pairs: list[Pair], reference: str, candidate: str, by_method: b
     tables = []
     for (variant, _, step), rows in sorted(steps.items(), key=lambda kv: kv[0][:2]):
         first, then = rows[0].reference, rows[0].candidate
-        modes = first.cell["mode"] if first.cell["mode"] == then.cell["mode"] else \
-            f"{first.cell['mode'] or 'no mode'} → {then.cell['mode'] or 'no mode'}"  # the step's mode changed
+        modes = first.cell.mode if first.cell.mode == then.cell.mode else \
+            f"{first.cell.mode or 'no mode'} → {then.cell.mode or 'no mode'}"  # the step's mode changed
         table = Table(title=f"{step}{f' [{variant}]' if variant else ''} — mean time per {first.one_unit} "
-                            f"({first.cell['kind']}{', ' + modes if modes else ''})",
+                            f"({first.cell.kind}{', ' + modes if modes else ''})",
                       title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
         columns = [("method", "left"), ("target/path", "left")] + ([("base", "left")] if by_method else [])
         columns += [("base mean" if by_method else reference, "right"), ("mean" if by_method else candidate, "right"),
@@ -43,11 +43,11 @@ def _step_tables(pairs: list[Pair], reference: str, candidate: str, by_method: b
                     (f"{candidate} vs {'base' if by_method else reference}", "left")]
         for name, justify in columns:
             table.add_column(name, justify=justify, no_wrap=True)
-        for p in sorted(rows, key=lambda p: (p.candidate.cell["target"], p.candidate.cell["path"],
-                                             p.candidate.cell["method"])):
+        for p in sorted(rows, key=lambda p: (p.candidate.cell.target, p.candidate.cell.path,
+                                             p.candidate.cell.method)):
             sign = "+" if p.diff_ns >= 0 else "-"
-            table.add_row(p.candidate.cell["method"], p.candidate.where,
-                          *([p.reference.cell["method"]] if by_method else []),
+            table.add_row(p.candidate.cell.method, p.candidate.where,
+                          *([p.reference.cell.method] if by_method else []),
                           fmt.duration(p.mean_reference_ns), fmt.duration(p.mean_candidate_ns),
                           sign + fmt.duration(abs(p.diff_ns)), f"{p.r_percent:.1f}%", f"{p.diff_percent:+.1f}%",
                           f"{p.comparison.p_value:.2g}", _verdict(p))
@@ -122,7 +122,7 @@ def step_shift_lines(pairs: list[Pair]) -> list[str]:
     by_step: dict[tuple, list[float]] = {}
     for p in pairs:
         cell = p.comparison.a.cell
-        by_step.setdefault((cell["variant"], cell["step_index"], cell["target"]), []).append(p.comparison.ratio)
+        by_step.setdefault((cell.variant, cell.step_index, cell.target), []).append(p.comparison.ratio)
     found = step_shifts(by_step)
     if found is None:
         return []

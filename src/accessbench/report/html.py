@@ -30,7 +30,7 @@ BREAKDOWN_W = 370
 
 
 @dataclass(frozen=True)
-class Cell:
+class TableCell:
     """One table cell: its text, the raw value the script sorts on, a tooltip, a class."""
 
     text: str = ""
@@ -51,7 +51,7 @@ class Column:
 
 @dataclass
 class Row:
-    cells: list[Cell]
+    cells: list[TableCell]
     data: dict[str, str] = field(default_factory=dict)  # data-method/target/path for the filters
     cls: str = ""
 
@@ -122,8 +122,8 @@ def render_report(report: Report) -> str:
         methods=_methods(stored),
         verification=_verification(report.steps),
         problems=_problems(results),
-        environment=_pairs(_flatten(stored.run["environment"])),
-        settings=_pairs(_flatten(stored.run["settings"])),
+        environment=_pairs(_flatten(stored.run.environment)),
+        settings=_pairs(_flatten(stored.run.settings)),
         targets=_targets(stored),
         css=Markup(_asset("report.css")),
         script=Markup(_asset("report.js")),
@@ -144,7 +144,7 @@ def _asset(name: str) -> str:
 
 
 def _filter_data(r: CellResult) -> dict[str, str]:
-    return {"method": r.cell["method"], "target": r.cell["target"], "path": r.cell["path"]}
+    return {"method": r.cell.method, "target": r.cell.target, "path": r.cell.path}
 
 
 # --- verdict -----------------------------------------------------------------------------------
@@ -155,14 +155,14 @@ def _verdicts(verdicts: list[Verdict], anchors) -> Table:
     _verdict_data gives the page's script."""
     rows = []
     for k, v in enumerate(verdicts):
-        link = Cell(v.step.title, href=f"#{anchors[(v.step.variant, v.step.step)]}")
+        link = TableCell(v.step.title, href=f"#{anchors[(v.step.variant, v.step.step)]}")
         data = {"target": v.target, "verdict": str(k)}
         if v.best is None:
-            rows.append(Row([link, Cell(v.target), Cell(v.against), Cell(""), Cell("")], data))
+            rows.append(Row([link, TableCell(v.target), TableCell(v.against), TableCell(""), TableCell("")], data))
             continue
-        against = Cell(v.against, title=v.reason or None, cls="" if v.significant else "muted")
-        rows.append(Row([link, Cell(v.target), Cell(f"{v.best.cell['method']} @ {v.best.cell['path']}"),
-                         Cell(v.with_unit, sort=v.best.figure.sort), against], data))
+        against = TableCell(v.against, title=v.reason or None, cls="" if v.significant else "muted")
+        rows.append(Row([link, TableCell(v.target), TableCell(f"{v.best.cell.method} @ {v.best.cell.path}"),
+                         TableCell(v.with_unit, sort=v.best.figure.sort), against], data))
     return Table([Column("step"), Column("target"), Column("fastest verified cell"), Column("figure", numeric=True),
                   Column("against the next method")], rows)
 
@@ -174,13 +174,13 @@ def _verdict_data(verdicts: list[Verdict]) -> dict:
     the report's own. Compact: a pair is [text, reason, significant]."""
     out = []
     for v in verdicts:
-        ranked = [row for row in v.step.rows if row.rank is not None and row.cell["target"] == v.target]
-        cells = [[row.cell["method"], row.cell["path"], f"{row.cell['method']} @ {row.cell['path']}",
+        ranked = [row for row in v.step.rows if row.rank is not None and row.cell.target == v.target]
+        cells = [[row.cell.method, row.cell.path, f"{row.cell.method} @ {row.cell.path}",
                   Verdict(v.step, v.target, row, "").with_unit, row.figure.sort] for row in ranked]
         pairs = {}
         for i, a in enumerate(ranked):
             for j, b in enumerate(ranked[i + 1:], i + 1):
-                if a.cell["method"] != b.cell["method"]:
+                if a.cell.method != b.cell.method:
                     text, reason, significant = against(a, b)
                     pairs[f"{i},{j}"] = [text, reason, int(significant)]
         out.append({"cells": cells, "pairs": pairs})
@@ -211,9 +211,9 @@ def _study(report: Report) -> StudySection | None:
     if study is None:
         return None
     columns = [Column("")] + [Column(label, numeric=True) for label in study.columns]
-    rows = [Row([Cell(label, cls="published")] + [Cell(text) for text in texts], cls="published")
+    rows = [Row([TableCell(label, cls="published")] + [TableCell(text) for text in texts], cls="published")
             for label, texts in study.published]
-    rows += [Row([Cell(label)] + [Cell(text, sort=text) for text in texts],
+    rows += [Row([TableCell(label)] + [TableCell(text, sort=text) for text in texts],
                  {"method": label.split(" ", 1)[0]}) for label, texts in study.today]
     return StudySection(study.title, Table(columns, rows), study.sources, study.note)
 
@@ -228,7 +228,7 @@ class PairSection:
 def _transfer_sections(report: Report) -> list[tuple[str, Table, str]]:
     """Each transfer table (report/transfer.py): title, table (× floor's CI as each cell's tooltip), caption."""
     return [(t.title, Table([Column(name, numeric=i >= 2) for i, name in enumerate(t.columns)],
-                            [Row([Cell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
+                            [Row([TableCell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
                              for row in t.rows]), t.caption)
             for t in report.transfers]
 
@@ -241,9 +241,9 @@ def _pair_sections(report: Report) -> list[PairSection]:
         columns = [Column("type"), Column(reference, numeric=True), Column(candidate, numeric=True),
                    Column("Diff", numeric=True), Column("R%", numeric=True), Column("Diff%", numeric=True),
                    Column(f"{candidate} vs {reference}"), Column("study R%", numeric=True)]
-        rows = [Row([Cell(r.label), Cell(" · ".join(r.reference)), Cell(" · ".join(r.candidate)),
-                     Cell(r.diff), Cell(f"{r.r_percent:.1f}%", sort=f"{r.r_percent:.3f}"),
-                     Cell(f"{r.r_percent - 100:+.1f}%", sort=f"{r.r_percent:.3f}"), Cell(r.verdict), Cell(r.published_r)])
+        rows = [Row([TableCell(r.label), TableCell(" · ".join(r.reference)), TableCell(" · ".join(r.candidate)),
+                     TableCell(r.diff), TableCell(f"{r.r_percent:.1f}%", sort=f"{r.r_percent:.3f}"),
+                     TableCell(f"{r.r_percent - 100:+.1f}%", sort=f"{r.r_percent:.3f}"), TableCell(r.verdict), TableCell(r.published_r)])
                 for r in pair.rows]
         sections.append(PairSection(pair.title, Table(columns, rows), [t for t in (pair.tally, pair.published_tally) if t]))
     return sections
@@ -257,27 +257,27 @@ def _sweeps(results: list[CellResult], anchors) -> list[SweepSection]:
     method on one path with the sweep's other varied values (say policy=pooled) fixed."""
     groups: dict[tuple[str, str], list[CellResult]] = {}
     for r in results:
-        if r.cell.get("sweep") and r.ranked:
-            groups.setdefault((r.cell["variant"], r.cell["sweep"]), []).append(r)
+        if r.cell.sweep and r.ranked:
+            groups.setdefault((r.cell.variant, r.cell.sweep), []).append(r)
     sections = []
     for i, ((variant, sweep), rs) in enumerate(groups.items()):
         if is_size_sweep(rs):
             continue  # drawn by _size_sections
         curves: dict[tuple, list[CellResult]] = {}
         for r in rs:
-            curves.setdefault((r.cell["method"], r.where, r.cell.get("sweep_series") or ""), []).append(r)
+            curves.setdefault((r.cell.method, r.where, r.cell.sweep_series or ""), []).append(r)
         for points in curves.values():
-            points.sort(key=lambda r: (r.cell["clients"] or 1, r.cell["rate"] or 0))
+            points.sort(key=lambda r: (r.cell.clients or 1, r.cell.rate or 0))
         if max(len(points) for points in curves.values()) < 2:
             continue
         unit = rs[0].unit + "/s"
-        clients = sorted({r.cell["clients"] or 1 for r in rs})
+        clients = sorted({r.cell.clients or 1 for r in rs})
 
         def panel_list(x, y, x_text, y_text, keep=lambda r: True):
             """Per target, its curves fastest first (by their best median throughput)."""
             out = []
-            for target in dict.fromkeys(r.cell["target"] for r in rs):
-                mine = [(k, [r for r in pts if keep(r)]) for k, pts in curves.items() if pts[0].cell["target"] == target]
+            for target in dict.fromkeys(r.cell.target for r in rs):
+                mine = [(k, [r for r in pts if keep(r)]) for k, pts in curves.items() if pts[0].cell.target == target]
                 mine = sorted(((k, pts) for k, pts in mine if pts), key=lambda kp: -max(r.rate.median for r in kp[1]))
                 series = tuple(charts.Series(" · ".join(filter(None, [f"{k[0]} @ {k[1].split('/', 1)[1]}", k[2]])),
                                              tuple(charts.Point(x(r), y(r), x_text(r), y_text(r)) for r in pts),
@@ -285,7 +285,7 @@ def _sweeps(results: list[CellResult], anchors) -> list[SweepSection]:
                 out.append(charts.Panel(target, series, {"target": target}))
             return out
 
-        by_clients = panel_list(lambda r: r.cell["clients"] or 1, lambda r: r.rate.median, _sweep_point,
+        by_clients = panel_list(lambda r: r.cell.clients or 1, lambda r: r.rate.median, _sweep_point,
                                 lambda r: f"{fmt.rate(r.rate.median)} {unit}")
         by_rate = panel_list(lambda r: r.rate.median, lambda r: r.percentiles[99.0],
                              lambda r: f"{_sweep_point(r)}: {fmt.rate(r.rate.median)} {unit}",
@@ -295,11 +295,11 @@ def _sweeps(results: list[CellResult], anchors) -> list[SweepSection]:
             sweep, series, legend, clients, unit, PAGE_W, variant, p.title))
         latency = charts.panels(by_rate, lambda p, series, legend: charts.latency_throughput_chart(
             sweep, series, legend, PAGE_W, variant, unit, p.title))
-        steps = list(dict.fromkeys(r.cell["step"] for r in rs))
+        steps = list(dict.fromkeys(r.cell.step for r in rs))
         sections.append(SweepSection(
             anchor=f"sweep-{i + 1}", title=step_title(variant, sweep),
             description=f"{len(steps)} steps of one [[steps]] entry, varying "
-                        f"{' and '.join(k for k in ('clients', 'rate') if len({r.cell[k] for r in rs}) > 1)}.",
+                        f"{' and '.join(k for k in ('clients', 'rate') if len({getattr(r.cell, k) for r in rs}) > 1)}.",
             throughput=[Markup(c) for c in throughput], latency=[Markup(c) for c in latency],
             more=_beyond_top(by_clients),
             steps=[(s, anchors[(variant, s)]) for s in steps]))
@@ -322,7 +322,7 @@ def _size_sections(report: Report, anchors) -> list[SweepSection]:
             panels.append((charts.Panel(sweep.target, series, {"target": sweep.target}),
                            sorted({round(x) for c in sweep.curves for x, _ in c.points})))
             verdicts += [f"{sweep.target}: {v}" for v in sweep.verdicts]
-            steps += [pt.cell["step"] for c in sweep.curves for _, pt in c.points]
+            steps += [pt.cell.step for c in sweep.curves for _, pt in c.points]
         drawn = [chart for panel, sizes in panels for chart in charts.panels(
             [panel], lambda p, series, legend, sizes=sizes: charts.size_chart(name, series, legend, sizes, PAGE_W,
                                                                               variant, p.title))]
@@ -338,8 +338,8 @@ def _size_sections(report: Report, anchors) -> list[SweepSection]:
 
 
 def _sweep_point(r: CellResult) -> str:
-    clients = r.cell["clients"] or 1
-    rate = f" at {fmt.rate(r.cell['rate'])}/s" if r.cell.get("rate") else ""
+    clients = r.cell.clients or 1
+    rate = f" at {fmt.rate(r.cell.rate)}/s" if r.cell.rate else ""
     return f"{clients} client{'s' if clients != 1 else ''}{rate}"
 
 
@@ -356,7 +356,7 @@ def _step_section(step: StepReport, view: View, anchor: str) -> StepSection:
         percentiles=[Markup(c) for c in charts.panels(panels, partial(_percentile_chart, step))],
         more=_beyond_top(panels),
         table=_step_table(step, view),
-        not_measured=[f"{r.label} ({r.cell['status']})" for r in step.not_measured],
+        not_measured=[f"{r.label} ({r.cell.status})" for r in step.not_measured],
         layer_costs=[c.text for c in step.layer_costs],
         layer_stack=Markup(_layer_stack_chart(step)),
     )
@@ -394,7 +394,7 @@ def _layer_stack_chart(step: StepReport) -> str:
         stacks.setdefault(cost.driver.label, [cost.driver, []])[1].append(cost)
     return charts.layer_stack_chart(step.step, [
         charts.Stack(label, driver.per_op_ns, fmt.duration(driver.per_op_ns),
-                     tuple((c.layer.cell["method"], c.layer.per_op_ns,
+                     tuple((c.layer.cell.method, c.layer.per_op_ns,
                             f"{fmt.duration(c.layer.per_op_ns)} · {c.percent_text}") for c in costs),
                      _filter_data(driver))
         for label, (driver, costs) in stacks.items()], PAGE_W, step.variant)
@@ -413,7 +413,7 @@ def _percentile_panels(step: StepReport) -> list[charts.Panel]:
                        for i, (q, name) in enumerate(PERCENTILES) if row.percentiles[q].value)
         if points:
             series.setdefault(row.result.where, []).append(
-                charts.Series(row.cell["method"], points, data=_filter_data(row.result)))
+                charts.Series(row.cell.method, points, data=_filter_data(row.result)))
     return [charts.Panel(where, tuple(ss), {"target": ss[0].data["target"], "path": ss[0].data["path"]})
             for where, ss in sorted(series.items())]
 
@@ -444,15 +444,15 @@ def _step_table(step: StepReport, view: View) -> Table:
     rows = []
     for row in step.rows:
         rank = str(row.rank) if row.rank is not None else None
-        cells = [Cell(rank or "–", rank, cls="rank"), Cell(row.cell["method"]), Cell(row.cell["target"]), Cell(row.cell["path"]),
+        cells = [TableCell(rank or "–", rank, cls="rank"), TableCell(row.cell.method), TableCell(row.cell.target), TableCell(row.cell.path),
                  _figure_cell(row.figure)]
-        cells += [Cell(row.spread_text, row.spread[0].sort if row.spread else None)] if view.spread_name else []
-        cells += [Cell(row.behind.text, row.behind.sort, cls="behind") if row.behind else Cell("", cls="behind")]
+        cells += [TableCell(row.spread_text, row.spread[0].sort if row.spread else None)] if view.spread_name else []
+        cells += [TableCell(row.behind.text, row.behind.sort, cls="behind") if row.behind else TableCell("", cls="behind")]
         cells += [_figure_cell(row.percentiles[q]) for q in (50.0, 99.0, 99.9, 100.0)]
         cells += [_figure_cell(row.client_cpu), _figure_cell(row.server_cpu), _figure_cell(row.round_trips),
                   _figure_cell(row.bytes_per_row), _figure_cell(row.memory), _figure_cell(row.growth),
-                  Cell(str(row.trials), str(row.trials)), _figure_cell(row.half_width), _figure_cell(row.cv),
-                  Cell(row.status, row.status, row.cell.get("message") or None, f"status status-{row.status}", pill=True),
+                  TableCell(str(row.trials), str(row.trials)), _figure_cell(row.half_width), _figure_cell(row.cv),
+                  TableCell(row.status, row.status, row.cell.message or None, f"status status-{row.status}", pill=True),
                   _flags_cell(row)]
         # The script re-ranks the rows a filter leaves by their figure (data-figure).
         ranked = {"figure": row.figure.sort, "ranked": ""} if row.rank is not None else {}
@@ -460,13 +460,13 @@ def _step_table(step: StepReport, view: View) -> Table:
     return Table(columns, rows, {"higher": "1" if view.higher_is_better else "0"})
 
 
-def _figure_cell(f) -> Cell:
-    return Cell(f.text, f.sort, title=f.note or None)
+def _figure_cell(f) -> TableCell:
+    return TableCell(f.text, f.sort, title=f.note or None)
 
 
-def _flags_cell(row: CellRow) -> Cell:
+def _flags_cell(row: CellRow) -> TableCell:
     kinds = " ".join(f.kind for f in row.flags)
-    return Cell(kinds, kinds, cls="flags", badges=tuple((f.kind, f.text) for f in row.flags))
+    return TableCell(kinds, kinds, cls="flags", badges=tuple((f.kind, f.text) for f in row.flags))
 
 
 # --- methods, verification, environment ------------------------------------------------------------
@@ -480,10 +480,10 @@ class MethodInfo:
 
 
 def _methods(stored: StoredRun) -> list[MethodInfo]:
-    return [MethodInfo(m["method"],
-                       [("language", m.get("language") or ""), ("runtime", m.get("runtime") or ""),
-                        ("driver", m.get("driver") or ""), ("driver version", m.get("driver_version") or "")],
-                       _pairs(_flatten(m.get("settings") or {})), _pairs(_flatten(m.get("capabilities") or {})))
+    return [MethodInfo(m.method,
+                       [("language", m.language or ""), ("runtime", m.runtime or ""),
+                        ("driver", m.driver or ""), ("driver version", m.driver_version or "")],
+                       _pairs(_flatten(m.settings)), _pairs(_flatten(m.capabilities)))
             for m in stored.methods]
 
 
@@ -493,20 +493,20 @@ def _verification(steps: list[StepReport]) -> Table:
     grid: dict[tuple, dict] = {}
     for s in steps:
         for r in [*(row.result for row in s.rows), *s.not_measured]:
-            key = (r.cell["method"], r.cell["target"], r.cell["path"])
+            key = (r.cell.method, r.cell.target, r.cell.path)
             grid.setdefault(key, {})[s.title] = r
     rows = []
     for (method, target, path), cells in sorted(grid.items()):
-        row = [Cell(method), Cell(f"{target}/{path}")]
+        row = [TableCell(method), TableCell(f"{target}/{path}")]
         for s in steps:
             r = cells.get(s.title)
             if r is None:
-                row.append(Cell("", cls="status"))
+                row.append(TableCell("", cls="status"))
                 continue
-            status = r.cell["status"]
+            status = r.cell.status
             title = f"{s.title} · {r.label}: {status}" + (
-                f" — {r.cell['message']}" if r.cell.get("message") else "")
-            row.append(Cell(STATUS_MARK.get(status, status), status, title, f"status status-{status}"))
+                f" — {r.cell.message}" if r.cell.message else "")
+            row.append(TableCell(STATUS_MARK.get(status, status), status, title, f"status status-{status}"))
         rows.append(Row(row, {"method": method, "target": target, "path": path}))
     return Table(columns, rows)
 
@@ -515,10 +515,10 @@ STATUS_MARK = {"ok": "✓", "mismatch": "≠", "unsupported": "n/a", "error": "e
 
 
 def _problems(results: list[CellResult]) -> Table:
-    rows = [Row([Cell(r.cell["method"]), Cell(r.where), Cell(step_title(r.cell["variant"], r.cell["step"])),
-                 Cell(r.cell["status"], cls=f"status status-{r.cell['status']}", pill=True),
-                 Cell(r.cell.get("message") or "", cls="message")], _filter_data(r))
-            for r in results if r.cell["status"] != "ok"]
+    rows = [Row([TableCell(r.cell.method), TableCell(r.where), TableCell(step_title(r.cell.variant, r.cell.step)),
+                 TableCell(r.cell.status, cls=f"status status-{r.cell.status}", pill=True),
+                 TableCell(r.cell.message or "", cls="message")], _filter_data(r))
+            for r in results if r.cell.status != "ok"]
     return Table([Column("method"), Column("target/path"), Column("step"), Column("status"), Column("message")], rows)
 
 
@@ -557,10 +557,10 @@ class TargetInfo:
 
 
 def _targets(stored: StoredRun) -> list[TargetInfo]:
-    return [TargetInfo(t["target"],
-                       [("DBMS", t.get("dbms") or ""), ("server version", t.get("server_version") or "—"),
-                        ("server", "managed by accessbench" if t.get("managed") else "external")]
-                       + _pairs(_flatten(t.get("settings") or {})))
+    return [TargetInfo(t.target,
+                       [("DBMS", t.dbms or ""), ("server version", t.server_version or "—"),
+                        ("server", "managed by accessbench" if t.managed else "external")]
+                       + _pairs(_flatten(t.settings)))
             for t in stored.targets]
 
 
@@ -573,6 +573,6 @@ class FilterGroup:
 
 def _filters(results: list[CellResult]) -> list[FilterGroup]:
     def values(key):
-        return sorted({r.cell[key] for r in results})
+        return sorted({getattr(r.cell, key) for r in results})
     return [FilterGroup("target", "Targets", values("target")), FilterGroup("path", "Paths", values("path")),
             FilterGroup("method", "Methods", values("method"))]

@@ -30,7 +30,7 @@ def _step(report: Report, step: StepReport) -> list[str]:
                 ("peak memory", True), ("trials", True), ("verified", False)]
     rows = []
     for row in step.rows:
-        cells = [str(row.rank) if row.rank is not None else "–", row.cell["method"], row.result.where, row.figure.text]
+        cells = [str(row.rank) if row.rank is not None else "–", row.cell.method, row.result.where, row.figure.text]
         cells += [row.spread_text] if view.spread_name else []
         cells += [(("≈" if row.alike else "") + row.behind.text) if row.behind else "",
                   row.percentiles[50.0].text, row.percentiles[99.0].text, *([row.bytes_per_row.text] if wire else []),
@@ -39,7 +39,7 @@ def _step(report: Report, step: StepReport) -> list[str]:
     lines = ["", f"## {step.title}", "", step.heading, ""]
     lines += _table(columns, rows) if rows else ["No measured cell."]
     if step.not_measured:
-        lines += ["", "Not measured: " + ", ".join(f"{r.label} ({r.cell['status']})" for r in step.not_measured)]
+        lines += ["", "Not measured: " + ", ".join(f"{r.label} ({r.cell.status})" for r in step.not_measured)]
     if step.layer_costs:
         lines += ["", f"{LAYER_COST[0].upper()}{LAYER_COST[1:]}:", *(f"- {c.text}" for c in step.layer_costs)]
     return lines
@@ -88,6 +88,6 @@ def render_report(report: Report) -> str:
                   "≈ marks no significant difference from the best.", ""]
         lines += _table([("step", False), ("target", False), ("fastest verified cell", False), ("figure", True),
                          ("against the next method", False)],
-                        [[v.step.title, v.target, f"{v.best.cell['method']} @ {v.best.cell['path']}" if v.best else "",
+                        [[v.step.title, v.target, f"{v.best.cell.method} @ {v.best.cell.path}" if v.best else "",
                           v.with_unit if v.best else "", v.against] for v in report.verdicts])
     return "\n".join(lines) + "\n"

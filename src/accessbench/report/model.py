@@ -95,7 +95,7 @@ class CellRow:
 
     @property
     def status(self) -> str:
-        return self.cell["status"]
+        return self.cell.status
 
     @property
     def spread_text(self) -> str:
@@ -231,19 +231,19 @@ def build(stored: StoredRun, view: str = "median") -> Report:
 # --- header ----------------------------------------------------------------------------------
 
 def header(stored: StoredRun, view: View) -> Header:
-    run, settings, env = stored.run, stored.run["settings"], stored.run["environment"]
+    run, settings, env = stored.run, stored.run.settings, stored.run.environment
     resumed = settings.get("resumed") or []
-    lines = [("suite", f"{run['suite']} ({run['suite_source']})"),
-             ("status", run["status"] + (f" · resumed {', '.join(resumed)}" if resumed else "")),
+    lines = [("suite", f"{run.suite} ({run.suite_source})"),
+             ("status", run.status + (f" · resumed {', '.join(resumed)}" if resumed else "")),
              *([("label", settings["label"])] if settings.get("label") else []),
-             ("date", _when(run.get("started_at"), run.get("finished_at")))]
+             ("date", _when(run.started_at, run.finished_at))]
     lines.append(("targets", ", ".join(
-        " ".join(filter(None, [t["target"], t["server_version"],
-                               f"({'managed' if t['managed'] else 'external'})"])) for t in stored.targets)))
+        " ".join(filter(None, [t.target, t.server_version,
+                               f"({'managed' if t.managed else 'external'})"])) for t in stored.targets)))
     for t in stored.targets:  # what each path kind says of itself (the proxy's cost, the pooler)
         for key in PATH_SETTINGS:
-            if key in t["settings"]:
-                lines.append((f"{key} ({t['target']})", str(t["settings"][key])))
+            if key in t.settings:
+                lines.append((f"{key} ({t.target})", str(t.settings[key])))
     power = env.get("power", {})
     idle = f" · cpuidle {power['cpuidle_driver']}" if isinstance(power, dict) and power.get("cpuidle_driver") else ""
     host = " · ".join(filter(None, [env.get("hostname"), str(env.get("cpu")), f"{env.get('cores')} cores",
@@ -263,7 +263,7 @@ def header(stored: StoredRun, view: View) -> Header:
     lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup{precision}, interleaved "
                             f"across methods{' · --quick sizes' if settings.get('quick') else ''}{few}"))
     lines.append(("figure", view.rule))
-    return Header(run["id"], lines, run.get("message") or None)
+    return Header(run.id, lines, run.message or None)
 
 
 UNSTEADY = 1.25  # the host's p90 this many times its quickest: the host, not the methods, widens the CIs
@@ -303,7 +303,7 @@ def _when(started: str | None, finished: str | None) -> str:
 def _step(view: View, variant: str, step: str, rs: list[CellResult]) -> StepReport:
     measured = view.rank([r for r in rs if r.measured])
     first = rs[0].cell
-    mode = f", {first['mode']}" if first["mode"] else ""
+    mode = f", {first.mode}" if first.mode else ""
     best = next((r for r in measured if r.ranked), None)
     rows, rank = [], 0
     for r in measured:
@@ -311,7 +311,7 @@ def _step(view: View, variant: str, step: str, rs: list[CellResult]) -> StepRepo
         rows.append(_row(view, r, rank if r.ranked else None, best))
     return StepReport(
         variant=variant, step=step, title=step_title(variant, step),
-        heading=f"{first['kind']}{mode}: {first['description']}", kind=first["kind"],
+        heading=f"{first.kind}{mode}: {first.description}", kind=first.kind,
         unit=view.unit(measured[0] if measured else rs[0]), rows=rows,
         not_measured=[r for r in rs if not r.measured],
         loaded=any(r.per_client_rates is not None and len(r.per_client_rates) > 0 for r in rs),
@@ -354,8 +354,8 @@ def _verdicts(step: StepReport) -> list[Verdict]:
     """Per target, the best verified cell and whether it beats the runner-up there
     significantly. Per target, because which SQLite driver beats which PostgreSQL driver is
     rarely the question a step asks."""
-    targets = dict.fromkeys(r.cell["target"] for r in [*(row.result for row in step.rows), *step.not_measured])
-    return [verdict(step, target, [row for row in step.rows if row.cell["target"] == target]) for target in targets]
+    targets = dict.fromkeys(r.cell.target for r in [*(row.result for row in step.rows), *step.not_measured])
+    return [verdict(step, target, [row for row in step.rows if row.cell.target == target]) for target in targets]
 
 
 def verdict(step: StepReport, target: str, rows: list[CellRow], among: str = "") -> Verdict:
@@ -366,7 +366,7 @@ def verdict(step: StepReport, target: str, rows: list[CellRow], among: str = "")
     if not ranked:
         return Verdict(step, target, None, f"no verified cell{among}")
     best = ranked[0]
-    second = next((row for row in ranked if row.cell["method"] != best.cell["method"]), None)
+    second = next((row for row in ranked if row.cell.method != best.cell.method), None)
     if second is None:
         return Verdict(step, target, best, f"the only verified method{among}")
     return Verdict(step, target, best, *against(best, second))
@@ -375,7 +375,7 @@ def verdict(step: StepReport, target: str, rows: list[CellRow], among: str = "")
 def against(best: CellRow, second: CellRow) -> tuple[str, str, bool]:
     """How ``best`` stands against ``second``: the text, the test's reason, significant or not."""
     c = compare(best.result, second.result)
-    runner_up = f"{second.cell['method']} @ {second.cell['path']}"
+    runner_up = f"{second.cell.method} @ {second.cell.path}"
     text = f"{c.verdict} than {runner_up}" if c.significant else f"no significant difference from {runner_up}"
     return text, c.reason, c.significant
 
@@ -390,11 +390,11 @@ MARK_LEGEND = {"!": "! = verification mismatch: shown, not ranked",
 
 
 def _matrix(results: list[CellResult]) -> Matrix:
-    steps = sorted(dict.fromkeys((r.cell["variant"], r.cell["step_index"], r.cell["step"]) for r in results),
+    steps = sorted(dict.fromkeys((r.cell.variant, r.cell.step_index, r.cell.step) for r in results),
                    key=lambda s: s[:2])
     rows: dict[tuple, dict] = {}
     for r in results:
-        rows.setdefault((r.cell["method"], r.where), {})[(r.cell["variant"], r.cell["step_index"], r.cell["step"])] = r
+        rows.setdefault((r.cell.method, r.where), {})[(r.cell.variant, r.cell.step_index, r.cell.step)] = r
     marks: set[str] = set()
     out = []
     for (method, where), cells in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -404,11 +404,11 @@ def _matrix(results: list[CellResult]) -> Matrix:
             if r is None:
                 values.append(None)
             elif r.measured:
-                mark = MARKS.get(r.cell["status"], "")
+                mark = MARKS.get(r.cell.status, "")
                 marks.add(mark)
                 values.append(MatrixCell(fmt.seconds(r.seconds_per_1000) + mark, r.ranked, True))
             else:
-                values.append(MatrixCell("n/a" if r.cell["status"] == "unsupported" else r.cell["status"], False, False))
+                values.append(MatrixCell("n/a" if r.cell.status == "unsupported" else r.cell.status, False, False))
         out.append((method, where, values))
     return Matrix([step_title(variant, step) for variant, _, step in steps], out,
                   [text for mark, text in MARK_LEGEND.items() if mark in marks])
@@ -419,8 +419,8 @@ def _matrix(results: list[CellResult]) -> Matrix:
 def _not_measured(results: list[CellResult]) -> list[NotMeasured]:
     seen: dict[tuple, list[str]] = {}
     for r in results:
-        if not r.measured and r.cell["status"] != "ok":
-            seen.setdefault((r.label, r.cell["status"], r.cell["message"]), []).append(r.cell["step"])
+        if not r.measured and r.cell.status != "ok":
+            seen.setdefault((r.label, r.cell.status, r.cell.message), []).append(r.cell.step)
     return [NotMeasured(where, status, message, list(dict.fromkeys(steps)))
             for (where, status, message), steps in seen.items()]
 
@@ -457,11 +457,11 @@ def warnings(results: list[CellResult]) -> list[WarningGroup]:
 
 def _cold_starts(stored: StoredRun, results: list[CellResult]) -> list[ColdStart]:
     """JIT runtimes: the first operation before any warm-up, against the warm median."""
-    jit = {m["method"] for m in stored.methods if m["capabilities"].get("jit")}
+    jit = {m.method for m in stored.methods if m.capabilities.get("jit")}
     out = []
     for r in results:
-        if r.cell["method"] in jit and r.measured and r.cell.get("cold_first_op_ns"):
-            cold, warm = r.cell["cold_first_op_ns"], (r.percentiles or {}).get(50.0)
+        if r.cell.method in jit and r.measured and r.cell.cold_first_op_ns:
+            cold, warm = r.cell.cold_first_op_ns, (r.percentiles or {}).get(50.0)
             out.append(ColdStart(r, _figure(cold), _figure(warm), f"{cold / warm:.1f}×" if warm else "",
-                                 str(r.cell.get("warmups") or "")))
+                                 str(r.cell.warmups or "")))
     return out

@@ -55,9 +55,9 @@ def study_pairs(stored: StoredRun, results: list[CellResult]) -> list[PairTable]
     study = suite.study
     types = [(f.label, f.steps) for f in study.figures if f.per == "trial"]
     published = {row.label: row.values for row in study.rows}
-    cells = {(r.cell["method"], r.cell["target"], r.cell["path"], r.cell["variant"], r.cell["step"]): r
+    cells = {(r.cell.method, r.cell.target, r.cell.path, r.cell.variant, r.cell.step): r
              for r in results if r.ranked and r.trial_ns is not None}
-    places = list(dict.fromkeys((r.cell["target"], r.cell["path"], r.cell["variant"]) for r in results))
+    places = list(dict.fromkeys((r.cell.target, r.cell.path, r.cell.variant) for r in results))
     tables = []
     for pair in study.pairs:
         for reference in pair.references:

@@ -29,39 +29,53 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
     study, figures = suite.study, suite.study.figures
     steps = {s.name: s for v in suite.variants for s in v.steps}
     per_path = any(f.step and f.path is None for f in figures)
-    cells = {(r.cell["method"], r.cell["target"], r.cell["variant"], r.cell["step"], r.cell["path"]): r
+    cells = {(r.cell.method, r.cell.target, r.cell.variant, r.cell.step, r.cell.path): r
              for r in results if r.ranked}
-    rows = list(dict.fromkeys((r.cell["method"], r.cell["target"], r.cell["variant"],
-                               r.cell["path"] if per_path else None) for r in results))
+    rows = list(dict.fromkeys((r.cell.method, r.cell.target, r.cell.variant,
+                               r.cell.path if per_path else None) for r in results))
     published = ([(row.label, [row.values.get(f.label, "") for f in figures]) for row in study.rows]
                  or [("published", [f.published for f in figures])])
-
-    def value(f, method, target, variant, path) -> float | None:
-        r = next((cells[key] for name in f.steps for p in f.paths
-                  if (key := (method, target, variant, name, p or path)) in cells), None)
-        if r is None or not r.per_op_ns:
-            return None
-        if f.per == "unit":  # the step's own units per second (rows for a read): median or best trial
-            return (float(max(r.rates)) if f.view == "best" else r.rate.median) * f.times
-        if f.per == "trial":  # a whole trial: the study's execution of a query type, its mean
-            return float(r.trial_ns.mean()) * f.times if r.trial_ns is not None else None
-        if f.per == "second":
-            return 1e9 / r.per_op_ns * f.times
-        if f.per == "1000":
-            return r.seconds_per_1000 * f.times if r.seconds_per_1000 else None
-        per = steps[r.cell["step"]].params[f.per_param].value if f.per_param is not None else 1
-        return r.per_op_ns / per * f.times
-
-    over = {m.name: m.over for m in catalog() if m.over}
     found: dict[tuple, dict[str, float]] = {}
-    for key in rows:
-        values = found[key] = {}
-        for f in figures:
-            if f.step and (v := value(f, *key)) is not None:
+    for method, target, variant, path in rows:
+        values = found[(method, target, variant, path)] = {}
+        for f in (f for f in figures if f.step):
+            r = next((cells[key] for name in f.steps for p in f.paths
+                      if (key := (method, target, variant, name, p or path)) in cells), None)
+            if r is not None and (v := _value(f, r, steps)) is not None:
                 values[f.label] = v
+    _ratios(found, figures)
+    today = []
+    for (method, target, variant, path), values in found.items():
+        if values:
+            label = " ".join(filter(None, [method, f"@ {target}" + (f"/{path}" if path else ""),
+                                           f"[{variant}]" if variant else ""]))
+            today.append((label, [_text(f, values.get(f.label)) for f in figures]))
+    return StudyTable(study.title, [f.label for f in figures], published, today, _sources(figures), study.note)
+
+
+def _value(f, r: CellResult, steps: dict) -> float | None:
+    """A study figure ``f`` from the cell it is read from, in the figure's own terms."""
+    if not r.per_op_ns:
+        return None
+    if f.per == "unit":  # the step's own units per second (rows for a read): median or best trial
+        return (float(max(r.rates)) if f.view == "best" else r.rate.median) * f.times
+    if f.per == "trial":  # a whole trial: the study's execution of a query type, its mean
+        return float(r.trial_ns.mean()) * f.times if r.trial_ns is not None else None
+    if f.per == "second":
+        return 1e9 / r.per_op_ns * f.times
+    if f.per == "1000":
+        return r.seconds_per_1000 * f.times if r.seconds_per_1000 else None
+    per = steps[r.cell.step].params[f.per_param].value if f.per_param is not None else 1
+    return r.per_op_ns / per * f.times
+
+
+def _ratios(found: dict[tuple, dict[str, float]], figures) -> None:
+    """The figures that are ratios: of two figures of a row, or of one figure against the same
+    of another method on the same target and path (a layer against its own driver)."""
+    over = {m.name: m.over for m in catalog() if m.over}
     for (method, target, variant, path), values in found.items():
         for f in figures:
-            if f.relative_to:  # the same figure of another method on the same target and path
+            if f.relative_to:
                 other = found.get((over.get(method) if f.relative_to == "over" else f.relative_to,
                                    target, variant, path), {})
                 both = next((label for label in f.ratio if label in values and other.get(label)), None)
@@ -69,12 +83,10 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
                     values[f.label] = values[both] / other[both]
             elif f.ratio and all(label in values for label in f.ratio):
                 values[f.label] = values[f.ratio[0]] / values[f.ratio[1]]
-    today = []
-    for (method, target, variant, path), values in found.items():
-        if values:
-            label = " ".join(filter(None, [method, f"@ {target}" + (f"/{path}" if path else ""),
-                                           f"[{variant}]" if variant else ""]))
-            today.append((label, [_text(f, values.get(f.label)) for f in figures]))
+
+
+def _sources(figures) -> str:
+    """Where each figure comes from, in words."""
     sources = "; ".join(
         f"{f.label}: {' or '.join(f.steps)}" + (f" on {' or '.join(filter(None, f.paths))}" if f.path else "")
         + (", best trial" if f.view == "best" else "") + (", mean time of a trial" if f.per == "trial" else "")
@@ -84,8 +96,7 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
     relative = "; ".join(f"{f.label}: {' or '.join(f.ratio)} ÷ the same of "
                          + ("the layer's own driver" if f.relative_to == "over" else f.relative_to)
                          for f in figures if f.relative_to)
-    return StudyTable(study.title, [f.label for f in figures], published, today,
-                      "; ".join(filter(None, [sources, relative])), study.note)
+    return "; ".join(filter(None, [sources, relative]))
 
 
 def _text(figure, value: float | None) -> str:

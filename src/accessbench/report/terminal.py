@@ -152,7 +152,7 @@ def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide:
     unit = step.unit if wide else short_unit(step.unit)
     columns = [
         column("#", "right", (_rank(r) for r in rows), essential=True),
-        column("method", "left", (r.cell["method"] for r in rows), essential=True, names=True),
+        column("method", "left", (r.cell.method for r in rows), essential=True, names=True),
         column("target/path", "left", (r.result.where for r in rows), essential=True, names=True),
         column(unit, "right", (r.figure.text for r in rows), essential=True),
         column("95% CI", "right", (r.spread_text for r in rows), essential=True),
@@ -181,7 +181,7 @@ def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide:
         notes.append(f"≈ no significant difference from the best (Mann-Whitney p ≥ {report.alpha:g} "
                      f"or within {report.noise:.0%})")
     if step.not_measured:
-        notes.append("not measured: " + ", ".join(f"{r.label} ({r.cell['status']})" for r in step.not_measured))
+        notes.append("not measured: " + ", ".join(f"{r.label} ({r.cell.status})" for r in step.not_measured))
     if step.layer_costs:
         notes.append(f"{LAYER_COST}: " + "; ".join(c.text for c in step.layer_costs))
     table.caption = " · ".join(notes) or None
@@ -196,7 +196,7 @@ def _view_table(report: Report, step: StepReport) -> Table:
         *([(view.spread_name, "right")] if view.spread_name else []),
         ("vs best", "right"), ("trials", "right"), ("verified", "left")])
     for row in step.rows:
-        table.add_row(_rank(row), row.cell["method"], row.result.where, row.figure.text,
+        table.add_row(_rank(row), row.cell.method, row.result.where, row.figure.text,
                       *([row.spread_text] if view.spread_name else []), row.behind.text if row.behind else "",
                       str(row.trials), _status(row))
     return table
@@ -228,7 +228,7 @@ def _predictions_table(report: Report) -> Table | None:
         ("predicted /op", "right"), ("measured /op", "right"), ("error", "right")],
         caption="predicted = per-op on tcp + round trips/op × 2 × delay; error = (predicted − measured) / measured")
     for p in report.predictions:
-        table.add_row(p.base.cell["method"], p.base.cell["step"], p.measured.cell["path"], fmt.duration(p.base.per_op_ns),
+        table.add_row(p.base.cell.method, p.base.cell.step, p.measured.cell.path, fmt.duration(p.base.per_op_ns),
                       f"{p.round_trips_per_op:.3g}", fmt.duration(p.predicted_ns), fmt.duration(p.measured.per_op_ns),
                       f"{p.error:+.1%}")
     return table
@@ -243,15 +243,15 @@ def render_predictions(stored: StoredRun, latency_us: float, base_path: str = "t
     rows = model.predict(analyse(stored), latency_us, base_path)
     if not rows:
         return None
-    table = Table(title=f"run {stored.run['id']}: per-op time predicted at {latency_us:g} µs one way "
+    table = Table(title=f"run {stored.run.id}: per-op time predicted at {latency_us:g} µs one way "
                         f"({2 * latency_us:g} µs round trip) from {base_path}",
                   title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
     for name, justify in [("method", "left"), ("target", "left"), ("step", "left"), (f"{base_path} /op", "right"),
                           ("RT/op", "right"), ("predicted /op", "right"), ("predicted ops/s", "right"),
                           ("measured there", "right"), ("error", "right")]:
         table.add_column(name, justify=justify, no_wrap=True)
-    for p in sorted(rows, key=lambda p: (p.base.cell["step_index"], p.predicted_ns)):
-        table.add_row(p.base.cell["method"], p.base.cell["target"], p.base.cell["step"], fmt.duration(p.base.per_op_ns),
+    for p in sorted(rows, key=lambda p: (p.base.cell.step_index, p.predicted_ns)):
+        table.add_row(p.base.cell.method, p.base.cell.target, p.base.cell.step, fmt.duration(p.base.per_op_ns),
                       f"{p.round_trips_per_op:.3g}", fmt.duration(p.predicted_ns), fmt.rate(1e9 / p.predicted_ns),
                       fmt.duration(p.measured.per_op_ns) if p.measured else "", f"{p.error:+.1%}" if p.error is not None else "")
     console.print(table)
@@ -358,7 +358,7 @@ def _cold_start_table(report: Report) -> Table | None:
         ("method", "left"), ("target/path", "left"), ("step", "left"), ("cold 1st op", "right"),
         ("warm p50", "right"), ("cold/warm", "right"), ("warmups", "right")])
     for c in report.cold_starts:
-        table.add_row(c.result.cell["method"], c.result.where, c.result.cell["step"], c.cold.text, c.warm.text,
+        table.add_row(c.result.cell.method, c.result.where, c.result.cell.step, c.cold.text, c.warm.text,
                       c.ratio, c.warmups)
     return table
 
@@ -388,7 +388,7 @@ def render_flags(report: Report) -> Text:
             text.append(f"    {group.summary}\n")
             continue
         for r, f in found[:_FLAGS_SHOWN]:
-            text.append(f"    {r.label} · {r.cell['step']}: {f.text}\n")
+            text.append(f"    {r.label} · {r.cell.step}: {f.text}\n")
         if len(found) > _FLAGS_SHOWN:
             text.append(f"    … and {len(found) - _FLAGS_SHOWN} more (the HTML report lists every cell's flags)\n")
     return text
@@ -414,7 +414,7 @@ def render_summary(report: Report) -> Group:
                 grid.add_row(f"    {v.target}", Text(v.against, style="dim"))
                 continue
             grid.add_row(f"    {v.target}", Text.assemble(
-                (f"{v.best.cell['method']} @ {v.best.cell['path']}", "bold green"), f" {v.with_unit}: ",
+                (f"{v.best.cell.method} @ {v.best.cell.path}", "bold green"), f" {v.with_unit}: ",
                 (v.against, "" if v.significant else "dim")))
         parts.append(grid)
     return Group(*parts, Text())

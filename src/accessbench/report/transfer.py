@@ -88,28 +88,28 @@ def transfer_tables(results: list[CellResult]) -> list[TransferTable]:
     """One table per step measured beside the wire's floor."""
     steps: dict[tuple, list[CellResult]] = {}
     for r in results:
-        if r.measured and r.cell["kind"] == "scan":
-            steps.setdefault((r.cell["variant"], r.cell["step_index"], r.cell["step"]), []).append(r)
+        if r.measured and r.cell.kind == "scan":
+            steps.setdefault((r.cell.variant, r.cell.step_index, r.cell.step), []).append(r)
     tables = []
     for (variant, _, step), rs in steps.items():
-        floors = {(r.cell["target"], r.cell["path"]): r for r in rs if r.floor and r.cell["status"] == "ok"}
+        floors = {(r.cell.target, r.cell.path): r for r in rs if r.floor and r.cell.status == "ok"}
         if not floors:
             continue
-        paths = tuple(sorted(dict.fromkeys(r.cell["path"] for r in rs), key=_nearest_first))
+        paths = tuple(sorted(dict.fromkeys(r.cell.path for r in rs), key=_nearest_first))
         rows: dict[tuple[str, str], TransferRow] = {}
         for r in rs:
             if r.floor:
                 continue
-            target, path = r.cell["target"], r.cell["path"]
-            row = rows.setdefault((target, r.cell["method"]), TransferRow(r.cell["method"], target))
+            target, path = r.cell.target, r.cell.path
+            row = rows.setdefault((target, r.cell.method), TransferRow(r.cell.method, target))
             floor = floors.get((target, path))
             times = None
             if floor is not None:
                 c = compare(floor, r)  # the floor's rows/s over the method's: its time over the floor's
                 times = Figure(c.ratio, fmt.times(c.ratio), f"95% CI {fmt.times(c.ci_low)}–{fmt.times(c.ci_high)}")
-            row.by_path[path] = Reading(Figure(r.per_op_ns, fmt.duration(r.per_op_ns)), times, r.cell["status"])
+            row.by_path[path] = Reading(Figure(r.per_op_ns, fmt.duration(r.per_op_ns)), times, r.cell.status)
         for (target, method), row in rows.items():
-            mine = [r for r in rs if r.cell["target"] == target and r.cell["method"] == method]
+            mine = [r for r in rs if r.cell.target == target and r.cell.method == method]
             wire = _median([r.bytes_per_row for r in mine if r.bytes_per_row is not None])
             row.bytes_per_row = Figure(wire, f"{wire:,.0f}" if wire is not None else "—")
             peak = _median([r.peak_rss_bytes for r in mine if r.peak_rss_bytes is not None])

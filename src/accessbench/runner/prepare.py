@@ -124,11 +124,11 @@ def _resume(request: Any):
 def _cluster_paths(request: Any) -> list[str]:
     """--cluster's hosts reach the targets over the network: tcp, whatever --path said."""
     from ..cluster.local import local_missing
-    from ..targets import EMBEDDED
+    from ..targets import EMBEDDED, dbms_of
 
     if request.cluster.local and (why := local_missing()):
         raise InputError(f"--cluster {request.cluster.text}: {why}")
-    embedded = [t for t in request.target or [] if t in EMBEDDED]
+    embedded = [t for t in request.target or [] if dbms_of(t) in EMBEDDED]  # sqlite@3.40 too (refused later)
     if embedded:
         raise InputError(f"--target {','.join(embedded)}: embedded, so no client of it can run on another host; "
                          f"--cluster measures servers ({', '.join(servers())}, or a server's URL)")

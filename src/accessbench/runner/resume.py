@@ -14,10 +14,13 @@ import os
 import platform
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..errors import InputError
 from .plan import Cell
+
+if TYPE_CHECKING:
+    from ..store.model import Run
 
 # Options a resumed run keeps, and where its settings hold them.
 KEPT = (("--trials", "trials"), ("--warmup", "warmup"), ("--max-warmup", "max_warmup_jit"),
@@ -50,11 +53,11 @@ class Done:
     @classmethod
     def of(cls, store, run_id: str) -> "Done":
         return cls(run_id, {
-            (c["variant"], c["target"], c["path"], c["method"], c["step"]): StoredCell(
-                c["id"], c["status"],
-                (c["verify_rows"], c["checksum"], c["check_checksum"]) if c["verify_rows"] is not None else None,
-                frozenset(c["seqs"]))
-            for c in store.stored_cells(run_id)
+            c.key: StoredCell(
+                c.id, c.status,
+                (c.verify_rows, c.checksum, c.check_checksum) if c.verify_rows is not None else None,
+                frozenset(seqs))
+            for c, seqs in store.stored_cells(run_id)
         })
 
     @property
@@ -118,11 +121,10 @@ def _alive(pid: int | None) -> bool:
         return False
 
 
-def orphaned(run: dict[str, Any], environment: dict[str, Any]) -> bool:
+def orphaned(run: Run) -> bool:
     """A run stored as running, measured on this host, whose process is gone: it ended without
     a word (killed, or the machine stopped) and can be carried on with --resume."""
-    return (run["status"] == "running" and environment.get("hostname") == platform.node()
-            and not _alive(run.get("pid")))
+    return run.status == "running" and run.environment.get("hostname") == platform.node() and not _alive(run.pid)
 
 
 def _shown(value: Any) -> str:
@@ -147,7 +149,7 @@ class Resume:
         self.store = store
         self.run_id = store.resolve(ref)
         self.run = store.run(self.run_id)
-        self.settings = self.run["settings"]
+        self.settings = self.run.settings
 
     def refusal(self, why: str) -> InputError:
         return InputError(f"--resume {self.run_id}: {why}")
@@ -155,14 +157,14 @@ class Resume:
     def check(self) -> None:
         """The run can be carried on here: not complete, measured on this host, not still going."""
         run = self.run
-        if run["status"] == "complete":
+        if run.status == "complete":
             raise self.refusal("the run is complete: nothing to resume")
-        host, here = run["environment"].get("hostname"), platform.node()
+        host, here = run.environment.get("hostname"), platform.node()
         if host != here:
             raise self.refusal(f"the run was measured on host {host}, this is {here} (a run's trials come from "
                                "one machine; start a new run here)")
-        if run["status"] == "running" and _alive(run.get("pid")):
-            raise self.refusal(f"the run is still being measured by process {run['pid']} (stop it first)")
+        if run.status == "running" and _alive(run.pid):
+            raise self.refusal(f"the run is still being measured by process {run.pid} (stop it first)")
 
     def settings_for(self, given: dict[str, Any]) -> dict[str, Any]:
         """The run's value of each kept option; a given one must agree (``given``: option → value,
@@ -183,21 +185,21 @@ class Resume:
     def suite(self, given: str | None):
         """The run's suite, parsed from its stored text as at the start; ``--suite`` given must
         be that same text."""
-        from ..suite.loader import builtin_names, load, parse
+        from ..suite.loader import builtin_names, load
 
         run, quick = self.run, bool(self.settings.get("quick"))
         if given is not None:
-            source = run["suite_source"]
+            source = run.suite_source
             if given in builtin_names() and source.startswith("builtin:") and source != f"builtin:{given}":
                 raise self.refusal(f"--suite {given} differs from the run's {source.removeprefix('builtin:')} "
                                    f"({_ADVICE})")
             text = load(given, quick=quick).text
-            if text != run["suite_text"]:
-                lines = zip_longest(text.splitlines(), run["suite_text"].splitlines())
+            if text != run.suite_text:
+                lines = zip_longest(text.splitlines(), run.suite_text.splitlines())
                 number, (mine, theirs) = next((n, pair) for n, pair in enumerate(lines, 1) if pair[0] != pair[1])
                 raise self.refusal(f"--suite {given} differs from the run's suite ({source}) at line {number}: "
                                    f"{_short(mine)} here, {_short(theirs)} in the run ({_ADVICE})")
-        return parse(run["suite_text"], run["suite_source"], quick=quick)
+        return run.parse_suite()
 
     def target_specs(self, given: list[str] | None, name_of) -> list[str]:
         """What to make the run's targets from, in the run's order: managed ones by name,

@@ -389,7 +389,7 @@ class Runner:
         if phase == "warmup" and answer["n"]:
             state.warmups.append(answer["elapsed_ns"] / answer["n"])
         elif answer["n"] and answer["elapsed_ns"] > 0:
-            unit, units = UNITS[state.kind]
-            rate = units(answer) / (answer["elapsed_ns"] / 1e9)
+            unit, count = UNITS[state.kind]
+            rate = answer[count] / (answer["elapsed_ns"] / 1e9)
             state.rates.append(rate)              # what the precision target weighs
             state.last = f"{fmt.rate(rate)} {unit}/s"  # an interim figure, for the progress line only

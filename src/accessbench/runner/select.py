@@ -18,6 +18,7 @@ from ..paths import parse as parse_path
 from ..suite.model import Suite
 from ..targets import Target, TargetUnavailable
 from ..targets.registry import by_default
+from ..targets.url import masked
 
 
 class Skipped(NamedTuple):
@@ -93,21 +94,26 @@ def _targets(specs: list[str] | None, usable: list[Method], paths: list[Path] | 
              make: Callable[[str], Target], skipped: list[Skipped]) -> list[Target]:
     chosen, offered = [], set()
     for spec in specs or by_default():  # every registered DBMS: the servers, then the embedded engines
+        shown = masked(spec)  # a URL's password is never shown
         try:
             target = make(spec)
         except TargetUnavailable as e:
             if specs:
-                raise InputError(f"--target {spec}: {e}") from None
+                raise InputError(f"--target {shown}: {e}") from None
             skipped.append(Skipped(f"SKIPPING target {spec}: {e}", "bold yellow"))
             continue
+        # Targets are told apart by name (their work directories, the store's rows), not by
+        # DBMS: postgresql and postgresql@15 are two servers, postgres and postgresql one.
+        if any(t.name == target.name for t in chosen):
+            raise InputError(f"--target {shown}: names {target.name} again; name each target once")
         if not any(target.dbms in m.dbms for m in usable):
             if specs:
-                raise InputError(f"--target {spec}: no selected method reaches {target.dbms}")
+                raise InputError(f"--target {shown}: no selected method reaches {target.dbms}")
             continue
         offered.update(target.paths)
         if paths and all(p.refuses(target) for p in paths):
             if specs:
-                raise InputError(f"--target {spec}: {_refusal(target, paths)}")
+                raise InputError(f"--target {shown}: {_refusal(target, paths)}")
             continue
         chosen.append(target)
     # A path the user named must reach some target; a suite's own paths apply where they can.

@@ -3,13 +3,13 @@ its summary, latency percentiles, client CPU per operation, and rankings per ste
 
 from __future__ import annotations
 
-import json
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import formatting as fmt
-from ..store import StoredRun
+from ..store.model import Cell, StoredRun, Trial
 from ..targets import EMBEDDED
 
 FLOORS = ("wire-floor",)  # not methods: catalog entries with reads = "floor"
@@ -17,19 +17,19 @@ from . import hosts
 from .bootstrap import relative_half_width
 from .summary import PERCENTILES, Summary, latency_percentiles, summarize
 
-# Per step kind: what one unit is, and how many units a trial did.
+# Per step kind: what one unit is, and which of a trial's counts (n or rows) is its units.
 UNITS = {
-    "connect": ("connections", lambda t: t["n"]),
-    "scan": ("rows", lambda t: t["rows"]),
-    "exec": ("ops", lambda t: t["n"]),
-    "batch": ("rows", lambda t: t["rows"]),
-    "page": ("requests", lambda t: t["n"]),
+    "connect": ("connections", "n"),
+    "scan": ("rows", "rows"),
+    "exec": ("ops", "n"),
+    "batch": ("rows", "rows"),
+    "page": ("requests", "n"),
 }
 
 
 @dataclass
 class CellResult:
-    cell: dict
+    cell: Cell
     unit: str
     rate: Summary | None = None          # units per second, one value per trial
     rates: np.ndarray | None = None      # the trials' units per second, in trial order
@@ -77,7 +77,7 @@ class CellResult:
     def ranked(self) -> bool:
         """Only verified cells of methods take part in rankings; a mismatch is shown, not
         ranked, and the wire's floor is what the methods are set against (report/transfer.py)."""
-        return self.measured and self.cell["status"] == "ok" and not self.floor
+        return self.measured and self.cell.status == "ok" and not self.floor
 
     @property
     def seconds_per_1000(self) -> float | None:
@@ -85,7 +85,7 @@ class CellResult:
 
     @property
     def where(self) -> str:
-        return f"{self.cell['target']}/{self.cell['path']}"
+        return f"{self.cell.target}/{self.cell.path}"
 
     @property
     def one_unit(self) -> str:
@@ -94,12 +94,12 @@ class CellResult:
 
     @property
     def label(self) -> str:
-        return f"{self.cell['method']} @ {self.where}"
+        return f"{self.cell.method} @ {self.where}"
 
     @property
     def step_key(self) -> tuple:
         """What makes cells comparable: the same variant and step."""
-        return (self.cell["variant"], self.cell["step_index"], self.cell["step"])
+        return (self.cell.variant, self.cell.step_index, self.cell.step)
 
 
 # A worker's CPU clock, where its hello does not say (capabilities.cpu_resolution_ns):
@@ -122,67 +122,92 @@ def _cpu_per_op(trials: list[tuple[int, int]], resolution_ns: int) -> tuple[floa
 
 
 def analyse(stored: StoredRun) -> list[CellResult]:
-    resolution = {m["method"]: int((m.get("capabilities") or {}).get("cpu_resolution_ns") or CPU_RESOLUTION_NS)
+    """Every cell of the run with its figures; a cell without timed trials has none."""
+    resolution = {m.method: int(m.capabilities.get("cpu_resolution_ns") or CPU_RESOLUTION_NS)
                   for m in stored.methods}
-    served = {t["target"]: t.get("dbms") not in EMBEDDED for t in stored.targets}  # a server process serves it
+    served = {t.target: t.dbms not in EMBEDDED for t in stored.targets}  # a server process serves it
     results = []
     for cell in stored.cells:
-        unit, units = UNITS[cell["kind"]]
-        result = CellResult(cell, unit, precision=stored.run["settings"].get("precision") or None,
-                            floor=cell["method"] in FLOORS)
-        trials = stored.trials.get(cell["id"], [])
+        result = CellResult(cell, UNITS[cell.kind][0], precision=stored.run.settings.get("precision") or None,
+                            floor=cell.method in FLOORS)
+        trials = stored.trials.get(cell.id, [])
         if trials:
-            timed = [t for t in trials if t["elapsed_ns"] > 0 and units(t)]
-            if timed:
-                result.rates = np.array([units(t) / (t["elapsed_ns"] / 1e9) for t in timed])
-                result.rate = summarize(result.rates)
-                result.unit_ns = summarize([t["elapsed_ns"] / units(t) for t in timed])
-                result.trial_ns = np.array([t["elapsed_ns"] for t in timed], dtype=float)
-                result.shortest_trial_ns = float(result.trial_ns.min())
-            histogram = stored.histogram(cell["id"])
-            result.percentiles = (latency_percentiles(stored.latencies(cell["id"])) if histogram is None
+            _times(result, trials)
+            histogram = stored.histogram(cell.id)
+            result.percentiles = (latency_percentiles(stored.latencies(cell.id)) if histogram is None
                                   else {p: histogram.percentile(p) for p in (*PERCENTILES, 100.0)})
-            result.cpu_per_op_ns, result.cpu_note = _cpu_per_op(
-                [(t["user_ns"] + t["sys_ns"], t["n"]) for t in trials if t["user_ns"] is not None and t["n"]],
-                resolution.get(cell["method"], CPU_RESOLUTION_NS))
-            result.server_cpu_per_op_ns, result.server_cpu_note = _cpu_per_op(
-                [(t["server_ns"], t["n"]) for t in trials if t.get("server_ns") is not None and t["n"]], 1)
-            if cell["kind"] == "connect" and served.get(cell["target"]):
-                result.server_cpu_note = "not measured: each operation's backend is new and gone before it can be read"
-            elif result.server_cpu_per_op_ns is not None and any(t.get("server_scope") == "server" for t in trials):
-                # the runner read the whole managed server: these connections' backends are not named
-                result.server_cpu_note = "the whole server's CPU during each trial (its backends come and go)"
-            result.per_op_ns = float(np.median([t["elapsed_ns"] / t["n"] for t in trials if t["n"]]))
-            if cell["kind"] in ("scan", "exec"):  # rows/s whatever the unit: a result-size sweep's figure
-                read = [t for t in trials if t["n"] and t["rows"] and t["elapsed_ns"] > 0]
-                if read:
-                    result.rows_per_op = float(np.median([t["rows"] / t["n"] for t in read]))
-                    result.row_rate = summarize([t["rows"] / (t["elapsed_ns"] / 1e9) for t in read])
-            wire = [t for t in trials if t.get("round_trips") is not None and t["n"]]
-            if wire:
-                result.round_trips_per_op = float(np.median([t["round_trips"] / t["n"] for t in wire]))
-                result.bytes_per_op = float(np.median(
-                    [(t["bytes_to_server"] + t["bytes_to_client"]) / t["n"] for t in wire]))
-                read = [t for t in wire if t["rows"] and cell["kind"] in ("scan", "exec")]
-                if read:
-                    result.bytes_per_row = float(np.median([t["bytes_to_client"] / t["rows"] for t in read]))
-            sized = [t for t in trials if t.get("peak_rss_bytes") is not None]
-            if sized:
-                result.peak_rss_bytes = float(np.median([t["peak_rss_bytes"] for t in sized]))
-                result.rss_growth_bytes = float(np.median([t["peak_rss_bytes"] - t["start_rss_bytes"] for t in sized]))
-            result.hosts = hosts.parts(trials) or None
-            firsts = [t["first_op_ns"] for t in trials if t["first_op_ns"] is not None]  # a load generator times none
-            result.first_op_ns = float(np.median(firsts)) if firsts else None
-            clients = [c for t in trials if t.get("per_client") for c in json.loads(t["per_client"])]
-            if clients:
-                result.per_client_rates = np.array([c["n"] / (c["elapsed_ns"] / 1e9) for c in clients
-                                                    if c["elapsed_ns"] > 0])
-            if cell.get("rate"):
-                total = sum(t["n"] for t in trials)
-                result.late_share = sum(t.get("late") or 0 for t in trials) / total if total else None
-                result.skipped = sum(t.get("skipped") or 0 for t in trials)
+            _cpu(result, trials, resolution.get(cell.method, CPU_RESOLUTION_NS), bool(served.get(cell.target)))
+            _wire(result, trials)
+            _memory(result, trials)
+            _load(result, trials)
         results.append(result)
     return results
+
+
+def _times(result: CellResult, trials: list[Trial]) -> None:
+    """The main figure (units per second) and time per unit, one value per trial; per-op time,
+    rows per operation and the first operation's time, each the median over trials."""
+    units = operator.attrgetter(UNITS[result.cell.kind][1])
+    timed = [t for t in trials if t.elapsed_ns > 0 and units(t)]
+    if timed:
+        result.rates = np.array([units(t) / (t.elapsed_ns / 1e9) for t in timed])
+        result.rate = summarize(result.rates)
+        result.unit_ns = summarize([t.elapsed_ns / units(t) for t in timed])
+        result.trial_ns = np.array([t.elapsed_ns for t in timed], dtype=float)
+        result.shortest_trial_ns = float(result.trial_ns.min())
+    result.per_op_ns = float(np.median([t.elapsed_ns / t.n for t in trials if t.n]))
+    if result.cell.kind in ("scan", "exec"):  # rows/s whatever the unit: a result-size sweep's figure
+        read = [t for t in trials if t.n and t.rows and t.elapsed_ns > 0]
+        if read:
+            result.rows_per_op = float(np.median([t.rows / t.n for t in read]))
+            result.row_rate = summarize([t.rows / (t.elapsed_ns / 1e9) for t in read])
+    firsts = [t.first_op_ns for t in trials if t.first_op_ns is not None]  # a load generator times none
+    result.first_op_ns = float(np.median(firsts)) if firsts else None
+
+
+def _cpu(result: CellResult, trials: list[Trial], resolution_ns: int, served: bool) -> None:
+    """The worker's and the server's CPU per operation, or why either is not shown."""
+    result.cpu_per_op_ns, result.cpu_note = _cpu_per_op(
+        [(t.user_ns + t.sys_ns, t.n) for t in trials if t.user_ns is not None and t.n], resolution_ns)
+    result.server_cpu_per_op_ns, result.server_cpu_note = _cpu_per_op(
+        [(t.server_ns, t.n) for t in trials if t.server_ns is not None and t.n], 1)
+    if result.cell.kind == "connect" and served:
+        result.server_cpu_note = "not measured: each operation's backend is new and gone before it can be read"
+    elif result.server_cpu_per_op_ns is not None and any(t.server_scope == "server" for t in trials):
+        # the runner read the whole managed server: these connections' backends are not named
+        result.server_cpu_note = "the whole server's CPU during each trial (its backends come and go)"
+
+
+def _wire(result: CellResult, trials: list[Trial]) -> None:
+    """What crossed the latency proxy per operation and per row read (proxied paths only)."""
+    wire = [t for t in trials if t.round_trips is not None and t.n]
+    if wire:
+        result.round_trips_per_op = float(np.median([t.round_trips / t.n for t in wire]))
+        result.bytes_per_op = float(np.median([(t.bytes_to_server + t.bytes_to_client) / t.n for t in wire]))
+        read = [t for t in wire if t.rows and result.cell.kind in ("scan", "exec")]
+        if read:
+            result.bytes_per_row = float(np.median([t.bytes_to_client / t.rows for t in read]))
+
+
+def _memory(result: CellResult, trials: list[Trial]) -> None:
+    """The worker's peak resident set in a trial, and what the trial added to it."""
+    sized = [t for t in trials if t.peak_rss_bytes is not None]
+    if sized:
+        result.peak_rss_bytes = float(np.median([t.peak_rss_bytes for t in sized]))
+        result.rss_growth_bytes = float(np.median([t.peak_rss_bytes - t.start_rss_bytes for t in sized]))
+
+
+def _load(result: CellResult, trials: list[Trial]) -> None:
+    """Steps under load: each client's rate, the cluster hosts' parts, and an open loop's
+    late and skipped operations."""
+    result.hosts = hosts.parts(trials) or None
+    clients = [c for t in trials if t.per_client for c in t.per_client]
+    if clients:
+        result.per_client_rates = np.array([c["n"] / (c["elapsed_ns"] / 1e9) for c in clients if c["elapsed_ns"] > 0])
+    if result.cell.rate:
+        total = sum(t.n for t in trials)
+        result.late_share = sum(t.late or 0 for t in trials) / total if total else None
+        result.skipped = sum(t.skipped or 0 for t in trials)
 
 
 def by_step(results: list[CellResult]) -> list[tuple[str, str, list[CellResult]]]:
@@ -190,7 +215,7 @@ def by_step(results: list[CellResult]) -> list[tuple[str, str, list[CellResult]]
     median figure (fastest first), then the rest."""
     groups: dict[tuple, list[CellResult]] = {}
     for r in results:
-        groups.setdefault((r.cell["variant"], r.cell["step_index"], r.cell["step"]), []).append(r)
+        groups.setdefault((r.cell.variant, r.cell.step_index, r.cell.step), []).append(r)
     out = []
     for (variant, _, step), rs in sorted(groups.items(), key=lambda kv: kv[0][:2]):
         ranked = sorted((r for r in rs if r.ranked), key=lambda r: -r.rate.median)

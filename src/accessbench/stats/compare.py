@@ -130,13 +130,13 @@ class Pair:
 
 
 def _cell_key(r: CellResult, across_path: bool = False) -> tuple:
-    return (*r.step_key, r.cell["method"], r.cell["target"]) + (() if across_path else (r.cell["path"],))
+    return (*r.step_key, r.cell.method, r.cell.target) + (() if across_path else (r.cell.path,))
 
 
 def path_change(reference: list[CellResult], candidate: list[CellResult]) -> tuple[str, str] | None:
     """Two runs that measured one path each, and not the same one (tcp, then tcp+250us): the
     path is the change under study, so their cells are matched across it. (A, B) or None."""
-    a, b = ({r.cell["path"] for r in run if r.measured} for run in (reference, candidate))
+    a, b = ({r.cell.path for r in run if r.measured} for run in (reference, candidate))
     return (a.pop(), b.pop()) if len(a) == len(b) == 1 and a != b else None
 
 
@@ -163,15 +163,15 @@ def pair_with_base(results: list[CellResult], bases: list[str], alpha: float = A
     cell there. Returns the pairs and the (target, path) where no base has one."""
     found: dict[tuple, CellResult] = {}
     for base in reversed(bases):  # the first base named wins
-        found |= {(*r.step_key, r.cell["target"], r.cell["path"]): r for r in results
-                  if r.cell["method"] == base and r.ranked}
+        found |= {(*r.step_key, r.cell.target, r.cell.path): r for r in results
+                  if r.cell.method == base and r.ranked}
     pairs, without = [], []
     for r in results:
-        if r.cell["method"] in bases or not r.ranked:
+        if r.cell.method in bases or not r.ranked:
             continue
-        key = (*r.step_key, r.cell["target"], r.cell["path"])
+        key = (*r.step_key, r.cell.target, r.cell.path)
         if key in found:
             pairs.append(Pair(found[key], r, compare(r, found[key], alpha, noise)))
         else:
-            without.append((r.cell["target"], r.cell["path"]))
+            without.append((r.cell.target, r.cell.path))
     return pairs, list(dict.fromkeys(without))

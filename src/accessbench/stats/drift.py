@@ -23,6 +23,7 @@ import numpy as np
 
 from ..env import IDLE_AWAKE, held_awake
 from ..errors import InputError
+from ..store.model import Run
 
 Z95 = 1.959964
 MIN_PAIRS = 8      # fewer paired cells say nothing about a spread
@@ -121,12 +122,12 @@ class RunDrift:
     floor: float | None  # the floor the verdicts weigh beyond --noise (None: --noise alone)
 
 
-def between_runs(store, reference: dict, candidate: dict, ratios: list[float], noise: float,
+def between_runs(store, reference: Run, candidate: Run, ratios: list[float], noise: float,
                  calibrate: bool = False, own: bool = True) -> RunDrift:
     """The floor a comparison of two stored runs (their ``run`` rows) calls differences above;
     with ``calibrate``, the two runs' drift is stored for their host first. ``own``: the paired
     cells' scatter estimates the drift (most of them did not change; not so across a path)."""
-    hosts = {calibration_host(reference["environment"]), calibration_host(candidate["environment"])}
+    hosts = {calibration_host(reference.environment), calibration_host(candidate.environment)}
     host = hosts.pop() if len(hosts) == 1 else None
     calibrated = None
     if calibrate:
@@ -138,7 +139,7 @@ def between_runs(store, reference: dict, candidate: dict, ratios: list[float], n
             raise InputError("compare --calibrate: the two runs measured different paths; calibrate with two "
                              "runs of identical settings")
         floor = calibration(ratios)
-        store.add_drift(host, reference["id"], candidate["id"], len(ratios), floor)
+        store.add_drift(host, reference.id, candidate.id, len(ratios), floor)
         calibrated = (host, floor, len(ratios))
     host_floor, host_cells = store.drift(host) if host else (None, 0)
     found = estimate(ratios if own else [], noise, host_floor, host_cells)

@@ -9,18 +9,17 @@ per cent over a one-second trial and is shown in whole per cent.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from .. import formatting as fmt
+from ..store.model import Trial
 
 SATURATED = 0.9  # of its CPUs: the host, not the server, may have set the pace
 
 
-def parts(trials: list[dict]) -> list[list[dict]]:
+def parts(trials: list[Trial]) -> list[list[dict]]:
     """Each trial's hosts' parts (runner/remote.py), for the trials that ran on a cluster."""
-    return [json.loads(t["per_host"]) for t in trials if t.get("per_host")]
+    return [t.per_host for t in trials if t.per_host]
 
 
 def saturated(per_trial: list[list[dict]]) -> str | None:

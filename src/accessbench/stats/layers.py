@@ -39,13 +39,13 @@ class LayerCost:
             cpu = (f" · client CPU {fmt.duration(self.layer.cpu_per_op_ns)} vs {fmt.duration(self.driver.cpu_per_op_ns)}"
                    " per op")
         verdict = "" if c.significant else f" (not significant: {c.reason})"
-        return f"{self.layer.cell['method']} over {self.driver.label}: {cost}{verdict}{cpu}"
+        return f"{self.layer.cell.method} over {self.driver.label}: {cost}{verdict}{cpu}"
 
 
 def layer_costs(rs: list[CellResult]) -> list[LayerCost]:
     """Each measured layer cell of one step paired with its driver's cell (catalog ``over``)."""
     over = {m.name: m.over for m in catalog() if m.over}
-    by = {(r.cell["target"], r.cell["path"], r.cell["method"]): r for r in rs if r.ranked}
+    by = {(r.cell.target, r.cell.path, r.cell.method): r for r in rs if r.ranked}
     pairs = []
     for (target, path, method), layer in by.items():
         driver = by.get((target, path, over.get(method)))

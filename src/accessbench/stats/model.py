@@ -36,8 +36,8 @@ def _delay_us(path: str) -> float | None:
 def _round_trips(results: list[CellResult]) -> dict[tuple, float]:
     counted = {}
     for r in results:
-        if r.round_trips_per_op is not None and r.cell["status"] == "ok":
-            counted.setdefault((r.cell["variant"], r.cell["target"], r.cell["method"], r.cell["step"]), r.round_trips_per_op)
+        if r.round_trips_per_op is not None and r.cell.status == "ok":
+            counted.setdefault((r.cell.variant, r.cell.target, r.cell.method, r.cell.step), r.round_trips_per_op)
     return counted
 
 
@@ -46,12 +46,12 @@ def predict(results: list[CellResult], latency_us: float, base_path: str = "tcp"
     at ``latency_us``, beside the cell measured there if the run has one."""
     counted = _round_trips(results)
     base_delay = _delay_us(base_path)
-    at = {(r.cell["variant"], r.cell["target"], r.cell["method"], r.cell["step"]): r
-          for r in results if r.measured and _delay_us(r.cell["path"]) == latency_us and r.cell["path"] != base_path}
+    at = {(r.cell.variant, r.cell.target, r.cell.method, r.cell.step): r
+          for r in results if r.measured and _delay_us(r.cell.path) == latency_us and r.cell.path != base_path}
     out = []
     for r in results:
-        key = (r.cell["variant"], r.cell["target"], r.cell["method"], r.cell["step"])
-        if r.cell["path"] != base_path or not r.measured or key not in counted or r.per_op_ns is None:
+        key = (r.cell.variant, r.cell.target, r.cell.method, r.cell.step)
+        if r.cell.path != base_path or not r.measured or key not in counted or r.per_op_ns is None:
             continue
         trips = counted[key]
         predicted = r.per_op_ns + trips * 2 * (latency_us - base_delay) * 1000
@@ -61,5 +61,5 @@ def predict(results: list[CellResult], latency_us: float, base_path: str = "tcp"
 
 def checks(results: list[CellResult], base_path: str = "tcp") -> list[Prediction]:
     """Predictions for every proxied latency the run measured, each with its measurement."""
-    delays = sorted({d for r in results if (d := _delay_us(r.cell["path"])) and r.cell["path"] != base_path})
+    delays = sorted({d for r in results if (d := _delay_us(r.cell.path)) and r.cell.path != base_path})
     return [p for d in delays for p in predict(results, d, base_path) if p.measured is not None]

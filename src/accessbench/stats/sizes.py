@@ -40,21 +40,21 @@ class SizeSweep:
 
 def is_size_sweep(rs: list[CellResult]) -> bool:
     """A sweep whose cells all share clients and rate varies the result size."""
-    return len({(r.cell.get("clients") or 1, r.cell.get("rate")) for r in rs}) == 1
+    return len({(r.cell.clients or 1, r.cell.rate) for r in rs}) == 1
 
 
 def size_sweeps(results: list[CellResult]) -> list[SizeSweep]:
     groups: dict[tuple, list[CellResult]] = {}
     for r in results:
-        if r.cell.get("sweep") and r.ranked and r.rows_per_op:
-            groups.setdefault((r.cell["variant"], r.cell["sweep"], r.cell["target"]), []).append(r)
+        if r.cell.sweep and r.ranked and r.rows_per_op:
+            groups.setdefault((r.cell.variant, r.cell.sweep, r.cell.target), []).append(r)
     out = []
     for (variant, sweep, target), rs in groups.items():
         if not is_size_sweep(rs) or len({round(r.rows_per_op) for r in rs}) < 2:
             continue
         by_curve: dict[tuple, list[CellResult]] = {}
         for r in rs:
-            by_curve.setdefault((r.cell["method"], r.cell["path"], r.cell.get("sweep_series") or ""), []).append(r)
+            by_curve.setdefault((r.cell.method, r.cell.path, r.cell.sweep_series or ""), []).append(r)
         curves = sorted(
             (Curve(" · ".join(filter(None, [f"{m} @ {p}", s])), m, p, s,
                    tuple(sorted(((pt.rows_per_op, pt) for pt in pts), key=lambda xp: xp[0])))

@@ -28,25 +28,25 @@ def _changed(scope: str, a: dict, b: dict) -> list[str]:
 
 def differences(a: StoredRun, b: StoredRun) -> list[str]:
     """One line per difference, 'what: A's value → B's value'."""
-    lines = _changed("host ", a.run["environment"], b.run["environment"])
-    lines += _changed("setting ", {k: a.run["settings"].get(k) for k in _RUN_SETTINGS},
-                      {k: b.run["settings"].get(k) for k in _RUN_SETTINGS})
-    if a.run["suite"] != b.run["suite"]:
-        lines.append(f"suite: {a.run['suite']} → {b.run['suite']}")
-    elif a.run["suite_text"] != b.run["suite_text"]:
-        lines.append(f"suite {a.run['suite']}: its text differs (steps or data may have changed)")
-    targets_a, targets_b = ({t["target"]: t for t in s.targets} for s in (a, b))
+    lines = _changed("host ", a.run.environment, b.run.environment)
+    lines += _changed("setting ", {k: a.run.settings.get(k) for k in _RUN_SETTINGS},
+                      {k: b.run.settings.get(k) for k in _RUN_SETTINGS})
+    if a.run.suite != b.run.suite:
+        lines.append(f"suite: {a.run.suite} → {b.run.suite}")
+    elif a.run.suite_text != b.run.suite_text:
+        lines.append(f"suite {a.run.suite}: its text differs (steps or data may have changed)")
+    targets_a, targets_b = ({t.target: t for t in s.targets} for s in (a, b))
     for name in sorted(targets_a.keys() & targets_b.keys()):
         ta, tb = targets_a[name], targets_b[name]
-        lines += _changed(f"{name} ", {"server version": ta["server_version"], "settings": ta["settings"]},
-                          {"server version": tb["server_version"], "settings": tb["settings"]})
-    methods_a, methods_b = ({m["method"]: m for m in s.methods} for s in (a, b))
+        lines += _changed(f"{name} ", {"server version": ta.server_version, "settings": ta.settings},
+                          {"server version": tb.server_version, "settings": tb.settings})
+    methods_a, methods_b = ({m.method: m for m in s.methods} for s in (a, b))
     for name in sorted(methods_a.keys() & methods_b.keys()):
         ma, mb = methods_a[name], methods_b[name]
-        lines += _changed(f"{name} ", {"runtime": ma["runtime"], "driver version": ma["driver_version"],
-                                       "settings": ma["settings"]},
-                          {"runtime": mb["runtime"], "driver version": mb["driver_version"], "settings": mb["settings"]})
+        lines += _changed(f"{name} ", {"runtime": ma.runtime, "driver version": ma.driver_version,
+                                       "settings": ma.settings},
+                          {"runtime": mb.runtime, "driver version": mb.driver_version, "settings": mb.settings})
     for run, only in ((a, methods_a.keys() - methods_b.keys()), (b, methods_b.keys() - methods_a.keys())):
         if only:
-            lines.append(f"methods only in run {run.run['id']}: {', '.join(sorted(only))}")
+            lines.append(f"methods only in run {run.run.id}: {', '.join(sorted(only))}")
     return lines

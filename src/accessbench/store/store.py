@@ -8,56 +8,18 @@ import functools
 import json
 import os
 import zlib
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..errors import Fault, InputError
-from ..protocol.histogram import Histogram
 from .backend import open_backend
 from .migrations import MIGRATIONS
+from .model import Cell, Method, Run, StoredRun, Target, Trial
 
 
 def _now() -> str:
     import datetime as dt
 
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-@dataclass
-class StoredRun:
-    """A run as read back from the store: what reports are made from."""
-
-    run: dict[str, Any]
-    targets: list[dict[str, Any]]
-    methods: list[dict[str, Any]]
-    cells: list[dict[str, Any]]
-    trials: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # cell id → timed trials
-
-    @functools.cached_property
-    def suite(self):
-        """The run's suite, parsed once from the text stored with it (at the run's --quick)."""
-        from ..suite.loader import parse
-
-        run = self.run
-        return parse(run["suite_text"], run["suite_source"], quick=bool(run["settings"].get("quick")))
-
-    def histogram(self, cell_id: int):
-        """The cell's loaded trials' latency histograms merged, or None for plain trials."""
-        parts = [t["histogram"] for t in self.trials.get(cell_id, []) if t.get("histogram")]
-        if not parts:
-            return None
-        merged = Histogram()
-        for part in parts:
-            merged.merge(Histogram.from_json(json.loads(part)))
-        return merged
-
-    def latencies(self, cell_id: int) -> np.ndarray:
-        blobs = [t["latencies"] for t in self.trials.get(cell_id, []) if t["latencies"]]
-        if not blobs:
-            return np.zeros(0, dtype="<u8")
-        return np.concatenate([np.frombuffer(zlib.decompress(b), dtype="<u8") for b in blobs])
 
 
 def _writes(method):
@@ -269,28 +231,27 @@ class Store:
         return self.execute("SELECT count(*) FROM trials t JOIN cells c ON c.id = t.cell_id"
                                " WHERE c.run_id = ? AND t.phase = 'trial'", (run_id,)).fetchone()[0]
 
-    def stored_cells(self, run_id: str) -> list[dict[str, Any]]:
+    def stored_cells(self, run_id: str) -> list[tuple[Cell, list[int]]]:
         """The run's cells as stored, each with the seqs of its timed trials (what a resume keeps)."""
-        rows = [dict(r) for r in self.execute(
-            "SELECT c.id, c.variant, c.target, c.path, c.method, c.step, c.status, c.verify_rows, c.checksum,"
-            " c.check_checksum FROM cells c WHERE c.run_id = ? ORDER BY c.id", (run_id,),
-        ).fetchall()]
-        seqs: dict[int, list[int]] = {r["id"]: [] for r in rows}
+        cells = [Cell.from_row(r) for r in self.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY id",
+                                                        (run_id,)).fetchall()]
+        seqs: dict[int, list[int]] = {c.id: [] for c in cells}
         for t in self.execute("SELECT t.cell_id, t.seq FROM trials t JOIN cells c ON c.id = t.cell_id"
                               " WHERE c.run_id = ? AND t.phase = 'trial' ORDER BY t.id", (run_id,)).fetchall():
             seqs[t["cell_id"]].append(t["seq"])
-        return [{**r, "seqs": seqs[r["id"]]} for r in rows]
+        return [(c, seqs[c.id]) for c in cells]
 
-    def runs(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The newest runs, each with its targets (names, comma-separated) and how many methods."""
-        rows = [dict(r) for r in self.execute(
-            "SELECT r.*, (SELECT count(DISTINCT method) FROM cells c WHERE c.run_id = r.id) AS methods"
-            " FROM runs r ORDER BY started_at DESC, id DESC LIMIT ?", (limit,),
-        ).fetchall()]
-        for r in rows:
-            r["targets"] = ", ".join(t[0] for t in self.execute(
-                "SELECT target FROM run_targets WHERE run_id = ? ORDER BY target", (r["id"],)).fetchall()) or None
-        return rows
+    def runs(self, limit: int = 50) -> list[Run]:
+        """The newest runs, newest first."""
+        return [Run.from_row(r) for r in self.execute(
+            "SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)).fetchall()]
+
+    def contents(self, run_id: str) -> tuple[list[str], int]:
+        """What a run measured, as a list of runs shows it: its targets' names and how many methods."""
+        targets = [t[0] for t in self.execute("SELECT target FROM run_targets WHERE run_id = ? ORDER BY target",
+                                              (run_id,)).fetchall()]
+        methods = self.execute("SELECT count(DISTINCT method) FROM cells WHERE run_id = ?", (run_id,)).fetchone()[0]
+        return targets, methods
 
     def resolve(self, ref: str) -> str:
         """A run id from a full id, a unique prefix, or ``last``."""
@@ -307,27 +268,22 @@ class Store:
             )
         return rows[0][0]
 
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> Run:
         """The run's own row, its settings and environment decoded."""
-        run = dict(self.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
-        for key in ("settings", "environment"):
-            run[key] = json.loads(run[key])
-        return run
+        return Run.from_row(self.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
 
     def load(self, run_id: str) -> StoredRun:
-        q = lambda sql: [dict(r) for r in self.execute(sql, (run_id,)).fetchall()]  # noqa: E731
-        run = self.run(run_id)
-        targets = q("SELECT * FROM run_targets WHERE run_id = ? ORDER BY target")
-        for t in targets:
-            t["settings"] = json.loads(t["settings"])
-        methods = q("SELECT * FROM run_methods WHERE run_id = ? ORDER BY method")
-        for m in methods:
-            m["settings"], m["capabilities"] = json.loads(m["settings"]), json.loads(m["capabilities"])
-        cells = q("SELECT * FROM cells WHERE run_id = ? ORDER BY variant, step_index, target, path, method")
-        stored = StoredRun(run, targets, methods, cells)
-        for t in q(
-            "SELECT t.* FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.run_id = ? AND t.phase = 'trial'"
-            " ORDER BY t.cell_id, t.seq"
-        ):
-            stored.trials.setdefault(t["cell_id"], []).append(t)
+        """The run whole, typed: its targets, methods, cells and timed trials (warmups stay stored)."""
+        rows = lambda sql: self.execute(sql, (run_id,)).fetchall()  # noqa: E731
+        stored = StoredRun(
+            self.run(run_id),
+            [Target.from_row(r) for r in rows("SELECT * FROM run_targets WHERE run_id = ? ORDER BY target")],
+            [Method.from_row(r) for r in rows("SELECT * FROM run_methods WHERE run_id = ? ORDER BY method")],
+            [Cell.from_row(r) for r in rows(
+                "SELECT * FROM cells WHERE run_id = ? ORDER BY variant, step_index, target, path, method")],
+        )
+        for r in rows("SELECT t.* FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.run_id = ? AND t.phase = 'trial'"
+                      " ORDER BY t.cell_id, t.seq"):
+            trial = Trial.from_row(r)
+            stored.trials.setdefault(trial.cell_id, []).append(trial)
         return stored

@@ -11,11 +11,14 @@ minutes."""
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import claims
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..store.model import Run
 
 # The C methods: S4's "C CLI program" (ODBC is the CLI) and the native APIs beside it.
 C_NATIVE = ["c-odbc", "c-libpq", "c-libmariadb", "c-sqlite"]
@@ -123,20 +126,20 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
 def study_run(stored) -> "claims.StudyRun":
     from ..stats.cells import analyse
 
-    return claims.StudyRun(stored.run["id"], stored.suite, analyse(stored))
+    return claims.StudyRun(stored.run.id, stored.suite, analyse(stored))
 
 
-def _reproductions(store, recipe: Recipe) -> list[dict]:
+def _reproductions(store, recipe: Recipe) -> list["Run"]:
     """The stored runs of a study's reproduction, newest first."""
-    return [r for r in store.runs(limit=10_000)
-            if r["suite"] == recipe.suite and json.loads(r["settings"]).get("label") == LABEL.format(study=recipe.study)]
+    return [run for run in store.runs(limit=10_000)
+            if run.suite == recipe.suite and run.settings.get("label") == LABEL.format(study=recipe.study)]
 
 
-def shown(runs: list[dict]) -> dict | None:
+def shown(runs: list["Run"]) -> "Run | None":
     """Which of a study's stored reproductions (newest first) its claims are read from: the newest
     that completed; a run stopped by Ctrl-C or a fault only where none completed, so that an
     interrupted attempt never hides the finished one before it."""
-    complete = [r for r in runs if r["status"] == "complete"]
+    complete = [r for r in runs if r.status == "complete"]
     return (complete or runs or [None])[0]
 
 
@@ -145,7 +148,7 @@ def newest_runs(store, recipes: list[Recipe]) -> dict[str, "claims.StudyRun"]:
     found = {}
     for recipe in recipes:
         if (run := shown(_reproductions(store, recipe))) is not None:
-            found[recipe.study] = study_run(store.load(run["id"]))
+            found[recipe.study] = study_run(store.load(run.id))
     return found
 
 
@@ -159,8 +162,7 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
     total: float | None = 0.0
     for recipe in recipes:
         past = [r for r in _reproductions(store, recipe)
-                if bool(json.loads(r["settings"]).get("quick")) == quick and r["status"] == "complete"
-                and r.get("finished_at")]
+                if bool(r.settings.get("quick")) == quick and r.status == "complete" and r.finished_at]
         if past:
             seconds = _elapsed(past[0])
             parts.append(f"{recipe.study} {clock_text(seconds)} (as last time here)")
@@ -179,7 +181,7 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
             + " — " + ", ".join(parts) + "".join(f" ({s})" for s in sorted(sources) if s))
 
 
-def _elapsed(run: dict) -> float:
+def _elapsed(run: "Run") -> float:
     from datetime import datetime
 
-    return (datetime.fromisoformat(run["finished_at"]) - datetime.fromisoformat(run["started_at"])).total_seconds()
+    return (datetime.fromisoformat(run.finished_at) - datetime.fromisoformat(run.started_at)).total_seconds()

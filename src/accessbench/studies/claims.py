@@ -76,8 +76,8 @@ class Cells:
         for name in ([method] if method else self.methods):
             for r in results:
                 c = r.cell
-                if (r.ranked and c["method"] == name and c["step"] == self.step and c["target"] == self.target
-                        and (self.path is None or c["path"] == self.path) and self.variant in c["variant"]):
+                if (r.ranked and c.method == name and c.step == self.step and c.target == self.target
+                        and (self.path is None or c.path == self.path) and self.variant in c.variant):
                     return r
         return None
 
@@ -127,7 +127,7 @@ def ratio(study: str, claim: str, published: str, value: float | None, a: Cells,
             ca, cb = a.find(rs, method), b.find(rs, method if set(a.methods) == set(b.methods) else None)
             if ca is not None and cb is not None:
                 c, k = compare(ca, cb), scale(ca, runs[study].suite)
-                where = f"{ca.label} {ca.cell['step']} ÷ {cb.label} {cb.cell['step']}"
+                where = f"{ca.label} {ca.cell.step} ÷ {cb.label} {cb.cell.step}"
                 figures = (c.ratio * k, c.ci_low * k, c.ci_high * k)
                 if close is not None:
                     return (_ratio_text(c, k), REPRODUCED if c.ci_high * k < close else NOT_REPRODUCED,
@@ -147,7 +147,7 @@ def untestable(study: str, claim: str, published: str, why: str) -> Claim:
 def _layers(runs) -> tuple[str, str, str, str]:
     """Every layer against its own driver on S1's read, wherever both were measured (the
     reports' own pairing: stats/layers.py ``layer_costs``)."""
-    found = [c.comparison for c in layer_costs([r for r in runs["s1"].results if r.cell["step"] == "rps"])]
+    found = [c.comparison for c in layer_costs([r for r in runs["s1"].results if r.cell.step == "rps"])]
     if not found:
         return "", NOT_MEASURED, "", "needs a layer and its driver on rps"
     # each comparison is the driver against the layer: its ratio is how many times slower the layer is
@@ -216,8 +216,8 @@ def _penalty(study: str, pairs: list[tuple[str, str]], label: str) -> Callable:
         rs = runs[study].results
         lines, verdicts, where = [], [], []
         for candidate, reference in pairs:
-            steps = sorted({r.cell["step"] for r in rs if r.cell["method"] == candidate and r.ranked})
-            for target in sorted({r.cell["target"] for r in rs if r.cell["method"] == reference}):
+            steps = sorted({r.cell.step for r in rs if r.cell.method == candidate and r.ranked})
+            for target in sorted({r.cell.target for r in rs if r.cell.method == reference}):
                 comparisons = []
                 for step in steps:
                     ca = Cells((candidate,), step, target).find(rs)
@@ -241,7 +241,7 @@ def _penalty(study: str, pairs: list[tuple[str, str]], label: str) -> Callable:
 
 def _loop_count(cell: CellResult, suite: Suite) -> float:
     """The statements one procedure call runs: its first parameter (scaled with the suite)."""
-    step = next(s for v in suite.variants for s in v.steps if s.name == cell.cell["step"])
+    step = next(s for v in suite.variants for s in v.steps if s.name == cell.cell.step)
     return float(step.params[0].value)
 
 

@@ -115,9 +115,28 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
         if key not in _TOP_KEYS:
             raise fail((key,), f"unknown section {key!r} (expected {', '.join(sorted(_TOP_KEYS))})")
     header = _validate(_Header, doc.get("suite", {}), ("suite",), fail)
-    limits = header.limits
-    if message := exceeded(limits, "file_bytes", len(text.encode())):
+    if message := exceeded(header.limits, "file_bytes", len(text.encode())):
         raise SuiteError(source, None, message)
+    parameters, raw_tables, raw_steps = _sections(doc, fail)
+    varies = _counted(parameters, raw_steps, header.limits, fail, refuse)
+    _placeholders_used(parameters, raw_tables, raw_steps, varies, fail)
+    work = _Budget(header.limits)
+    variants = [_variant(dict(zip(parameters, combo)), raw_tables, raw_steps, varies, header, quick, work, fail, refuse)
+                for combo in itertools.product(*parameters.values())]
+    _check_selection(header, fail)
+    setup, server = _setup(doc, fail), _server(doc, fail)
+    study = _validate(Study, doc["study"], ("study",), fail) if "study" in doc else None
+    if study:
+        _check_study(study, variants, fail)
+    return Suite(
+        name=header.name, description=header.description, seed=header.seed, source=source,
+        text=text, parameters=parameters, paths=header.paths, methods=header.methods, setup=setup, server=server, study=study,
+        variants=variants,
+    )
+
+
+def _sections(doc: dict, fail) -> tuple[dict, list, list]:
+    """The document's [parameters], [[tables]] and [[steps]], each of the right form."""
     parameters = doc.get("parameters", {})
     if not isinstance(parameters, dict):
         raise fail(("parameters",), "[parameters] is a table of name = [values…]")
@@ -133,8 +152,12 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
             raise fail((key,), f"{key} is an array of tables: [[{key}]]")
     if not raw_steps:
         raise fail(("suite",), "the suite has no [[steps]]")
+    return parameters, raw_tables, raw_steps
 
-    # Count before expanding anything: a product of list lengths can be astronomically large.
+
+def _counted(parameters: dict, raw_steps: list, limits, fail, refuse) -> list[dict]:
+    """Each step's ``vary``, once the variants and steps they make are within the limits —
+    counted before expanding anything: a product of list lengths can be astronomically large."""
     varies = [_vary(raw, ("steps", i), fail) for i, raw in enumerate(raw_steps)]
     n_variants = math.prod(len(v) for v in parameters.values())
     if message := exceeded(limits, "variants", n_variants):
@@ -146,35 +169,39 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
     if message := exceeded(limits, "steps", n_variants * sum(counts)):
         raise fail(("parameters",) if n_variants > 1 else ("steps", counts.index(max(counts))),
                    f"{n_variants:,} variants × {sum(counts):,} steps: {message}")
-    _placeholders_used(parameters, raw_tables, raw_steps, varies, fail)
+    return varies
 
-    scale = header.quick_scale if quick else 1.0
-    variants = []
-    work = _Budget(limits)
-    for combo in itertools.product(*parameters.values()):
-        values = dict(zip(parameters, combo))
-        tables: dict[str, Table] = {}
-        names: dict[str, str] = {}  # table and index names (lower case) → whose they are
-        rows = 0  # of the tables so far
-        for i, raw in enumerate(raw_tables):
-            raw = _subst(_like(raw, tables, ("tables", i), fail), values, ("tables", i), fail, limits.file_bytes)
-            work.spend(raw, ("tables", i), refuse)
-            table = _validate(Table, raw, ("tables", i), fail)
-            _check_table(table, ("tables", i), names, rows, limits, refuse)
-            # --quick keeps every row (parameter ranges refer to them) unless the table gives
-            # its own quick size: a table only scanned, like the transfer suite's.
-            if quick and table.quick_rows is not None:
-                table = table.model_copy(update={"rows": table.quick_rows})
-            rows += table.rows
-            tables[table.name] = table
-        steps: dict[str, Step] = {}
-        for i, raw in enumerate(raw_steps):
-            for step in _expand_step(raw, varies[i], values, ("steps", i), fail, work, refuse):
-                _check_step(step, ("steps", i), tables, limits, refuse)
-                if step.name in steps:
-                    raise fail(("steps", i, "name"), f"step name {step.name!r} is used twice")
-                steps[step.name] = _scaled(_scaled(step, scale, "iterations"), scale, "duration")
-        variants.append(Variant(values=values, tables=list(tables.values()), steps=list(steps.values())))
+
+def _variant(values: dict, raw_tables: list, raw_steps: list, varies: list[dict], header: "_Header", quick: bool,
+             work: "_Budget", fail, refuse) -> Variant:
+    """One combination of the parameters' values: its tables and steps, checked."""
+    limits, scale = header.limits, header.quick_scale if quick else 1.0
+    tables: dict[str, Table] = {}
+    names: dict[str, str] = {}  # table and index names (lower case) → whose they are
+    rows = 0  # of the tables so far
+    for i, raw in enumerate(raw_tables):
+        raw = _subst(_like(raw, tables, ("tables", i), fail), values, ("tables", i), fail, limits.file_bytes)
+        work.spend(raw, ("tables", i), refuse)
+        table = _validate(Table, raw, ("tables", i), fail)
+        _check_table(table, ("tables", i), names, rows, limits, refuse)
+        # --quick keeps every row (parameter ranges refer to them) unless the table gives
+        # its own quick size: a table only scanned, like the transfer suite's.
+        if quick and table.quick_rows is not None:
+            table = table.model_copy(update={"rows": table.quick_rows})
+        rows += table.rows
+        tables[table.name] = table
+    steps: dict[str, Step] = {}
+    for i, raw in enumerate(raw_steps):
+        for step in _expand_step(raw, varies[i], values, ("steps", i), fail, work, refuse):
+            _check_step(step, ("steps", i), tables, limits, refuse)
+            if step.name in steps:
+                raise fail(("steps", i, "name"), f"step name {step.name!r} is used twice")
+            steps[step.name] = _scaled(_scaled(step, scale, "iterations"), scale, "duration")
+    return Variant(values=values, tables=list(tables.values()), steps=list(steps.values()))
+
+
+def _check_selection(header: "_Header", fail) -> None:
+    """The suite's own methods and paths are ones accessbench has."""
     if header.methods is not None:
         from ..methods import select as select_methods
 
@@ -182,16 +209,24 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
             select_methods(header.methods)
         except InputError as e:
             raise fail(("suite", "methods"), str(e).replace("--method ", "method ", 1)) from None
-    for i, name in enumerate(header.paths or []):
+    for name in header.paths or []:
         try:
             parse_path(name)
         except InputError as e:
             raise fail(("suite", "paths"), str(e).replace("--path ", "path ", 1)) from None
+
+
+def _setup(doc: dict, fail) -> dict:
     setup = doc.get("setup", {})
     if not isinstance(setup, dict) or any(k not in registry.REGISTRY or not isinstance(v, list)
                                           or any(not isinstance(sql, str) or not sql.strip() for sql in v)
                                           for k, v in setup.items()):
         raise fail(("setup",), "setup takes lists of SQL per DBMS: [setup] postgresql = [\"...\"]")
+    return setup
+
+
+def _server(doc: dict, fail) -> dict:
+    """[server.DBMS]: settings a managed server starts with, each one line of its configuration."""
     server = doc.get("server", {})
     if not isinstance(server, dict):
         raise fail(("server",), "[server.DBMS] tables of settings, e.g. [server.mariadb]")
@@ -212,14 +247,7 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
             if isinstance(value, str) and (any(ord(ch) < 32 for ch in value) or len(value) > 1024):
                 raise fail(("server", dbms, name), f"[server.{dbms}] {name}: a value is one line of at most "
                                                    "1,024 characters")
-    study = _validate(Study, doc["study"], ("study",), fail) if "study" in doc else None
-    if study:
-        _check_study(study, variants, fail)
-    return Suite(
-        name=header.name, description=header.description, seed=header.seed, source=source,
-        text=text, parameters=parameters, paths=header.paths, methods=header.methods, setup=setup, server=server, study=study,
-        variants=variants,
-    )
+    return server
 
 
 def _toml(text: str, source: str) -> dict:

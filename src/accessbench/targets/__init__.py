@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import InputError
 from . import postgresql, sqlite, mariadb, duckdb  # noqa: F401 — each registers its DBMS, in this order
 from .base import Target, TargetUnavailable
-from .registry import REGISTRY, Names, by_default
+from .registry import DBMS, REGISTRY, Names, by_default
 from .url import masked
 
 EMBEDDED = Names(lambda dbms: dbms.embedded)  # in the worker's own process: no server, no server CPU
@@ -18,15 +18,58 @@ EMBEDDED = Names(lambda dbms: dbms.embedded)  # in the worker's own process: no 
 
 def make(spec: str) -> Target:
     """The target ``spec`` names: a registered DBMS by its name or an alias (its managed target:
-    a throwaway server, or a file in the run's work directory), or an external server's URL."""
+    a throwaway server, or a file in the run's work directory), ``NAME@VERSION`` (the managed
+    server of that version, one installed here), or an external server's URL."""
+    named = _named(spec)
+    if named is not None:
+        dbms, version = named
+        return dbms.managed() if version is None else dbms.managed(_installed(spec, dbms, version))
     for dbms in REGISTRY.values():
-        if spec == dbms.name or spec in dbms.aliases:
-            return dbms.managed()
-    for dbms in REGISTRY.values():
-        if dbms.external and spec.startswith(tuple(f"{scheme}://" for scheme in dbms.schemes)):
+        if dbms.external and _is_url_of(spec, dbms):
             return dbms.external(spec)
     urls = [f"{REGISTRY[name].schemes[0]}://" for name in by_default() if REGISTRY[name].external]
     raise InputError(f"--target {masked(spec)}: expected {', '.join(by_default())}, or a {' or '.join(urls)} URL")
 
 
-__all__ = ["EMBEDDED", "Target", "TargetUnavailable", "make"]
+def dbms_of(spec: str) -> str | None:
+    """The registered DBMS a --target spec names (by name, alias, NAME@VERSION or URL scheme),
+    None for anything else: what a check of raw specs compares, never the spec itself."""
+    named = _named(spec)
+    if named is not None:
+        return named[0].name
+    return next((dbms.name for dbms in REGISTRY.values() if dbms.external and _is_url_of(spec, dbms)), None)
+
+
+def _named(spec: str) -> tuple[DBMS, str | None] | None:
+    """The DBMS a bare name names (its name or an alias) and the version after its last '@'
+    (None: no '@'), or None. Only a registered name before the '@' makes it a version: a URL
+    may hold '@' (``postgresql://me:pw@db/app``) and is never split."""
+    name, at, version = spec.rpartition("@")
+    if not at:
+        name, version = spec, None
+    return next(((dbms, version) for dbms in REGISTRY.values() if name == dbms.name or name in dbms.aliases), None)
+
+
+def _is_url_of(spec: str, dbms: DBMS) -> bool:
+    return spec.startswith(tuple(f"{scheme}://" for scheme in dbms.schemes))
+
+
+def _installed(spec: str, dbms: DBMS, version: str) -> str:
+    """``version`` of ``dbms``'s managed server, if it is installed here; else one line saying
+    which are (an embedded DBMS has no server version to choose)."""
+    title = dbms.title or dbms.name
+    if dbms.embedded:
+        raise InputError(f"--target {spec}: {title}'s version is each worker's library's, not a server's, "
+                         f"so it takes no @VERSION; write {dbms.name}")
+    if dbms.versions is None:
+        raise InputError(f"--target {spec}: {title} names no server versions, so it takes no @VERSION; "
+                         f"write {dbms.name}")
+    installed = dbms.versions()
+    if version not in installed:
+        listed = ", ".join(f"{v} ({dbms.name}@{v})" for v in installed) or "none"
+        asked = f"{title} {version} is not installed here" if version else "a version is missing after '@'"
+        raise InputError(f"--target {spec}: {asked}; installed: {listed}")
+    return version
+
+
+__all__ = ["EMBEDDED", "Target", "TargetUnavailable", "dbms_of", "make"]

@@ -55,8 +55,9 @@ class Leftover:
 
 
 class Target(ABC):
-    name: str              # as shown and stored: "postgresql", "sqlite", a URL without password
+    name: str              # as shown and stored: "postgresql", "postgresql@15", "sqlite", a URL without password
     dbms: str
+    version: str | None = None  # the server version asked for (--target NAME@VERSION); None: not asked
     managed: bool
     paths: tuple[str, ...]  # paths this target can be reached by, default first
     helps: frozenset[str] = frozenset()  # path kinds it helps: "netem" (listen_on), "pooler" (behind_pooler)
@@ -73,6 +74,18 @@ class Target(ABC):
     @abstractmethod
     def start(self, workdir: str) -> None:
         """Make the target usable (start a managed server, connect to an external one)."""
+
+    @property
+    def file_name(self) -> str:
+        """The target's name as a file name: what its files in the run's work directory (its
+        server's, a pooler's or a proxy's before it) are named after, so that two servers of
+        one DBMS (``postgresql`` and ``postgresql@15``) in one run keep apart."""
+        return re.sub(r"[^A-Za-z0-9_.-]", "-", self.name)
+
+    def own_directory(self, workdir: str) -> str:
+        """Where in the run's work directory this target keeps its files: ``postgresql@15`` →
+        ``postgresql-15``."""
+        return os.path.join(workdir, self.file_name)
 
     @abstractmethod
     def stop(self) -> None:

@@ -138,6 +138,7 @@ class DuckDBTarget(Target):
 
 DUCKDB = register(DBMS(
     name="duckdb",
+    title="DuckDB",
     managed=DuckDBTarget,
     embedded=True,
     # DECIMAL(p, s): p at most 38; lengths of VARCHAR are not kept.

@@ -13,6 +13,7 @@ import decimal
 import ipaddress
 import os
 import pwd
+import re
 import secrets
 import shutil
 import subprocess
@@ -73,6 +74,26 @@ def _tsv(value: Any) -> str:
         return repr(value)
     text = str(value) if not isinstance(value, decimal.Decimal) else format(value, "f")
     return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def find_mariadbd() -> str | None:
+    """The server Debian installs (in /usr/sbin, which a user's PATH may not hold)."""
+    return shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if os.path.exists("/usr/sbin/mariadbd") else None)
+
+
+def installed_versions() -> dict[str, str]:
+    """The server installed here by its major.minor version, as ``--target mariadb@VERSION``
+    writes it ("10.11") → its mariadbd, where ``mariadbd --version`` says. Asked only for a
+    spec with '@': reading the version runs the server's binary."""
+    mariadbd = find_mariadbd()
+    if mariadbd is None:
+        return {}
+    try:
+        out = subprocess.run([mariadbd, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    m = re.search(r"\bVer (\d+\.\d+)\.", out)  # "mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu …"
+    return {m.group(1): mariadbd} if m else {}
 
 
 class MariaDBTarget(Target):
@@ -228,9 +249,15 @@ class ManagedMariaDB(MariaDBTarget):
     local_server = True
     helps = frozenset({"netem"})  # the server is ours: it can listen on another network too
 
-    def __init__(self) -> None:
+    def __init__(self, version: str | None = None) -> None:
+        """The server installed, or the one of ``version`` (major.minor, one of
+        ``installed_versions``), then named ``mariadb@VERSION``."""
         super().__init__()
-        self.mariadbd = shutil.which("mariadbd") or ("/usr/sbin/mariadbd" if os.path.exists("/usr/sbin/mariadbd") else None)
+        self.mariadbd = find_mariadbd() if version is None else installed_versions().get(version)
+        if version is not None:
+            if self.mariadbd is None:
+                raise TargetUnavailable(f"MariaDB {version} is not installed here")
+            self.name, self.version = f"{self.name}@{version}", version
         self.install_db = shutil.which("mariadb-install-db")
         if not self.mariadbd or not self.install_db:
             raise TargetUnavailable("no MariaDB server binaries (mariadbd, mariadb-install-db): install mariadb-server "
@@ -261,7 +288,7 @@ class ManagedMariaDB(MariaDBTarget):
         if os.geteuid() == 0:
             server_can_enter(workdir, "mysql")
             os.chmod(workdir, 0o755)
-        self.base = os.path.join(workdir, "mariadb")
+        self.base = self.own_directory(workdir)
         datadir, rundir = os.path.join(self.base, "data"), os.path.join(self.base, "run")
         os.makedirs(rundir)
         if os.geteuid() == 0:
@@ -642,8 +669,10 @@ def table_rule(table: Table, settings: dict[str, Any]) -> tuple[tuple, str] | No
 
 MARIADB = register(DBMS(
     name="mariadb",
+    title="MariaDB",
     aliases=("mysql",),
     managed=ManagedMariaDB,
+    versions=installed_versions,
     schemes=SCHEMES,
     external=ExternalMariaDB,
     # 64 characters; CHAR ≤ 255, VARCHAR ≤ 65,532; DECIMAL precision ≤ 65, scale ≤ 38;

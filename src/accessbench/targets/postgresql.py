@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import pwd
+import re
 import secrets
 import shutil
 import subprocess
@@ -63,6 +64,47 @@ def find_bindir() -> str:
         "no PostgreSQL server binaries (initdb, pg_ctl): install postgresql-15 (make setup does) "
         "or set ACCESSBENCH_PG_BINDIR"
     )
+
+
+def installed_versions() -> dict[str, str]:
+    """The servers installed here by major version, as ``--target postgresql@VERSION`` writes it,
+    newest first → bin directory: Debian's ``/usr/lib/postgresql/<major>/bin``, and what
+    ACCESSBENCH_PG_BINDIR or PATH holds (the variable before Debian's, as for ``postgresql``),
+    where its version can be read. Each holds initdb and pg_ctl. Asked only for a spec with '@':
+    reading a version runs a program."""
+    found: dict[str, str] = {}
+    override = os.environ.get("ACCESSBENCH_PG_BINDIR")
+    if override and _holds_server(override) and (major := _major_of(override)):
+        found[major] = override
+    for bindir in glob.glob("/usr/lib/postgresql/*/bin"):
+        if _holds_server(bindir):
+            found.setdefault(bindir.split("/")[-2], bindir)
+    on_path = shutil.which("initdb")  # unless it is one found already, by a link (/usr/local/bin/initdb)
+    if on_path and os.path.dirname(os.path.realpath(on_path)) not in found.values():
+        bindir = os.path.dirname(on_path)
+        if _holds_server(bindir) and (major := _major_of(bindir)):
+            found.setdefault(major, bindir)
+    newest_first = sorted(found, key=lambda v: [int(n) if n.isdigit() else -1 for n in v.split(".")], reverse=True)
+    return {version: found[version] for version in newest_first}
+
+
+def _holds_server(bindir: str) -> bool:
+    return os.path.exists(os.path.join(bindir, "initdb")) and os.path.exists(os.path.join(bindir, "pg_ctl"))
+
+
+def _major_of(bindir: str) -> str | None:
+    """The major version of the server in ``bindir`` ("15"; "9.6" before 10), from ``postgres
+    --version``, else ``pg_config --version``; None when neither says."""
+    for program in ("postgres", "pg_config"):
+        try:
+            out = subprocess.run([os.path.join(bindir, program), "--version"], capture_output=True, text=True,
+                                 timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        m = re.search(r"PostgreSQL\)? (\d+)(?:\.(\d+))?", out)
+        if m:
+            return m.group(1) if int(m.group(1)) >= 10 or not m.group(2) else f"{m.group(1)}.{m.group(2)}"
+    return None
 
 
 class PostgresTarget(Target):
@@ -185,9 +227,15 @@ class ManagedPostgres(PostgresTarget):
     local_server = True
     helps = frozenset({"netem", "pooler"})  # the server is ours: it can listen on a link, sit behind PgBouncer
 
-    def __init__(self) -> None:
+    def __init__(self, version: str | None = None) -> None:
+        """The newest server installed (or ACCESSBENCH_PG_BINDIR's), or the one of ``version``
+        (a major, one of ``installed_versions``), then named ``postgresql@VERSION``."""
         super().__init__()
-        self.bindir = find_bindir()
+        self.bindir = find_bindir() if version is None else installed_versions().get(version)
+        if self.bindir is None:
+            raise TargetUnavailable(f"PostgreSQL {version} is not installed here")
+        if version is not None:
+            self.name, self.version = f"{self.name}@{version}", version
         self.datadir: str | None = None
         self.port = 0
         self.password = secrets.token_urlsafe(18)
@@ -215,7 +263,7 @@ class ManagedPostgres(PostgresTarget):
 
         if os.geteuid() == 0:
             server_can_enter(workdir, "postgres")
-        base = os.path.join(workdir, "postgresql")
+        base = self.own_directory(workdir)
         self.datadir, self.sockdir = os.path.join(base, "data"), os.path.join(base, "run")
         os.makedirs(self.sockdir)
         pwfile = os.path.join(base, "pw")
@@ -600,8 +648,10 @@ def _foreign_objects(conn: psycopg.Connection, schema: str, role: str | None) ->
 
 POSTGRESQL = register(DBMS(
     name="postgresql",
+    title="PostgreSQL",
     aliases=("postgres",),
     managed=ManagedPostgres,
+    versions=installed_versions,
     schemes=SCHEMES,
     external=ExternalPostgres,
     # NAMEDATALEN - 1 = 63 bytes: longer names are cut silently (and may then collide);

@@ -2,7 +2,7 @@
 classes (``targets/postgresql.py`` …) — and registered here by name.
 
 A description is plain data and functions: the names ``--target`` takes, how its targets are
-made, whether it is embedded (in the worker's own process: no server), what it refuses in a
+made, which server versions are installed for its managed target, whether it is embedded (in the worker's own process: no server), what it refuses in a
 suite (identifier, type and width limits, and any rule of its own on a table), whether a
 table's storage engine means anything to it, and what conformance expects of it. The suite's
 models, loader and limits, selection, conformance and the statistics (which DBMSs have a
@@ -64,7 +64,8 @@ class DBMS:
     """Everything accessbench knows about a DBMS but its targets' own code."""
 
     name: str                                  # as suites, --target, the catalog and the store name it
-    managed: Callable[[], "Target"]            # the target --target NAME makes (a throwaway server, a file)
+    managed: Callable[..., "Target"]           # the target --target NAME makes (a throwaway server, a file);
+                                               # given a version, NAME@VERSION's (one of ``versions``)
     limits: DBMSLimits
     conformance: Conformance
     aliases: tuple[str, ...] = ()              # other names --target takes for it
@@ -74,6 +75,12 @@ class DBMS:
                                                # no [server.NAME] settings, no clients on other hosts
     storage_engines: bool = False              # a table's ``engine`` means something to it
     table_rule: TableRule | None = None
+    title: str = ""                            # as a sentence names it: "PostgreSQL" (default: name)
+    # The server versions installed here for its managed target, read when asked (a spec with
+    # '@': not for --help): each as --target NAME@VERSION writes it → what the managed target
+    # needs to run it (PostgreSQL's bin directory), in the order a message lists them. None
+    # for an embedded DBMS: its version is each worker's library's, not a server's.
+    versions: Callable[[], dict[str, str]] | None = None
 
 
 REGISTRY: dict[str, DBMS] = {}

@@ -117,6 +117,7 @@ class SQLiteTarget(Target):
 
 SQLITE = register(DBMS(
     name="sqlite",
+    title="SQLite",
     managed=SQLiteTarget,
     embedded=True,
     # Declared lengths mean nothing to SQLite; SQLITE_MAX_COLUMN and (since 3.32)
