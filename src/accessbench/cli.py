@@ -853,7 +853,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except sqlite3.DatabaseError as e:  # damaged pages show up when they are read
         print(f"accessbench: --store {getattr(args, 'store', DEFAULT_STORE)}: not an accessbench store, or damaged "
-              f"({e})", file=sys.stderr)
+              f"({first_line(e)})", file=sys.stderr)
         return 2
     except Exception as e:
         if not type(e).__module__.startswith("psycopg"):

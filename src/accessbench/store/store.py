@@ -10,7 +10,7 @@ import os
 import zlib
 from typing import Any
 
-from ..errors import Fault, InputError
+from ..errors import Fault, InputError, first_line
 from .backend import open_backend
 from .migrations import MIGRATIONS
 from .model import Cell, Method, Run, StoredRun, Target, Trial
@@ -63,7 +63,7 @@ class Store:
         except self.backend.errors as e:
             if self.server:
                 raise
-            raise InputError(f"--store {self.path}: not an accessbench store, or damaged ({e})") from None
+            raise InputError(f"--store {self.path}: not an accessbench store, or damaged ({first_line(e)})") from None
 
     def execute(self, sql: str, params: tuple = ()):
         return self.backend.execute(sql, params)
