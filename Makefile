@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= python3
 STORE ?= accessbench.db
 
-.PHONY: setup system-deps workers worker-c worker-java worker-go worker-rust worker-node quickstart test clean help
+.PHONY: setup system-deps pg-servers workers worker-c worker-java worker-go worker-rust worker-node quickstart test clean help
 
 help:
 	@echo "make quickstart   install everything, run the quick suite on PostgreSQL, MariaDB and SQLite, print the report"
@@ -96,6 +96,23 @@ PRISMA_CLIENT := workers/node/node_modules/.abw-prisma/tables.json
 $(PRISMA_CLIENT): $(wildcard src/accessbench/suites/*.toml) src/accessbench/conformance/script.toml | $(NODE_WORKER)
 	node workers/node/scripts/prisma-generate.mjs
 
+# PostgreSQL servers of the majors Debian 12 does not ship (13, 14, 16, 17, 18), for --target
+# postgresql@VERSION: the npm packages of PostgreSQL's relocatable binaries, pinned in
+# servers/postgresql/package-lock.json. Their install step only recreates the shared libraries'
+# symlinks (native/pg-symlinks.json); it is run here, as npm would, for each package.
+PG_SERVERS := servers/postgresql/node_modules/.package-lock.json
+pg-servers:
+ifeq ($(call have,node npm),)
+	@$(MAKE) --no-print-directory $(PG_SERVERS)
+else
+	@echo "*** SKIPPING PostgreSQL 13, 14, 16, 17 and 18 (--target postgresql@VERSION): node or npm not found ***"
+endif
+
+$(PG_SERVERS): servers/postgresql/package.json servers/postgresql/package-lock.json
+	npm ci --prefix servers/postgresql --ignore-scripts --no-audit --no-fund --loglevel=error
+	for d in servers/postgresql/node_modules/postgresql-*; do (cd $$d && node scripts/hydrate-symlinks.js) || exit 1; done
+	@touch $@
+
 # The web tier's Python pages run under gunicorn as an unprivileged user (www-data, when we are
 # root), who cannot run an interpreter kept in root's home: they get Debian's python3 with the
 # app server and the drivers at the versions of accessbench's own environment.
@@ -109,7 +126,7 @@ $(WEB_PYTHON)/.installed: $(VENV)/.installed
 
 setup: system-deps
 	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
-	@$(MAKE) --no-print-directory -j6 --output-sync=target $(VENV)/.installed $(WORKERS)
+	@$(MAKE) --no-print-directory -j7 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers
 	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed
 
 quickstart: setup
@@ -122,4 +139,4 @@ test: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache build src/*.egg-info .cache workers/c/build workers/java/target workers/go/build \
-		workers/rust/target workers/node/node_modules
+		workers/rust/target workers/node/node_modules servers/postgresql/node_modules

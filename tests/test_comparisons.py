@@ -5,7 +5,7 @@ import pytest
 
 from accessbench.stats.cells import CellResult
 from accessbench.store.model import Cell
-from accessbench.stats.compare import compare, pair_runs, pair_with_base, path_change, smallest_p
+from accessbench.stats.compare import axis_change, compare, pair_runs, pair_with_base, path_change, smallest_p
 from accessbench.stats.drift import step_shifts
 from accessbench.stats.stability import flags, outliers, trials_needed
 from accessbench.stats.summary import summarize
@@ -173,3 +173,17 @@ def test_steps_that_moved_as_a_whole_are_told_apart_from_the_cells_scatter_aroun
     assert -0.33 < found.low < -0.27 and 0.45 < found.high < 0.55
     assert 0.02 < found.within < 0.06  # 1.96 × the cells' own 2% around their step
     assert step_shifts({("v", 0, "sqlite"): [1.0] * 12}) is None  # one step says nothing of steps
+
+
+def test_two_runs_of_one_server_version_each_are_paired_across_the_target_when_it_is_what_changed():
+    sixteen = [cell([1000] * 5, method="x", target="postgresql@16"), cell([1000] * 5, method="y", target="postgresql@16")]
+    eighteen = [cell([500] * 5, method="x", target="postgresql@18"), cell([1000] * 5, method="y", target="postgresql@18")]
+    change = axis_change(sixteen, eighteen)
+    assert (change.axis, change.reference, change.candidate) == ("target", "postgresql@16", "postgresql@18")
+    assert path_change(sixteen, eighteen) is None
+    assert pair_runs(sixteen, eighteen)[0] == []  # by target, nothing matches
+    pairs, alone = pair_runs(sixteen, eighteen, across=change.axis)
+    assert [(p.candidate.cell["method"], p.comparison.significant) for p in pairs] == [("x", True), ("y", False)]
+    assert alone == []
+    moved_both = [cell([500] * 5, method="x", target="postgresql@18", path="unix")]
+    assert axis_change(sixteen, moved_both) is None  # the path changed too: no one axis to match across

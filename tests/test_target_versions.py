@@ -1,11 +1,13 @@
 """A server's version is part of a target's identity: ``--target postgresql@15`` is the managed
 server of that version, named so, with a work directory of its own, beside ``postgresql`` in
-one run. Versions are those installed on this machine (PostgreSQL 15, MariaDB 10.11 from
-Debian); the servers the tests start are real."""
+one run. Versions are those installed on this machine: PostgreSQL 15 and MariaDB 10.11 from
+Debian, PostgreSQL 13, 14, 16, 17 and 18 from the npm packages `make setup` installs
+(servers/postgresql); the servers the tests start are real."""
 
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -14,8 +16,10 @@ from accessbench.errors import InputError
 from accessbench.runner.select import select
 from accessbench.suite.loader import load
 from accessbench.targets.mariadb import ManagedMariaDB
-from accessbench.targets.postgresql import ManagedPostgres
+from accessbench.targets.postgresql import NPM_SERVERS, ManagedPostgres, installed_versions
 from accessbench.targets.url import HIDDEN
+
+from .conftest import accessbench
 
 QUICK = load("quick", quick=True)
 
@@ -65,7 +69,9 @@ def test_mariadb_versions_are_major_dot_minor_of_the_installed_mariadbd():
 
 def test_a_version_not_installed_is_one_input_error_line_naming_the_installed_ones():
     message = refusal("postgresql@12")
-    assert message == "--target postgresql@12: PostgreSQL 12 is not installed here; installed: 15 (postgresql@15)"
+    installed = ", ".join(f"{v} (postgresql@{v})" for v in installed_versions())
+    assert message == f"--target postgresql@12: PostgreSQL 12 is not installed here; installed: {installed}"
+    assert "15 (postgresql@15)" in installed
     assert refusal("mariadb@10") == ("--target mariadb@10: MariaDB 10 is not installed here; "
                                      "installed: 10.11 (mariadb@10.11)")
     assert "\n" not in refusal("postgresql@")
@@ -157,3 +163,66 @@ def test_postgresql_and_postgresql_at_15_in_one_run_hold_separate_work_directori
     finally:
         fifteen.stop()
         newest.stop()
+
+
+# --- PostgreSQL 13 to 18 ----------------------------------------------------------------------
+
+NPM_MAJORS = ("13", "14", "16", "17", "18")
+
+
+def npm_servers_installed() -> None:
+    """make setup installs them with npm; without Node.js it says loudly that it skipped them."""
+    if not os.path.isdir(NPM_SERVERS):
+        pytest.skip(f"PostgreSQL {', '.join(NPM_MAJORS)} are not installed ({NPM_SERVERS}): make setup installs "
+                    "them with npm, and skipped them for want of node or npm")
+
+
+def test_every_major_from_13_to_18_is_installed_and_postgresql_stays_debians_15():
+    npm_servers_installed()
+    assert sorted(installed_versions(), key=int) == ["13", "14", "15", "16", "17", "18"]
+    assert targets.make("postgresql").bindir == "/usr/lib/postgresql/15/bin"
+    assert targets.make("postgresql@15").bindir == "/usr/lib/postgresql/15/bin"
+
+
+@pytest.mark.server
+def test_a_server_a_user_cannot_enter_is_run_from_a_copy_in_the_targets_own_directory(workdir, tmp_path,
+                                                                                          monkeypatch):
+    npm_servers_installed()
+    if os.geteuid() != 0:
+        pytest.skip("only root runs the server as another OS user")
+    hidden = tmp_path / "hidden"
+    hidden.mkdir(mode=0o700)
+    shutil.copytree(os.path.join(NPM_SERVERS, "postgresql-13", "native"), hidden / "native", symlinks=True)
+    monkeypatch.setenv("ACCESSBENCH_PG_BINDIR", str(hidden / "native" / "bin"))
+    target = targets.make("postgresql@13")
+    assert target.bindir == str(hidden / "native" / "bin")
+    try:
+        target.start(workdir)
+        assert target.bindir == os.path.join(workdir, "postgresql-13", "server", "bin")
+        assert target.query("SHOW server_version")[0][0].startswith("13.")
+    finally:
+        target.stop()
+
+
+@pytest.mark.server
+def test_each_postgresql_version_loads_and_verifies_the_quick_suite_in_one_run(tmp_path):
+    npm_servers_installed()
+    store = tmp_path / "versions.db"
+    specs = ["postgresql@13", "postgresql@14", "postgresql", "postgresql@16", "postgresql@17", "postgresql@18"]
+    result = accessbench("--store", str(store), "run", "--quick", "--target", ",".join(specs),
+                         "--method", "py-psycopg,c-libpq", "--path", "unix", "--trials", "1", "--warmup", "0",
+                         "--precision", "0", "--no-report")
+    assert result.returncode == 0, result.stderr[-3000:]
+    from accessbench.store import Store
+
+    with Store(str(store)) as s:
+        stored = s.load(s.resolve("last"))
+    versions = {t.target: t.server_version for t in stored.targets}
+    assert sorted(versions) == sorted(specs)
+    for spec in specs:
+        major = spec.partition("@")[2] or "15"
+        assert versions[spec].startswith(f"{major}.")
+    by_target: dict[str, set[str]] = {}
+    for cell in stored.cells:
+        by_target.setdefault(cell.target, set()).add(cell.status)
+    assert by_target == {spec: {"ok"} for spec in specs}

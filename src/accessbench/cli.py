@@ -30,6 +30,7 @@ examples:
   accessbench run --target postgresql://me@db:5432/app   an external server: the run works in a schema and role of its own
   accessbench run --target mariadb://me:pw@db:3306/      likewise, in a database and user of its own
   accessbench clean --target postgresql://me@db/app      what runs killed outright left there; --yes removes it
+  accessbench run --quick --target postgresql@13,postgresql,postgresql@18   PostgreSQL 13, 15 and 18 side by side
   accessbench run --suite my-suite.toml            your own suite (see docs/suites.md)
   accessbench methods                              what can be measured here, and why not
   accessbench runs ; accessbench show last         stored runs, and one run's report again
@@ -202,8 +203,9 @@ def _add_run(sub) -> None:
     # default (filled in by runner.prepare's RUN_DEFAULTS).
     run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
-                     help="postgresql[@VERSION], mariadb[@VERSION] (managed servers; VERSION one installed here, "
-                     "e.g. postgresql@15, mariadb@10.11; without it the newest), sqlite, duckdb (embedded), or a "
+                     help="postgresql[@VERSION], mariadb[@VERSION] (managed servers; VERSION one installed here: "
+                     "postgresql@13 to @18, as make setup installs them, mariadb@10.11; without it Debian's "
+                     "PostgreSQL 15 and MariaDB), sqlite, duckdb (embedded), or a "
                      "postgresql:// or mariadb:// URL (default postgresql,mariadb,sqlite,duckdb)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
                      help=f"{paths.HELP} (default: every path each target has)")
@@ -315,8 +317,8 @@ def _add_compare(sub) -> None:
         "ratio of medians lies outside ±--noise. Between two runs the floor is the larger of --noise and the "
         "drift between runs (the cells' own scatter, and this host's calibration from two identical runs: "
         "--calibrate); the comparison says how large a change it could have detected. Cells match by step, "
-        "method, target and path; two runs of one path each, different ones, match across it (the path is "
-        "the change). What differs between two runs (host, server and driver versions, settings) is listed "
+        "method, target and path; two runs of one path (or one target) each, different ones, match across it "
+        "(it is the change: tcp against tcp+250us, postgresql@16 against postgresql@17). What differs between two runs (host, server and driver versions, settings) is listed "
         "above the tables.",
         epilog="examples:\n  accessbench compare last --base py-psycopg\n"
         "  accessbench compare 20261121-0551 20261122-0930\n"
@@ -674,7 +676,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from .report.compare import drift_lines, render_comparison, step_shift_lines
     from .stats.cells import analyse
-    from .stats.compare import pair_runs, pair_with_base, path_change
+    from .stats.compare import axis_change, pair_runs, pair_with_base
     from .stats.drift import between_runs
     from .store import Store
     from .store.differences import differences
@@ -698,8 +700,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 0
     candidate = _load(args.store, args.other)
     a, b = analyse(reference), analyse(candidate)
-    across = path_change(a, b)  # (A's path, B's) when that is what changed, else None
-    pairs, alone = pair_runs(a, b, args.alpha, args.noise, across_path=bool(across))
+    across = axis_change(a, b)  # the path or target that changed between the runs, if that is what did
+    axis = across.axis if across else None
+    pairs, alone = pair_runs(a, b, args.alpha, args.noise, across=axis)
     if not pairs:
         raise InputError(f"RUN_B {args.other}: no verified cell matches run {reference.run.id} "
                          f"(suites {reference.run.suite} and {candidate.run.suite})")
@@ -709,14 +712,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         drift = between_runs(store, reference.run, candidate.run, [p.comparison.ratio for p in pairs], args.noise,
                              calibrate=args.calibrate, own=not across)
     if drift.floor is not None:  # the verdicts weigh the drift too
-        pairs, alone = pair_runs(a, b, args.alpha, drift.floor, across_path=bool(across))
+        pairs, alone = pair_runs(a, b, args.alpha, drift.floor, across=axis)
     unmatched = [f"{r.label} · {r.cell.step}" for r in alone]
     legend = [f"{side}: run {r.id} · suite {r.suite} · {r.started_at[:16].replace('T', ' ')} · "
               f"{r.settings['trials']} trials per cell{' · --quick' if r.settings.get('quick') else ''}"
               for side, r in (("A", reference.run), ("B", candidate.run))]
     if across:
-        legend.append(f"path: A measured {across[0]} only and B {across[1]} only, so each cell is matched "
-                      f"across them and the path is part of every difference (rows show B's)")
+        legend.append(f"{across.axis}: A measured {across.reference} only and B {across.candidate} only, so each cell "
+                      f"is matched across them and the {across.axis} is part of every difference (rows show B's)")
     _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
                              color=_color(console), width=width, show_all=args.show_all,
                              legend=legend + drift_lines(drift) + ([] if across else step_shift_lines(pairs))))

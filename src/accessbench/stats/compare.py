@@ -129,26 +129,54 @@ class Pair:
         return self.r_percent - 100.0
 
 
-def _cell_key(r: CellResult, across_path: bool = False) -> tuple:
-    return (*r.step_key, r.cell.method, r.cell.target) + (() if across_path else (r.cell.path,))
+# What a cell of one run is matched with in another: the same step, method, target and path —
+# less the one axis the two runs changed, when each measured one value of it (tcp, then
+# tcp+250us; postgresql@16, then postgresql@17).
+ACROSS = ("path", "target")
+
+
+@dataclass(frozen=True)
+class Change:
+    """The axis two runs differ on, and each run's one value of it."""
+
+    axis: str        # path | target
+    reference: str
+    candidate: str
+
+
+def _cell_key(r: CellResult, across: str | None = None) -> tuple:
+    return (*r.step_key, r.cell.method) + tuple(getattr(r.cell, axis) for axis in ACROSS if axis != across)
+
+
+def axis_change(reference: list[CellResult], candidate: list[CellResult]) -> Change | None:
+    """Two runs that measured one path (or one target) each, and not the same one: that is the
+    change under study, so their cells are matched across it. None when no axis, or more than
+    one, changed so."""
+    changes = []
+    for axis in ACROSS:
+        a, b = ({getattr(r.cell, axis) for r in run if r.measured} for run in (reference, candidate))
+        if len(a) == len(b) == 1 and a != b:
+            changes.append(Change(axis, a.pop(), b.pop()))
+    return changes[0] if len(changes) == 1 else None
 
 
 def path_change(reference: list[CellResult], candidate: list[CellResult]) -> tuple[str, str] | None:
-    """Two runs that measured one path each, and not the same one (tcp, then tcp+250us): the
-    path is the change under study, so their cells are matched across it. (A, B) or None."""
-    a, b = ({r.cell.path for r in run if r.measured} for run in (reference, candidate))
-    return (a.pop(), b.pop()) if len(a) == len(b) == 1 and a != b else None
+    """(A's path, B's) when the path is what two runs changed, else None."""
+    change = axis_change(reference, candidate)
+    return (change.reference, change.candidate) if change and change.axis == "path" else None
 
 
 def pair_runs(reference: list[CellResult], candidate: list[CellResult], alpha: float = ALPHA,
-              noise: float = NOISE, across_path: bool = False) -> tuple[list[Pair], list[CellResult]]:
-    """Cells of two runs matched by step, method, target and path (or, ``across_path``, by the
-    rest only); returns the pairs and the cells measured in only one of them (or mismatched in
-    either)."""
-    ref = {_cell_key(r, across_path): r for r in reference if r.ranked}
+              noise: float = NOISE, across_path: bool = False,
+              across: str | None = None) -> tuple[list[Pair], list[CellResult]]:
+    """Cells of two runs matched by step, method, target and path (or, ``across`` an axis, by the
+    rest only; ``across_path``: across="path"); returns the pairs and the cells measured in only
+    one of them (or mismatched in either)."""
+    across = "path" if across_path else across
+    ref = {_cell_key(r, across): r for r in reference if r.ranked}
     pairs, alone = [], []
     for c in candidate:
-        r = ref.pop(_cell_key(c, across_path), None)
+        r = ref.pop(_cell_key(c, across), None)
         if r is not None and c.ranked:
             pairs.append(Pair(r, c, compare(c, r, alpha, noise)))
         elif c.measured or r is not None:

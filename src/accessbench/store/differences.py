@@ -36,8 +36,11 @@ def differences(a: StoredRun, b: StoredRun) -> list[str]:
     elif a.run.suite_text != b.run.suite_text:
         lines.append(f"suite {a.run.suite}: its text differs (steps or data may have changed)")
     targets_a, targets_b = ({t.target: t for t in s.targets} for s in (a, b))
-    for name in sorted(targets_a.keys() & targets_b.keys()):
-        ta, tb = targets_a[name], targets_b[name]
+    same = [(name, targets_a[name], targets_b[name]) for name in sorted(targets_a.keys() & targets_b.keys())]
+    if not same and len(a.targets) == len(b.targets) == 1:  # one target each, another: the change under study
+        (ta,), (tb,) = a.targets, b.targets
+        same = [(f"{ta.target} → {tb.target}", ta, tb)]
+    for name, ta, tb in same:
         lines += _changed(f"{name} ", {"server version": ta.server_version, "settings": ta.settings},
                           {"server version": tb.server_version, "settings": tb.settings})
     methods_a, methods_b = ({m.method: m for m in s.methods} for s in (a, b))

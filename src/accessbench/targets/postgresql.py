@@ -66,6 +66,13 @@ def find_bindir() -> str:
     )
 
 
+# The majors Debian 12 does not ship, installed by `make setup` from the npm packages of
+# PostgreSQL's relocatable binaries (servers/postgresql/package.json): one directory each,
+# postgresql-<major>/native/{bin,lib,share}.
+NPM_SERVERS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "servers", "postgresql",
+                                            "node_modules"))
+
+
 def installed_versions() -> dict[str, str]:
     """The servers installed here by major version, as ``--target postgresql@VERSION`` writes it,
     newest first → bin directory: Debian's ``/usr/lib/postgresql/<major>/bin``, and what
@@ -84,6 +91,9 @@ def installed_versions() -> dict[str, str]:
         bindir = os.path.dirname(on_path)
         if _holds_server(bindir) and (major := _major_of(bindir)):
             found.setdefault(major, bindir)
+    for bindir in glob.glob(os.path.join(NPM_SERVERS, "postgresql-*", "native", "bin")):  # make setup's
+        if _holds_server(bindir):
+            found.setdefault(bindir.split(os.sep)[-3].removeprefix("postgresql-"), bindir)
     newest_first = sorted(found, key=lambda v: [int(n) if n.isdigit() else -1 for n in v.split(".")], reverse=True)
     return {version: found[version] for version in newest_first}
 
@@ -105,6 +115,26 @@ def _major_of(bindir: str) -> str | None:
         if m:
             return m.group(1) if int(m.group(1)) >= 10 or not m.group(2) else f"{m.group(1)}.{m.group(2)}"
     return None
+
+
+def _enterable(path: str) -> bool:
+    """Every directory down to ``path`` lets others in: the ``postgres`` OS user can run the
+    server kept there (not so in a checkout under /root, say)."""
+    path = os.path.realpath(path)
+    while path != "/":
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        path = os.path.dirname(path)
+    return True
+
+
+def _copied_server(bindir: str, base: str) -> str:
+    """A relocatable server (bin, lib and share beside one another) copied into the target's
+    own directory, where its OS user can run it; its new bin directory. Removed with the run's
+    work directory."""
+    copy = os.path.join(base, "server")
+    shutil.copytree(os.path.dirname(os.path.realpath(bindir)), copy, symlinks=True)
+    return os.path.join(copy, "bin")
 
 
 class PostgresTarget(Target):
@@ -266,6 +296,8 @@ class ManagedPostgres(PostgresTarget):
         base = self.own_directory(workdir)
         self.datadir, self.sockdir = os.path.join(base, "data"), os.path.join(base, "run")
         os.makedirs(self.sockdir)
+        if os.geteuid() == 0 and not _enterable(self.bindir):
+            self.bindir = _copied_server(self.bindir, base)
         pwfile = os.path.join(base, "pw")
         with open(os.open(pwfile, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
             f.write(self.password + "\n")
