@@ -31,6 +31,7 @@ examples:
   accessbench run --target mariadb://me:pw@db:3306/      likewise, in a database and user of its own
   accessbench clean --target postgresql://me@db/app      what runs killed outright left there; --yes removes it
   accessbench run --quick --target postgresql@13,postgresql,postgresql@18   PostgreSQL 13, 15 and 18 side by side
+  accessbench run --suite s5-connections --target 'postgresql?auth=md5,postgresql?auth=scram'   what each login costs
   accessbench run --suite my-suite.toml            your own suite (see docs/suites.md)
   accessbench methods                              what can be measured here, and why not
   accessbench runs ; accessbench show last         stored runs, and one run's report again
@@ -203,9 +204,12 @@ def _add_run(sub) -> None:
     # default (filled in by runner.prepare's RUN_DEFAULTS).
     run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
-                     help="postgresql[@VERSION], mariadb[@VERSION] (managed servers; VERSION one installed here: "
-                     "postgresql@13 to @18, as make setup installs them, mariadb@10.11; without it Debian's "
-                     "PostgreSQL 15 and MariaDB), sqlite, duckdb (embedded), or a "
+                     help="postgresql[@VERSION][?auth=METHOD], mariadb[@VERSION][?auth=METHOD] (managed servers; VERSION "
+                     "one installed here: postgresql@13 to @18, as make setup installs them, mariadb@10.11; without "
+                     "it Debian's PostgreSQL 15 and MariaDB; METHOD how the workers log in: trust, md5, scram "
+                     "[&iterations=N, 16 and later] on PostgreSQL, native or ed25519 on MariaDB; without it trust on "
+                     "PostgreSQL's socket and SCRAM over TCP, mysql_native_password on MariaDB), sqlite, duckdb "
+                     "(embedded), or a "
                      "postgresql:// or mariadb:// URL (default postgresql,mariadb,sqlite,duckdb)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
                      help=f"{paths.HELP} (default: every path each target has)")

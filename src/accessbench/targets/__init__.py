@@ -7,10 +7,12 @@ imports every DBMS module, so the registry is full wherever it is read.
 
 from __future__ import annotations
 
+import urllib.parse
+
 from ..errors import InputError
 from . import postgresql, sqlite, mariadb, duckdb  # noqa: F401 — each registers its DBMS, in this order
 from .base import Target, TargetUnavailable
-from .registry import DBMS, REGISTRY, Names, by_default
+from .registry import DBMS, REGISTRY, Login, Names, by_default
 from .url import masked
 
 EMBEDDED = Names(lambda dbms: dbms.embedded)  # in the worker's own process: no server, no server CPU
@@ -22,8 +24,9 @@ def make(spec: str) -> Target:
     server of that version, one installed here), or an external server's URL."""
     named = _named(spec)
     if named is not None:
-        dbms, version = named
-        return dbms.managed() if version is None else dbms.managed(_installed(spec, dbms, version))
+        dbms, version, query = named
+        options = {"login": login} if (login := _login(spec, dbms, query)) else {}
+        return dbms.managed(**options) if version is None else dbms.managed(_installed(spec, dbms, version), **options)
     for dbms in REGISTRY.values():
         if dbms.external and _is_url_of(spec, dbms):
             return dbms.external(spec)
@@ -40,14 +43,43 @@ def dbms_of(spec: str) -> str | None:
     return next((dbms.name for dbms in REGISTRY.values() if dbms.external and _is_url_of(spec, dbms)), None)
 
 
-def _named(spec: str) -> tuple[DBMS, str | None] | None:
-    """The DBMS a bare name names (its name or an alias) and the version after its last '@'
-    (None: no '@'), or None. Only a registered name before the '@' makes it a version: a URL
-    may hold '@' (``postgresql://me:pw@db/app``) and is never split."""
+def _named(spec: str) -> tuple[DBMS, str | None, str | None] | None:
+    """The DBMS a bare name names (its name or an alias), the version after its last '@' (None:
+    no '@') and the options after '?' (None: no '?'), or None. Only a registered name before
+    them makes them a version and options: a URL may hold '@' and '?'
+    (``postgresql://me:pw@db/app?sslmode=require``) and is never split."""
+    spec, mark, query = spec.partition("?")
     name, at, version = spec.rpartition("@")
     if not at:
         name, version = spec, None
-    return next(((dbms, version) for dbms in REGISTRY.values() if name == dbms.name or name in dbms.aliases), None)
+    return next(((dbms, version, query if mark else None) for dbms in REGISTRY.values()
+                 if name == dbms.name or name in dbms.aliases), None)
+
+
+def _login(spec: str, dbms: DBMS, query: str | None) -> Login | None:
+    """The login ``?auth=METHOD[&iterations=N]`` asks of a managed server, or None; one line
+    naming what it takes where it is not that."""
+    if query is None:
+        return None
+    title, methods = dbms.title or dbms.name, sorted(set(dbms.logins.values()))
+    takes = "auth=METHOD" + ("[&iterations=N]" if dbms.login_iterations else "")
+    if not methods:
+        raise InputError(f"--target {spec}: {title} has no login to choose (it is embedded), so it takes no ?{takes}")
+    try:
+        options = dict(urllib.parse.parse_qsl(query, keep_blank_values=True, strict_parsing=True))
+    except ValueError:
+        options = {}
+    unknown = set(options) - {"auth", *(["iterations"] if dbms.login_iterations else [])}
+    if not options or unknown or "auth" not in options:
+        raise InputError(f"--target {spec}: a managed {title} takes ?{takes}, METHOD one of {', '.join(methods)}")
+    method = dbms.logins.get(options["auth"])
+    if method is None:
+        raise InputError(f"--target {spec}: {options['auth']!r} is no login method of {title}'s; "
+                         f"one of {', '.join(methods)}")
+    iterations = options.get("iterations")
+    if iterations is not None and (not iterations.isdigit() or int(iterations) < 1 or method != "scram"):
+        raise InputError(f"--target {spec}: iterations=N (a whole number, 1 or more) goes with auth=scram")
+    return Login(method, int(iterations) if iterations else None)
 
 
 def _is_url_of(spec: str, dbms: DBMS) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable
 
 if TYPE_CHECKING:  # annotations only: the paths import this module, and --help should stay quick
     from ..suite.model import Step, Table
+    from .registry import Login
 
 
 class TargetUnavailable(Exception):
@@ -58,6 +59,7 @@ class Target(ABC):
     name: str              # as shown and stored: "postgresql", "postgresql@15", "sqlite", a URL without password
     dbms: str
     version: str | None = None  # the server version asked for (--target NAME@VERSION); None: not asked
+    login: "Login | None" = None  # how its clients log in, when asked (--target NAME?auth=METHOD)
     managed: bool
     paths: tuple[str, ...]  # paths this target can be reached by, default first
     helps: frozenset[str] = frozenset()  # path kinds it helps: "netem" (listen_on), "pooler" (behind_pooler)
@@ -74,6 +76,12 @@ class Target(ABC):
     @abstractmethod
     def start(self, workdir: str) -> None:
         """Make the target usable (start a managed server, connect to an external one)."""
+
+    def identify(self, version: str | None, login: "Login | None") -> None:
+        """Name a managed target by what sets it apart from its DBMS's default one:
+        ``postgresql@16?auth=md5``."""
+        self.version, self.login = version, login
+        self.name += (f"@{version}" if version else "") + (login.suffix if login else "")
 
     @property
     def file_name(self) -> str:

@@ -26,7 +26,7 @@ from ..protocol import sqltext
 from . import url as urls
 from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, declared, index_ddl, is_marked,
                    mark, owned_name, server_can_enter)
-from .registry import DBMS, Conformance, DBMSLimits, register
+from .registry import DBMS, Conformance, DBMSLimits, Login, register
 
 if TYPE_CHECKING:
     from ..suite.model import Table
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 SCHEMES = ("mariadb", "mysql")  # of an external server's URL
 DATABASE = "accessbench"
 USER = "accessbench"
+LOGIN = "accessbench_login"  # the workers' user on a server whose login is the question (?auth=)
+PLUGINS = {"native": "mysql_native_password", "ed25519": "ed25519"}  # ?auth= → the authentication plugin
 _TYPES = {"double": "DOUBLE", "real": "FLOAT", "bytes": "LONGBLOB", "timestamp": "DATETIME(6)"}
 # The settings that decide results, recorded with every run (SHOW GLOBAL VARIABLES names).
 _SETTINGS = (
@@ -249,15 +251,15 @@ class ManagedMariaDB(MariaDBTarget):
     local_server = True
     helps = frozenset({"netem"})  # the server is ours: it can listen on another network too
 
-    def __init__(self, version: str | None = None) -> None:
+    def __init__(self, version: str | None = None, login: Login | None = None) -> None:
         """The server installed, or the one of ``version`` (major.minor, one of
-        ``installed_versions``), then named ``mariadb@VERSION``."""
+        ``installed_versions``), then named ``mariadb@VERSION``; with ``login``, its clients
+        log in by that plugin (``mariadb?auth=ed25519``)."""
         super().__init__()
         self.mariadbd = find_mariadbd() if version is None else installed_versions().get(version)
-        if version is not None:
-            if self.mariadbd is None:
-                raise TargetUnavailable(f"MariaDB {version} is not installed here")
-            self.name, self.version = f"{self.name}@{version}", version
+        if version is not None and self.mariadbd is None:
+            raise TargetUnavailable(f"MariaDB {version} is not installed here")
+        self.identify(version, login)
         self.install_db = shutil.which("mariadb-install-db")
         if not self.mariadbd or not self.install_db:
             raise TargetUnavailable("no MariaDB server binaries (mariadbd, mariadb-install-db): install mariadb-server "
@@ -315,12 +317,28 @@ class ManagedMariaDB(MariaDBTarget):
         root = self._wait_ready(self._root())
         with root.cursor() as cur:
             cur.execute(f"CREATE DATABASE {DATABASE}")
+            if self.login and self.login.method == "ed25519":
+                cur.execute("INSTALL SONAME 'auth_ed25519'")  # a plugin Debian's server has, not loaded by default
             for host in ("localhost", "127.0.0.1"):
-                cur.execute(f"CREATE USER '{USER}'@'{host}' IDENTIFIED BY %s", (self.password,))
-                cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'")
+                self._add_users(cur, host)
             cur.execute(f"GRANT RELOAD, PROCESS ON *.* TO '{USER}'@'localhost'")
         root.close()
         self._open_admin(unix_socket=self.socket, user=USER, password=self.password)
+
+    def _add_users(self, cur, host: str) -> None:
+        """The run's users at ``host``, with every right in the run's database: the runner's (by
+        mysql_native_password), and where the login is the question the workers' own, by that
+        plugin (its password hashed by the plugin)."""
+        cur.execute(f"CREATE USER '{USER}'@'{host}' IDENTIFIED BY %s", (self.password,))
+        cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'")
+        if self.login:
+            cur.execute(f"CREATE USER '{LOGIN}'@'{host}' IDENTIFIED VIA {PLUGINS[self.login.method]} USING PASSWORD(%s)",
+                        (self.password,))
+            cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{LOGIN}'@'{host}'")
+
+    @property
+    def _worker_user(self) -> str:
+        return LOGIN if self.login else USER
 
     @staticmethod
     def _root() -> str:
@@ -340,8 +358,7 @@ class ManagedMariaDB(MariaDBTarget):
         root = self._connect(unix_socket=self.socket, user=self._root())
         try:
             with root.cursor() as cur:
-                cur.execute(f"CREATE USER '{USER}'@'{hosts}' IDENTIFIED BY %s", (self.password,))
-                cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'{hosts}'")
+                self._add_users(cur, hosts)
         finally:
             root.close()
         self._close_admin()
@@ -367,7 +384,7 @@ class ManagedMariaDB(MariaDBTarget):
         return None
 
     def cancel(self, pids: set[int]) -> None:
-        self._cancel_on(self.admin, USER)  # the whole server is the run's; one cell runs at a time
+        self._cancel_on(self.admin, self._worker_user)  # the whole server is the run's; one cell runs at a time
 
     def _wait_ready(self, user: str):
         """Poll until the server lets its administrator in by the socket; that connection."""
@@ -402,14 +419,15 @@ class ManagedMariaDB(MariaDBTarget):
             shutil.rmtree(self.base, ignore_errors=True)
 
     def endpoint(self, path: str) -> dict[str, Any]:
-        common = {"dbms": "mariadb", "port": self.port, "database": DATABASE, "user": USER, "password": self.password}
+        common = {"dbms": "mariadb", "port": self.port, "database": DATABASE, "user": self._worker_user,
+                  "password": self.password}
         if path == "unix":
             return {**common, "host": "localhost", "socket": self.socket}
         return {**common, "host": "127.0.0.1"}
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info["settings"]["auth"] = "mysql_native_password on both paths"
+        info["settings"]["auth"] = f"{PLUGINS[self.login.method] if self.login else 'mysql_native_password'} on both paths"
         info["settings"]["tls"] = "off"
         return info
 
@@ -673,6 +691,7 @@ MARIADB = register(DBMS(
     aliases=("mysql",),
     managed=ManagedMariaDB,
     versions=installed_versions,
+    logins={"native": "native", "mysql_native_password": "native", "ed25519": "ed25519"},
     schemes=SCHEMES,
     external=ExternalMariaDB,
     # 64 characters; CHAR ≤ 255, VARCHAR ≤ 65,532; DECIMAL precision ≤ 65, scale ≤ 38;

@@ -27,7 +27,7 @@ from ..protocol import sqltext
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
                    owned_name, process_alive, server_can_enter)
-from .registry import DBMS, Conformance, DBMSLimits, register
+from .registry import DBMS, Conformance, DBMSLimits, Login, register
 
 if TYPE_CHECKING:
     import psycopg
@@ -38,6 +38,8 @@ SCHEMES = ("postgresql", "postgres")  # of an external server's URL
 SCHEMA = "accessbench"
 DATABASE = "accessbench"
 USER = "accessbench"
+LOGIN = "accessbench_login"  # the workers' user on a server whose login is the question (?auth=)
+HBA_METHODS = {"trust": "trust", "md5": "md5", "scram": "scram-sha-256"}  # ?auth= → pg_hba.conf
 _TYPES = {"double": "double precision", "bytes": "bytea"}
 _SETTINGS = (
     "server_version", "shared_buffers", "work_mem", "fsync", "synchronous_commit", "wal_level",
@@ -257,15 +259,18 @@ class ManagedPostgres(PostgresTarget):
     local_server = True
     helps = frozenset({"netem", "pooler"})  # the server is ours: it can listen on a link, sit behind PgBouncer
 
-    def __init__(self, version: str | None = None) -> None:
+    def __init__(self, version: str | None = None, login: Login | None = None) -> None:
         """The newest server installed (or ACCESSBENCH_PG_BINDIR's), or the one of ``version``
-        (a major, one of ``installed_versions``), then named ``postgresql@VERSION``."""
+        (a major, one of ``installed_versions``), then named ``postgresql@VERSION``; with
+        ``login``, its clients log in by that method (``postgresql?auth=md5``)."""
         super().__init__()
         self.bindir = find_bindir() if version is None else installed_versions().get(version)
         if self.bindir is None:
             raise TargetUnavailable(f"PostgreSQL {version} is not installed here")
-        if version is not None:
-            self.name, self.version = f"{self.name}@{version}", version
+        self.identify(version, login)
+        if login and login.iterations and int((_major_of(self.bindir) or "0").split(".")[0]) < 16:
+            raise TargetUnavailable(f"PostgreSQL {_major_of(self.bindir)} has no scram_iterations: PostgreSQL 16 and "
+                                    "later let it be set")
         self.datadir: str | None = None
         self.port = 0
         self.password = secrets.token_urlsafe(18)
@@ -335,6 +340,32 @@ class ManagedPostgres(PostgresTarget):
         with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE, autocommit=True) as c:
             c.execute(f"CREATE SCHEMA {SCHEMA}")
         self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
+        if self.login:
+            self._make_login(self.login)
+
+    def _make_login(self, login: Login) -> None:
+        """The run's login user, its password stored by the method's own hash (md5, or SCRAM with
+        its iterations), and pg_hba.conf rewritten so that the workers log in by that method on
+        both paths; the runner keeps its own way in (trust on the socket)."""
+        from psycopg.sql import SQL, Identifier, Literal
+
+        hba = HBA_METHODS[login.method]
+        self.admin.execute(SQL("SET password_encryption = {}").format(
+            Literal("md5" if login.method == "md5" else "scram-sha-256")))
+        if login.iterations:  # PostgreSQL 16 and later (checked when the target was made)
+            self.admin.execute(SQL("SET scram_iterations = {}").format(Literal(login.iterations)))
+        self.admin.execute(SQL("CREATE ROLE {} LOGIN SUPERUSER PASSWORD {}").format(
+            Identifier(LOGIN), Literal(self.password)))
+        self.admin.execute(SQL("RESET password_encryption"))
+        with open(os.path.join(self.datadir, "pg_hba.conf"), "w") as f:
+            f.write(f"# accessbench: the runner by the socket, the workers by {hba}\n"
+                    f"local all {USER} trust\nlocal all all {hba}\n"
+                    f"host all {USER} 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 {hba}\n")
+        self.admin.execute("SELECT pg_reload_conf()")
+
+    @property
+    def _worker_user(self) -> str:
+        return LOGIN if self.login else USER
 
     def holds(self) -> str | None:
         if not self.started:
@@ -365,7 +396,7 @@ class ManagedPostgres(PostgresTarget):
     def cancel(self, pids: set[int]) -> None:
         # the whole cluster is the run's, and one cell runs at a time: every active session
         # but the runner's own is the timed-out cell's
-        self._cancel_on(self.admin, [USER])
+        self._cancel_on(self.admin, [self._worker_user])
 
     def listen_on(self, address: str, network: str) -> None:
         """Also accept connections on ``address`` (a netem link's host end) from ``network``,
@@ -373,7 +404,7 @@ class ManagedPostgres(PostgresTarget):
         self.addresses = [*getattr(self, "addresses", ["127.0.0.1"]), address]
         self.admin.execute(f"ALTER SYSTEM SET listen_addresses = '{','.join(self.addresses)}'")
         with open(os.path.join(self.datadir, "pg_hba.conf"), "a") as hba:
-            hba.write(f"host all all {network} scram-sha-256\n")
+            hba.write(f"host all all {network} {HBA_METHODS[self.login.method] if self.login else 'scram-sha-256'}\n")
         self._close_admin()
         # -l as at start: the new postmaster must not inherit (and hold open) our pipes
         self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", os.path.join(os.path.dirname(self.datadir), "server.log"),
@@ -405,16 +436,20 @@ class ManagedPostgres(PostgresTarget):
 
     def endpoint(self, path: str) -> dict[str, Any]:
         common = {
-            "dbms": "postgresql", "port": self.port, "database": DATABASE, "user": USER, "schema": SCHEMA,
+            "dbms": "postgresql", "port": self.port, "database": DATABASE, "user": self._worker_user, "schema": SCHEMA,
             "sslmode": "disable",  # the managed server offers no TLS; nobody probes for it
         }
-        if path == "unix":
+        if path == "unix" and not self.login:
             return {**common, "host": self.sockdir}
+        if path == "unix":
+            return {**common, "host": self.sockdir, "password": self.password}
         return {**common, "host": "127.0.0.1", "password": self.password}
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info["settings"]["auth"] = "unix: trust; tcp: scram-sha-256"
+        info["settings"]["auth"] = (f"{HBA_METHODS[self.login.method]} on both paths"
+                                    + (f", scram_iterations {self.login.iterations}" if self.login.iterations else "")
+                                    if self.login else "unix: trust; tcp: scram-sha-256")
         info["settings"]["tls"] = "off (clients use sslmode=disable)"
         return info
 
@@ -684,6 +719,8 @@ POSTGRESQL = register(DBMS(
     aliases=("postgres",),
     managed=ManagedPostgres,
     versions=installed_versions,
+    logins={"trust": "trust", "md5": "md5", "scram": "scram", "scram-sha-256": "scram"},
+    login_iterations=True,
     schemes=SCHEMES,
     external=ExternalPostgres,
     # NAMEDATALEN - 1 = 63 bytes: longer names are cut silently (and may then collide);

@@ -18,7 +18,7 @@ order.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
@@ -60,6 +60,22 @@ TableRule = Callable[["Table", dict[str, Any]], "tuple[tuple, str] | None"]
 
 
 @dataclass(frozen=True)
+class Login:
+    """How the clients of a managed server log in, when that is the question
+    (``--target NAME?auth=METHOD``): the method, by the DBMS's canonical name, and SCRAM's
+    iteration count where the server lets it be set. Workers then log in as a user made for the
+    run with that method; without it, a managed server logs them in as it always has."""
+
+    method: str
+    iterations: int | None = None
+
+    @property
+    def suffix(self) -> str:
+        """As a target's name carries it: ``?auth=scram&iterations=4096``."""
+        return f"?auth={self.method}" + (f"&iterations={self.iterations}" if self.iterations else "")
+
+
+@dataclass(frozen=True)
 class DBMS:
     """Everything accessbench knows about a DBMS but its targets' own code."""
 
@@ -81,6 +97,10 @@ class DBMS:
     # needs to run it (PostgreSQL's bin directory), in the order a message lists them. None
     # for an embedded DBMS: its version is each worker's library's, not a server's.
     versions: Callable[[], dict[str, str]] | None = None
+    # The login methods its managed server can be given (?auth=…): each spelling a user may
+    # write → the method's canonical name; and whether SCRAM's iterations can be set.
+    logins: dict[str, str] = field(default_factory=dict)
+    login_iterations: bool = False
 
 
 REGISTRY: dict[str, DBMS] = {}
