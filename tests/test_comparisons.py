@@ -5,7 +5,7 @@ import pytest
 
 from accessbench.stats.cells import CellResult
 from accessbench.store.model import Cell
-from accessbench.stats.compare import axis_change, compare, pair_runs, pair_with_base, path_change, smallest_p
+from accessbench.stats.compare import Change, axis_change, compare, pair_runs, pair_with_base, smallest_p
 from accessbench.stats.drift import step_shifts
 from accessbench.stats.stability import flags, outliers, trials_needed
 from accessbench.stats.summary import summarize
@@ -116,13 +116,13 @@ def test_runs_pair_by_step_method_target_and_path_and_report_the_rest():
 def test_two_runs_of_one_path_each_are_paired_across_the_path_when_it_is_what_changed():
     near = [cell([1000] * 5, method="x"), cell([1000] * 5, method="y")]
     far = [cell([100] * 5, method="x", path="tcp+250us"), cell([1000] * 5, method="y", path="tcp+250us")]
-    assert path_change(near, far) == ("tcp", "tcp+250us")
+    assert axis_change(near, far) == Change("path", "tcp", "tcp+250us")
     assert pair_runs(near, far)[0] == []  # by path, nothing matches
-    pairs, alone = pair_runs(near, far, across_path=True)
+    pairs, alone = pair_runs(near, far, across="path")
     assert [(p.candidate.cell["method"], p.comparison.significant) for p in pairs] == [("x", True), ("y", False)]
     assert alone == []
-    assert path_change(near, near) is None
-    assert path_change(near, far + [cell([1] * 5, method="x", path="unix")]) is None  # B has two paths
+    assert axis_change(near, near) is None
+    assert axis_change(near, far + [cell([1] * 5, method="x", path="unix")]) is None  # B has two paths
 
 
 def test_every_method_is_compared_with_the_first_base_that_has_a_cell_in_its_place():
@@ -180,7 +180,6 @@ def test_two_runs_of_one_server_version_each_are_paired_across_the_target_when_i
     eighteen = [cell([500] * 5, method="x", target="postgresql@18"), cell([1000] * 5, method="y", target="postgresql@18")]
     change = axis_change(sixteen, eighteen)
     assert (change.axis, change.reference, change.candidate) == ("target", "postgresql@16", "postgresql@18")
-    assert path_change(sixteen, eighteen) is None
     assert pair_runs(sixteen, eighteen)[0] == []  # by target, nothing matches
     pairs, alone = pair_runs(sixteen, eighteen, across=change.axis)
     assert [(p.candidate.cell["method"], p.comparison.significant) for p in pairs] == [("x", True), ("y", False)]

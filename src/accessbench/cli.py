@@ -583,8 +583,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     # measured, whether it finished); only the targets and a failed run's reason are cut to the
     # width left.
     lines = []
+    contents = store.contents(rows)
     for r in rows:
-        settings, env, (targets, methods) = r.settings, r.environment, store.contents(r.id)
+        settings, env, (targets, methods) = r.settings, r.environment, contents[r.id]
         status = r.status if r.status == "complete" or not r.message else f"{r.status}: {r.message}"
         if orphaned(r):
             status = "stopped: process gone (--resume)"  # killed: nothing could store why

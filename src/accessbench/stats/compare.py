@@ -160,19 +160,11 @@ def axis_change(reference: list[CellResult], candidate: list[CellResult]) -> Cha
     return changes[0] if len(changes) == 1 else None
 
 
-def path_change(reference: list[CellResult], candidate: list[CellResult]) -> tuple[str, str] | None:
-    """(A's path, B's) when the path is what two runs changed, else None."""
-    change = axis_change(reference, candidate)
-    return (change.reference, change.candidate) if change and change.axis == "path" else None
-
-
 def pair_runs(reference: list[CellResult], candidate: list[CellResult], alpha: float = ALPHA,
-              noise: float = NOISE, across_path: bool = False,
-              across: str | None = None) -> tuple[list[Pair], list[CellResult]]:
+              noise: float = NOISE, across: str | None = None) -> tuple[list[Pair], list[CellResult]]:
     """Cells of two runs matched by step, method, target and path (or, ``across`` an axis, by the
-    rest only; ``across_path``: across="path"); returns the pairs and the cells measured in only
-    one of them (or mismatched in either)."""
-    across = "path" if across_path else across
+    rest only); returns the pairs and the cells measured in only one of them (or mismatched in
+    either)."""
     ref = {_cell_key(r, across): r for r in reference if r.ranked}
     pairs, alone = [], []
     for c in candidate:

@@ -221,13 +221,21 @@ def process_alive(pid: int) -> bool:
         return False
 
 
+def closed_to_others(path: str) -> str | None:
+    """The first directory from ``path`` up to / that other users cannot enter, or None: where
+    a server running as its own OS user (as root runs it) cannot reach."""
+    while path != "/":
+        if not os.stat(path).st_mode & 0o001:
+            return path
+        path = os.path.dirname(path)
+    return None
+
+
 def server_can_enter(workdir: str, user: str) -> None:
     """As root a managed server runs as its own OS user, which must be able to enter the
     work directory's parents."""
-    path = os.path.dirname(os.path.abspath(workdir))
-    while path != "/":
-        if not os.stat(path).st_mode & 0o001:
-            raise TargetUnavailable(
-                f"--workdir: the '{user}' user cannot enter {path}; choose a directory it can reach, e.g. under /tmp"
-            )
-        path = os.path.dirname(path)
+    closed = closed_to_others(os.path.dirname(os.path.abspath(workdir)))
+    if closed is not None:
+        raise TargetUnavailable(
+            f"--workdir: the '{user}' user cannot enter {closed}; choose a directory it can reach, e.g. under /tmp"
+        )

@@ -26,7 +26,7 @@ from ..net import free_port
 from ..protocol import sqltext
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
-                   owned_name, process_alive, server_can_enter)
+                   closed_to_others, owned_name, process_alive, server_can_enter)
 from .registry import DBMS, Conformance, DBMSLimits, Login, register
 
 if TYPE_CHECKING:
@@ -117,17 +117,6 @@ def _major_of(bindir: str) -> str | None:
         if m:
             return m.group(1) if int(m.group(1)) >= 10 or not m.group(2) else f"{m.group(1)}.{m.group(2)}"
     return None
-
-
-def _enterable(path: str) -> bool:
-    """Every directory down to ``path`` lets others in: the ``postgres`` OS user can run the
-    server kept there (not so in a checkout under /root, say)."""
-    path = os.path.realpath(path)
-    while path != "/":
-        if not os.stat(path).st_mode & 0o001:
-            return False
-        path = os.path.dirname(path)
-    return True
 
 
 def _copied_server(bindir: str, base: str) -> str:
@@ -268,9 +257,8 @@ class ManagedPostgres(PostgresTarget):
         if self.bindir is None:
             raise TargetUnavailable(f"PostgreSQL {version} is not installed here")
         self.identify(version, login)
-        if login and login.iterations and int((_major_of(self.bindir) or "0").split(".")[0]) < 16:
-            raise TargetUnavailable(f"PostgreSQL {_major_of(self.bindir)} has no scram_iterations: PostgreSQL 16 and "
-                                    "later let it be set")
+        if login and login.iterations and int((major := _major_of(self.bindir) or "0").split(".")[0]) < 16:
+            raise TargetUnavailable(f"PostgreSQL {major} has no scram_iterations: PostgreSQL 16 and later let it be set")
         self.datadir: str | None = None
         self.port = 0
         self.password = secrets.token_urlsafe(18)
@@ -301,7 +289,7 @@ class ManagedPostgres(PostgresTarget):
         base = self.own_directory(workdir)
         self.datadir, self.sockdir = os.path.join(base, "data"), os.path.join(base, "run")
         os.makedirs(self.sockdir)
-        if os.geteuid() == 0 and not _enterable(self.bindir):
+        if os.geteuid() == 0 and closed_to_others(os.path.realpath(self.bindir)):  # a checkout under /root, say
             self.bindir = _copied_server(self.bindir, base)
         pwfile = os.path.join(base, "pw")
         with open(os.open(pwfile, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
