@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(postgresql-15 gcc make pkg-config libpq-dev libsqlite3-dev libjansson-dev unixodbc unixodbc-dev odbc-postgresql libsqliteodbc
-          pgbouncer  # the pooler paths
+          pgbouncer pgpool2  # the pooler paths: PgBouncer (pooler) and pgpool-II (pgpool)
           iproute2  # network namespaces and veth links: --cluster local:N's hosts, the netem paths
           mariadb-server libmariadb-dev odbc-mariadb  # the mariadb target, libmariadb (C, mysqlclient, Connector/Python), its ODBC driver
           chromium chromium-driver  # the HTML report's test opens it in headless Chromium

@@ -405,7 +405,9 @@ def _add_checks(sub) -> None:
         "  accessbench reproduce s3 s4           two studies at full size\n"
         "  accessbench reproduce all --show      the studies report again from the newest stored runs",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    reproduce.add_argument("studies", nargs="*", metavar="STUDY", help="s1 s2 s3 s4 s5, or all (default all)")
+    reproduce.add_argument("studies", nargs="*", metavar="STUDY",
+                           help="s1 s2 s3 s4 s5 (the five seed studies), connections (TLS, logins and poolers "
+                                "against published figures), or all: the five (default)")
     reproduce.add_argument("--quick", action="store_true",
                            help="shrink the suites (their quick_scale) and keep to the methods the claims name")
     reproduce.add_argument("--show", action="store_true",

@@ -103,7 +103,9 @@ func (d *gormDriver) settings() map[string]string {
 		prepared = "db.Session(&gorm.Session{PrepareStmt: true}) (the same as gorm.Config{PrepareStmt: true}), GORM's own switch for prepared statements: its PreparedStmtDB prepares each SQL text it builds once (COM_STMT_PREPARE, inside the first operation that runs it) and caches the *sql.Stmt (COM_STMT_EXECUTE after that); inside a transaction GORM prepares on the Tx (database/sql re-prepares such a statement in each new transaction). The cached statements are closed after the step (untimed)"
 		scan = "Find(&[]entity) without arguments: DB.QueryContext(sql), a COM_QUERY (text protocol), as go-mysql's scan; a statement of no plain shape goes the same way through Raw"
 	}
-	return map[string]string{
+	under := d.under.settings()
+	settings := map[string]string{
+		"tls":          d.base + "'s, through the *sql.DB it opens (the layer has no TLS setting of its own): " + under["tls"],
 		"layer":        "gorm.io/gorm " + moduleVersion("gorm.io/gorm") + " over " + d.base,
 		"driver":       driverSettings,
 		"gorm.Config":  "SkipDefaultTransaction true (GORM otherwise wraps every Create/Update/Delete in BEGIN … COMMIT, two round trips the bare driver does not make; GORM's documentation advises turning it off for speed, and writes grouped by commit_every or a batch are in a transaction of their own); Logger logger.Discard (nothing logged, no slow-query timer); PrepareStmt as the mode says; QueryFields false (SELECT *); TranslateError false; CreateBatchSize 0 (CreateInBatches gives the size); NamingStrategy unused (every statement names its table with Table(t) and every field its column by tag)",
@@ -123,6 +125,10 @@ func (d *gormDriver) settings() map[string]string {
 		"per-request":  "per operation, inside its time: sql.OpenDB of a connector made once before the barrier, gorm.Open over it (DisableAutomaticPing: the statement connects), the operation, DB.Close",
 		"verification": layerVerify,
 	}
+	if c, ok := under["compress"]; ok {
+		settings["compress"] = d.base + "'s: " + c
+	}
+	return settings
 }
 
 // gormConfig: GORM's configuration, every setting that changes behaviour pinned.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -96,15 +98,127 @@ func mysqlConfig(ep endpoint) (*mysql.Config, error) {
 	cfg.CheckConnLiveness = false   // no read(2) on the socket each time the pool lends it
 	cfg.MaxAllowedPacket = 64 << 20 // the default, so no max_allowed_packet query at connect
 	cfg.MultiStatements = false
+	name, err := mysqlTLS(ep)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TLSConfig = name
+	if compress, _ := ep["compress"].(bool); compress {
+		if err := cfg.Apply(mysql.EnableCompression(true)); err != nil { // the DSN's compress=true
+			return nil, err
+		}
+	}
 	return cfg, nil
 }
+
+// mysqlTLS maps the endpoint's TLS keys (in libpq's words, PROTOCOL.md) onto the driver's
+// tls parameter: "false" for disable (the driver's default is no TLS already; said
+// explicitly), "" for prefer or none (left to the driver), else the name of a tls.Config
+// registered with mysql.RegisterTLSConfig. Each distinct configuration is built (its CA file
+// read) and registered once, the first time an endpoint asks for it: the connectors made
+// after that, one per operation of a connect step, only name it.
+func mysqlTLS(ep endpoint) (string, error) {
+	mode, version := ep.str("sslmode"), ep.str("tls_version")
+	switch mode {
+	case "", "prefer":
+		return "", nil
+	case "disable":
+		return "false", nil
+	case "require", "verify-ca", "verify-full":
+	default:
+		return "", fail("protocol", "sslmode %q: expected disable, prefer, require, verify-ca or verify-full", mode)
+	}
+	if n := ep.str("sslnegotiation"); n != "" && n != "postgres" {
+		return "", unsupported("MariaDB has no sslnegotiation=%s (TLS always starts after the server's greeting)", n)
+	}
+	pin, ok := tlsVersions[version]
+	if version != "" && !ok {
+		return "", fail("protocol", "tls_version %q: expected TLSv1.2 or TLSv1.3", version)
+	}
+	if ep.str("socket") != "" {
+		return "", unsupported("a unix socket carries no TLS here, and sslmode=%s asks for it", mode)
+	}
+	rootcert := ""
+	if mode != "require" { // require checks no certificate
+		rootcert = ep.str("sslrootcert")
+	}
+	host := ep.str("host")
+	key := strings.Join([]string{mode, version, rootcert, host}, "\x00")
+	mysqlTLSMu.Lock()
+	defer mysqlTLSMu.Unlock()
+	if name, ok := mysqlTLSNames[key]; ok {
+		return name, nil
+	}
+	tc := &tls.Config{MinVersion: pin, MaxVersion: pin}
+	if rootcert != "" {
+		pem, err := os.ReadFile(rootcert)
+		if err != nil {
+			return "", fmt.Errorf("sslrootcert: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return "", fmt.Errorf("sslrootcert %s: no PEM certificate in it", rootcert)
+		}
+	}
+	switch mode {
+	case "require":
+		tc.InsecureSkipVerify = true
+	case "verify-ca": // the chain checked against the CA, the host name not
+		tc.InsecureSkipVerify = true
+		roots := tc.RootCAs
+		tc.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return errors.New("tls: the server sent no certificate")
+			}
+			opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool()}
+			var leaf *x509.Certificate
+			for i, der := range raw {
+				cert, err := x509.ParseCertificate(der)
+				if err != nil {
+					return fmt.Errorf("tls: the server's certificate: %w", err)
+				}
+				if i == 0 {
+					leaf = cert
+				} else {
+					opts.Intermediates.AddCert(cert)
+				}
+			}
+			_, err := leaf.Verify(opts)
+			return err
+		}
+	case "verify-full":
+		tc.ServerName = host
+	}
+	name := fmt.Sprintf("accessbench-%d", len(mysqlTLSNames)+1)
+	if err := mysql.RegisterTLSConfig(name, tc); err != nil {
+		return "", err
+	}
+	mysqlTLSNames[key] = name
+	return name, nil
+}
+
+var (
+	mysqlTLSMu    sync.Mutex
+	mysqlTLSNames = map[string]string{} // mode, version, CA file, host → the registered tls.Config's name
+)
+
+// mysqlTLSSetting: how go-mysql maps the endpoint's TLS (hello's settings, "tls").
+const mysqlTLSSetting = "the driver's tls parameter (Config.TLSConfig, the DSN's tls=): sslmode=disable → tls=false (no TLS, no probing: the driver's default is already none, named explicitly); prefer or none → left unset (the driver's default: no TLS); " +
+	"require, verify-ca, verify-full → a tls.Config registered with mysql.RegisterTLSConfig and named: require: InsecureSkipVerify; verify-ca: InsecureSkipVerify and a VerifyPeerCertificate that checks the chain against RootCAs (sslrootcert), not the host name; verify-full: RootCAs from sslrootcert, ServerName = host; " +
+	"tls_version: its MinVersion and MaxVersion; sslnegotiation=direct: unsupported (MariaDB has no such handshake). " +
+	"Each distinct tls.Config is built (the CA file read) and registered once, when the endpoint arrives; every connector after that names it (the driver clones it into each connector); the TLS handshake is inside each connect"
+
+// mysqlCompressSetting: the protocol's compression (hello's settings, "compress").
+const mysqlCompressSetting = "endpoint compress=true → the driver's compress=true (mysql.EnableCompression(true) on the Config): CLIENT_COMPRESS, zlib, the driver's own compressed packets (go-sql-driver/mysql 1.8 and later); otherwise off"
 
 func (d *mysqlDriver) settings() map[string]string {
 	return map[string]string{
 		"pool":              sqlPinnedPool,
 		"pooled":            sqlPooled + "; checkConnLiveness off, so lending a connection again does no I/O (the driver's ResetSession otherwise reads the socket once, non-blocking, every time)",
 		"per-request":       sqlPerRequest + " (Stmt.Close is a COM_STMT_CLOSE, which has no answer)",
-		"connector":         "mysql.NewConnector(Config) + sql.OpenDB; Config as the DSN user:…@unix(SOCKET)/accessbench (tcp(HOST:PORT) without a socket)?interpolateParams=false&parseTime=true&loc=UTC&clientFoundRows=true&collation=utf8mb4_bin&checkConnLiveness=false&maxAllowedPacket=67108864 (multiStatements, compress and TLS off)",
+		"connector":         "mysql.NewConnector(Config) + sql.OpenDB; Config as the DSN user:…@unix(SOCKET)/accessbench (tcp(HOST:PORT) without a socket)?interpolateParams=false&parseTime=true&loc=UTC&clientFoundRows=true&collation=utf8mb4_bin&checkConnLiveness=false&maxAllowedPacket=67108864 (multiStatements off; tls= and compress= as the endpoint asks: see tls and compress)",
+		"tls":               mysqlTLSSetting,
+		"compress":          mysqlCompressSetting,
 		"interpolateParams": "false: the driver never inlines values on the client; DB.Query/Exec with arguments gets driver.ErrSkip from it and database/sql prepares, executes and closes the statement",
 		"client_flag":       "CLIENT_FOUND_ROWS (clientFoundRows=true: an UPDATE counts the rows it matched)",
 		"charset":           "utf8mb4 with collation utf8mb4_bin, chosen in the handshake (collation=…); no charset= option, which would send SET NAMES after every connect",

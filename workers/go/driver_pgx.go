@@ -88,7 +88,7 @@ func (d *pgxDriver) settings() map[string]string {
 		"default_query_exec_mode":    "QueryExecModeExec (pgx's default, cache_statement, would prepare every statement automatically)",
 		"statement_cache_capacity":   "0 (no automatic prepared-statement cache)",
 		"description_cache_capacity": "0 (no cache of statement descriptions)",
-		"sslmode":                    "the target's (disable on managed servers); with prefer, pgconn tries TLS and, if refused, opens a second connection without it",
+		"tls":                        pgxTLS + "; with prefer (or none), pgconn tries TLS and, if refused, opens a second connection without it",
 		"search_path":                "ConnConfig.RuntimeParams[search_path] in the startup packet",
 		"autocommit":                 "yes; BEGIN/COMMIT explicit (Conn.Begin / Tx.Commit for commit_every)",
 		"literal":                    "statements that return rows: Conn.Query(text, QueryExecModeSimpleProtocol) with no arguments (pgx still scans the text for $n placeholders); others: Conn.Exec(text) with no arguments; simple query protocol, text results",
@@ -110,10 +110,15 @@ func (d *pgxDriver) settings() map[string]string {
 }
 
 func (d *pgxDriver) config(ep endpoint) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(pgConnString(ep))
+	conninfo, err := pgConnString(ep, false)
 	if err != nil {
 		return nil, err
 	}
+	cfg, err := pgx.ParseConfig(conninfo)
+	if err != nil {
+		return nil, err
+	}
+	pgxPinTLS(ep, &cfg.Config)
 	if schema := ep.str("schema"); schema != "" {
 		cfg.RuntimeParams["search_path"] = schema
 	}
@@ -180,7 +185,11 @@ func (p pgxPool) close() { p.p.Close() }
 // when it is acquired (ShouldPing), no lifetime or idle limit, and the background health check
 // (which takes the idle connections out of the pool while it looks at them) a day apart.
 func (d *pgxDriver) newPool(ep endpoint, size int) (connPool, error) {
-	cfg, err := pgxpool.ParseConfig(pgConnString(ep)) // a pgxpool.Config must come from ParseConfig
+	conninfo, err := pgConnString(ep, false)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(conninfo) // a pgxpool.Config must come from ParseConfig
 	if err != nil {
 		return nil, err
 	}

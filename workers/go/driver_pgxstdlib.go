@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"reflect"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -20,6 +21,9 @@ import (
 type pgxStdlibDriver struct {
 	sqlDriver
 	pgx pgxDriver // for its connection config
+
+	cfg   *pgx.ConnConfig // parsed once per endpoint (its TLS config with it): every connector reuses it
+	cfgOf endpoint        // the endpoint it was parsed from (held, so that no other map takes its address)
 }
 
 func newPgxStdlibDriver() dbDriver {
@@ -49,14 +53,14 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 		"statement_cache_capacity":   "0",
 		"description_cache_capacity": "0",
 		"should_ping":                "OptionShouldPing returns false (the adapter otherwise pings the server before reusing a connection idle for more than 1 s)",
-		"sslmode":                    "the target's (disable on managed servers)",
+		"tls":                        pgxTLS,
 		"search_path":                "ConnConfig.RuntimeParams[search_path] in the startup packet",
 		"autocommit":                 pgSQLAutocommit,
 		"literal":                    "DB.Query(text, pgx.QueryExecModeSimpleProtocol) / DB.Exec(text, pgx.QueryExecModeSimpleProtocol), no parameters: simple query protocol, text results (pgx still scans the text for $n placeholders)",
 		"extended":                   "DB.Query(sql, args...) / DB.Exec(sql, args...) (exec mode): unnamed statement, Parse/Bind/Describe/Execute/Sync in one round trip, parameters as text of unspecified type, text results (a DB.Exec without arguments would be sent by the simple protocol: pgx's rule)",
 		"prepared":                   "DB.Prepare once, inside the first operation (pgx Conn.Prepare, named statement), then Stmt.Query/Stmt.Exec (Bind/Execute/Sync); results in binary for bool, bytea, date, float4/8, int2/4/8, oid, timestamp(tz) (the adapter's choice), text for the rest (numeric included); Stmt.Close after the step (Deallocate, untimed)",
 		"scan":                       "DB.Query(sql, pgx.QueryExecModeSimpleProtocol): simple query protocol, text results",
-		"connect step":               "a fresh stdlib.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
+		"connect step":               "a fresh stdlib.GetConnector of the ConnConfig parsed once + sql.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
 		"parameters":                 pgxParameters + "; database/sql hands them to the adapter unchanged (its CheckNamedValue accepts every value) and the adapter to pgx",
 		"decoding":                   pgSQLDecoding,
 	}
@@ -65,12 +69,18 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 // openDB: sql.OpenDB of the connector, what stdlib.OpenDB does.
 func (d *pgxStdlibDriver) openDB(ep endpoint) (*sql.DB, error) { return openPinned(d.connector(ep)) }
 
+// connector: stdlib.GetConnector of the endpoint's ConnConfig, parsed (the CA file read, the
+// tls.Config built) the first time the endpoint is seen and reused after that, as go-pgx
+// reuses its own: the connect step's operations make a connector each but parse nothing.
 func (d *pgxStdlibDriver) connector(ep endpoint) (driver.Connector, error) {
-	cfg, err := d.pgx.config(ep)
-	if err != nil {
-		return nil, err
+	if d.cfg == nil || reflect.ValueOf(ep).UnsafePointer() != reflect.ValueOf(d.cfgOf).UnsafePointer() {
+		cfg, err := d.pgx.config(ep)
+		if err != nil {
+			return nil, err
+		}
+		d.cfg, d.cfgOf = cfg, ep
 	}
-	return stdlib.GetConnector(*cfg,
+	return stdlib.GetConnector(*d.cfg,
 		stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false }),
 		stdlib.OptionAfterConnect(isoDates)), nil
 }

@@ -37,7 +37,7 @@ func (d *pqDriver) settings() map[string]string {
 		"per-request":                    sqlPerRequest + " (Stmt.Close sends Close + Sync, one round trip: database/sql closes a connection's statements before the connection)",
 		"binary_parameters":              "no (lib/pq's default): parameters are sent as text of unspecified type",
 		"disable_prepared_binary_result": "no (default): results of extended and prepared statements come in binary for int2/int4/int8, bytea and uuid columns, text for the rest",
-		"sslmode":                        "the target's (disable on managed servers; lib/pq forces disable on a unix socket)",
+		"tls":                            pqTLS,
 		"search_path":                    "Config.Runtime[search_path] in the startup packet",
 		"startup":                        "lib/pq always sends client_encoding=UTF8 and datestyle='ISO, MDY' in the startup packet",
 		"autocommit":                     pgSQLAutocommit,
@@ -54,7 +54,14 @@ func (d *pqDriver) settings() map[string]string {
 func (d *pqDriver) openDB(ep endpoint) (*sql.DB, error) { return openPinned(d.connector(ep)) }
 
 func (d *pqDriver) connector(ep endpoint) (driver.Connector, error) {
-	cfg, err := pq.NewConfig(pgConnString(ep))
+	conninfo, err := pgConnString(ep, true)
+	if err != nil {
+		return nil, err
+	}
+	if ep.str("sslnegotiation") == "direct" {
+		return nil, unsupported("%s", pqNoDirect)
+	}
+	cfg, err := pq.NewConfig(conninfo)
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,9 @@ func (d *sqlxDriver) settings() map[string]string {
 		prepared = "Preparex (reads, and statements of no plain shape) or PrepareNamed (named writes) once, inside the first operation (COM_STMT_PREPARE), then Stmt.Get/Select/Queryx/Exec or NamedStmt.Exec (COM_STMT_EXECUTE); in a transaction Tx.Stmtx/Tx.NamedStmt of it; closed after the step (untimed)"
 		scan = "Select(&[]entity, sql) (a statement of no plain shape: Queryx), a COM_QUERY, as go-mysql's scan"
 	}
-	return map[string]string{
+	under := d.under.settings()
+	settings := map[string]string{
+		"tls":          d.base + "'s, through the *sql.DB it opens (the layer has no TLS setting of its own): " + under["tls"],
 		"layer":        "github.com/jmoiron/sqlx " + moduleVersion("github.com/jmoiron/sqlx") + " over " + d.base,
 		"driver":       driverSettings,
 		"mapper":       "sqlx's default: struct fields by their `db` tag (strings.ToLower otherwise), the reflection cached per type; Unsafe off (a column with no field is an error)",
@@ -107,6 +109,10 @@ func (d *sqlxDriver) settings() map[string]string {
 		"per-request":  sqlPerRequest,
 		"verification": layerVerify,
 	}
+	if c, ok := under["compress"]; ok {
+		settings["compress"] = d.base + "'s: " + c
+	}
+	return settings
 }
 
 func (d *sqlxDriver) wrap() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
@@ -9,14 +10,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Connection settings and value decoding shared by the PostgreSQL methods.
 
 // pgConnString is a libpq-style keyword/value string: host (a directory = unix socket
-// directory), port, dbname, user, password when given, and the endpoint's sslmode.
-func pgConnString(ep endpoint) string {
+// directory), port, dbname, user, password when given, and the endpoint's TLS in libpq's
+// keywords, which pgx and lib/pq both parse (pgTLS). libpqVersions: a pinned TLS version as
+// ssl_min_protocol_version and ssl_max_protocol_version too (lib/pq's keywords; pgx does not
+// know them and would send them to the server as run-time parameters: pgxPinTLS).
+func pgConnString(ep endpoint, libpqVersions bool) (string, error) {
+	t, err := pgTLSOf(ep)
+	if err != nil {
+		return "", err
+	}
 	var parts []string
 	add := func(k, v string) {
 		v = strings.ReplaceAll(v, `\`, `\\`)
@@ -38,13 +47,86 @@ func pgConnString(ep endpoint) string {
 	if v := ep.str("password"); v != "" {
 		add("password", v)
 	}
-	sslmode := ep.str("sslmode")
-	if sslmode == "" {
-		sslmode = "prefer"
+	add("sslmode", t.mode)
+	if t.rootcert != "" {
+		add("sslrootcert", t.rootcert)
 	}
-	add("sslmode", sslmode)
-	return strings.Join(parts, " ")
+	if t.direct {
+		add("sslnegotiation", "direct")
+	}
+	if libpqVersions && t.version != "" {
+		add("ssl_min_protocol_version", t.version)
+		add("ssl_max_protocol_version", t.version)
+	}
+	return strings.Join(parts, " "), nil
 }
+
+// pgTLS is the endpoint's TLS (PROTOCOL.md, open: "TLS, for both DBMSs"), checked.
+type pgTLS struct {
+	mode     string // sslmode; absent = prefer (the drivers' own default, left as it is)
+	rootcert string // sslrootcert, kept with verify-ca and verify-full only
+	version  string // tls_version, TLSv1.2 or TLSv1.3: both the minimum and the maximum; "" = not pinned
+	direct   bool   // sslnegotiation=direct
+}
+
+var tlsVersions = map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
+
+func pgTLSOf(ep endpoint) (pgTLS, error) {
+	t := pgTLS{mode: ep.str("sslmode"), version: ep.str("tls_version")}
+	switch t.mode {
+	case "":
+		t.mode = "prefer"
+	case "disable", "allow", "prefer", "require":
+	case "verify-ca", "verify-full":
+		t.rootcert = ep.str("sslrootcert") // require checks no certificate: its CA is not given
+	default:
+		return t, fail("protocol", "sslmode %q: expected disable, prefer, require, verify-ca or verify-full", t.mode)
+	}
+	if _, ok := tlsVersions[t.version]; t.version != "" && !ok {
+		return t, fail("protocol", "tls_version %q: expected TLSv1.2 or TLSv1.3", t.version)
+	}
+	switch n := ep.str("sslnegotiation"); n {
+	case "", "postgres":
+	case "direct":
+		t.direct = true
+		if t.mode != "require" && t.mode != "verify-ca" && t.mode != "verify-full" {
+			return t, fail("protocol", "sslnegotiation=direct needs sslmode require, verify-ca or verify-full, not %s", t.mode)
+		}
+	default:
+		return t, fail("protocol", "sslnegotiation %q: expected postgres or direct", n)
+	}
+	if host := ep.str("host"); strings.HasPrefix(host, "/") && t.mode != "disable" && t.mode != "allow" && t.mode != "prefer" {
+		return t, unsupported("a unix socket carries no TLS (pgx and lib/pq ignore sslmode there), and sslmode=%s asks for it", t.mode)
+	}
+	return t, nil
+}
+
+// pgxPinTLS: a pinned TLS version as MinVersion and MaxVersion of the tls.Config pgx parsed
+// from the connection string, and of each fallback's (sslmode=prefer's second try has none).
+func pgxPinTLS(ep endpoint, c *pgconn.Config) {
+	v := tlsVersions[ep.str("tls_version")]
+	if v == 0 {
+		return
+	}
+	pin := func(tc *tls.Config) {
+		if tc != nil {
+			tc.MinVersion, tc.MaxVersion = v, v
+		}
+	}
+	pin(c.TLSConfig)
+	for _, f := range c.Fallbacks {
+		pin(f.TLSConfig)
+	}
+}
+
+// How the PostgreSQL methods map the endpoint's TLS (hello's settings, "tls").
+const (
+	pgTLSKeys = "sslmode as it comes (absent: prefer, the driver's default, left alone); sslrootcert with verify-ca and verify-full (require checks no certificate, so the CA is not passed: libpq's keyword rules would make require with a CA a verify-ca); "
+	pgxTLS    = "pgx's libpq keywords in the connection string pgx.ParseConfig reads: " + pgTLSKeys +
+		"sslnegotiation=direct as it comes (pgx sets ALPN \"postgresql\"); tls_version: MinVersion and MaxVersion of the tls.Config pgx built (ConnConfig.TLSConfig and each Fallbacks[i].TLSConfig), as pgx has no keyword for it. " +
+		"verify-full: tls.Config.RootCAs from sslrootcert, ServerName = host; verify-ca: InsecureSkipVerify with pgx's VerifyPeerCertificate checking the chain only; require: InsecureSkipVerify; disable: no TLSConfig, no SSLRequest. " +
+		"The ConnConfig (the CA file read, the tls.Config built) is parsed once when the endpoint arrives and reused by every connection; the TLS handshake is inside each connect"
+)
 
 // pgxArg binds a value as pgx's own type for it (go-pgx, and go-pgx-stdlib, whose adapter
 // hands arguments to pgx unchanged): int64, float64, string, bool, time.Time (UTC wall
@@ -242,3 +324,16 @@ func pgSQLPlan(types []*sql.ColumnType) *sqlPlan {
 	}
 	return p
 }
+
+// pqTLS: how go-pq maps the endpoint's TLS (hello's settings, "tls").
+const pqTLS = "lib/pq's libpq keywords in the connection string pq.NewConfig reads: " + pgTLSKeys +
+	"tls_version as ssl_min_protocol_version and ssl_max_protocol_version (lib/pq sets them as the tls.Config's MinVersion and MaxVersion); sslnegotiation=direct: unsupported (" + pqNoDirect + "). " +
+	"verify-full: RootCAs from sslrootcert, ServerName = host; verify-ca: InsecureSkipVerify, then lib/pq checks the chain after the handshake; require: InsecureSkipVerify; disable: no SSLRequest (lib/pq forces disable on a unix socket). " +
+	"lib/pq builds its tls.Config, reading the sslrootcert file, at every connection (inside each connect's time): with its keywords it keeps none between connections (its RegisterTLSConfig, sslmode=pqgo-NAME, would keep one, but replaces lib/pq's own sslmode handling with the caller's tls.Config, so it is not used)"
+
+// pqNoDirect: why go-pq answers sslnegotiation=direct unsupported. lib/pq parses the keyword
+// and skips the SSLRequest, but its tls.Config offers no ALPN, and PostgreSQL 17 closes a
+// direct TLS connection without ALPN "postgresql" (the client sees EOF).
+// Fixed upstream (lib/pq#1332) after v1.12.3, the newest release when this was written: with a
+// release that has the fix, drop the check in driver_pq.go.
+const pqNoDirect = "lib/pq's sslnegotiation=direct (through v1.12.3) offers no ALPN \"postgresql\", which PostgreSQL 17 requires of a direct TLS handshake (the server closes the connection: lib/pq issue #1331)"

@@ -9,6 +9,10 @@ declare(strict_types=1);
  * read. The driver comes from endpoint.json's method; the connection policy from the step:
  * per-request (connect, run, disconnect, all inside the request) or persistent (the process
  * keeps its connection across requests). PHP has no pool of its own: pooled is unsupported.
+ * /op.php?connect=1 makes one new connection to the endpoint and closes it, answering
+ * {"ok": true} or the error as the verify form does: what a worker's `open` does, so that an
+ * endpoint the driver cannot reach as asked (TLS it lacks, another authority's certificate)
+ * fails there rather than at the first step.
  */
 
 namespace AccessBench\Tier;
@@ -18,6 +22,7 @@ require __DIR__ . '/lib/checksum.php';
 require __DIR__ . '/lib/driver.php';
 require __DIR__ . '/lib/decode.php';
 require __DIR__ . '/lib/step.php';
+require __DIR__ . '/lib/tls.php';
 
 ini_set('display_errors', '0');       // a warning must never become part of an answer
 ini_set('html_errors', '0');          // error_get_last(): the driver's message as plain text
@@ -103,6 +108,7 @@ function answer(int $status, string $type, string $body): void
 function main(): void
 {
     $verify = ($_GET['verify'] ?? '') === '1';
+    $connect = ($_GET['connect'] ?? '') === '1';
     try {
         $tierDir = getenv('ACCESSBENCH_TIER_DIR');
         if ($tierDir === false || $tierDir === '') {
@@ -111,6 +117,13 @@ function main(): void
         $password = getenv('ACCESSBENCH_DB_PASSWORD');
         $password = $password === false || $password === '' ? null : $password;
         [$method, $endpoint] = tier_endpoint($tierDir);
+        if ($connect) {
+            $driver = driver_for($method);
+            $driver->connect($endpoint, $password, false);
+            $driver->disconnect();
+            answer(200, 'application/json', json_encode(['ok' => true]) . "\n");
+            return;
+        }
         $id = (string) ($_GET['step'] ?? '');
         $step = load_step($tierDir, $id);
         $policy = (string) ($step['policy'] ?? 'persistent');
@@ -138,7 +151,7 @@ function main(): void
             error_log('accessbench op.php: ' . $e);          // the app server's log keeps the trace
         }
         $message = first_line($e->getMessage());
-        if ($verify) {
+        if ($verify || $connect) {
             $error = ['kind' => $kind, 'message' => $message, 'sqlstate' => $sqlstate];
             answer(500, 'application/json', json_encode(['error' => $error], JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE) . "\n");
         } else {

@@ -20,17 +20,19 @@ from typing import Callable
 
 from ..data.generate import table_rows
 from ..methods import Method, catalog
+from ..paths import parse as parse_path
+from ..paths.tls import Authority, transport_differs
 from ..protocol.capabilities import PROCESSES
 from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
 from ..protocol.schedule import uniform_starts_within
 from ..protocol.vectors import default_dir, native
-from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
-from ..suite.message import step_message
 from ..suite.loader import parse
+from ..suite.message import step_message
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
 from ..targets.registry import described
+from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
 
 TIMEOUT = 60.0
 DUMP = 1_000  # rows a verification pass is asked to dump (every row of the script's steps but the largest)
@@ -88,8 +90,10 @@ def load_vectors(folder: Path | None = None) -> dict[str, dict]:
 class Check:
     """One method's run through the kit; every ``expect`` counts a check."""
 
-    def __init__(self, method: Method, targets: dict[str, Target], workdir: str, seed: int) -> None:
+    def __init__(self, method: Method, targets: dict[str, Target], workdir: str, seed: int,
+                 stranger: Authority | None = None) -> None:
         self.method, self.targets, self.workdir, self.seed = method, targets, workdir, seed
+        self.stranger = stranger  # an authority no server's certificate is of: its CA must fail verification
         self.outcome = Outcome(method.name, passed=False)
 
     def expect(self, ok: bool, what: str) -> None:
@@ -123,6 +127,8 @@ class Check:
             for dbms in self.method.dbms:
                 if dbms in self.targets:
                     self._script(self.targets[dbms], variant)
+                    if self.targets[dbms].authority is not None:
+                        self._tls(self.targets[dbms])
             self.outcome.passed = True
         except Difference as e:
             self.outcome.failure = str(e)
@@ -197,6 +203,36 @@ class Check:
         except Exception:
             status = None
         self.expect(status == 0, f"bye: the worker did not exit with status 0 (status {status})")
+
+    # TLS as the protocol asks, on a server serving it
+    def _tls(self, target: Target) -> None:
+        """A plain path stays plain on a server that offers TLS; ``tcp+tls`` (verify-full) and
+        ``tcp+tls1.2`` are encrypted as asked, as the server sees it, or answered
+        ``unsupported`` with why; a server certificate from another authority fails ``open``."""
+        for name in ("tcp", "tcp+tls", "tcp+tls1.2", "tcp+tls (another authority's CA)"):
+            path = parse_path(name.split()[0])
+            endpoint = path.endpoint(target)
+            if name.endswith("CA)"):
+                endpoint["sslrootcert"] = self.stranger.ca
+            worker = self._start(f"{target.dbms}-{path.name}")
+            try:
+                self.ok(worker, {"op": "hello"}, "hello")
+                mark = target.transport_mark()
+                answer = self.ask(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1})
+                error = answer.get("error") or {}
+                if not answer["ok"] and path.tls and error.get("kind") == "unsupported":
+                    self.outcome.notes.append(f"{target.name}/{path.name}: unsupported: {error.get('message')}")
+                elif name.endswith("CA)"):
+                    self.expect(not answer["ok"], f"open {target.name}/{name}: connected, though the server's "
+                                                  "certificate is not of the CA it was given")
+                else:
+                    self.expect(answer["ok"], f"open {target.name}/{name}: {error}")
+                    wrong = transport_differs(path, target.transport(mark, answer.get("server_pid")))
+                    self.expect(wrong is None, f"open {target.name}/{name}: {wrong}")
+                    self.ok(worker, {"op": "close"}, "close")
+                self._bye(worker)
+            finally:
+                worker.kill()
 
     # the reference script on one target
     def _script(self, target: Target, variant: Variant) -> None:
@@ -385,6 +421,8 @@ class Check:
 
 def prepare(dbms: str, workdir: str, variant: Variant, seed: int) -> Target:
     target = make(dbms)
+    if "tls" in target.helps:  # servers serve TLS too: workers are held to the protocol's TLS keys
+        target.authority = Authority(os.path.join(workdir, f"tls-{dbms}"))
     target.start(workdir)
     try:
         _fill(target, dbms, variant, seed)
@@ -416,6 +454,7 @@ def check(methods: list[Method], progress: Callable[[str], None] = lambda _: Non
     targets: dict[str, Target] = {}
     outcomes = []
     try:
+        stranger = Authority(os.path.join(workdir, "tls-stranger")) if needed else None
         for dbms in needed:
             progress(f"starting {dbms}")
             targets[dbms] = prepare(dbms, workdir, variant, seed)
@@ -425,7 +464,7 @@ def check(methods: list[Method], progress: Callable[[str], None] = lambda _: Non
             if why:
                 outcomes.append(Outcome(method.name, passed=False, failure=f"unavailable: {why}"))
                 continue
-            outcomes.append(Check(method, targets, workdir, seed).run(vectors, variant))
+            outcomes.append(Check(method, targets, workdir, seed, stranger).run(vectors, variant))
     finally:
         for target in targets.values():
             target.stop()

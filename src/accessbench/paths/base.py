@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from .floor import NoFloor
+from .tls import Tls, split
 
 _DURATION = r"(\d+(?:\.\d+)?)(us|µs|ms)"
 
@@ -47,13 +48,28 @@ class Path:
     def __init__(self, name: str, base: str, delay_us: float = 0.0, jitter_us: float = 0.0,
                  bandwidth: float | None = None) -> None:
         self.name = name
-        self.base = base              # inproc | unix | tcp | netem | pooler
+        self.base = base              # inproc | unix | tcp | netem | pooler | pgpool
         self.delay_us = delay_us      # added one way
         self.jitter_us = jitter_us
         self.bandwidth = bandwidth    # bytes per second, each direction
         self.target: str | None = None  # the target's name, once started for it
         self.running: Any = None        # what start made (it has a stop()), until stopped
         self.floor_parts: list[Any] = []  # what floor() started (a sender, its proxy), until stopped
+        self.tls: Tls | None = None       # +tls…: the driver connects over TLS as this says (paths/tls.py)
+        self.compress = False             # +compress: the MariaDB protocol's compression
+
+    def carries(self) -> str | None:
+        """Why this kind cannot carry its ``+tls`` or ``+compress`` (one line), or None."""
+        if self.tls and self.base != "tcp" and self.rides_on != "tcp":
+            return "TLS rides on TCP: tcp, tcp+DELAY, pooler and pgpool paths (unix and inproc carry no TLS)"
+        if self.compress and self.base == "inproc":
+            return "in process nothing crosses a wire to compress"
+        return None
+
+    @property
+    def plain(self) -> str:
+        """The name of this path without TLS and compression: the twin a TLS cell is read beside."""
+        return split(self.name)[0]
 
     @classmethod
     def parse(cls, name: str) -> Path | None:
@@ -80,6 +96,15 @@ class Path:
             return f"offers paths {', '.join(target.paths)}, not {self.name}"
         if self.needs and self.base not in target.helps:
             return self.needs
+        if self.tls and "tls" not in target.helps:
+            return ("TLS paths need a server accessbench manages: an external server's TLS is its URL's own "
+                    "(sslmode=…, sslrootcert=…), measured on its tcp path")
+        if self.tls and self.tls.direct:  # PostgreSQL 17's handshake: the target says whether its server has it
+            why = getattr(target, "direct_tls", "sslnegotiation=direct is PostgreSQL's (17 and later)")
+            if why:
+                return why
+        if self.compress and target.dbms != "mariadb":
+            return f"+compress is the MariaDB protocol's compression; {target.dbms}'s protocol has none"
         return None
 
     needs: ClassVar[str] = ""  # what a target must be to help this kind, where it needs help
@@ -111,8 +136,18 @@ class Path:
 
     # what workers and trials see
     def endpoint(self, target: Any) -> dict[str, Any]:
-        """The connection parameters a worker on this path is given."""
-        return target.endpoint(self.name)
+        """The connection parameters a worker on this path is given: its kind's, with the TLS
+        and compression it asks for."""
+        endpoint = self.reach(target)
+        if self.tls:
+            endpoint.update(self.tls.endpoint(target.authority))
+        if self.compress:
+            endpoint["compress"] = True
+        return endpoint
+
+    def reach(self, target: Any) -> dict[str, Any]:
+        """Where this kind's workers connect to: the target's own endpoint of the path it rides on."""
+        return target.endpoint(self.base)
 
     def command(self, argv: list[str]) -> list[str]:
         """The worker's command as run on this path."""

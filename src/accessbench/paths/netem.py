@@ -72,7 +72,12 @@ class Netem(Path):
         link.start()
         target.listen_on(link.host_address, str(link.network))
 
-    def endpoint(self, target: Any) -> dict[str, Any]:
+    def carries(self) -> str | None:
+        if self.tls:  # the run's server certificate names 127.0.0.1 and localhost, not a link's addresses
+            return "TLS rides on tcp, tcp+DELAY and pooler paths, not on a netem link"
+        return super().carries()
+
+    def reach(self, target: Any) -> dict[str, Any]:
         return {**target.endpoint("tcp"), "host": self.running.host_address}
 
     def command(self, argv: list[str]) -> list[str]:

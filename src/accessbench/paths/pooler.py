@@ -1,22 +1,23 @@
 """``pooler`` (``pooler:transaction``) and ``pooler:session``: PgBouncer (Debian's package) in
 that pool mode between the workers and a managed PostgreSQL, started and stopped with the run.
 
-Clients reach PgBouncer over loopback TCP with SCRAM, as they reach the server directly on
-`tcp`; PgBouncer reaches the server over its unix socket. Startup parameters PgBouncer does not
-track (`options`, `search_path`, `extra_float_digits`) are ignored by it, so the schema is set
-for the role in the database instead (the managed server is accessbench's own)."""
+Clients reach PgBouncer over loopback TCP by the login the server takes there (SCRAM, or the
+target's ``?auth=``); PgBouncer reaches the server over its unix socket. Startup parameters
+PgBouncer does not track (`options`, `search_path`, `extra_float_digits`) are ignored by it, so
+the schema is set for the role in the database instead (the managed server is accessbench's own)."""
 
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import socket
 import subprocess
 import time
 from typing import Any
 
+from ..errors import Fault
 from ..net import free_port
+from ..targets.base import file_safe, server_owner
 from .base import Path, PathRun
 
 MODES = ("transaction", "session")
@@ -33,13 +34,36 @@ def missing() -> str | None:
     return None
 
 
-class Pooler(Path):
+class PoolerPath(Path):
+    """What every pooler kind shares: it rides on the server's TCP side, needs its program
+    installed, and says how each of its paths runs (``describe``) in the target's settings."""
+
+    server_cpu_known = False  # the backend pid a client is told is the pooler's own, or its cached one's
+    missing_pooler: Any = None  # why the pooler cannot run here (a function), or None
+
+    @property
+    def rides_on(self) -> str:
+        return "tcp"
+
+    def missing(self) -> str | None:
+        return type(self).missing_pooler()
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def start_all(cls, paths: list[Path], target: Any, run: PathRun) -> dict[str, Any]:
+        super().start_all(paths, target, run)
+        return {cls.setting: f"{paths[0].running.version()}; " + "; ".join(p.describe() for p in paths)}
+
+
+class Pooler(PoolerPath):
     forms = "pooler or pooler:session"
     help = "pooler / pooler:session (PgBouncer in transaction / session mode before a managed PostgreSQL)"
     setting = "pooler"
     runs = "PgBouncer"
     needs = "pooler paths need a managed PostgreSQL (accessbench starts PgBouncer in front of it)"
-    server_cpu_known = False  # the backend pid a client is told is PgBouncer's own
+    missing_pooler = staticmethod(missing)
 
     @classmethod
     def parse(cls, name: str) -> Pooler | None:
@@ -49,77 +73,68 @@ class Pooler(Path):
         path.pool_mode = name.partition(":")[2] or "transaction"
         return path
 
-    @property
-    def rides_on(self) -> str:
-        return "tcp"
-
-    def missing(self) -> str | None:
-        return missing()
-
-    @classmethod
-    def start_all(cls, paths: list[Path], target: Any, run: PathRun) -> dict[str, Any]:
-        super().start_all(paths, target, run)
-        return {cls.setting: f"{paths[0].running.version()}; " + "; ".join(
-            f"{p.name}: pool_mode={p.pool_mode}, default_pool_size={POOL_SIZE}, clients over TCP with SCRAM, "
-            "server over its unix socket" for p in paths)}
+    def describe(self) -> str:
+        return (f"{self.name}: pool_mode={self.pool_mode}, default_pool_size={POOL_SIZE}, clients over TCP"
+                f"{' with TLS (client_tls_sslmode=require, the run’s key)' if self.tls else ''} by "
+                f"{self.running.auth}, server over its unix socket")
 
     def start(self, target: Any, run: PathRun) -> None:
         server = target.behind_pooler()  # a target that cannot be pooled says so
         run.progress.note(f"starting PgBouncer ({self.pool_mode} pooling) for {target.name}")
-        directory = os.path.join(run.workdir, f"pgbouncer-{self.pool_mode}-{target.file_name}")
-        self.running = PgBouncer(self.pool_mode, server["socket_dir"], server["port"], server["user"],
-                                 server["password"], directory, free_port())
+        directory = os.path.join(run.workdir, f"pgbouncer-{file_safe(self.name)}-{target.file_name}")
+        self.running = PgBouncer(self.pool_mode, server, directory, free_port(), target.authority if self.tls else None)
 
-    def endpoint(self, target: Any) -> dict[str, Any]:
+    def reach(self, target: Any) -> dict[str, Any]:
         return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
 
 
-class PgBouncer:
-    def __init__(self, mode: str, server_socket_dir: str, server_port: int, user: str, password: str,
-                 directory: str, port: int) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown pool mode {mode!r}")
-        self.mode, self.port, self.directory = mode, port, directory
+class PoolerProcess:
+    """A pooler's process, started in its own directory as the server's OS user (poolers refuse
+    root), ready once it accepts TCP on ``port``; stopped by SIGTERM. Its error is its log's
+    last line."""
+
+    name = "the pooler"
+
+    def __init__(self, directory: str, port: int) -> None:
+        self.directory, self.port = directory, port
         os.makedirs(directory, exist_ok=True)
-        config = os.path.join(directory, "pgbouncer.ini")
-        users = os.path.join(directory, "userlist.txt")
-        self.log = os.path.join(directory, "pgbouncer.log")
-        with open(os.open(users, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write(f'"{user}" "{password}"\n')  # a throwaway password made for this run
-        with open(config, "w") as f:
-            f.write(
-                "[databases]\n"
-                f"* = host={server_socket_dir} port={server_port}\n"
-                "[pgbouncer]\n"
-                f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
-                f"auth_type = scram-sha-256\nauth_file = {users}\n"
-                f"pool_mode = {mode}\ndefault_pool_size = {POOL_SIZE}\nmax_client_conn = 2000\n"
-                "ignore_startup_parameters = extra_float_digits,options,search_path\n"
-                f"logfile = {self.log}\npidfile = {os.path.join(directory, 'pgbouncer.pid')}\n"
-                "log_connections = 0\nlog_disconnections = 0\nlog_pooler_errors = 1\n"
-            )
-        args = [_binary(), config]
-        if os.geteuid() == 0:  # PgBouncer refuses to run as root
-            server = pwd.getpwnam("postgres")
-            for path in (directory, config, users):
-                os.chown(path, server.pw_uid, server.pw_gid)
-            args += ["-u", "postgres"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.log = os.path.join(directory, "pooler.log")
+
+    def private(self, name: str, text: str) -> str:
+        """A file of the pooler's own that holds a secret (mode 0600, the pooler's user's)."""
+        path = os.path.join(self.directory, name)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(text)
+        return path
+
+    def launch(self, args: list[str], as_user_flag: list[str] | None = None) -> None:
+        """Start ``args``; as root the files go to the postgres user first, and the pooler runs as
+        it (by its own flag, or by being started as that user)."""
+        owner = server_owner("postgres")
+        extra: dict[str, Any] = {}
+        if owner is not None:
+            for name in [self.directory, *(os.path.join(self.directory, f) for f in os.listdir(self.directory))]:
+                os.chown(name, *owner)
+            if as_user_flag is not None:
+                args = args + as_user_flag
+            else:
+                extra = {"user": owner[0], "group": owner[1], "extra_groups": []}
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **extra)
         self._wait_ready()
 
     def _wait_ready(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"PgBouncer exited with status {self.proc.returncode}: {self._last_log_line()}")
+                raise Fault(f"{self.name} exited with status {self.proc.returncode}: {self._last_log_line()}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return
             except OSError:
                 time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"PgBouncer did not listen on port {self.port} within {timeout:g} s")
+        raise Fault(f"{self.name} did not listen on port {self.port} within {timeout:g} s")
 
     def _last_log_line(self) -> str:
         try:
@@ -129,10 +144,6 @@ class PgBouncer:
         except OSError:
             return "no log"
 
-    def version(self) -> str:
-        out = subprocess.run([_binary(), "--version"], capture_output=True, text=True).stdout
-        return out.splitlines()[0] if out else "PgBouncer"
-
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -141,3 +152,37 @@ class PgBouncer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+class PgBouncer(PoolerProcess):
+    name = "PgBouncer"
+
+    def __init__(self, mode: str, server: dict[str, Any], directory: str, port: int, authority: Any = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown pool mode {mode!r}")
+        super().__init__(directory, port)
+        self.mode, self.auth = mode, server["auth"]
+        users = self.private("userlist.txt", f'"{server["user"]}" "{server["password"]}"\n')  # made for this run
+        tls = ""
+        if authority is not None:  # clients reach PgBouncer over TLS with the run's key; it reaches the server as before
+            ca, cert, key = authority.install(directory)
+            tls = (f"client_tls_sslmode = require\nclient_tls_ca_file = {ca}\nclient_tls_cert_file = {cert}\n"
+                   f"client_tls_key_file = {key}\n")
+        config = os.path.join(directory, "pgbouncer.ini")
+        with open(config, "w") as f:
+            f.write(
+                "[databases]\n"
+                f"* = host={server['socket_dir']} port={server['port']}\n"
+                "[pgbouncer]\n"
+                f"listen_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
+                f"auth_type = {server['auth']}\nauth_file = {users}\n"
+                f"pool_mode = {mode}\ndefault_pool_size = {POOL_SIZE}\nmax_client_conn = 2000\n"
+                "ignore_startup_parameters = extra_float_digits,options,search_path\n"
+                f"pidfile = {os.path.join(directory, 'pgbouncer.pid')}\n"
+                "log_connections = 0\nlog_disconnections = 0\nlog_pooler_errors = 1\n" + tls
+            )
+        self.launch([_binary(), config], ["-u", "postgres"])  # PgBouncer drops root itself
+
+    def version(self) -> str:
+        out = subprocess.run([_binary(), "--version"], capture_output=True, text=True).stdout
+        return out.splitlines()[0] if out else "PgBouncer"

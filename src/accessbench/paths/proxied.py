@@ -10,6 +10,7 @@ import os
 import re
 from typing import Any
 
+from ..targets.base import file_safe
 from . import proxy
 from .base import _DURATION, Path, PathRun, microseconds
 from .calibrate import proxy_cost_us
@@ -61,7 +62,7 @@ class Proxied(Path):
 
     def start(self, target: Any, run: PathRun) -> None:
         tcp = target.endpoint("tcp")
-        log = os.path.join(run.workdir, f"proxy-{self.name.replace('/', '_')}-{target.file_name}.log")
+        log = os.path.join(run.workdir, f"proxy-{file_safe(self.name)}-{target.file_name}.log")
         self.running = proxy.LatencyProxy(self, tcp["host"], tcp["port"], log)
 
     def floor(self, directory: str, run: PathRun) -> dict[str, Any]:
@@ -73,7 +74,7 @@ class Proxied(Path):
             self.floor_parts.append(proxy.LatencyProxy(self, "127.0.0.1", sender.port, log))
         return {"host": "127.0.0.1", "port": self.floor_parts[-1].port}
 
-    def endpoint(self, target: Any) -> dict[str, Any]:
+    def reach(self, target: Any) -> dict[str, Any]:
         return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
 
     def counters(self, floor: bool = False) -> dict[str, int] | None:

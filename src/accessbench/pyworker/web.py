@@ -2,7 +2,8 @@
 
     gunicorn accessbench.pyworker.web:app          (sync workers)
 
-Pages: ``/static.html``, ``/hello`` and ``/op?step=ID[&verify=1]``. The operation page is a
+Pages: ``/static.html``, ``/hello``, ``/op?step=ID[&verify=1]`` and ``/op?connect=1`` (one
+connection made and closed: the host's ``open``). The operation page is a
 pyworker driver as a page uses it: the method named in ``$ACCESSBENCH_TIER_DIR/endpoint.json``
 (``py-gunicorn-psycopg`` → py-psycopg …) with the step's arguments, op, connection policy and
 checksum made by the pyworker's own pieces, so the page measures the same operation as the
@@ -93,6 +94,7 @@ class Pages:
         self.steps: dict[str, Step] = {}
         self.ops: dict[tuple[str, int], object] = {}  # (step id, id of the connection) → op
         self.per_request = self.driver_class()
+        self.connector = None  # a MariaDB driver's: what opens one connection (connect)
         self.persistent: Driver | None = None  # opened on first use, kept for the process's life
         self.pools: dict[int, tuple[Driver, object]] = {}  # pool_size → (driver, its pool)
 
@@ -109,10 +111,13 @@ class Pages:
     def connect(self, d: Driver) -> None:
         """A connection as a page makes one. The MariaDB drivers' ``open`` also asks the server
         which thread serves the connection (for the runner's CPU accounting): a page has no use
-        for that round trip, so with them the page connects and attaches, as their pools do."""
-        connect = getattr(d, "_connect", None)
-        if connect is not None:
-            d.attach(connect(self.endpoint))
+        for that round trip, so with them the page connects and attaches, as their pools do,
+        through the driver's connector, made once per process (its arguments and TLS
+        configuration are the endpoint's, which never changes)."""
+        if getattr(d, "connector", None) is not None:
+            if self.connector is None:
+                self.connector = d.connector(self.endpoint)
+            d.attach(self.connector())
         else:
             d.open(self.endpoint, {})
 
@@ -209,8 +214,14 @@ def _respond(start_response, status: str, ctype: str, body: bytes) -> list[bytes
 def _op_page(environ, start_response) -> list[bytes]:
     query = parse_qs(environ.get("QUERY_STRING", ""))
     step_id = query.get("step", [""])[0]
-    verify = query.get("verify", [""])[0] == "1"
+    connect = query.get("connect", [""])[0] == "1"
+    verify = connect or query.get("verify", [""])[0] == "1"  # both answer JSON
     try:
+        if connect:  # the host's open: one connection made and closed, as a page makes one
+            p = pages()
+            p.connect(p.per_request)
+            p.per_request.close()
+            return _respond(start_response, "200 OK", "application/json", b'{"ok": true}')
         if not STEP_ID.fullmatch(step_id):
             raise NoStep(step_id)
         p = pages()

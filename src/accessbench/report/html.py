@@ -226,11 +226,12 @@ class PairSection:
 
 
 def _transfer_sections(report: Report) -> list[tuple[str, Table, str]]:
-    """Each transfer table (report/transfer.py): title, table (× floor's CI as each cell's tooltip), caption."""
-    return [(t.title, Table([Column(name, numeric=i >= 2) for i, name in enumerate(t.columns)],
+    """Each transfer table (report/transfer.py) and twin table (report/twins.py): title, table (a
+    figure's CI as its cell's tooltip), caption."""
+    return [(t.title, Table([Column(name, numeric=i >= t.numeric_from) for i, name in enumerate(t.columns)],
                             [Row([TableCell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
                              for row in t.rows]), t.caption)
-            for t in report.transfers]
+            for t in (*report.transfers, *report.twins)]
 
 
 def _pair_sections(report: Report) -> list[PairSection]:

@@ -60,11 +60,11 @@ def render_report(report: Report) -> str:
                         [[c.label] + [fmt.rate(at[n].row_rate.median) if n in (at := {round(x): pt for x, pt in c.points})
                                       else "" for n in sizes] for c in sweep.curves])
         lines += [""] + [f"- {v}" for v in sweep.verdicts]
-    for transfer in report.transfers:
-        lines += ["", f"## {transfer.title}", ""]
-        lines += _table([(name, i >= 2) for i, name in enumerate(transfer.columns)],
-                        [transfer.cells(row) for row in transfer.rows])
-        lines += ["", transfer.caption]
+    for titled in (*report.transfers, *report.twins):
+        lines += ["", f"## {titled.title}", ""]
+        lines += _table([(name, i >= titled.numeric_from) for i, name in enumerate(titled.columns)],
+                        [titled.cells(row) for row in titled.rows])
+        lines += ["", titled.caption]
     if report.study is not None:
         study = report.study
         lines += ["", f"## {study.title}", ""]

@@ -26,6 +26,7 @@ from .figures import Figure, step_title
 from .pairs import PairTable, study_pairs
 from .study import StudyTable, study_table
 from .transfer import transfer_tables
+from .twins import TwinTable, twin_tables
 
 PERCENTILES = ((50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9"), (100.0, "max"))
 
@@ -203,6 +204,7 @@ class Report:
     sizes: list[SizeSweep] = field(default_factory=list)  # result-size sweeps, their crossovers named
     pairs: list[PairTable] = field(default_factory=list)  # a study's pairs (S3's table), with its tallies
     transfers: list = field(default_factory=list)     # transfer.TransferTable: scans beside the wire's floor
+    twins: list[TwinTable] = field(default_factory=list)  # TLS and compression cells beside their plain twins
     predictions: list = field(default_factory=list)   # stats.model.Prediction
     cold_starts: list[ColdStart] = field(default_factory=list)
     not_measured: list[NotMeasured] = field(default_factory=list)
@@ -225,7 +227,7 @@ def build(stored: StoredRun, view: str = "median") -> Report:
         study=study_table(stored, results), sizes=size_sweeps(results), pairs=study_pairs(stored, results),
         predictions=rt_model.checks(results),
         cold_starts=_cold_starts(stored, results), not_measured=_not_measured(results),
-        warnings=warnings(results), transfers=transfer_tables(results))
+        warnings=warnings(results), transfers=transfer_tables(results), twins=twin_tables(results))
 
 
 # --- header ----------------------------------------------------------------------------------

@@ -78,8 +78,8 @@ def _header(console: Console, report: Report) -> None:
 def _table(title: str, columns: list[tuple[str, str]], **caption) -> Table:
     table = Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
                   caption_justify="left", padding=(0, 1, 0, 0), pad_edge=False, **caption)
-    for name, justify in columns:
-        table.add_column(name, justify=justify, no_wrap=True)
+    for name, justify in columns:  # names may wrap, numbers never (as in a step's table)
+        table.add_column(name, justify=justify, no_wrap=justify != "left", overflow="fold")
     return table
 
 
@@ -339,13 +339,14 @@ def _size_tables(report: Report) -> list[Table]:
 
 
 def _transfer_tables(report: Report) -> list[Table]:
-    """Each scan read beside the wire's floor: time per read and × the floor, per path."""
+    """Each scan read beside the wire's floor (time per read, × the floor, per path), then each
+    TLS or compressed cell beside its plain twin (what the attribute adds)."""
     tables = []
-    for transfer in report.transfers:
-        table = _table(transfer.title, [(name, "left" if i < 2 else "right") for i, name in enumerate(transfer.columns)],
-                       caption=transfer.caption)
-        for row in transfer.rows:
-            table.add_row(*transfer.cells(row))
+    for titled in (*report.transfers, *report.twins):
+        table = _table(titled.title, [(name, "left" if i < titled.numeric_from else "right")
+                                      for i, name in enumerate(titled.columns)], caption=titled.caption)
+        for row in titled.rows:
+            table.add_row(*titled.cells(row))
         tables.append(table)
     return tables
 

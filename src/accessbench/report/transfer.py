@@ -52,6 +52,7 @@ class TransferTable:
     paths: tuple[str, ...]
     floors: dict[tuple[str, str], CellResult]  # (target, path) → the floor's cell
     rows: tuple[TransferRow, ...]                # per target, fastest first on the slowest path with a floor
+    numeric_from = 2                             # the columns from here on are figures (right-aligned)
 
     @property
     def columns(self) -> list[str]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ..errors import first_line
 from ..paths import PathRun
+from ..paths.tls import transport_differs
 from ..paths.floor import NoFloor
 from ..protocol.capabilities import PROCESSES
 from ..protocol.histogram import Histogram
@@ -315,10 +316,17 @@ class WorkerExecutor(Executor):
             endpoint = path.endpoint(target)
             if method.reads == "floor":  # not a method: the raw bytes' sender along this path
                 endpoint = {**endpoint, "floor": self._floor_sender(cell)}
+            mark = target.transport_mark() if target.authority else None
             opened = worker.request({"op": "open", "endpoint": endpoint, "options": {}, "clients": 1},
                                     ctx.options.timeout)
             if not opened.get("ok"):
-                raise CellFailed("error", f"open: {opened.get('error', {}).get('message')}")
+                error = opened.get("error", {})
+                raise CellFailed("unsupported" if error.get("kind") == "unsupported" else "error",
+                                 f"open: {error.get('message')}")
+            if target.authority and path.server_cpu_known:  # behind a pooler the server sees the pooler
+                wrong = transport_differs(path, target.transport(mark, opened.get("server_pid")))
+                if wrong:
+                    raise CellFailed("error", wrong)
             self.server_pids[key] = {opened["server_pid"]} if opened.get("server_pid") else set()
         except WorkerFailed as e:
             worker.kill()

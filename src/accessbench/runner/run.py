@@ -24,6 +24,7 @@ from ..env import IDLE_MAY_HALT, environment
 from ..errors import Fault, InputError, first_line
 from ..methods import Method
 from ..paths import PathRun
+from ..paths.tls import Authority
 from ..stats.cells import UNITS
 from ..store import Store
 from ..suite.model import Suite
@@ -238,11 +239,13 @@ class Runner:
             if target.server_settings and not target.managed:  # never reconfigure a server we do not own
                 self.progress.note(f"{target.name}: the suite's [server.{target.dbms}] settings apply to managed "
                                    "servers only; this one is measured as it is (its settings are recorded)")
+            routes = [path_kinds.parse(name) for name in paths_of(target, self.paths)]
+            if any(path.tls for path in routes):  # the server serves TLS with a key made for this run
+                target.authority = Authority(os.path.join(self.workdir, f"tls-{target.file_name}"))
             cleanup.push(target.holds, target.stop)
             target.start(self.workdir)
             target.bound(self.options.timeout)
             description = target.describe()
-            routes = [path_kinds.parse(name) for name in paths_of(target, self.paths)]
             routes_of.update(((target.name, path.name), path) for path in routes)
             # whatever its paths start (also if starting them fails half-way) stops before the target
             cleanup.push(lambda routes=routes: "; ".join(filter(None, (p.holds() for p in routes))) or None,

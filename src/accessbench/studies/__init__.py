@@ -41,6 +41,7 @@ class Recipe:
     full_trials: int | None = None
     full_warmup: int | None = None
     full_timeout: float | None = None  # seconds a worker may take to answer, where a trial is long
+    in_all: bool = True                 # reproduced by `reproduce all` (the five seed studies)
 
 
 RECIPES = {r.study: r for r in [
@@ -72,6 +73,16 @@ RECIPES = {r.study: r for r in [
            "ab -c 10 for 15 s a trial (--quick: 2 s, ab's whole seconds)",
            ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "py-gunicorn-psycopg", "node-http-pg"],
            ["php-pgsql"], quick_targets=["postgresql"], full_trials=4),
+    # Not a seed study: the published figures a cloud user checks their connections against
+    # (studies/claims.py), on every login method, and a full reproduction on every server version.
+    Recipe("connections", "connections in production: TLS, logins, poolers, latency (2019–2024)", "connections",
+           "10 clients for 15 s a loaded trial (--quick: 1.5 s); 300 connects a trial (--quick: 30)",
+           None, ["c-libpq", "c-libmariadb", "py-psycopg", "py-pymysql"],
+           targets=["postgresql@13", "postgresql@14", "postgresql@15", "postgresql@16", "postgresql@17",
+                    "postgresql@18", "postgresql?auth=md5", "postgresql?auth=scram", "mariadb",
+                    "mariadb?auth=ed25519"],
+           quick_targets=["postgresql", "postgresql?auth=md5", "postgresql?auth=scram", "mariadb"],
+           in_all=False),
 ]}
 
 
@@ -85,9 +96,10 @@ REFERENCE_FULL: dict[str, float] = {"s1": 3811.0, "s2": 546.0, "s3": 772.0, "s4"
 
 
 def resolve(names: list[str]) -> list[Recipe]:
-    """Recipes by study name (s1 … s5, or all), in study order; an unknown name is an input error."""
+    """Recipes by study name (s1 … s5, connections, or all: the five seed studies), in study
+    order; an unknown name is an input error."""
     if not names or "all" in names:
-        return list(RECIPES.values())
+        return [r for r in RECIPES.values() if r.in_all or r.study in (names or [])]
     unknown = [n for n in names if n.lower() not in RECIPES]
     if unknown:
         raise InputError(f"reproduce {unknown[0]}: no such study (choose from {', '.join(RECIPES)} or all)")

@@ -11,6 +11,9 @@ The rules, one per kind of claim:
 - a *direction* claim (the study gave no figure: "by a wide margin") needs only the first part;
 - a *closeness* claim ("no ODBC penalty", "gained little") is reproduced when today's figure stays
   inside the bound the row states, else not reproduced;
+- a *band* claim ("TLS costs 7–10% of throughput") is reproduced when the cost is significant in
+  the published direction and its 95% CI meets the published band; reversed when significant the
+  other way; otherwise not reproduced (no significant cost, or a CI wholly outside the band);
 - a claim today's machine cannot test says why, and is **untestable here**; one the run did not
   measure (a method unavailable, a study not reproduced) is **not measured**.
 """
@@ -138,6 +141,25 @@ def ratio(study: str, claim: str, published: str, value: float | None, a: Cells,
     return Claim(study, claim, published, judge, value)
 
 
+def band(study: str, claim: str, published: str, low: float, high: float, a: Cells, b: Cells) -> Claim:
+    """The share of a's speed that b loses (a cost of 7–10%: ``low`` 0.07, ``high`` 0.10), the
+    first method with both cells."""
+    def judge(runs):
+        rs = runs[study].results
+        for method in a.methods:
+            ca, cb = a.find(rs, method), b.find(rs, method)
+            if ca is not None and cb is not None:
+                c = compare(cb, ca)  # b's speed over a's: 0.92 is a cost of 8%
+                cost, cost_low, cost_high = 1 - c.ratio, 1 - c.ci_high, 1 - c.ci_low
+                verdict = (NOT_REPRODUCED if not c.significant else REVERSED if cost < 0
+                           else REPRODUCED if cost_low <= high and cost_high >= low else NOT_REPRODUCED)
+                return (f"{cost:.1%} [{cost_low:.1%} to {cost_high:.1%}]", verdict,
+                        f"significant, and the cost's 95% CI meets {low:.0%}–{high:.0%}",
+                        f"{cb.label} {cb.cell.step} against {ca.label} {ca.cell.step}", (c.ratio, c.ci_low, c.ci_high))
+        return "", NOT_MEASURED, "", f"needs {a.step} on {a.path} and {b.path} of {' or '.join(a.methods)} on {a.target}"
+    return Claim(study, claim, published, judge, 1 - (low + high) / 2)
+
+
 def untestable(study: str, claim: str, published: str, why: str) -> Claim:
     return Claim(study, claim, published, lambda _: ("", UNTESTABLE, why, ""))
 
@@ -239,6 +261,20 @@ def _penalty(study: str, pairs: list[tuple[str, str]], label: str) -> Callable:
     return judge
 
 
+def _prepared_through_pooler(runs) -> tuple[str, str, str, str]:
+    """PgBouncer 1.21's prepared statements in transaction mode cannot be measured here (1.18 is
+    the newest this machine can install); what 1.18 does with them is shown instead."""
+    why = ("needs PgBouncer 1.21 or later (max_prepared_statements): Debian 12 has 1.18, and no package registry "
+           "this machine reaches carries a later one (PyPI's and npm's 'pgbouncer' are wrappers, not the pooler)")
+    seen = [r for r in runs["connections"].results if r.cell.step == "persistent-prepared" and r.cell.path == "pooler"]
+    if not seen:
+        return "", UNTESTABLE, why, ""
+    r = seen[0]
+    today = ("PgBouncer 1.18 in transaction mode served it" if r.cell.status == "ok"
+             else f"PgBouncer 1.18 in transaction mode: {r.cell.status}: {r.cell.message}")
+    return today, UNTESTABLE, why, r.label
+
+
 def _loop_count(cell: CellResult, suite: Suite) -> float:
     """The statements one procedure call runs: its first parameter (scaled with the suite)."""
     step = next(s for v in suite.variants for s in v.steps if s.name == cell.cell.step)
@@ -248,6 +284,7 @@ def _loop_count(cell: CellResult, suite: Suite) -> float:
 # --- the claims -----------------------------------------------------------------------------------
 
 PG, MARIADB = "postgresql", "mariadb"
+CONNECTING = ("c-libpq", "c-libmariadb", "py-psycopg", "py-pymysql")  # the connections study's quick methods
 S1_CLIENT, S1_BESIDE = "tcp+250us", "unix"
 
 CLAIMS: list[Claim] = [
@@ -334,6 +371,20 @@ CLAIMS: list[Claim] = [
     untestable("s5", "Rule of thumb: requests/s × 5–10 s of thinking ≈ concurrent users carried",
                "504 requests/s: 2,520–5,040 users", "arithmetic, not a measurement: the s5 study table applies it "
                "to today's requests/s"),
+    # connections: published figures a cloud user checks against (suites/connections.toml)
+    ratio("connections", "A SCRAM login costs several times an md5 login (autobase issue #746)",
+          "about 40 ms vs 10 ms a connect: 4×", 4.0,
+          Cells(CONNECTING, "connect", "postgresql?auth=md5", "tcp"),
+          Cells(CONNECTING, "connect", "postgresql?auth=scram", "tcp")),
+    band("connections", "TLS costs 7–10% of throughput (TiDB issue #19399, MySQL's protocol)",
+         "7–10% fewer queries per second", 0.07, 0.10,
+         Cells(CONNECTING, "persistent", MARIADB, "tcp"), Cells(CONNECTING, "persistent", MARIADB, "tcp+tls")),
+    Claim("connections", "PgBouncer 1.21's prepared statements in transaction mode raise throughput (its release notes)",
+          "+15% to +250%", _prepared_through_pooler),
+    ratio("connections", "10 ms of added latency cuts pgbench -S -c 10 from 8,813 to 461 TPS (Cybertec, 2020)",
+          "8,813 vs 461 TPS: 19.1×", 19.1,
+          Cells(("c-libpq", "py-psycopg"), "persistent", PG, "tcp"),
+          Cells(("c-libpq", "py-psycopg"), "persistent", PG, "tcp+10ms")),
 ]
 
 

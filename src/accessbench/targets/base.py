@@ -62,7 +62,10 @@ class Target(ABC):
     login: "Login | None" = None  # how its clients log in, when asked (--target NAME?auth=METHOD)
     managed: bool
     paths: tuple[str, ...]  # paths this target can be reached by, default first
-    helps: frozenset[str] = frozenset()  # path kinds it helps: "netem" (listen_on), "pooler" (behind_pooler)
+    helps: frozenset[str] = frozenset()  # path kinds it helps: "netem" (listen_on), "pooler" (behind_pooler), "tls"
+    # The run's certificate authority (paths/tls.py), set by the runner before start when a path
+    # to it is over TLS: a managed server then serves TLS with the authority's key.
+    authority: Any = None
     local_server = False    # a server process on this machine whose CPU the runner can read
     serves_by_thread = False  # its server_pids are OS thread ids of one server process (MariaDB)
     server_settings: dict[str, Any] = {}  # the suite's [server.DBMS]: a managed server starts with them
@@ -88,7 +91,7 @@ class Target(ABC):
         """The target's name as a file name: what its files in the run's work directory (its
         server's, a pooler's or a proxy's before it) are named after, so that two servers of
         one DBMS (``postgresql`` and ``postgresql@15``) in one run keep apart."""
-        return re.sub(r"[^A-Za-z0-9_.-]", "-", self.name)
+        return file_safe(self.name)
 
     def own_directory(self, workdir: str) -> str:
         """Where in the run's work directory this target keeps its files: ``postgresql@15`` →
@@ -118,6 +121,16 @@ class Target(ABC):
         pids (thread ids on MariaDB) are given, or — where every session but the runner's is
         provably the run's own — every active one. Called when a worker times out, before it
         is killed, so that nothing it started keeps running on the server."""
+
+    def transport_mark(self) -> Any:
+        """Read before a worker opens its connections to a server serving TLS: what
+        ``transport`` compares with afterwards."""
+        return None
+
+    def transport(self, mark: Any, server_pid: int | None) -> tuple[bool, str | None] | None:
+        """After a worker opened its connections: whether the server saw them encrypted, and by
+        which TLS version (None: not known); None where the server cannot tell."""
+        return None
 
     def server_process(self) -> int | None:
         """The pid of the managed server's first process (PostgreSQL's postmaster, mariadbd),
@@ -239,3 +252,24 @@ def server_can_enter(workdir: str, user: str) -> None:
         raise TargetUnavailable(
             f"--workdir: the '{user}' user cannot enter {closed}; choose a directory it can reach, e.g. under /tmp"
         )
+
+
+# What a managed server says about the TLS it serves on a TLS path (paths/tls.py).
+TLS_SERVED = "the run's own certificate authority, RSA 2048 keys, the server's and its client libraries' TLS defaults"
+
+
+def server_owner(user: str) -> tuple[int, int] | None:
+    """The uid and gid a managed server runs as when accessbench runs as root (None otherwise):
+    the owner of the files it must keep private."""
+    if os.geteuid() != 0:
+        return None
+    import pwd
+
+    entry = pwd.getpwnam(user)
+    return entry.pw_uid, entry.pw_gid
+
+
+def file_safe(name: str) -> str:
+    """A name (a target's, a path's: ``postgresql@16?auth=md5``, ``pooler:session+tls``) as
+    part of a file name."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", name)

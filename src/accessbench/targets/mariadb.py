@@ -25,7 +25,7 @@ from ..net import free_port
 from ..protocol import sqltext
 from . import url as urls
 from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, declared, index_ddl, is_marked,
-                   mark, owned_name, server_can_enter)
+                   TLS_SERVED, mark, owned_name, server_can_enter, server_owner)
 from .registry import DBMS, Conformance, DBMSLimits, Login, register
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class ManagedMariaDB(MariaDBTarget):
     name = "mariadb"
     managed = True
     local_server = True
-    helps = frozenset({"netem"})  # the server is ours: it can listen on another network too
+    helps = frozenset({"netem", "tls"})  # the server is ours: it can listen on another network too, serve TLS
 
     def __init__(self, version: str | None = None, login: Login | None = None) -> None:
         """The server installed, or the one of ``version`` (major.minor, one of
@@ -305,11 +305,16 @@ class ManagedMariaDB(MariaDBTarget):
         if result.returncode != 0:
             raise TargetUnavailable(f"mariadb-install-db failed: {_first_error(result.stderr + result.stdout)}")
         self.port = free_port()
+        tls = []
+        if self.authority is not None:  # a TLS path: the run's key, in the directory the server owns
+            ca, cert, key = self.authority.install(self.base, server_owner("mysql"))
+            tls = [f"--ssl-ca={ca}", f"--ssl-cert={cert}", f"--ssl-key={key}"]
         self.command = [
             self.mariadbd, "--no-defaults", f"--datadir={datadir}", f"--socket={self.socket}", f"--port={self.port}",
             "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={os.path.join(rundir, 'mariadb.pid')}",
             "--max-connections=300", "--skip-log-bin", "--local-infile=1",
             "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin",  # byte order, as PostgreSQL's C locale
+            *tls,
             *(f"--{name.replace('_', '-')}={_option(value)}" for name, value in self.server_settings.items()),
             *(["--user=mysql"] if os.geteuid() == 0 else [])]
         self._launch()
@@ -375,6 +380,25 @@ class ManagedMariaDB(MariaDBTarget):
             return None
         return f"the managed MariaDB server (pid {self.process.pid}), its files in {self.base}"
 
+    def transport_mark(self) -> Any:
+        return self._handshakes()
+
+    def transport(self, mark: Any, server_pid: int | None) -> tuple[bool, str | None] | None:
+        """MariaDB shows another session's TLS only through performance_schema, which the managed
+        server runs without (it costs every statement): the server's counts of connections and
+        of TLS handshakes it accepted tell instead, since the runner's own connection is already
+        open and the worker opening now is the only client connecting."""
+        connections, encrypted = (now - then for now, then in zip(self._handshakes(), mark))
+        if connections == 0 or 0 < encrypted < connections:
+            return None  # nothing new to judge, or a mix the counts cannot attribute
+        return encrypted == connections, None
+
+    def _handshakes(self) -> tuple[int, int]:
+        with self.admin.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Connections', 'Ssl_accepts')")
+            counts = {name: int(value) for name, value in cur.fetchall()}
+        return counts.get("Connections", 0), counts.get("Ssl_accepts", 0)
+
     def server_process(self) -> int | None:
         return self.process.pid if self.process is not None and self.process.poll() is None else None
 
@@ -420,7 +444,7 @@ class ManagedMariaDB(MariaDBTarget):
 
     def endpoint(self, path: str) -> dict[str, Any]:
         common = {"dbms": "mariadb", "port": self.port, "database": DATABASE, "user": self._worker_user,
-                  "password": self.password}
+                  "password": self.password, "sslmode": "disable"}  # a TLS path (paths/tls.py) sets its own
         if path == "unix":
             return {**common, "host": "localhost", "socket": self.socket}
         return {**common, "host": "127.0.0.1"}
@@ -428,7 +452,8 @@ class ManagedMariaDB(MariaDBTarget):
     def describe(self) -> dict[str, Any]:
         info = super().describe()
         info["settings"]["auth"] = f"{PLUGINS[self.login.method] if self.login else 'mysql_native_password'} on both paths"
-        info["settings"]["tls"] = "off"
+        info["settings"]["tls"] = (f"on for TLS paths ({TLS_SERVED}); others connect without it" if self.authority
+                                   else "off")
         return info
 
 
@@ -446,14 +471,21 @@ class ExternalMariaDB(MariaDBTarget):
         self.url = urls.parse(url, SCHEMES)
         self.name = self.url.name
         query = self.url.query
-        unknown = sorted(set(query) - {"socket"})
+        unknown = sorted(set(query) - {"socket", "sslmode", "sslrootcert"})
         if unknown:
-            raise InputError(f"--target {self.url.shown}: unknown URL parameter {unknown[0]!r} (only socket=PATH)")
+            raise InputError(f"--target {self.url.shown}: unknown URL parameter {unknown[0]!r} (socket=PATH, "
+                             "sslmode=disable|require|verify-ca|verify-full, sslrootcert=CA-FILE)")
+        self.tls = {k: query[k] for k in ("sslmode", "sslrootcert") if query.get(k)}
+        if self.tls.get("sslmode", "disable") not in ("disable", "require", "verify-ca", "verify-full"):
+            raise InputError(f"--target {self.url.shown}: sslmode={self.tls['sslmode']}: expected disable, require, "
+                             "verify-ca or verify-full")
         self.info = {"user": self.url.user or "root",
                      "password": self.url.password if self.url.password is not None else os.environ.get("MYSQL_PWD", ""),
                      "host": self.url.host or "localhost", "port": self.url.port or 3306}
         if query.get("socket"):
             self.info["unix_socket"] = query["socket"]
+        if self.tls.get("sslmode", "disable") != "disable":  # the runner's own login as secure as the URL asks
+            self.info["ssl"] = _ssl_context(self.tls)
         self.paths = ("unix",) if "unix_socket" in self.info else ("tcp",)
         self.owner = None           # the user's own login: creates and drops the run's objects
         self.user: str | None = None  # the run's user, where one could be made
@@ -621,10 +653,12 @@ class ExternalMariaDB(MariaDBTarget):
                     "user": self.user or self.info["user"], "password": self.user_password or self.info["password"]}
         if "unix_socket" in self.info:
             endpoint["socket"] = self.info["unix_socket"]
-        return endpoint
+        return {**endpoint, **self.tls}  # the URL's own TLS, never weakened; none given: each driver's default
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
+        info["settings"]["tls"] = (f"the URL's: {', '.join(f'{k}={v}' for k, v in self.tls.items())}" if self.tls
+                                   else "as each driver does by default (the URL sets no sslmode)")
         info["settings"]["accessbench's objects"] = (
             f"database {self.database}" + (f", used as user {self.user} (the suite's SQL and the workers log in as it)"
                                            if self.user else " (as the connecting user: no user could be made)"))
@@ -715,3 +749,14 @@ MARIADB = register(DBMS(
         ),
     ),
 ))
+
+
+def _ssl_context(tls: dict[str, str]):
+    """The runner's own TLS to an external server, as the URL's sslmode asks (libpq's words)."""
+    import ssl
+
+    context = ssl.create_default_context(cafile=tls.get("sslrootcert"))
+    context.check_hostname = tls["sslmode"] == "verify-full"
+    if tls["sslmode"] == "require":
+        context.verify_mode = ssl.CERT_NONE
+    return context

@@ -8,6 +8,7 @@ as pymysql is in targets/mariadb.py: every command imports this module for the d
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import pwd
@@ -26,7 +27,8 @@ from ..net import free_port
 from ..protocol import sqltext
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
-                   closed_to_others, owned_name, process_alive, server_can_enter)
+                   TLS_SERVED, closed_to_others, owned_name, process_alive, server_can_enter,
+                   server_owner)
 from .registry import DBMS, Conformance, DBMSLimits, Login, register
 
 if TYPE_CHECKING:
@@ -104,6 +106,7 @@ def _holds_server(bindir: str) -> bool:
     return os.path.exists(os.path.join(bindir, "initdb")) and os.path.exists(os.path.join(bindir, "pg_ctl"))
 
 
+@functools.lru_cache(maxsize=None)
 def _major_of(bindir: str) -> str | None:
     """The major version of the server in ``bindir`` ("15"; "9.6" before 10), from ``postgres
     --version``, else ``pg_config --version``; None when neither says."""
@@ -246,7 +249,7 @@ class ManagedPostgres(PostgresTarget):
     name = "postgresql"
     managed = True
     local_server = True
-    helps = frozenset({"netem", "pooler"})  # the server is ours: it can listen on a link, sit behind PgBouncer
+    helps = frozenset({"netem", "pooler", "pgpool", "tls"})  # ours: it can listen on a link, sit behind a pooler, serve TLS
 
     def __init__(self, version: str | None = None, login: Login | None = None) -> None:
         """The newest server installed (or ACCESSBENCH_PG_BINDIR's), or the one of ``version``
@@ -263,6 +266,13 @@ class ManagedPostgres(PostgresTarget):
         self.port = 0
         self.password = secrets.token_urlsafe(18)
         self.started = False
+
+    @property
+    def direct_tls(self) -> str | None:
+        """Why its server cannot take a direct TLS handshake (PostgreSQL 17 and later can), or None."""
+        major = _major_of(self.bindir) or "?"
+        return None if major.isdigit() and int(major) >= 17 else (
+            f"sslnegotiation=direct needs PostgreSQL 17 or later; {self.name} is PostgreSQL {major}")
 
     def _as_server_user(self) -> dict[str, Any]:
         if os.geteuid() != 0:
@@ -314,6 +324,9 @@ class ManagedPostgres(PostgresTarget):
                 f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
                 f"unix_socket_directories = '{self.sockdir}'\nmax_connections = 200\n"
             )
+            if self.authority is not None:  # a TLS path: the run's key, in the data directory the server owns
+                ca, cert, key = self.authority.install(self.datadir, server_owner("postgres"))
+                conf.write(f"ssl = on\nssl_ca_file = '{ca}'\nssl_cert_file = '{cert}'\nssl_key_file = '{key}'\n")
             for name, value in self.server_settings.items():  # the suite's [server.postgresql]
                 text = ("on" if value else "off") if isinstance(value, bool) else str(value)
                 conf.write(f"{name} = '{text}'\n")
@@ -399,11 +412,20 @@ class ManagedPostgres(PostgresTarget):
                    "-m", "fast", "-w", "restart"], "restarting PostgreSQL")
         self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
 
+    def transport(self, mark: Any, server_pid: int | None) -> tuple[bool, str | None] | None:
+        """The backend's own view of its connection (pg_stat_ssl)."""
+        row = self.admin.execute("SELECT ssl, version FROM pg_stat_ssl WHERE pid = %s",
+                                 [server_pid]).fetchone() if server_pid else None
+        return (bool(row[0]), row[1]) if row else None
+
     def behind_pooler(self) -> dict[str, Any]:
-        """What PgBouncer needs to serve this server. The schema becomes the role's default in
-        the database, since PgBouncer drops the startup packet's search_path."""
-        self.admin.execute(f"ALTER ROLE {USER} IN DATABASE {DATABASE} SET search_path = {SCHEMA}")
-        return {"socket_dir": self.sockdir, "port": self.port, "user": USER, "password": self.password}
+        """What a pooler needs to serve this server's workers: their user and password, and the
+        login method it takes from them (the target's, ``?auth=``; else SCRAM, as on tcp). The
+        schema becomes the user's default in the database, since PgBouncer drops the startup
+        packet's search_path."""
+        self.admin.execute(f"ALTER ROLE {self._worker_user} IN DATABASE {DATABASE} SET search_path = {SCHEMA}")
+        return {"socket_dir": self.sockdir, "port": self.port, "user": self._worker_user, "password": self.password,
+                "auth": HBA_METHODS[self.login.method] if self.login else "scram-sha-256"}
 
     def stop(self) -> None:
         import psycopg
@@ -425,7 +447,7 @@ class ManagedPostgres(PostgresTarget):
     def endpoint(self, path: str) -> dict[str, Any]:
         common = {
             "dbms": "postgresql", "port": self.port, "database": DATABASE, "user": self._worker_user, "schema": SCHEMA,
-            "sslmode": "disable",  # the managed server offers no TLS; nobody probes for it
+            "sslmode": "disable",  # no TLS but on a TLS path (paths/tls.py), which sets its own; nobody probes for it
         }
         if path == "unix" and not self.login:
             return {**common, "host": self.sockdir}
@@ -438,7 +460,8 @@ class ManagedPostgres(PostgresTarget):
         info["settings"]["auth"] = (f"{HBA_METHODS[self.login.method]} on both paths"
                                     + (f", scram_iterations {self.login.iterations}" if self.login.iterations else "")
                                     if self.login else "unix: trust; tcp: scram-sha-256")
-        info["settings"]["tls"] = "off (clients use sslmode=disable)"
+        info["settings"]["tls"] = (f"on for TLS paths ({TLS_SERVED}); others use sslmode=disable" if self.authority
+                                   else "off (clients use sslmode=disable)")
         return info
 
 
@@ -656,11 +679,15 @@ class ExternalPostgres(PostgresTarget):
         return {
             "dbms": "postgresql", "host": info.host, "port": info.port, "database": info.dbname,
             "user": self.role or info.user, "password": self.role_password or self.info.get("password"),
-            "schema": self.schema, "sslmode": self.info.get("sslmode", "prefer"),
+            "schema": self.schema, "sslmode": self.info.get("sslmode", "prefer"),  # the URL's own TLS, never weakened
+            **{k: self.info[k] for k in ("sslrootcert", "sslnegotiation") if self.info.get(k)},
         }
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
+        tls = {k: self.info[k] for k in ("sslmode", "sslrootcert", "sslnegotiation") if self.info.get(k)}
+        info["settings"]["tls"] = (f"the URL's: {', '.join(f'{k}={v}' for k, v in tls.items())}" if tls
+                                   else "sslmode=prefer (libpq's default: the URL sets none)")
         info["settings"]["accessbench's objects"] = (
             f"schema {self.schema}" + (f", owned by role {self.role} (the suite's SQL and the workers log in as it)"
                                        if self.role else " (as the connecting user: no role could be made)"))

@@ -70,6 +70,7 @@ class Session:
         settings["connection policy"] = ("per-request: connect and disconnect inside each page; persistent: "
                                          + _persistent(m.language))
         settings.update({mode: f"unsupported: {why}" for mode, why in m.unsupported})
+        settings.update(_page_settings(m))
         return {
             "protocol": PROTOCOL_VERSION, "name": self.name, "language": m.language, "runtime": _runtime(m.language),
             "driver": m.driver, "driver_version": _driver_version(m), "settings": settings, "methods": sorted(METHODS),
@@ -118,7 +119,16 @@ class Session:
         except ServerFailed as e:
             raise Failed("internal", str(e)) from None
         self.server = server
-        return {"connect_ns": time.perf_counter_ns() - start}
+        elapsed = time.perf_counter_ns() - start
+        self._connect_once()
+        return {"connect_ns": elapsed}
+
+    def _connect_once(self) -> None:
+        """What a worker's open does: one connection made and closed by a page, so an endpoint
+        its driver cannot reach as asked (TLS it lacks, a certificate of another authority)
+        fails here with the driver's message, not at the first step."""
+        url = self.server.url("op", "connect=1")
+        _answer(url, *_get(url, timeout=120))
 
     def on_close(self, msg: dict) -> dict:
         if self.server is not None:
@@ -201,13 +211,7 @@ class Session:
             if status != 200 or body != expected:
                 raise Failed("internal", f"{url} answered {status} with {body[:80]!r}, not the {page} page")
             return {"n": 1, "rows": 0}
-        try:
-            answer = json.loads(body)
-        except ValueError:
-            raise Failed("internal", f"{url} answered {status}: {body[:200]!r}") from None
-        if status != 200 or "error" in answer:
-            error = answer.get("error", {})
-            raise Failed(error.get("kind", "internal"), error.get("message", f"status {status}"), error.get("sqlstate"))
+        answer = _answer(url, status, body)
         self.rows_per_op[step_id] = answer["rows"] / answer["n"] if answer["n"] else 0.0
         return {k: answer[k] for k in ("n", "rows", "values", "checksum", "dump") if k in answer}
 
@@ -253,6 +257,29 @@ class Session:
                 raise Failed("internal", f"checksum-cli.php: {done.stderr.strip()[-300:]}")
             return json.loads(done.stdout)
         return checksum(msg)  # Python pages checksum with accessbench's own; Node pages with the Node worker's
+
+
+def _answer(url: str, status: int, body: bytes) -> dict:
+    """A JSON form's answer (verify, connect); its error as the worker's own."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        raise Failed("internal", f"{url} answered {status}: {body[:200]!r}") from None
+    if status != 200 or "error" in answer:
+        error = answer.get("error", {})
+        raise Failed(error.get("kind", "internal"), error.get("message", f"status {status}"), error.get("sqlstate"))
+    return answer
+
+
+def _page_settings(method) -> dict[str, str]:
+    """What the pages' own drivers say of their settings (TLS, compression): PHP's from its
+    library (settings-cli.php); Python's and Node's pages use their workers' drivers, whose
+    settings those workers list."""
+    if method.language != "php":
+        return {}
+    done = subprocess.run(["php", str(ROOT / "workers" / "php" / "settings-cli.php"), method.name],
+                          capture_output=True, text=True, timeout=60)
+    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
 
 
 def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:

@@ -15,6 +15,7 @@
 #include <mysql.h>
 
 #include "driver.h"
+#include "tls.h"
 
 #define HANDLER_ROWS 1000        /* records per HANDLER … READ NEXT (record-level scans) */
 #define HANDLER_ALIAS "ab_rec"   /* the alias a record step's table is opened as, per connection */
@@ -139,8 +140,10 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "connect",
                         json_string("mysql_real_connect with client flag CLIENT_FOUND_ROWS (an UPDATE counts the rows it "
                                     "matched), MYSQL_SET_CHARSET_NAME utf8mb4, through the endpoint's unix socket when it "
-                                    "has one, else host and port; no TLS requested, no compression, no multi-statements, "
-                                    "no automatic reconnect"));
+                                    "has one, else host and port; TLS and compression as the tls and compress settings say; "
+                                    "no multi-statements, no automatic reconnect"));
+    json_object_set_new(s, "tls", json_string(AB_MY_TLS_WORDS));
+    json_object_set_new(s, "compress", json_string(AB_MY_COMPRESS_WORDS));
     json_object_set_new(s, "autocommit",
                         json_string("on: the server's default, read from the handshake's status flags; mysql_autocommit(1) "
                                     "only if it were off (as mysqlclient does); BEGIN/COMMIT explicit"));
@@ -209,6 +212,9 @@ static void thread_end(void)
 /* A new connection to the endpoint, autocommit on; NULL with ab_err set. */
 static MYSQL *connect_my(json_t *ep)
 {
+    ab_tls tls;
+    if (ab_tls_read(ep, &tls) || ab_my_tls_check(&tls, "c-libmariadb"))
+        return NULL;
     pthread_once(&lib_once, lib_init);
     MYSQL *m = mysql_init(NULL);
     if (!m) {
@@ -216,6 +222,7 @@ static MYSQL *connect_my(json_t *ep)
         return NULL;
     }
     mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    ab_my_tls_apply(m, &tls);
     const char *socket = ab_ep_str(ep, "socket"), *host = ab_ep_str(ep, "host"), *pw = ab_ep_str(ep, "password");
     char port[32];
     unsigned int portn = ab_ep_port(ep, port, sizeof port) ? (unsigned int)strtoul(port, NULL, 10) : 0;
@@ -228,6 +235,10 @@ static MYSQL *connect_my(json_t *ep)
     if (!mysql_real_connect(m, host, ab_ep_str(ep, "user"), pw && *pw ? pw : NULL, ab_ep_str(ep, "database"), portn,
                             socket, CLIENT_FOUND_ROWS)) {
         fail_my(m);
+        mysql_close(m);
+        return NULL;
+    }
+    if (ab_my_tls_confirm(m, &tls)) {
         mysql_close(m);
         return NULL;
     }

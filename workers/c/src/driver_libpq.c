@@ -12,6 +12,7 @@
 #include <libpq-fe.h>
 
 #include "driver.h"
+#include "tls.h"
 
 /* type OIDs (catalog/pg_type_d.h) */
 #define BOOLOID 16
@@ -65,15 +66,20 @@ struct ab_conn {
 /* ---- connection ------------------------------------------------------------------------------ */
 
 typedef struct {
-    const char *kw[10], *val[10];
+    const char *kw[10 + AB_PG_TLS_MAX], *val[10 + AB_PG_TLS_MAX];
     char port[32], options[600];
 } conninfo;
 
-static void conninfo_from(json_t *ep, conninfo *ci)
+/* The endpoint as libpq's keywords, its TLS keys as tls.c maps them; -1 with ab_err set when
+ * this libpq cannot do what they ask. */
+static int conninfo_from(json_t *ep, conninfo *ci)
 {
     int k = 0;
     const char *s;
+    ab_tls tls;
     memset(ci, 0, sizeof *ci);
+    if (ab_tls_read(ep, &tls) || ab_pg_tls_check(&tls, "c-libpq"))
+        return -1;
 #define ADD(K, V)                                                                                                      \
     do {                                                                                                               \
         ci->kw[k] = (K);                                                                                               \
@@ -89,12 +95,13 @@ static void conninfo_from(json_t *ep, conninfo *ci)
         ADD("user", s);
     if ((s = ab_ep_str(ep, "password")) && *s)
         ADD("password", s);
-    ADD("sslmode", (s = ab_ep_str(ep, "sslmode")) ? s : "prefer");
+    k += ab_pg_tls_params(&tls, &ci->kw[k], &ci->val[k]);
     if ((s = ab_ep_str(ep, "schema")) && *s) {
         snprintf(ci->options, sizeof ci->options, "-c search_path=%s", s);
         ADD("options", ci->options);
     }
 #undef ADD
+    return 0;
 }
 
 static int fail_conn(PGconn *c)
@@ -162,7 +169,7 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "scan", json_string(opt_copyout == 1 ? "copy-binary" : opt_copyout == 2 ? "copy-text"
                                                : opt_singlerow ? "singlerow" : "buffered"));
     json_object_set_new(s, "batch", json_string(opt_copy ? "copy" : "pipeline"));
-    json_object_set_new(s, "sslmode", json_string("the target's (disable on managed servers)"));
+    json_object_set_new(s, "tls", json_string(AB_PG_TLS_WORDS));
     json_object_set_new(s, "search_path", json_string("options=-c search_path=<schema> in the startup packet"));
     json_object_set_new(s, "autocommit", json_string("yes (BEGIN/COMMIT explicit)"));
     json_object_set_new(s, "pooled", json_string("not built: libpq has no connection pool"));
@@ -234,7 +241,8 @@ static void conn_free(ab_conn *c)
 static PGconn *connect_pg(json_t *ep)
 {
     conninfo ci;
-    conninfo_from(ep, &ci);
+    if (conninfo_from(ep, &ci))
+        return NULL;
     PGconn *pg = PQconnectdbParams(ci.kw, ci.val, 0);
     if (!pg || PQstatus(pg) != CONNECTION_OK) {
         fail_conn(pg);

@@ -15,6 +15,7 @@
 #include <sqlext.h>
 
 #include "driver.h"
+#include "tls.h"
 
 #ifndef AB_UNIXODBC_VERSION
 #define AB_UNIXODBC_VERSION "?"
@@ -46,8 +47,11 @@ static const char SQLITE_OPTIONS[] =
 
 /* MariaDB Connector/ODBC: OPTION=2 is FLAG_FOUND_ROWS (an UPDATE counts the rows it matched, as
  * every MariaDB method does); statements prepared on the server (PrepOnClient=0, its default);
- * utf8mb4. The same text as py-pyodbc's (src/accessbench/pyworker/drivers/odbc.py). */
-static const char MARIADB_OPTIONS[] = "Option=2;CharSet=utf8mb4;PrepOnClient=0;";
+ * utf8mb4. The same text as py-pyodbc's (src/accessbench/pyworker/drivers/odbc.py). With
+ * compress, OPTION also has FLAG_COMPRESSED_PROTO (2048): Option=2050. */
+#define MARIADB_OTHER_OPTIONS "CharSet=utf8mb4;PrepOnClient=0;"
+static const char MARIADB_OPTIONS[] = "Option=2;" MARIADB_OTHER_OPTIONS;
+static const char MARIADB_OPTIONS_COMPRESSED[] = "Option=2050;" MARIADB_OTHER_OPTIONS;
 
 static int opt_fetch = 1, opt_loop = 0;
 static SQLHENV env; /* one ODBC environment for every connection, made at the first open */
@@ -174,7 +178,30 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "mariadb batch",
                         json_string("array: the driver sends an INSERT's SQL_ATTR_PARAMSET_SIZE rows as one bulk execution "
                                     "(COM_STMT_BULK_EXECUTE) per group"));
-    json_object_set_new(s, "sslmode", json_string("the target's, as SSLmode"));
+    json_object_set_new(s, "tls",
+                        json_string("PostgreSQL (psqlODBC): SSLmode=<sslmode> (no sslmode: prefer, libpq's default, "
+                                    "since psqlODBC's own, disable, would turn TLS off), and the other keys in "
+                                    "pqopt={…}, which psqlODBC hands to libpq: "
+                                    "sslrootcert, ssl_min_protocol_version and ssl_max_protocol_version, "
+                                    "sslnegotiation, mapped as c-libpq maps them (libpq's own keywords: sslrootcert "
+                                    "with verify-ca and verify-full only, a pinned version as both minimum and "
+                                    "maximum, sslnegotiation=direct only with libpq 17 or later, else unsupported); "
+                                    "MariaDB (Connector/ODBC 3.1 over libmariadb 3.3): disable, prefer or no sslmode "
+                                    "→ no TLS key (it asks for no TLS unless a key says so; it has no other off "
+                                    "switch), require → FORCETLS=1;SSLVERIFY=0 (encrypted, nothing checked), "
+                                    "verify-ca → FORCETLS=1;SSLVERIFY=0;SSLCA=<the CA file> (libmariadb checks the "
+                                    "chain whenever it has a CA, the host name only with SSLVERIFY), verify-full → "
+                                    "FORCETLS=1;SSLVERIFY=1;SSLCA=<the CA file>, a pinned version → TLSVERSION=<it> "
+                                    "(which the driver applies only together with SSLCA: require with a pinned "
+                                    "version is unsupported), sslnegotiation unsupported (PostgreSQL's); at open, "
+                                    "SHOW SESSION STATUS confirms Ssl_cipher (libmariadb 3.3 drops TLS silently when "
+                                    "the server offers none and no host check was asked) and Compression; both "
+                                    "drivers make their SSL context and read the CA file per connection, inside "
+                                    "connect's time: nothing can be built once and reused; SQLite: no TLS"));
+    json_object_set_new(s, "compress",
+                        json_string("MariaDB: compress → Option=2050 (FLAG_FOUND_ROWS + FLAG_COMPRESSED_PROTO: "
+                                    "CLIENT_COMPRESS, zlib), confirmed at open; otherwise Option=2, no compression; "
+                                    "PostgreSQL: unsupported (its protocol has none)"));
     json_object_set_new(s, "autocommit", json_string("on, except in batch steps and commit_every groups (off, SQLEndTran)"));
     json_object_set_new(s, "literal", json_string("SQLExecDirect of the text with values inlined (MariaDB: values as MariaDB "
                                                   "literals, backslashes doubled; sent through the binary protocol by the "
@@ -238,11 +265,42 @@ static void sqlite_connstr(char *o, json_t *ep)
     sprintf(o, ";%s", SQLITE_OPTIONS);
 }
 
+/* MariaDB Connector/ODBC's TLS keys (it sets libmariadb's options from them: ma_connection.c):
+ * require FORCETLS=1 and SSLVERIFY=0, verify-ca SSLCA and SSLVERIFY=0 (libmariadb checks the
+ * chain whenever it has a CA), verify-full SSLCA and SSLVERIFY=1, a pinned version TLSVERSION;
+ * disable, prefer and no sslmode: no key (it asks for no TLS unless a key says so). -1 with
+ * unsupported for what it cannot do. */
+static int mariadb_tls(char **o, const ab_tls *t)
+{
+    if (ab_my_tls_check(t, "c-odbc (MariaDB Connector/ODBC)"))
+        return -1;
+    if (!ab_tls_required(t))
+        return 0;
+    int ca = t->mode != AB_SSL_REQUIRE && t->rootcert;
+    if (t->version && !ca)
+        return ab_fail("unsupported", NULL, "c-odbc: MariaDB Connector/ODBC 3.1 applies TLSVERSION only together with "
+                       "a certificate key such as SSLCA, %s",
+                       t->mode == AB_SSL_REQUIRE ? "and SSLCA makes libmariadb check the chain, which require does not "
+                                                   "ask: no pinned TLS version with sslmode=require"
+                                                 : "and no sslrootcert was given for SSLCA");
+    *o += sprintf(*o, "FORCETLS=1;SSLVERIFY=%d;", t->mode == AB_SSL_VERIFY_FULL);
+    if (ca) {
+        put_pair(o, "SSLCA", t->rootcert);
+        *o += sprintf(*o, ";");
+    }
+    if (t->version && ca)
+        *o += sprintf(*o, "TLSVERSION=%s;", t->version);
+    return 0;
+}
+
 /* as py-pyodbc: the socket file when there is one, else host and port */
-static void mariadb_connstr(char *o, json_t *ep)
+static int mariadb_connstr(char *o, json_t *ep)
 {
     const char *v;
     char port[32];
+    ab_tls tls;
+    if (ab_tls_read(ep, &tls))
+        return -1;
     o += sprintf(o, "Driver={MariaDB Unicode};");
     if ((v = ab_ep_str(ep, "socket")) && *v) {
         put_pair(&o, "Socket", v);
@@ -254,13 +312,34 @@ static void mariadb_connstr(char *o, json_t *ep)
     put_pair(&o, ";Uid", ab_ep_str(ep, "user"));
     if ((v = ab_ep_str(ep, "password")) && *v)
         put_pair(&o, ";Pwd", v);
-    sprintf(o, ";%s", MARIADB_OPTIONS);
+    o += sprintf(o, ";%s", tls.compress ? MARIADB_OPTIONS_COMPRESSED : MARIADB_OPTIONS);
+    return mariadb_tls(&o, &tls);
 }
 
-static void pg_connstr(char *o, json_t *ep)
+/* key='value' of a libpq conninfo text (backslash and quote escaped), appended at o */
+static void put_libpq(char **o, const char *key, const char *v)
 {
-    const char *v;
-    char port[32];
+    *o += sprintf(*o, "%s='", key);
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '\'')
+            *(*o)++ = '\\';
+        *(*o)++ = *v;
+    }
+    *(*o)++ = '\'';
+    *(*o)++ = ' ';
+    **o = '\0';
+}
+
+/* psqlODBC: SSLmode is its own keyword; the other TLS keys and the schema's search_path go to
+ * libpq in pqopt={…}, a libpq conninfo text that psqlODBC hands to PQconnectdbParams. */
+static int pg_connstr(char *o, json_t *ep)
+{
+    const char *v, *kw[AB_PG_TLS_MAX], *val[AB_PG_TLS_MAX];
+    char port[32], search_path[600];
+    ab_tls tls;
+    size_t cap = 512 + 2 * sizeof search_path;
+    if (ab_tls_read(ep, &tls) || ab_pg_tls_check(&tls, "c-odbc (psqlODBC)"))
+        return -1;
     o += sprintf(o, "Driver={PostgreSQL Unicode};");
     put_pair(&o, "Server", (v = ab_ep_str(ep, "host")) ? v : "localhost");
     put_pair(&o, ";Port", ab_ep_port(ep, port, sizeof port) ? port : "5432");
@@ -270,27 +349,52 @@ static void pg_connstr(char *o, json_t *ep)
         o += sprintf(o, ";Pwd=");
         put_braced(&o, v); /* always braced, so that nothing in it is read as a keyword */
     }
-    o += sprintf(o, ";SSLmode=%s;%s", (v = ab_ep_str(ep, "sslmode")) ? v : "prefer", PG_OPTIONS);
-    if ((v = ab_ep_str(ep, "schema")) && *v)
-        sprintf(o, "pqopt={options='-c search_path=%s'};", v);
+    /* no sslmode: libpq's default, prefer (psqlODBC's own default, disable, would turn TLS off) */
+    o += sprintf(o, ";SSLmode=%s;%s", tls.sslmode ? tls.sslmode : "prefer", PG_OPTIONS);
+    int n = ab_pg_tls_params(&tls, kw, val);
+    for (int k = 0; k < n; k++)
+        cap += strlen(kw[k]) + 2 * strlen(val[k]) + 4;
+    char *pqopt = malloc(cap), *p = pqopt;
+    *p = '\0';
+    for (int k = 0; k < n; k++)
+        if (strcmp(kw[k], "sslmode")) /* SSLmode above */
+            put_libpq(&p, kw[k], val[k]);
+    if ((v = ab_ep_str(ep, "schema")) && *v) {
+        snprintf(search_path, sizeof search_path, "-c search_path=%s", v);
+        put_libpq(&p, "options", search_path);
+    }
+    if (*pqopt) {
+        p[-1] = '\0'; /* the last separating space */
+        o += sprintf(o, "pqopt=");
+        put_braced(&o, pqopt);
+        sprintf(o, ";");
+    }
+    free(pqopt);
+    return 0;
 }
 
+/* The connection string of the endpoint; NULL with ab_err set when the driver cannot do what
+ * the endpoint's TLS keys ask. */
 static char *make_connstr(json_t *ep)
 {
-    size_t cap = 4096; /* every value at most doubled (braces, '}' escaped) */
-    const char *keys[] = {"file", "host", "socket", "database", "user", "password", "schema", "sslmode"};
+    size_t cap = 8192; /* every value at most doubled (braces, '}' escaped), libpq's at most four times */
+    const char *keys[] = {"file", "host", "socket", "database", "user", "password", "schema", "sslmode", "sslrootcert"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         const char *v = ab_ep_str(ep, keys[k]);
-        cap += v ? 2 * strlen(v) + 8 : 0;
+        cap += v ? 4 * strlen(v) + 16 : 0;
     }
     char *s = malloc(cap);
-    int dbms = endpoint_dbms(ep);
+    int dbms = endpoint_dbms(ep), rc = 0;
     if (dbms == DB_SQLITE)
         sqlite_connstr(s, ep);
     else if (dbms == DB_MARIADB)
-        mariadb_connstr(s, ep);
+        rc = mariadb_connstr(s, ep);
     else
-        pg_connstr(s, ep);
+        rc = pg_connstr(s, ep);
+    if (rc) {
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -456,14 +560,54 @@ static void describe_connection(ab_conn *cn, json_t *a)
     json_object_set_new(a, "server_version", json_string(dbver));
 }
 
+/* MariaDB: the session is encrypted and compressed as the endpoint asked. libmariadb 3.3 under
+ * Connector/ODBC drops TLS without a word when the server offers none and the host name is not
+ * to be checked (FORCETLS does not refuse), and compression when the server has none: asked of
+ * the server once, at open (as the TID is; not on the connections of a connect step or of a
+ * connection per request, where it would be a round trip inside the operation's time). */
+static int confirm_mariadb_transport(ab_conn *cn, json_t *ep)
+{
+    ab_tls tls;
+    if (ab_tls_read(ep, &tls) || (!ab_tls_required(&tls) && !tls.compress))
+        return 0;
+    char name[64], value[256];
+    SQLLEN i1, i2;
+    int encrypted = 0, compressed = 0;
+    SQLHSTMT stmt = cn->stmt;
+    if (!OK(SQLExecDirect(stmt, (SQLCHAR *)"SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_cipher', 'Compression')",
+                          SQL_NTS)) ||
+        !OK(SQLBindCol(stmt, 1, SQL_C_CHAR, name, sizeof name, &i1)) ||
+        !OK(SQLBindCol(stmt, 2, SQL_C_CHAR, value, sizeof value, &i2))) {
+        fail_odbc(SQL_HANDLE_STMT, stmt, "SHOW SESSION STATUS");
+        SQLFreeStmt(stmt, SQL_CLOSE);
+        SQLFreeStmt(stmt, SQL_UNBIND);
+        return -1;
+    }
+    while (OK(SQLFetch(stmt))) {
+        int set = i2 > 0 && value[0] && strcasecmp(value, "OFF");
+        if (!strcasecmp(name, "Ssl_cipher"))
+            encrypted = set;
+        else if (!strcasecmp(name, "Compression"))
+            compressed = set;
+    }
+    SQLFreeStmt(stmt, SQL_CLOSE);
+    SQLFreeStmt(stmt, SQL_UNBIND);
+    if (ab_tls_required(&tls) && !encrypted)
+        return ab_fail("db", NULL, "sslmode=%s: the server offers no TLS, and MariaDB Connector/ODBC connected without "
+                       "it", tls.sslmode);
+    if (tls.compress && !compressed)
+        return ab_fail("db", NULL, "compress: the server did not accept the protocol's compression");
+    return 0;
+}
+
 static int open_(ab_conn *cn, json_t *ep, json_t *a)
 {
     pthread_once(&env_once, make_env);
     if (!env)
         return ab_fail("db", NULL, "SQLAllocHandle(ENV) failed");
     cn->dbms = endpoint_dbms(ep);
-    if (!cn->connstr)
-        cn->connstr = make_connstr(ep);
+    if (!cn->connstr && !(cn->connstr = make_connstr(ep)))
+        return -1;
     if (connect_dbc(cn->connstr, cn->dbms, &cn->dbc))
         return -1;
     if (new_stmt(cn)) {
@@ -471,6 +615,10 @@ static int open_(ab_conn *cn, json_t *ep, json_t *a)
         return -1;
     }
     cn->backend_pid = 0;
+    if (a && cn->dbms == DB_MARIADB && confirm_mariadb_transport(cn, ep)) {
+        close_(cn);
+        return -1;
+    }
     if (a) /* NULL for a connection per request: nothing is asked beyond the connection itself */
         describe_connection(cn, a);
     return 0;

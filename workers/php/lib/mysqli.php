@@ -40,23 +40,44 @@ final class MysqliDriver implements Driver
         $this->persistent = $persistent;
         $socket = $endpoint['socket'] ?? null;
         $host = $socket ? 'localhost' : (string) ($endpoint['host'] ?? 'localhost');
+        $tls = mysqlnd_tls($endpoint, 'php-mysqli');
+        $flags = MYSQLI_CLIENT_FOUND_ROWS | ($tls->compress ? MYSQLI_CLIENT_COMPRESS : 0);
         try {
             $conn = mysqli_init();
             $conn->options(MYSQLI_OPT_INT_AND_FLOAT_NATIVE, 1);
             $conn->options(MYSQLI_SET_CHARSET_NAME, 'utf8mb4');
-            $conn->real_connect(
+            if ($tls->sslmode === 'require') {
+                $flags |= MYSQLI_CLIENT_SSL | MYSQLI_CLIENT_SSL_DONT_VERIFY_SERVER_CERT;
+            } elseif ($tls->sslmode === 'verify-full') {
+                if ($tls->rootcert !== null) {
+                    $conn->ssl_set(null, null, $tls->rootcert, null, null);
+                }
+                $flags |= MYSQLI_CLIENT_SSL | MYSQLI_CLIENT_SSL_VERIFY_SERVER_CERT;
+            }
+            error_clear_last();
+            @$conn->real_connect(                           // its warnings: tls_cause()
                 ($persistent ? 'p:' : '') . $host,
                 $endpoint['user'] ?? null,
                 $password ?: null,
                 $endpoint['database'] ?? null,
                 (int) ($endpoint['port'] ?? 3306),
                 $socket,
-                MYSQLI_CLIENT_FOUND_ROWS,
+                $flags,
             );
             $this->conn = $conn;
         } catch (mysqli_sql_exception $e) {
-            throw self::error($e);
+            throw self::error($e, self::tls_cause());
         }
+    }
+
+    /**
+     * Why a TLS handshake failed: mysqlnd's exception says only "Cannot connect to MySQL using
+     * SSL", the stream's warning before it says why (the certificate, the host name).
+     */
+    private static function tls_cause(): ?string
+    {
+        $last = error_get_last()['message'] ?? null;
+        return $last === null ? null : preg_replace(['/^mysqli::real_connect\(\): /', '/\s+/'], ['', ' '], $last);
     }
 
     public function run(Op $op): array|int
@@ -127,9 +148,13 @@ final class MysqliDriver implements Driver
         return $rows;
     }
 
-    private static function error(mysqli_sql_exception $e): DbError
+    private static function error(mysqli_sql_exception $e, ?string $cause = null): DbError
     {
-        return new DbError($e->getMessage(), $e->getSqlState() ?: null);
+        $message = $e->getMessage();
+        if ($cause !== null && str_contains($message, 'SSL')) {
+            $message .= " ({$cause})";
+        }
+        return new DbError($message, $e->getSqlState() ?: null);
     }
 
     public function disconnect(): void

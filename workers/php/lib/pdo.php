@@ -31,10 +31,16 @@ abstract class PdoDriver implements Driver
     /** @return list<list<array{0: string, 1: mixed}>> every row read, as typed values */
     abstract protected function rows(PDOStatement $statement, Op $op): array;
 
-    /** @return array<int, mixed> attributes beyond the shared ones, at connect time */
-    protected function attributes(): array
+    /** @return array<int, mixed> attributes beyond the shared ones, at connect time (the endpoint's TLS among them) */
+    protected function attributes(array $endpoint): array
     {
         return [];
+    }
+
+    /** A failed connection as the page reports it (a driver may name what it lacks instead). */
+    protected function connect_error(DbError $e): \RuntimeException
+    {
+        return $e;
     }
 
     /** @return array<int, mixed> attributes set before an extended statement is prepared */
@@ -56,9 +62,9 @@ abstract class PdoDriver implements Driver
                 PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
                 PDO::ATTR_PERSISTENT => $persistent,
                 PDO::ATTR_STRINGIFY_FETCHES => false,
-            ] + $this->attributes());
+            ] + $this->attributes($endpoint));
         } catch (PDOException $e) {
-            throw pdo_error($e);
+            throw $this->connect_error(pdo_error($e));
         }
     }
 

@@ -47,9 +47,25 @@ final class PdoMysqlDriver extends PdoDriver
         return "mysql:{$where};dbname=" . ($endpoint['database'] ?? '') . ';charset=utf8mb4';
     }
 
-    protected function attributes(): array
+    /**
+     * CLIENT_FOUND_ROWS; TLS as lib/tls.php allows mysqlnd (mysqlnd_tls): pdo_mysql asks for TLS
+     * only when given a certificate option, so without sslrootcert (require) MYSQL_ATTR_SSL_CA is
+     * the system's CA bundle (OpenSSL's default_cert_file), as hosted MySQL services tell PHP
+     * users to configure it, with the certificate unchecked under require; compression by
+     * MYSQL_ATTR_COMPRESS.
+     */
+    protected function attributes(array $endpoint): array
     {
-        return [PDO::MYSQL_ATTR_FOUND_ROWS => true];
+        $tls = mysqlnd_tls($endpoint, 'php-pdo-mysql');
+        $attributes = [PDO::MYSQL_ATTR_FOUND_ROWS => true];
+        if ($tls->required()) {
+            $attributes[PDO::MYSQL_ATTR_SSL_CA] = $tls->rootcert ?? openssl_get_cert_locations()['default_cert_file'];
+            $attributes[PDO::MYSQL_ATTR_SSL_VERIFY_SERVER_CERT] = $tls->sslmode === 'verify-full';
+        }
+        if ($tls->compress) {
+            $attributes[PDO::MYSQL_ATTR_COMPRESS] = true;
+        }
+        return $attributes;
     }
 
     /** @return list<list<array{0: string, 1: mixed}>> */

@@ -44,15 +44,25 @@ final class PdoPgsqlDriver extends PdoDriver
         return 'php-pdo-pgsql';
     }
 
+    /** The DSN, which pdo_pgsql hands to libpq as a conninfo (';' read as ' '): the TLS keys as lib/tls.php maps them. */
     protected function dsn(array $endpoint): string
     {
+        $tls = [];
+        foreach (pg_tls_params($endpoint, 'php-pdo-pgsql') as $keyword => $value) {
+            $tls[] = libpq_pair($keyword, $value);
+        }
         return 'pgsql:' . implode(';', array_filter([
             'host=' . ($endpoint['host'] ?? ''),
             isset($endpoint['port']) ? 'port=' . $endpoint['port'] : '',
             'dbname=' . ($endpoint['database'] ?? ''),
-            empty($endpoint['sslmode']) ? '' : 'sslmode=' . $endpoint['sslmode'],
-            empty($endpoint['schema']) ? '' : "options='-c search_path=" . $endpoint['schema'] . "'",
+            empty($endpoint['schema']) ? '' : libpq_pair('options', '-c search_path=' . $endpoint['schema']),
+            ...$tls,
         ]));
+    }
+
+    protected function connect_error(DbError $e): \RuntimeException
+    {
+        return pg_unknown_keyword($e->getMessage(), 'php-pdo-pgsql') ?? $e;
     }
 
     protected function extended(): array

@@ -35,13 +35,17 @@ final class PgsqlDriver implements Driver
         error_clear_last();
         $conn = $persistent ? @pg_pconnect($dsn) : @pg_connect($dsn, PGSQL_CONNECT_FORCE_NEW);
         if ($conn === false) {
-            throw new DbError(preg_replace('/^pg_p?connect\(\): /', '', error_get_last()['message'] ?? 'cannot connect'));
+            $message = preg_replace('/^pg_p?connect\(\): /', '', error_get_last()['message'] ?? 'cannot connect');
+            throw pg_unknown_keyword($message, 'php-pgsql') ?? new DbError($message);
         }
         pg_set_error_verbosity($conn, PGSQL_ERRORS_VERBOSE);
         $this->conn = $conn;
     }
 
-    /** libpq's key='value' form: host (a directory is a unix socket directory), the schema as search_path. */
+    /**
+     * libpq's key='value' form: host (a directory is a unix socket directory), the schema as
+     * search_path, the TLS keys as lib/tls.php maps them (pg_tls_params).
+     */
     public static function conninfo(array $endpoint, ?string $password): string
     {
         $pairs = [
@@ -50,13 +54,12 @@ final class PgsqlDriver implements Driver
             'dbname' => $endpoint['database'] ?? null,
             'user' => $endpoint['user'] ?? null,
             'password' => $password ?: null,
-            'sslmode' => $endpoint['sslmode'] ?? null,
             'options' => empty($endpoint['schema']) ? null : '-c search_path=' . $endpoint['schema'],
-        ];
+        ] + pg_tls_params($endpoint, 'php-pgsql');
         $parts = [];
         foreach ($pairs as $key => $value) {
             if ($value !== null && $value !== '') {
-                $parts[] = $key . "='" . addcslashes((string) $value, "'\\") . "'";
+                $parts[] = libpq_pair($key, (string) $value);
             }
         }
         return implode(' ', $parts);

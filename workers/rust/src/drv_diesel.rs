@@ -590,7 +590,8 @@ impl Be for PgBe {
 
     /// A libpq conninfo string (Diesel hands it to PQconnectdb as it is): host (a directory
     /// is a unix socket directory), port, dbname, user, password, `options=-c
-    /// search_path=<schema>` and the endpoint's sslmode — libpq's own switch.
+    /// search_path=<schema>` and the endpoint's TLS in libpq's own keywords (sslmode,
+    /// sslrootcert, ssl_min/max_protocol_version, sslnegotiation where libpq has it).
     fn url(ep: &Endpoint) -> Res<String> {
         let mut parts = Vec::new();
         let mut add = |k: &str, v: &str| parts.push(format!("{k}={}", conninfo_value(v)));
@@ -613,6 +614,23 @@ impl Be for PgBe {
             add("options", &format!("-c search_path={s}"));
         }
         add("sslmode", &ep.sslmode);
+        if let Some(r) = &ep.sslrootcert {
+            add("sslrootcert", r);
+        }
+        let lib = unsafe { pq_sys::PQlibVersion() };
+        if let Some(v) = ep.tls_version {
+            if lib < 120000 {
+                return Err(Fail::unsupported(format!("libpq {} has no ssl_min/max_protocol_version (libpq 12 and later)", libpq_version())));
+            }
+            add("ssl_min_protocol_version", v.name());
+            add("ssl_max_protocol_version", v.name());
+        }
+        if ep.direct {
+            if lib < 170000 {
+                return Err(Fail::unsupported(format!("libpq {} has no sslnegotiation=direct (libpq 17 and later)", libpq_version())));
+            }
+            add("sslnegotiation", "direct");
+        }
         Ok(parts.join(" "))
     }
 
@@ -652,7 +670,8 @@ impl Be for PgBe {
 
     fn settings() -> Vec<(&'static str, String)> {
         vec![
-            ("connection", "PgConnection::establish(conninfo): libpq's PQconnectdb with host (a directory: unix socket), port, dbname, user, password, options=-c search_path=<schema> and the endpoint's sslmode (libpq's own TLS switch); Diesel then sends SET TIME ZONE 'UTC' and SET CLIENT_ENCODING TO 'UTF8' on every new connection (its own setup, inside a connect step's time)".into()),
+            ("tls", format!("libpq's own conninfo keywords (libpq {}, OpenSSL): sslmode as the endpoint says it (disable, prefer, require, verify-ca, verify-full; libpq's own meaning: require with a root certificate checks the chain as verify-ca does), sslrootcert, ssl_min_protocol_version and ssl_max_protocol_version both the pinned tls_version, sslnegotiation=direct (libpq 17 and later; an older libpq: unsupported); libpq reads the CA file and makes its SSL context on every connection, inside connect (a connect step's time); on a unix socket libpq never uses TLS", libpq_version())),
+            ("connection", "PgConnection::establish(conninfo): libpq's PQconnectdb with host (a directory: unix socket), port, dbname, user, password, options=-c search_path=<schema> and the endpoint's TLS keywords (see tls); Diesel then sends SET TIME ZONE 'UTC' and SET CLIENT_ENCODING TO 'UTF8' on every new connection (its own setup, inside a connect step's time)".into()),
             ("extended", "the statement cache disabled (set_prepared_statement_cache_size(CacheSize::Disabled)): every execution PQprepare of the unnamed statement, then PQsendQueryPrepared (two round trips), binary parameters and results".into()),
             ("prepared", "Diesel's statement cache on (CacheSize::Unbounded, its default): a statement is prepared as __diesel_stmt_N on its first execution (inside the first operation's time), then PQsendQueryPrepared, one round trip; Diesel never caches an UPDATE (its SET list varies), a multi-row INSERT or sql_query, so those are prepared unnamed every execution as in extended".into()),
             ("sqlstate", "Diesel keeps an error's SQLSTATE to itself and names only its DatabaseErrorKinds (unique, foreign key, not null, check, restrict, exclusion violations, serialization failure, read-only transaction): those are answered with their SQLSTATE, any other without one (capabilities.sqlstate = \"by kind\")".into()),
@@ -686,9 +705,10 @@ impl Be for MyBe {
     const DRIVER: &'static str = "diesel (MySQL backend: Debian's libmariadb through mysqlclient-sys)";
     const DBMS: &'static [&'static str] = &["mariadb"];
 
-    /// `mysql://user:password@host:port/database?unix_socket=…` (Diesel's URL form), with
-    /// ssl_mode=disabled (the managed server has no TLS; libmariadb would otherwise try it).
+    /// `mysql://user:password@host:port/database?unix_socket=…` (Diesel's URL form), with the
+    /// endpoint's TLS as `mysql_tls` maps it.
     fn url(ep: &Endpoint) -> Res<String> {
+        let tls = mysql_tls(ep)?;
         let mut u = String::from("mysql://");
         u.push_str(&pct(ep.user.as_deref().unwrap_or("root")));
         if let Some(p) = &ep.password {
@@ -705,9 +725,13 @@ impl Be for MyBe {
         }
         u.push('/');
         u.push_str(&pct(ep.database.as_deref().unwrap_or("")));
-        u.push_str("?ssl_mode=disabled");
+        let mut q: Vec<String> = tls.into_iter().map(|(k, v)| format!("{k}={}", pct(&v))).collect();
         if let Some(s) = &ep.socket {
-            u.push_str(&format!("&unix_socket={}", pct(s)));
+            q.push(format!("unix_socket={}", pct(s)));
+        }
+        if !q.is_empty() {
+            u.push('?');
+            u.push_str(&q.join("&"));
         }
         Ok(u)
     }
@@ -760,7 +784,13 @@ impl Be for MyBe {
     /// closed at once), as a Diesel user declares each field's SQL type.
     fn raw_types(ep: &Endpoint, text: &str) -> Res<Option<Vec<bool>>> {
         use mysql::prelude::Queryable;
-        let mut b = mysql::OptsBuilder::new().user(ep.user.clone()).pass(ep.password.clone()).db_name(ep.database.clone()).prefer_socket(false).stmt_cache_size(0);
+        let mut b = mysql::OptsBuilder::new()
+            .user(ep.user.clone())
+            .pass(ep.password.clone())
+            .db_name(ep.database.clone())
+            .prefer_socket(false)
+            .stmt_cache_size(0)
+            .ssl_opts(crate::drv_mysql::ssl_opts(ep)?); // as TLS as the layer's own connections
         b = match &ep.socket {
             Some(s) => b.socket(Some(s.clone())),
             None => b.ip_or_hostname(Some(ep.host.clone().unwrap_or_else(|| "127.0.0.1".into()))).tcp_port(ep.port.unwrap_or(3306)),
@@ -782,7 +812,9 @@ impl Be for MyBe {
 
     fn settings() -> Vec<(&'static str, String)> {
         vec![
-            ("connection", "MysqlConnection::establish(mysql://user:password@host:port/database?ssl_mode=disabled[&unix_socket=path]): mysql_real_connect with CLIENT_FOUND_ROWS (Diesel always sets it: an UPDATE counts the rows it matched); the unix socket when the endpoint has one; Diesel then sends SET time_zone = '+00:00', SET character_set_client/connection/results = 'utf8mb4' on every new connection (its own setup, four statements inside a connect step's time); autocommit: the server's default (on; checked at open)".into()),
+            ("tls", MYSQL_TLS.into()),
+            ("compress", "unsupported: Diesel's MysqlConnection has no compression option (its URL has no such key, and the client flags it connects with are CLIENT_FOUND_ROWS only)".into()),
+            ("connection", "MysqlConnection::establish(mysql://user:password@host:port/database[?ssl_ca=path][&unix_socket=path]): mysql_real_connect with CLIENT_FOUND_ROWS (Diesel always sets it: an UPDATE counts the rows it matched); the unix socket when the endpoint has one; Diesel then sends SET time_zone = '+00:00', SET character_set_client/connection/results = 'utf8mb4' on every new connection (its own setup, four statements inside a connect step's time); autocommit: the server's default (on; checked at open)".into()),
             ("extended", "the statement cache disabled (CacheSize::Disabled): every execution mysql_stmt_prepare, mysql_stmt_execute, then the statement closed (binary protocol)".into()),
             ("prepared", "Diesel's statement cache on (CacheSize::Unbounded, its default): prepared on its first execution (inside the first operation's time), then mysql_stmt_execute; Diesel never caches an UPDATE, a multi-row INSERT or sql_query, so those are prepared and closed every execution as in extended".into()),
             ("raw rows", format!("{MARIADB_BINARY}: a column Diesel reports as a blob is read as text or bytes as the suite declares it where the step's shape names the table's types; otherwise as its character set says (63, binary: bytes), read once before the clock from the statement's result metadata through a COM_STMT_PREPARE on a side connection (the pure-Rust mysql crate), as a Diesel user declares each field's type in a QueryableByName struct")),
@@ -790,6 +822,55 @@ impl Be for MyBe {
         ]
     }
 }
+
+/// The endpoint's TLS as the query keys of Diesel's MySQL URL (ssl_mode, ssl_ca: Diesel's
+/// only TLS keys, set with mysql_options). Over libmariadb (Connector/C 3.1–3.4, which has no
+/// MYSQL_OPT_SSL_MODE: mysqlclient-sys maps Diesel's ssl_mode onto an unrelated option, so it
+/// is never passed) TLS is on exactly when a TLS option is given, and with ssl_ca libmariadb
+/// checks the chain but not the host name (that is MYSQL_OPT_SSL_VERIFY_SERVER_CERT, which
+/// Diesel's URL cannot set): only verify-ca can be asked. Over libmysqlclient ssl_mode does
+/// what it says.
+fn mysql_tls(ep: &Endpoint) -> Res<Vec<(&'static str, String)>> {
+    if ep.compress {
+        return Err(Fail::unsupported("Diesel's MysqlConnection has no compression option (no URL key; its client flags are CLIENT_FOUND_ROWS only)"));
+    }
+    if ep.direct {
+        return Err(Fail::unsupported("sslnegotiation=direct is PostgreSQL's; MariaDB has no direct TLS handshake"));
+    }
+    let tls = ep.tls_required();
+    if tls && ep.tls_version.is_some() {
+        return Err(Fail::unsupported("Diesel's MySQL URL has no TLS version key (libmariadb's MYSQL_OPT_TLS_VERSION is not among the options it sets)"));
+    }
+    let ca = || -> Res<(&'static str, String)> {
+        ep.sslrootcert
+            .clone()
+            .map(|p| ("ssl_ca", p))
+            .ok_or_else(|| Fail::unsupported(format!("sslmode={} without sslrootcert: Diesel turns TLS on here only through ssl_ca", ep.sslmode)))
+    };
+    if mysqlclient_sys::SUPPORTS_MYSQL_SSL_MODE {
+        // libmysqlclient: MYSQL_OPT_SSL_MODE is real
+        return Ok(match ep.sslmode.as_str() {
+            "disable" => vec![("ssl_mode", "disabled".into())],
+            "require" => vec![("ssl_mode", "required".into())],
+            "verify-ca" => vec![("ssl_mode", "verify_ca".into()), ca()?],
+            "verify-full" => vec![("ssl_mode", "verify_identity".into()), ca()?],
+            _ => vec![],
+        });
+    }
+    match ep.sslmode.as_str() {
+        "require" => Err(Fail::unsupported(
+            "Diesel over libmariadb cannot ask TLS without checking the certificate: its ssl_mode=required sets MYSQL_OPT_SSL_MODE, which libmariadb does not have, and its ssl_ca makes libmariadb check the chain",
+        )),
+        "verify-ca" => Ok(vec![ca()?]),
+        "verify-full" => Err(Fail::unsupported(
+            "Diesel over libmariadb cannot ask the host name checked: its ssl_mode=verify_identity sets MYSQL_OPT_SSL_MODE, which libmariadb does not have, and MYSQL_OPT_SSL_VERIFY_SERVER_CERT is not in its URL (ssl_ca alone checks the chain only: verify-ca)",
+        )),
+        // disable, prefer: no TLS option, so libmariadb (before 3.4) uses no TLS and never probes
+        _ => Ok(vec![]),
+    }
+}
+
+const MYSQL_TLS: &str = "Diesel's MySQL URL keys, set with mysql_options: over libmariadb (no MYSQL_OPT_SSL_MODE there; mysqlclient-sys maps Diesel's ssl_mode onto an unrelated option, so the worker never passes it) sslmode disable and prefer (or absent) → no TLS key (libmariadb 3.3 uses TLS only when a TLS option is set, and never probes); verify-ca → ssl_ca=sslrootcert (MYSQL_OPT_SSL_CA: TLS on, the chain checked against it, the host name not); require and verify-full: unsupported (no way in Diesel's URL to turn TLS on without a CA to check, or to set MYSQL_OPT_SSL_VERIFY_SERVER_CERT); tls_version: unsupported (no key for MYSQL_OPT_TLS_VERSION); over libmysqlclient ssl_mode disabled/required/verify_ca/verify_identity with ssl_ca; libmariadb makes its SSL context and reads the CA on every connection, inside connect (a connect step's time); the side connection that reads a raw statement's result metadata (the mysql crate, before the clock) uses the crate's SslOpts of the same sslmode";
 
 const MARIADB_BINARY: &str = "Diesel's MySQL backend reports a text column of a binary collation (utf8mb4_bin, the server's) as a blob, keeping no character set, so text and bytes cannot be told apart";
 

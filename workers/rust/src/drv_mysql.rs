@@ -13,7 +13,8 @@ use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
 use crate::Hello;
 use mysql::consts::{CapabilityFlags, ColumnFlags, ColumnType};
 use mysql::prelude::{Protocol, Queryable};
-use mysql::{Column, Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, PooledConn, QueryResult, Statement, TxOpts, Value};
+use mysql::{Column, Compression, Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, PooledConn, QueryResult, SslOpts, Statement, TxOpts, Value};
+use std::path::PathBuf;
 use rust_decimal::Decimal;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -43,18 +44,56 @@ impl Mysql {
     }
 }
 
+/// The endpoint's TLS as the crate's `SslOpts` (its native-tls backend: OpenSSL), for
+/// rust-mysql and the side connection of the Diesel layer: sslmode disable, prefer (or
+/// absent) → none (the crate's default: no TLS, and it never probes for it); require →
+/// `with_danger_accept_invalid_certs(true)`; verify-ca → `with_root_cert_path(sslrootcert)`
+/// and `with_danger_skip_domain_validation(true)`; verify-full → `with_root_cert_path`. No
+/// TLS version setting in the crate: a pinned version is unsupported. The crate never secures
+/// a unix socket connection (TLS keys are ignored there, as in libpq).
+pub(crate) fn ssl_opts(ep: &Endpoint) -> Res<Option<SslOpts>> {
+    if ep.direct {
+        return Err(Fail::unsupported("sslnegotiation=direct is PostgreSQL's; MariaDB has no direct TLS handshake"));
+    }
+    if ep.socket.is_some() {
+        return Ok(None);
+    }
+    let root = || ep.sslrootcert.clone().map(PathBuf::from);
+    let o = match ep.sslmode.as_str() {
+        "disable" | "allow" | "prefer" => return Ok(None),
+        "require" => SslOpts::default().with_danger_accept_invalid_certs(true),
+        "verify-ca" => SslOpts::default().with_root_cert_path(root()).with_danger_skip_domain_validation(true),
+        "verify-full" => SslOpts::default().with_root_cert_path(root()),
+        other => return Err(Fail::unsupported(format!("the mysql crate has no sslmode={other}"))),
+    };
+    if let Some(v) = ep.tls_version {
+        return Err(Fail::unsupported(format!(
+            "the mysql crate {} has no TLS version setting (tls_version={}): its SslOpts sets no minimum or maximum protocol version",
+            env!("ABW_V_MYSQL"),
+            v.name()
+        )));
+    }
+    Ok(Some(o))
+}
+
+/// Why a batch over TLS is unsupported: the crate's own bug, as the server answers it.
+const TLS_BULK: &str = concat!("over TLS the mysql crate ", env!("ABW_V_MYSQL"), " sends its SSLRequest without MariaDB's extended capabilities (Conn::do_ssl_request, no SslRequest::with_mariadb_capabilities), so the server turns bulk operations off for the connection while the crate still sends exec_batch as COM_STMT_BULK_EXECUTE, which the server refuses (ERROR 1295)");
+
 /// The connection options: the unix socket when the endpoint names one (else host and
 /// port, and no switch to the socket: `prefer_socket(false)`), user, password, database,
-/// CLIENT_FOUND_ROWS, the statement cache of `stmt_cache` entries (0: none), and
-/// `SET autocommit = 1` at connect where the server's default is off.
-fn opts(ep: &Endpoint, stmt_cache: usize, set_autocommit: bool) -> OptsBuilder {
+/// CLIENT_FOUND_ROWS, TLS (`ssl_opts`, checked at open), compression when the endpoint asks
+/// it, the statement cache of `stmt_cache` entries (0: none), and `SET autocommit = 1` at
+/// connect where the server's default is off.
+fn opts(ep: &Endpoint, ssl: &Option<SslOpts>, stmt_cache: usize, set_autocommit: bool) -> OptsBuilder {
     let mut b = OptsBuilder::new()
         .user(ep.user.clone())
         .pass(ep.password.clone())
         .db_name(ep.database.clone())
         .prefer_socket(false)
         .stmt_cache_size(stmt_cache)
-        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS);
+        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
+        .ssl_opts(ssl.clone())
+        .compress(ep.compress.then(Compression::default));
     b = match &ep.socket {
         Some(s) => b.socket(Some(s.clone())),
         None => b.ip_or_hostname(Some(ep.host.clone().unwrap_or_else(|| "127.0.0.1".into()))).tcp_port(ep.port.unwrap_or(3306)),
@@ -403,6 +442,8 @@ fn connect_once(o: &Opts) -> Res<i64> {
 #[derive(Clone)]
 pub struct Cfg {
     ep: Endpoint,
+    /// TLS (`ssl_opts`): the same for every connection
+    ssl: Option<SslOpts>,
     /// the server's default is autocommit off, so every connection sets it on (as open does)
     set_autocommit: bool,
     /// the options of every connection but pooled ones: no statement cache
@@ -505,7 +546,9 @@ impl Method for Mysql {
 
     fn hello(&self) -> Hello {
         let s: Vec<(&str, String)> = vec![
-            ("crate", format!("mysql {} over mysql_common {}, pure Rust; default features off, features minimal-rust (flate2's Rust backend, compression unused) and buffer-pool (the crate's default packet-buffer reuse); no TLS built in (the managed server has none)", env!("ABW_V_MYSQL"), env!("ABW_V_MYSQL_COMMON"))),
+            ("crate", format!("mysql {} over mysql_common {}, pure Rust; default features off, features minimal-rust (flate2's Rust backend: miniz_oxide, for compress), buffer-pool (the crate's default packet-buffer reuse), client_ed25519 and native-tls (TLS by native-tls over the system OpenSSL)", env!("ABW_V_MYSQL"), env!("ABW_V_MYSQL_COMMON"))),
+            ("tls", "OptsBuilder::ssl_opts (the crate's native-tls backend, OpenSSL): sslmode disable and prefer (or absent) → no SslOpts (the crate's default: no TLS, never probed); require → SslOpts::with_danger_accept_invalid_certs(true); verify-ca → with_root_cert_path(sslrootcert) and with_danger_skip_domain_validation(true) (the chain checked, the host name not); verify-full → with_root_cert_path(sslrootcert) (the chain and the host name or IP address); tls_version: unsupported (SslOpts has no protocol version setting); the crate never secures a unix socket connection; it builds a native-tls TlsConnector on every connection (reading the CA file, an SSL_CTX with OpenSSL's default roots and the CA), after the server's greeting, then the handshake: inside connect (a connect step's time); over TLS the crate's SSLRequest carries none of MariaDB's extended capabilities, so the server keeps metadata caching and bulk operations off for the connection: the crate reads full metadata (it checks the server's flag) but still sends exec_batch as COM_STMT_BULK_EXECUTE, which the server refuses, so a batch over TLS is unsupported".into()),
+            ("compress", "OptsBuilder::compress(Some(Compression::default())) when the endpoint asks it (flate2 level 6, by miniz_oxide: zlib streams; the crate compresses only packets of 50 bytes or more, as the protocol allows), else None (the crate's default: no compression)".into()),
             ("connect", "OptsBuilder: the endpoint's unix socket when it has one (socket(path)), else host and port with prefer_socket(false) (the crate's default true would reconnect a loopback TCP connection through the server's socket); user, password (the server's auth plugin: mysql_native_password on the managed server), database in the handshake; handshake collation utf8mb4_general_ci (the crate's, for servers >= 5.5.3); connect attributes as the crate sends them; the crate then asks SELECT @@max_allowed_packet on every new connection (its default, inside a connect step's time)".into()),
             ("client_flag", "additional_capabilities(CLIENT_FOUND_ROWS): an UPDATE counts the rows it matched; the crate always sets CLIENT_MULTI_STATEMENTS/MULTI_RESULTS/PS_MULTI_RESULTS and negotiates MariaDB's MARIADB_CLIENT_CACHE_METADATA (the server may skip re-sending a prepared statement's result metadata) and STMT_BULK_OPERATIONS".into()),
             ("autocommit", "on: the server's default, which the crate leaves alone (checked at open: where the server's default is off, every connection sends SET autocommit = 1 at connect); BEGIN/COMMIT explicit as text queries".into()),
@@ -540,7 +583,9 @@ impl Method for Mysql {
     }
 
     fn config(&self, ep: &Endpoint) -> Res<Cfg> {
-        Ok(Cfg { ep: ep.clone(), set_autocommit: false, o: opts(ep, 0, false).into() })
+        let ssl = ssl_opts(ep)?;
+        let o = opts(ep, &ssl, 0, false).into();
+        Ok(Cfg { ep: ep.clone(), ssl, set_autocommit: false, o })
     }
 
     async fn connect(cfg: &Cfg) -> Res<Conn> {
@@ -554,7 +599,7 @@ impl Method for Mysql {
         if !autocommit && !cfg.set_autocommit {
             c.query_drop("SET autocommit = 1").map_err(fail)?;
             cfg.set_autocommit = true;
-            cfg.o = opts(&cfg.ep, 0, true).into();
+            cfg.o = opts(&cfg.ep, &cfg.ssl, 0, true).into();
         }
         Ok(Described { server_pid: tid, server_version: version })
     }
@@ -563,7 +608,10 @@ impl Method for Mysql {
         drop(c); // COM_QUIT as it drops
     }
 
-    async fn plan(_cfg: &Cfg, _c: &mut Conn, st: &Step) -> Res<Plan> {
+    async fn plan(cfg: &Cfg, _c: &mut Conn, st: &Step) -> Res<Plan> {
+        if st.kind == Kind::Batch && cfg.ssl.is_some() {
+            return Err(Fail::unsupported(TLS_BULK));
+        }
         Ok(Plan { vals: adapt(&st.values), rec: Rec::new(st) })
     }
 
@@ -573,7 +621,7 @@ impl Method for Mysql {
         let cache = if st.mode == Mode::Prepared || st.kind == Kind::Batch { POOL_STMT_CACHE } else { 0 };
         let constraints = PoolConstraints::new(size, size).ok_or_else(|| Fail::protocol("pool_size must be at least 1"))?;
         let po = PoolOpts::default().with_constraints(constraints).with_reset_connection(false).with_check_health(false);
-        let pool = Pool::new(opts(&cfg.ep, cache, cfg.set_autocommit).pool_opts(po)).map_err(fail)?;
+        let pool = Pool::new(opts(&cfg.ep, &cfg.ssl, cache, cfg.set_autocommit).pool_opts(po)).map_err(fail)?;
         if let Some(rec) = &plan.rec {
             // every connection of the pool at once (it holds exactly pool_size), each opening the handler
             let mut held = Vec::with_capacity(size);

@@ -9,7 +9,7 @@ use crate::pg::{self, Calls, Ops, P};
 use crate::protocol::Sink;
 use crate::step::{Endpoint, Fail, Kind, Res, Step};
 use crate::Hello;
-use postgres::{Config, NoTls, Row, SimpleQueryMessage, Statement, ToStatement};
+use postgres::{Config, Row, SimpleQueryMessage, Statement, ToStatement};
 use r2d2::PooledConnection;
 use r2d2_postgres::PostgresConnectionManager;
 
@@ -28,6 +28,8 @@ impl Postgres {
 #[derive(Clone)]
 pub struct Cfg {
     pg: Config,
+    /// the connector (pg::tls): built once at open, cloned into every connect
+    tls: pg::Tls,
     /// the server's default DateStyle is ISO (else every connection sets it, as open does)
     iso: bool,
 }
@@ -53,8 +55,8 @@ impl Calls for postgres::Client {
     }
 }
 
-fn connect_once(cfg: &Config) -> Res<i64> {
-    let client = cfg.connect(NoTls).map_err(pg::fail)?;
+fn connect_once(cfg: &Config, tls: &pg::Tls) -> Res<i64> {
+    let client = cfg.connect(tls.clone()).map_err(pg::fail)?;
     client.close().map_err(pg::fail)?;
     Ok(0)
 }
@@ -87,7 +89,7 @@ pub struct PooledPg {
 
 /// r2d2_postgres's manager, making `PooledPg`s (and setting DateStyle where open had to).
 pub struct Manager {
-    inner: PostgresConnectionManager<NoTls>,
+    inner: PostgresConnectionManager<pg::Tls>,
     iso: bool,
 }
 
@@ -128,7 +130,7 @@ impl Client for PgClient<'_> {
     async fn op(&mut self, i: usize, sink: &mut Sink) -> Res<i64> {
         let st = self.ops.st;
         if st.kind == Kind::Connect {
-            return connect_once(&self.cfg.pg);
+            return connect_once(&self.cfg.pg, &self.cfg.tls);
         }
         let c = self.slot.get(|c| c, |pc| &mut pc.client)?;
         match st.kind {
@@ -192,7 +194,7 @@ impl Method for Postgres {
     fn hello(&self) -> Hello {
         let s: Vec<(&str, String)> = vec![
             ("runtime", "blocking calls; the crate drives each connection on its own current-thread tokio runtime, on the calling thread".into()),
-            ("tls", "NoTls connector: sslmode disable/prefer connect without TLS (prefer sends no SSLRequest); require over TCP is unsupported; on a unix socket TLS is never used (as in libpq)".into()),
+            ("tls", pg::TLS_SETTING.into()),
             ("search_path", "options=-c search_path=<schema> in the startup packet".into()),
             ("autocommit", "yes (BEGIN/COMMIT explicit, as simple queries)".into()),
             ("literal", "Client::simple_query of the text with values inlined: simple query protocol, text results, each value parsed by its column type; the column types are learnt before the clock by preparing the first text once (then closed)".into()),
@@ -205,8 +207,8 @@ impl Method for Postgres {
             ("tcp", "TCP_NODELAY on; TCP keepalives on (tokio-postgres default, idle 2 h)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread)".into()),
             ("load", "C clients = C OS threads (std::thread::scope), each blocking on its own connection; persistent: client 0 uses the connection from open, the others each open their own (in parallel, with the open query for its backend pid) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
-            ("per-request", "Config::connect(NoTls) (its own current-thread tokio runtime, startup, authentication), the step's statement prepared on it when the mode needs one, the operation, Client::close (Terminate, waits for the connection to end): all inside the operation's time".into()),
-            ("pool", format!("r2d2 {} with r2d2_postgres {}'s PostgresConnectionManager(config, NoTls), wrapped so that each pooled connection keeps the step's prepared statement (prepared once per connection, on its first use, inside that operation's time: the postgres crate has no statement cache); Pool::builder().max_size(pool_size).min_idle(Some(pool_size)): build() waits until all pool_size connections are open, before the barrier; test_on_check_out(false) (no is_valid query per check-out), max_lifetime(None), idle_timeout(None), connection_timeout({R2D2_TIMEOUT_S} s); each operation: Pool::get, the operation, the PooledConnection dropped back (has_broken = Client::is_closed); the pool dropped after the trial", env!("ABW_V_R2D2"), env!("ABW_V_R2D2_POSTGRES"))),
+            ("per-request", "Config::connect(the connector of tls) (its own current-thread tokio runtime, startup, authentication), the step's statement prepared on it when the mode needs one, the operation, Client::close (Terminate, waits for the connection to end): all inside the operation's time".into()),
+            ("pool", format!("r2d2 {} with r2d2_postgres {}'s PostgresConnectionManager(config, the connector of tls), wrapped so that each pooled connection keeps the step's prepared statement (prepared once per connection, on its first use, inside that operation's time: the postgres crate has no statement cache); Pool::builder().max_size(pool_size).min_idle(Some(pool_size)): build() waits until all pool_size connections are open, before the barrier; test_on_check_out(false) (no is_valid query per check-out), max_lifetime(None), idle_timeout(None), connection_timeout({R2D2_TIMEOUT_S} s); each operation: Pool::get, the operation, the PooledConnection dropped back (has_broken = Client::is_closed); the pool dropped after the trial", env!("ABW_V_R2D2"), env!("ABW_V_R2D2_POSTGRES"))),
         ];
         Hello {
             driver: "postgres",
@@ -221,11 +223,12 @@ impl Method for Postgres {
     }
 
     fn config(&self, ep: &Endpoint) -> Res<Cfg> {
-        Ok(Cfg { pg: pg::config(ep)?.into(), iso: true })
+        let (pg, tls) = pg::config(ep)?;
+        Ok(Cfg { pg: pg.into(), tls, iso: true })
     }
 
     async fn connect(cfg: &Cfg) -> Res<postgres::Client> {
-        cfg.pg.connect(NoTls).map_err(pg::fail)
+        cfg.pg.connect(cfg.tls.clone()).map_err(pg::fail)
     }
 
     /// DateStyle set where the server's default is not ISO, as open does.
@@ -252,7 +255,7 @@ impl Method for Postgres {
 
     /// The step's pool, filled before the barrier (settings pinned: see `hello`).
     async fn pool(cfg: &Cfg, _plan: &pg::Plan, _st: &Step, size: usize) -> Res<r2d2::Pool<Manager>> {
-        host::r2d2_pool(Manager { inner: PostgresConnectionManager::new(cfg.pg.clone(), NoTls), iso: cfg.iso }, size)
+        host::r2d2_pool(Manager { inner: PostgresConnectionManager::new(cfg.pg.clone(), cfg.tls.clone()), iso: cfg.iso }, size)
     }
 
     async fn client<'c>(ctx: Ctx<'c, Self>, link: Link<'c, Self>) -> Res<PgClient<'c>> {

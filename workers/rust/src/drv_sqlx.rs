@@ -57,18 +57,10 @@ pub struct Cfg {
     values: bool,
 }
 
+/// The endpoint as sqlx's connect options (rust-sqlx's and the SeaORM layer's): see `hello`'s
+/// options and tls.
 pub(crate) fn options(ep: &Endpoint) -> Res<PgConnectOptions> {
-    let mode = match ep.sslmode.as_str() {
-        // as in libpq, TLS is never used on a unix socket
-        _ if pg::unix_socket(ep) => PgSslMode::Disable,
-        "disable" => PgSslMode::Disable,
-        "prefer" | "allow" => PgSslMode::Prefer,
-        other => {
-            return Err(Fail::unsupported(format!(
-                "sslmode={other} needs TLS, and this worker's sqlx is built without a TLS backend"
-            )))
-        }
-    };
+    let (mode, root) = tls(ep)?;
     let mut o = PgConnectOptions::new_without_pgpass();
     if let Some(h) = &ep.host {
         o = if h.starts_with('/') { o.socket(h) } else { o.host(h) };
@@ -88,11 +80,55 @@ pub(crate) fn options(ep: &Endpoint) -> Res<PgConnectOptions> {
     if let Some(s) = &ep.schema {
         o = o.options([("search_path", s)]);
     }
+    if let Some(pem) = root {
+        o = o.ssl_root_cert_from_pem(pem);
+    }
     Ok(o.ssl_mode(mode)
         .statement_cache_capacity(STATEMENT_CACHE_CAPACITY)
         .extra_float_digits(2)
         .disable_statement_logging())
 }
+
+/// The endpoint's TLS as sqlx's (tls-native-tls: OpenSSL through native-tls): sslmode →
+/// `PgSslMode` of the same name (prefer: sqlx's default, TLS when the server offers it, the
+/// certificate not checked); `sslrootcert` read once here, at open, and given inline
+/// (`ssl_root_cert_from_pem`) for verify-ca and verify-full; no TLS version setting and no
+/// direct negotiation in sqlx 0.9: unsupported. As in libpq, never TLS on a unix socket.
+fn tls(ep: &Endpoint) -> Res<(PgSslMode, Option<Vec<u8>>)> {
+    let mode = match ep.sslmode.as_str() {
+        _ if pg::unix_socket(ep) => return Ok((PgSslMode::Disable, None)),
+        "disable" => return Ok((PgSslMode::Disable, None)),
+        "allow" => PgSslMode::Allow,
+        "prefer" => PgSslMode::Prefer,
+        "require" => PgSslMode::Require,
+        "verify-ca" => PgSslMode::VerifyCa,
+        "verify-full" => PgSslMode::VerifyFull,
+        other => return Err(Fail::unsupported(format!("sqlx has no sslmode={other}"))),
+    };
+    if let Some(v) = ep.tls_version {
+        return Err(Fail::unsupported(format!(
+            "sqlx {} has no TLS version setting (tls_version={}): PgConnectOptions sets no minimum or maximum protocol version",
+            env!("ABW_V_SQLX"),
+            v.name()
+        )));
+    }
+    if ep.direct {
+        return Err(Fail::unsupported(format!(
+            "sqlx {} has no sslnegotiation=direct: it always sends an SSLRequest first",
+            env!("ABW_V_SQLX")
+        )));
+    }
+    let root = match (&ep.sslrootcert, mode) {
+        (Some(path), PgSslMode::VerifyCa | PgSslMode::VerifyFull) => {
+            Some(std::fs::read(path).map_err(|e| Fail::db(format!("sslrootcert {path}: {e}"), None))?)
+        }
+        _ => None,
+    };
+    Ok((mode, root))
+}
+
+/// hello's `tls` of rust-sqlx and the SeaORM layer (same options).
+pub(crate) const TLS_SETTING: &str = "sqlx's tls-native-tls backend (native-tls over the system OpenSSL; SeaORM: its runtime-tokio-native-tls feature, the same sqlx); sslmode → PgConnectOptions::ssl_mode: disable → Disable (no SSLRequest), prefer (or absent) → Prefer (sqlx's default: TLS when the server offers it, the certificate not checked), require → Require (danger_accept_invalid_certs), verify-ca → VerifyCa (the chain checked, danger_accept_invalid_hostnames), verify-full → VerifyFull (chain and host name); sslrootcert read once at open and given inline (ssl_root_cert_from_pem; added to OpenSSL's default roots) for verify-ca and verify-full; tls_version: unsupported (sqlx has no TLS version setting); sslnegotiation=direct: unsupported (sqlx always sends SSLRequest); on a unix socket never TLS (as libpq); sqlx builds a new native-tls TlsConnector (an SSL_CTX with the system's default roots and the CA) on every connection, on tokio's blocking pool (spawn_blocking, a second OS thread), then the handshake: all inside connect (a connect step's time), as it does for its users";
 
 fn fail(e: sqlx::Error) -> Fail {
     fail_ref(&e)
@@ -468,7 +504,7 @@ impl Method for Sqlx {
         let s: Vec<(&str, String)> = vec![
             ("connection", "one PgConnection (PgConnection::connect_with), no pool (a pooled step under load uses a PgPool: see pool)".into()),
             ("runtime", "tokio current-thread runtime (one thread)".into()),
-            ("tls", "no TLS backend compiled in: sslmode disable/prefer connect without TLS (prefer sends no SSLRequest); require over TCP is unsupported; on a unix socket TLS is never used (as in libpq)".into()),
+            ("tls", TLS_SETTING.into()),
             ("options", format!("PgConnectOptions::new_without_pgpass (no ~/.pgpass lookup) with the endpoint's host (a directory → socket), port, user, password, database; options -c search_path=<schema> in the startup packet; statement_cache_capacity={STATEMENT_CACHE_CAPACITY}; extra_float_digits=2 (the sqlx default, pinned); statement logging off (log_statements and log_slow_statements Off; sqlx still reads the clock twice per query for its logger)")),
             ("startup parameters", "sqlx sends DateStyle=ISO, MDY, client_encoding=UTF8, TimeZone=UTC, extra_float_digits=2".into()),
             ("autocommit", "yes (BEGIN/COMMIT explicit, as simple queries via raw_sql)".into()),

@@ -19,10 +19,9 @@ use futures_util::future::try_join_all;
 use futures_util::{SinkExt, StreamExt};
 use std::pin::pin;
 use tokio::task::JoinHandle;
-use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::binary_copy::BinaryCopyOutStream;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Config, Connection, NoTls, Row, SimpleQueryMessage, Socket, Statement, ToStatement};
+use tokio_postgres::{Config, Connection, Row, SimpleQueryMessage, Socket, Statement, ToStatement};
 
 pub struct TokioPostgres {
     copy: bool,
@@ -48,6 +47,8 @@ impl TokioPostgres {
 #[derive(Clone)]
 pub struct Cfg {
     pg: Config,
+    /// the connector (pg::tls): built once at open, cloned into every connect
+    tls: pg::Tls,
     /// the server's default DateStyle is ISO (else every connection sets it, as open does)
     iso: bool,
     copy: bool,
@@ -57,7 +58,7 @@ pub struct Cfg {
 /// A connection: the client, and its Connection future (a task once the connection is ready).
 pub struct Conn {
     client: tokio_postgres::Client,
-    conn: Option<Connection<Socket, NoTlsStream>>,
+    conn: Option<Connection<Socket, pg::TlsStream>>,
     task: Option<JoinHandle<Result<(), tokio_postgres::Error>>>,
 }
 
@@ -135,8 +136,8 @@ async fn scan_copy(c: &mut tokio_postgres::Client, cp: &CopyOut, sink: &mut Sink
 
 /// One connection opened and closed: connect (startup, authentication), then drop the
 /// client and drive the connection until it has sent Terminate and closed the socket.
-async fn connect_once(cfg: &Config) -> Res<i64> {
-    let (client, conn) = cfg.connect(NoTls).await.map_err(pg::fail)?;
+async fn connect_once(cfg: &Config, tls: &pg::Tls) -> Res<i64> {
+    let (client, conn) = cfg.connect(tls.clone()).await.map_err(pg::fail)?;
     drop(client);
     conn.await.map_err(pg::fail)?;
     Ok(0)
@@ -245,7 +246,7 @@ impl Client for TpClient<'_> {
     async fn op(&mut self, i: usize, sink: &mut Sink) -> Res<i64> {
         let st = self.ops.st;
         if st.kind == Kind::Connect {
-            return connect_once(&self.cfg.pg).await;
+            return connect_once(&self.cfg.pg, &self.cfg.tls).await;
         }
         let c = self.slot.get(|c| &mut c.client, |o| &mut **o)?;
         match (st.kind, self.copy) {
@@ -323,7 +324,7 @@ impl Method for TokioPostgres {
     fn hello(&self) -> Hello {
         let mut s = vec![
             ("runtime", "tokio current-thread runtime (one thread); the Connection future is a task spawned on it".into()),
-            ("tls", "NoTls connector: sslmode disable/prefer connect without TLS (prefer sends no SSLRequest); require over TCP is unsupported; on a unix socket TLS is never used (as in libpq)".into()),
+            ("tls", pg::TLS_SETTING.into()),
             ("search_path", "options=-c search_path=<schema> in the startup packet".into()),
             ("autocommit", "yes (BEGIN/COMMIT explicit, as simple queries)".into()),
             ("literal", "Client::simple_query of the text with values inlined: simple query protocol, text results, each value parsed by its column type (chrono/rust_decimal/std parsers); the column types are learnt before the clock by preparing the first text once (Parse+Describe+Sync, then Close)".into()),
@@ -336,8 +337,8 @@ impl Method for TokioPostgres {
             ("tcp", "TCP_NODELAY on; TCP keepalives on (tokio-postgres default, idle 2 h)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread".into()),
             ("load", "C clients = C tokio tasks, all on the worker's current-thread runtime (one OS thread for every client and every connection's I/O); persistent: client 0 uses the connection from open, the others each open their own (at once, with the open query for its backend pid) before the barrier, untimed, and close it after the trial; each task waits for start_at_unix_ns on the wall clock, then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate); a task ahead of schedule sleeps on a timerfd of its own registered with tokio's reactor (tokio's timer has 1 ms granularity) until 100 µs before the intended start, then spins with yield_now (the other tasks keep running) until it; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the task then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
-            ("per-request", "Config::connect(NoTls) with the Connection future spawned as a task, the step's statement prepared on it when the mode needs one, the operation, then the statement and client dropped and the connection task awaited (Terminate sent, socket closed): all inside the operation's time".into()),
-            ("pool", format!("deadpool-postgres {} (deadpool {}): Manager::from_config(config, NoTls, ManagerConfig {{ recycling_method: Fast }}) (a check-out only looks at Client::is_closed, no query); Pool::builder(manager).max_size(pool_size), queue_mode Fifo, no wait/create/recycle timeouts; filled before the barrier by checking out pool_size connections at once and returning them; each operation: Pool::get, the step's statement from ClientWrapper::prepare_cached when the mode (or a batch) needs one (deadpool-postgres's per-connection statement cache: prepared once per connection, on its first use, inside that operation's time), the operation, the Object dropped back into the pool; the pool dropped after the trial (deadpool aborts the connections' tasks)", env!("ABW_V_DEADPOOL_POSTGRES"), env!("ABW_V_DEADPOOL"))),
+            ("per-request", "Config::connect(the connector of tls) with the Connection future spawned as a task, the step's statement prepared on it when the mode needs one, the operation, then the statement and client dropped and the connection task awaited (Terminate sent, socket closed): all inside the operation's time".into()),
+            ("pool", format!("deadpool-postgres {} (deadpool {}): Manager::from_config(config, the connector of tls, ManagerConfig {{ recycling_method: Fast }}) (a check-out only looks at Client::is_closed, no query); Pool::builder(manager).max_size(pool_size), queue_mode Fifo, no wait/create/recycle timeouts; filled before the barrier by checking out pool_size connections at once and returning them; each operation: Pool::get, the step's statement from ClientWrapper::prepare_cached when the mode (or a batch) needs one (deadpool-postgres's per-connection statement cache: prepared once per connection, on its first use, inside that operation's time), the operation, the Object dropped back into the pool; the pool dropped after the trial (deadpool aborts the connections' tasks)", env!("ABW_V_DEADPOOL_POSTGRES"), env!("ABW_V_DEADPOOL"))),
         ];
         s.push(("batch", if self.copy { "copy".into() } else { "pipeline".into() }));
         if let Some(format) = self.copy_out {
@@ -373,7 +374,8 @@ impl Method for TokioPostgres {
     }
 
     fn config(&self, ep: &Endpoint) -> Res<Cfg> {
-        Ok(Cfg { pg: pg::config(ep)?, iso: true, copy: self.copy, copy_out: self.copy_out })
+        let (pg, tls) = pg::config(ep)?;
+        Ok(Cfg { pg, tls, iso: true, copy: self.copy, copy_out: self.copy_out })
     }
 
     const TASKS: bool = true;
@@ -383,7 +385,7 @@ impl Method for TokioPostgres {
     }
 
     async fn connect(cfg: &Cfg) -> Res<Conn> {
-        let (client, conn) = cfg.pg.connect(NoTls).await.map_err(pg::fail)?;
+        let (client, conn) = cfg.pg.connect(cfg.tls.clone()).await.map_err(pg::fail)?;
         Ok(Conn { client, conn: Some(conn), task: None })
     }
 
@@ -437,7 +439,7 @@ impl Method for TokioPostgres {
     async fn pool(cfg: &Cfg, _plan: &Plan, _st: &Step, size: usize) -> Res<deadpool_postgres::Pool> {
         let manager = deadpool_postgres::Manager::from_config(
             cfg.pg.clone(),
-            NoTls,
+            cfg.tls.clone(),
             ManagerConfig { recycling_method: RecyclingMethod::Fast },
         );
         let pool = deadpool_postgres::Pool::builder(manager)

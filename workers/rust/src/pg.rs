@@ -12,16 +12,25 @@ use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use rust_decimal::Decimal;
 use std::error::Error as StdError;
 use std::str::FromStr;
-use tokio_postgres::config::SslMode;
+use crate::step::TlsVersion;
+use openssl::error::ErrorStack;
+use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode, SslVersion};
+use postgres_openssl::MakeTlsConnector;
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_postgres::config::{SslMode, SslNegotiation};
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::{Row, SimpleQueryMessage, SimpleQueryRow, Statement, ToStatement};
 
 pub const EPOCH_DAYS_CE: i32 = 719_163; // NaiveDate(1970-01-01).num_days_from_ce()
 
 /// libpq-style settings from the endpoint: `host` (a directory is a unix socket directory),
 /// port, dbname, user, password when given, `options=-c search_path=<schema>` in the
-/// startup packet, and the endpoint's sslmode. No TLS connector is built in, so `require`
-/// cannot be honoured.
-pub fn config(ep: &Endpoint) -> Res<tokio_postgres::Config> {
+/// startup packet, and the endpoint's TLS (`tls`): the config's sslmode and sslnegotiation,
+/// and the connector both drivers connect with.
+pub fn config(ep: &Endpoint) -> Res<(tokio_postgres::Config, Tls)> {
     let mut c = tokio_postgres::Config::new();
     if let Some(h) = &ep.host {
         c.host(h.as_str());
@@ -41,8 +50,8 @@ pub fn config(ep: &Endpoint) -> Res<tokio_postgres::Config> {
     if let Some(s) = &ep.schema {
         c.options(format!("-c search_path={s}"));
     }
-    c.ssl_mode(ssl_mode(ep)?);
-    Ok(c)
+    let t = tls(ep, &mut c)?;
+    Ok((c, t))
 }
 
 /// Whether the endpoint's host is a unix socket directory.
@@ -50,26 +59,143 @@ pub fn unix_socket(ep: &Endpoint) -> bool {
     ep.host.as_deref().is_some_and(|h| h.starts_with('/'))
 }
 
-/// The endpoint's sslmode. As in libpq, TLS is never used on a unix socket, so any mode
-/// connects there without it.
-pub fn ssl_mode(ep: &Endpoint) -> Res<SslMode> {
-    if unix_socket(ep) {
-        return Ok(SslMode::Disable);
-    }
-    match ep.sslmode.as_str() {
-        "disable" => Ok(SslMode::Disable),
-        "prefer" | "allow" => Ok(SslMode::Prefer),
-        other => Err(Fail::unsupported(format!(
-            "sslmode={other} needs TLS, and this worker is built without a TLS connector (NoTls)"
-        ))),
+// ---- TLS ------------------------------------------------------------------------------------
+
+/// How both tokio-postgres drivers (and their pools) connect, one `MakeTlsConnect`:
+/// postgres-openssl's `MakeTlsConnector` over an OpenSSL `SslConnector` built once at open,
+/// or, with sslmode=disable (and on a unix socket), none at all — tokio-postgres asks its
+/// `MakeTlsConnect` for a connector on every connection whatever the sslmode, and `Off` makes
+/// none (no SSL object), as `NoTls` did before.
+#[derive(Clone)]
+pub enum Tls {
+    Off,
+    On(MakeTlsConnector),
+}
+
+/// The stream of a connection: postgres-openssl's (never made with `Tls::Off`, whose
+/// connections stay plain: sslmode=disable).
+pub type TlsStream = postgres_openssl::TlsStream<tokio_postgres::Socket>;
+
+pub enum TlsConnector {
+    Off,
+    On(postgres_openssl::TlsConnector),
+}
+
+impl<S> MakeTlsConnect<S> for Tls
+where
+    S: AsyncRead + AsyncWrite + Unpin + Debug + Send + Sync + 'static,
+{
+    type Stream = postgres_openssl::TlsStream<S>;
+    type TlsConnect = TlsConnector;
+    type Error = ErrorStack;
+
+    fn make_tls_connect(&mut self, domain: &str) -> Result<TlsConnector, ErrorStack> {
+        match self {
+            Tls::Off => Ok(TlsConnector::Off),
+            Tls::On(m) => <MakeTlsConnector as MakeTlsConnect<S>>::make_tls_connect(m, domain).map(TlsConnector::On),
+        }
     }
 }
+
+type TlsFuture<S> = Pin<Box<dyn Future<Output = Result<postgres_openssl::TlsStream<S>, Box<dyn StdError + Send + Sync>>> + Send>>;
+
+impl<S> TlsConnect<S> for TlsConnector
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    type Stream = postgres_openssl::TlsStream<S>;
+    type Error = Box<dyn StdError + Send + Sync>;
+    type Future = TlsFuture<S>;
+
+    fn connect(self, stream: S) -> TlsFuture<S> {
+        match self {
+            TlsConnector::On(c) => c.connect(stream),
+            // tokio-postgres never asks it: sslmode=disable sends no SSLRequest
+            TlsConnector::Off => Box::pin(async { Err("TLS is off (sslmode=disable)".into()) }),
+        }
+    }
+}
+
+/// The endpoint's TLS onto tokio-postgres's config and a postgres-openssl connector: sslmode
+/// disable → `SslMode::Disable` and no connector; prefer → `SslMode::Prefer` (tokio-postgres's
+/// default: TLS when the server offers it), certificate not checked (as libpq's prefer);
+/// require → `SslMode::Require`, `SslVerifyMode::NONE`; verify-ca → `Require`, the chain
+/// checked against `sslrootcert` (`set_ca_file`, besides OpenSSL's default paths), host name
+/// not (`ConnectConfiguration::set_verify_hostname(false)` in the connector's callback);
+/// verify-full → the chain and the host name (OpenSSL's check of the name or IP address the
+/// driver connects to). `tls_version` → `set_min_proto_version` and `set_max_proto_version`
+/// both; sslnegotiation=direct → `SslNegotiation::Direct` and ALPN `postgresql`
+/// (`postgres_openssl::set_postgresql_alpn`, which PostgreSQL 17 requires of a direct
+/// handshake). As in libpq, TLS is never used on a unix socket.
+pub fn tls(ep: &Endpoint, c: &mut tokio_postgres::Config) -> Res<Tls> {
+    let verify = match ep.sslmode.as_str() {
+        _ if unix_socket(ep) => None,
+        "disable" => None,
+        "prefer" => Some(Verify::None),
+        "require" => Some(Verify::None),
+        "verify-ca" => Some(Verify::Chain),
+        "verify-full" => Some(Verify::Full),
+        other => return Err(Fail::unsupported(format!("tokio-postgres has no sslmode={other} (its SslMode: disable, prefer, require)"))),
+    };
+    let Some(verify) = verify else {
+        c.ssl_mode(SslMode::Disable);
+        return Ok(Tls::Off);
+    };
+    c.ssl_mode(if ep.sslmode == "prefer" { SslMode::Prefer } else { SslMode::Require });
+    let ssl = |e: ErrorStack| Fail::db(format!("TLS setup (OpenSSL): {e}"), None);
+    let mut b = SslConnector::builder(SslMethod::tls_client()).map_err(ssl)?;
+    match verify {
+        Verify::None => b.set_verify(SslVerifyMode::NONE),
+        Verify::Chain | Verify::Full => {
+            b.set_verify(SslVerifyMode::PEER);
+            if let Some(ca) = &ep.sslrootcert {
+                b.set_ca_file(ca).map_err(|e| Fail::db(format!("sslrootcert {ca}: {e}"), None))?;
+            }
+        }
+    }
+    if let Some(v) = ep.tls_version {
+        let v = Some(match v {
+            TlsVersion::V12 => SslVersion::TLS1_2,
+            TlsVersion::V13 => SslVersion::TLS1_3,
+        });
+        b.set_min_proto_version(v).map_err(ssl)?;
+        b.set_max_proto_version(v).map_err(ssl)?;
+    }
+    if ep.direct {
+        c.ssl_negotiation(SslNegotiation::Direct);
+        postgres_openssl::set_postgresql_alpn(&mut b).map_err(ssl)?;
+    }
+    let mut m = MakeTlsConnector::new(b.build());
+    if verify == Verify::Chain {
+        m.set_callback(|cc, _| {
+            cc.set_verify_hostname(false);
+            Ok(())
+        });
+    }
+    Ok(Tls::On(m))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Verify {
+    None,
+    Chain,
+    Full,
+}
+
+/// hello's `tls` of both drivers.
+pub const TLS_SETTING: &str = "postgres-openssl's MakeTlsConnector (system OpenSSL), its SslConnector built once at open (the CA file read then) and shared by every later connection (per connection only the SSL object: SslConnector::configure); sslmode disable → SslMode::Disable and no connector (no SSL object made, no SSLRequest); prefer (or absent) → SslMode::Prefer, tokio-postgres's default: TLS when the server offers it, the certificate not checked (as libpq's prefer); require → SslMode::Require, SslVerifyMode::NONE; verify-ca → Require, SslVerifyMode::PEER with set_ca_file(sslrootcert) (besides OpenSSL's default verify paths), the host name not checked (ConnectConfiguration::set_verify_hostname(false) in the connector's callback); verify-full → the same with the host name (or IP address) checked by OpenSSL; tls_version → SslConnectorBuilder::set_min_proto_version and set_max_proto_version both; sslnegotiation=direct → Config::ssl_negotiation(Direct) and ALPN postgresql (postgres_openssl::set_postgresql_alpn); on a unix socket TLS is never used (as libpq); the handshake is inside connect (a connect step's time)";
 
 pub fn fail(e: tokio_postgres::Error) -> Fail {
     if let Some(db) = e.as_db_error() {
         return Fail::db(format!("{}: {}", db.severity(), db.message()), Some(db.code().code().to_string()));
     }
-    Fail::db(e.to_string(), e.code().map(|c| c.code().to_string()))
+    // tokio-postgres's Display names the kind only ("error performing TLS handshake"): its
+    // cause (OpenSSL's reason, an I/O error) is the source
+    let message = match StdError::source(&e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    };
+    Fail::db(message, e.code().map(|c| c.code().to_string()))
 }
 
 // ---- parameters -----------------------------------------------------------------------------

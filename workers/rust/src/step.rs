@@ -42,10 +42,36 @@ pub struct Endpoint {
     pub user: Option<String>,
     pub password: Option<String>,
     pub schema: Option<String>,
+    /// TLS, in libpq's words for both DBMSs (PROTOCOL.md, open): disable, prefer (also when
+    /// absent: the driver's own default), require, verify-ca, verify-full
     pub sslmode: String,
+    /// the certificate authority's PEM file (with require, verify-ca, verify-full)
+    pub sslrootcert: Option<String>,
+    /// a pinned TLS version: the driver's minimum and maximum both set to it
+    pub tls_version: Option<TlsVersion>,
+    /// sslnegotiation=direct (PostgreSQL 17+): TLS from the first byte, no SSLRequest
+    pub direct: bool,
+    /// MariaDB: the protocol's compression (CLIENT_COMPRESS, zlib)
+    pub compress: bool,
     pub file: Option<String>,
     /// MariaDB: a unix socket file (connect through it rather than host and port)
     pub socket: Option<String>,
+}
+
+/// The TLS version an endpoint pins (`tls_version`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum TlsVersion {
+    V12,
+    V13,
+}
+
+impl TlsVersion {
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsVersion::V12 => "TLSv1.2",
+            TlsVersion::V13 => "TLSv1.3",
+        }
+    }
 }
 
 fn s(v: &Value, key: &str) -> Option<String> {
@@ -53,6 +79,11 @@ fn s(v: &Value, key: &str) -> Option<String> {
 }
 
 impl Endpoint {
+    /// Whether the endpoint asks for TLS at all (require, verify-ca, verify-full).
+    pub fn tls_required(&self) -> bool {
+        matches!(self.sslmode.as_str(), "require" | "verify-ca" | "verify-full")
+    }
+
     pub fn parse(v: &Value) -> Res<Endpoint> {
         if !v.is_object() {
             return Err(Fail::protocol("open needs an endpoint object"));
@@ -74,7 +105,24 @@ impl Endpoint {
             user: s(v, "user"),
             password: s(v, "password").filter(|p| !p.is_empty()),
             schema: s(v, "schema").filter(|p| !p.is_empty()),
-            sslmode: s(v, "sslmode").unwrap_or_else(|| "prefer".into()),
+            sslmode: match s(v, "sslmode").filter(|m| !m.is_empty()) {
+                None => "prefer".into(),
+                Some(m) if ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(&m.as_str()) => m,
+                Some(m) => return Err(Fail::protocol(format!("endpoint sslmode {m:?}: expected disable, prefer, require, verify-ca or verify-full"))),
+            },
+            sslrootcert: s(v, "sslrootcert").filter(|p| !p.is_empty()),
+            tls_version: match s(v, "tls_version").as_deref() {
+                None | Some("") => None,
+                Some("TLSv1.2") => Some(TlsVersion::V12),
+                Some("TLSv1.3") => Some(TlsVersion::V13),
+                Some(other) => return Err(Fail::unsupported(format!("tls_version {other}: this worker pins TLSv1.2 or TLSv1.3 only"))),
+            },
+            direct: match s(v, "sslnegotiation").as_deref() {
+                None | Some("") | Some("postgres") => false,
+                Some("direct") => true,
+                Some(other) => return Err(Fail::protocol(format!("endpoint sslnegotiation {other:?}: expected postgres or direct"))),
+            },
+            compress: v.get("compress").and_then(Value::as_bool).unwrap_or(false),
             file: s(v, "file"),
             socket: s(v, "socket").filter(|p| !p.is_empty()),
         })

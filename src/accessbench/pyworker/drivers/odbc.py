@@ -4,6 +4,14 @@ test compares the two workers' ``hello`` so they cannot drift apart."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
+
+from ..base import Unsupported
+from .mysql import libmariadb_ask
+from .pg import libpq_tls, libpq_version
+
 # psqlODBC: server-side prepare (SQLPrepare parses once on the server); no cursor-based
 # fetching; booleans as SQL_BIT; Protocol=7.4-1 so that an error rolls back the transaction
 # instead of wrapping every statement in SAVEPOINT/RELEASE; the logs Debian's odbcinst.ini
@@ -23,7 +31,29 @@ SQLITE_OPTIONS = (
 # MariaDB Connector/ODBC: OPTION=2 is FLAG_FOUND_ROWS (an UPDATE counts the rows it matched, as
 # every MariaDB method does); statements prepared on the server (PrepOnClient=0, its default);
 # utf8mb4.
-MARIADB_OPTIONS = "Option=2;CharSet=utf8mb4;PrepOnClient=0;"
+# With compress, OPTION also has FLAG_COMPRESSED_PROTO (2048): the protocol's compression.
+FLAG_FOUND_ROWS, FLAG_COMPRESSED_PROTO = 2, 2048  # Connector/ODBC's OPTION bits
+
+
+def mariadb_options(compress: bool = False) -> str:
+    return f"Option={FLAG_FOUND_ROWS | (FLAG_COMPRESSED_PROTO if compress else 0)};CharSet=utf8mb4;PrepOnClient=0;"
+
+
+MARIADB_OPTIONS = mariadb_options()
+
+# TLS, in each ODBC driver's own keywords (and libpq's through psqlODBC's pqopt).
+POSTGRESQL_TLS = ("psqlODBC's SSLmode as given (absent: prefer); libpq's own keywords in pqopt={…}: sslrootcert with "
+                  "verify-ca/verify-full only (with require libpq would check the chain against it), "
+                  "ssl_min_protocol_version = ssl_max_protocol_version = the pinned tls_version, sslnegotiation=direct "
+                  "where the libpq psqlODBC loads is 17 or later (else unsupported); libpq reads the CA and makes its "
+                  "SSL context inside every connect")
+MARIADB_TLS = ("Connector/ODBC's keywords: nothing for disable, prefer or none (Connector/ODBC 3.1 over Connector/C "
+               "3.3 uses TLS only when asked); require = FORCETLS=1;SSLVERIFY=0; verify-ca = SSLCA=sslrootcert;"
+               "SSLVERIFY=0 (libmariadb checks the chain against a CA it is given); verify-full = SSLCA=sslrootcert;"
+               "SSLVERIFY=1 (the host name too); tls_version = TLSVERSION=…, which Connector/ODBC applies only "
+               "with a CA, so require with a pinned version is unsupported; libmariadb reads the CA and makes its TLS "
+               "context inside every connect")
+MARIADB_COMPRESS = f"Option={FLAG_FOUND_ROWS | FLAG_COMPRESSED_PROTO} (FLAG_COMPRESSED_PROTO added: CLIENT_COMPRESS)"
 
 
 def _braced(value: str) -> str:
@@ -32,6 +62,22 @@ def _braced(value: str) -> str:
     if not any(ch in value for ch in ";{}=") and not value.startswith(" "):
         return value
     return "{" + value.replace("}", "}}") + "}"
+
+
+def _conninfo(value: str) -> str:
+    """A value in a libpq conninfo string (what pqopt holds): quoted where it must be."""
+    if value and not any(ch in value for ch in " '\\"):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@functools.lru_cache(maxsize=None)
+def psqlodbc_libpq() -> int | None:
+    """PQlibVersion of the libpq psqlODBC loads (the system's libpq.so.5), None if not found."""
+    try:
+        return int(ctypes.CDLL(ctypes.util.find_library("pq") or "libpq.so.5").PQlibVersion())
+    except (OSError, AttributeError):
+        return None
 
 
 def connection_string(endpoint: dict) -> str:
@@ -44,7 +90,7 @@ def connection_string(endpoint: dict) -> str:
                  f"Uid={_braced(endpoint['user'])}"]
         if endpoint.get("password"):
             parts.append(f"Pwd={_braced(endpoint['password'])}")
-        return ";".join(parts) + ";" + MARIADB_OPTIONS
+        return ";".join(parts + mariadb_tls(endpoint)) + ";" + mariadb_options(bool(endpoint.get("compress")))
     parts = [
         "Driver={PostgreSQL Unicode}",
         f"Server={_braced(endpoint['host'])}",
@@ -54,11 +100,34 @@ def connection_string(endpoint: dict) -> str:
     ]
     if endpoint.get("password"):
         parts.append(f"Pwd={_braced(endpoint['password'])}")
-    parts.append(f"SSLmode={endpoint.get('sslmode', 'prefer')}")
+    libpq = libpq_tls(endpoint, psqlodbc_libpq(), "psqlODBC")
+    parts.append(f"SSLmode={libpq.pop('sslmode', 'prefer')}")
     text = ";".join(parts) + ";" + POSTGRESQL_OPTIONS
     if endpoint.get("schema"):
-        text += f"pqopt={{options='-c search_path={endpoint['schema']}'}};"
+        libpq["options"] = f"-c search_path={endpoint['schema']}"
+    if libpq:  # libpq's own keywords, which psqlODBC hands libpq
+        pqopt = " ".join(f"{key}={_conninfo(str(value))}" for key, value in libpq.items())
+        text += "pqopt={" + pqopt.replace("}", "}}") + "};"
     return text
+
+
+def mariadb_tls(endpoint: dict) -> list[str]:
+    """Connector/ODBC's TLS keywords for the endpoint (MARIADB_TLS says how)."""
+    asked = libmariadb_ask(endpoint, "MariaDB Connector/ODBC")
+    if not asked.encrypted:
+        return []
+    if asked.mode == "require":
+        if asked.version:
+            raise Unsupported("MariaDB Connector/ODBC applies TLSVERSION only with a CA (SSLCA), which checks the "
+                              "chain: require (unchecked) cannot pin a TLS version")
+        return ["FORCETLS=1", "SSLVERIFY=0"]
+    parts = [f"SSLCA={_braced(asked.ca)}"] if asked.ca else ["FORCETLS=1"]
+    parts.append(f"SSLVERIFY={int(asked.mode == 'verify-full')}")
+    if asked.version:
+        if not asked.ca:
+            raise Unsupported("MariaDB Connector/ODBC applies TLSVERSION only with a CA (SSLCA): give sslrootcert")
+        parts.append(f"TLSVERSION={asked.version}")
+    return parts
 
 
 def settings() -> dict[str, str]:
@@ -69,4 +138,11 @@ def settings() -> dict[str, str]:
         "sqlite options": SQLITE_OPTIONS,
         "mariadb driver": "MariaDB Connector/ODBC, Driver={MariaDB Unicode}; Socket= on the unix path, else Server/Port",
         "mariadb options": MARIADB_OPTIONS,
+        "tls": f"PostgreSQL: {POSTGRESQL_TLS}{_libpq_said()}. MariaDB: {MARIADB_TLS}",
+        "compress": f"MariaDB: {MARIADB_COMPRESS}",
     }
+
+
+def _libpq_said() -> str:
+    version = psqlodbc_libpq()
+    return "" if version is None else f" (this libpq: {libpq_version(version)})"

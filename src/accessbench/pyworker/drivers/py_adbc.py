@@ -12,7 +12,7 @@ import adbc_driver_manager
 from ...protocol.sqltext import as_sqlite
 from ..base import Driver, Op, Unsupported
 from .columnar import arrow_rows, arrow_size
-from .uri import uri
+from .uri import LIBPQ_TLS, uri
 
 
 def _module(dbms: str):
@@ -40,6 +40,7 @@ class Driver(Driver):
     def settings(self) -> dict[str, str]:
         return {
             "autocommit": "on (BEGIN/COMMIT explicit)",
+            "tls": "PostgreSQL: " + LIBPQ_TLS,
             "result": "fetch_arrow_table(): a pyarrow Table; PostgreSQL results arrive by COPY … TO STDOUT "
                       "(FORMAT binary), SQLite's by stepping the statement",
             "literal": "execute(text)",

@@ -3,15 +3,45 @@ every time and only ``prepared`` reuses a statement."""
 
 from __future__ import annotations
 
+import inspect
+import ssl
+
 import asyncpg
 
 from ..base import AsyncDriver, Op, Unsupported
+from .tls import CONTEXT_SETTING, Ask, ssl_context
 
 
 def _count(status: str) -> int:
     """Rows changed, from a command tag such as ``UPDATE 10`` or ``INSERT 0 1``."""
     last = status.rsplit(" ", 1)[-1] if status else ""
     return int(last) if last.isdigit() else 0
+
+
+def _tls(endpoint: dict) -> dict:
+    """asyncpg's ``ssl`` (and ``direct_tls``) for the endpoint: False for disable; nothing for
+    prefer or none (asyncpg's default, prefer); else an SSLContext made once (tls.ssl_context)
+    and reused by every connection."""
+    ask = Ask.of(endpoint).check()
+    if ask.mode == "disable":
+        return {"ssl": False}
+    if ask.default:
+        return {}
+    kwargs: dict = {"ssl": ssl_context(ask, ALPN)}
+    if ask.direct:
+        if not DIRECT_TLS:
+            raise Unsupported(f"asyncpg {asyncpg.__version__} has no direct_tls (asyncpg 0.30 and later)")
+        kwargs["direct_tls"] = True
+    return kwargs
+
+
+# PostgreSQL's ALPN name, which a direct TLS handshake must carry (asyncpg sets it only on the
+# contexts it makes itself)
+ALPN = ("postgresql",)
+DIRECT_TLS = "direct_tls" in inspect.signature(asyncpg.connect).parameters
+TLS_SETTING = ("ssl=False for disable; nothing for prefer or none (asyncpg's default, prefer); for require, verify-ca "
+               "and verify-full ssl=" + CONTEXT_SETTING + "; ALPN 'postgresql' set on it; sslnegotiation=direct: "
+               + ("direct_tls=True" if DIRECT_TLS else "unsupported (this asyncpg has no direct_tls)"))
 
 
 class Driver(AsyncDriver):
@@ -21,7 +51,9 @@ class Driver(AsyncDriver):
     paramstyle = "numeric"
     batch_style = "executemany (pipelined) in one transaction per group"
     concurrency = "async tasks (one per client on the worker's one asyncio event loop)"
-    db_errors = (asyncpg.PostgresError, asyncpg.InterfaceError)
+    # ssl.SSLError, ConnectionError: a TLS handshake that fails (a certificate not of the given
+    # authority, a server that drops it), which asyncpg raises as the ssl and socket modules' own
+    db_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, ssl.SSLError, ConnectionError)
     has_pool = True
     # loop=uvloop: uvloop's event loop (libuv) in place of asyncio's, as asyncpg's own
     # benchmarks and many deployments run it.
@@ -39,7 +71,7 @@ class Driver(AsyncDriver):
         uv = self.setting("loop") == "uvloop"
         return {
             "statement_cache_size": "0 (no automatic statement reuse)",
-            "ssl": "the target's sslmode (disable on managed servers)",
+            "tls": TLS_SETTING,
             "event_loop": (f"uvloop {_uvloop_version()}" if uv else "asyncio (default policy)")
                           + "; under load every client is a task on this one loop",
             "pooled": "asyncpg.create_pool, min_size = max_size = pool_size per process, filled before the start; "
@@ -55,8 +87,7 @@ class Driver(AsyncDriver):
     def _kwargs(self, endpoint: dict) -> dict:
         kwargs = {
             "host": endpoint["host"], "port": endpoint["port"], "user": endpoint["user"],
-            "database": endpoint["database"], "statement_cache_size": 0,
-            "ssl": endpoint.get("sslmode", "prefer"),
+            "database": endpoint["database"], "statement_cache_size": 0, **_tls(endpoint),
         }
         if endpoint.get("password"):
             kwargs["password"] = endpoint["password"]

@@ -9,11 +9,14 @@ import connectorx
 
 from ..base import Op, Unsupported
 from .columnar import ReadsOnly, arrow_rows, arrow_size
-from .uri import uri
+from .uri import CONNECTORX_COMPRESS, CONNECTORX_TLS, uri
 
 # How ConnectorX reads from PostgreSQL (its `protocol`): binary COPY (its default), text
 # COPY in CSV, or a server-side cursor fetched in batches.
 PROTOCOLS = ("binary", "csv", "cursor")
+# Read once at open (untimed), as a driver that keeps a connection connects there: an endpoint
+# the reader cannot reach as asked (a certificate of another authority) fails open.
+PROBE = "SELECT 1"
 # What it reads otherwise than the canonical form (a mismatch on such a column says so).
 SCALE_10 = "read as Arrow decimal128(38,10): every value at scale 10 (12.50 as 12.5000000000), the column's own lost"
 EMPTY_NULL = "read by COPY … (FORMAT csv), where an empty string and NULL are alike: '' arrives as NULL"
@@ -44,11 +47,15 @@ class Driver(ReadsOnly):
             "connection": "none kept: read_sql connects, reads the whole result and disconnects, all inside "
                           "the operation",
             "partitions": "1 (one connection, one thread)",
+            "open": f"one read of {PROBE} (untimed) on PostgreSQL and MariaDB: an endpoint it cannot reach as asked "
+                    "(TLS) fails open",
             "result": "return_type='arrow': a pyarrow Table",
             "protocol": {"binary": "PostgreSQL: COPY … TO STDOUT (FORMAT binary) (ConnectorX's default)",
                          "csv": "PostgreSQL: COPY … TO STDOUT (FORMAT csv)",
                          "cursor": "PostgreSQL: a server-side cursor, fetched in batches"}[self.setting("protocol")]
                         + "; MariaDB: the text protocol; SQLite: in process",
+            "tls": CONNECTORX_TLS,
+            "compress": CONNECTORX_COMPRESS,
             "literal": "unsupported: ConnectorX runs queries without parameters only, for scans",
         }
 
@@ -56,7 +63,9 @@ class Driver(ReadsOnly):
         self.dbms_name = endpoint["dbms"]
         if self.dbms_name not in self.dbms:
             raise Unsupported(f"py-connectorx has no {self.dbms_name} source")
-        self.target = uri(endpoint)
+        self.target = uri(endpoint, "connectorx")
+        if self.dbms_name != "sqlite":  # one read, untimed: a server it cannot reach as asked (TLS) fails open
+            connectorx.read_sql(self.target, PROBE, return_type="arrow")
         return {}
 
     def result_rows(self, result):

@@ -28,7 +28,7 @@ import psycopg
 from django.conf import settings as django_settings
 
 from ..base import Driver as BaseDriver, Op, Unsupported
-from .pg import connect_kwargs, libpq_version
+from .pg import connect_kwargs, libpq_tls, libpq_version, tls_setting
 
 ALIAS = "default"  # the database the ORM uses when a query names none
 
@@ -118,7 +118,7 @@ class Driver(BaseDriver):
                       "= the table; non-key fields null=True; in an Apps registry of the worker's own",
             "database": "ENGINE django.db.backends.postgresql (psycopg 3); CONN_MAX_AGE None (the session's one "
                         "persistent connection), CONN_HEALTH_CHECKS False, AUTOCOMMIT True, ATOMIC_REQUESTS False; "
-                        "host, port, sslmode and search_path (OPTIONS 'options') as py-psycopg",
+                        "host, port, TLS (OPTIONS, below) and search_path (OPTIONS 'options') as py-psycopg",
             "binding": "OPTIONS server_side_binding=True: psycopg's server-side binding cursor, values sent apart "
                        "from the text (Django's default, False, has psycopg's ClientCursor merge them into it)",
             "prepare_threshold": "OPTIONS prepare_threshold=None (Django's default too): no automatic preparation",
@@ -127,6 +127,7 @@ class Driver(BaseDriver):
             "DEBUG": "False: no query log (connection.queries), no debug cursor wrapper; LOGGING_CONFIG None",
             "time zones": "USE_TZ False, TIME_ZONE None: no SET TIME ZONE on connect; timestamp columns read as "
                           "naive datetimes, as py-psycopg reads them",
+            "tls": "OPTIONS, passed by Django to psycopg.connect: " + tls_setting(psycopg.pq.version()),
             "implementation": psycopg.pq.__impl__,
             "libpq": libpq_version(psycopg.pq.version()),
             "cursor": "a new Django cursor per statement (the ORM's own way), client-side (buffered), text results",
@@ -154,8 +155,9 @@ class Driver(BaseDriver):
     # connection life
     def database(self, endpoint: dict) -> dict:
         """``DATABASES['default']`` for the endpoint, reaching it as py-psycopg does."""
-        libpq = connect_kwargs(endpoint)
-        options = {"sslmode": libpq["sslmode"], "server_side_binding": True, "prepare_threshold": None}
+        libpq = connect_kwargs(endpoint, psycopg.pq.version())
+        # TLS as py-psycopg connects: libpq's keywords, which Django hands psycopg from OPTIONS
+        options = {**libpq_tls(endpoint, psycopg.pq.version()), "server_side_binding": True, "prepare_threshold": None}
         if "options" in libpq:  # the search path, in the startup packet
             options["options"] = libpq["options"]
         return {

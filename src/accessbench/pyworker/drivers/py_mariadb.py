@@ -4,11 +4,14 @@ which is all its cursors do — none keeps a statement prepared)."""
 
 from __future__ import annotations
 
+import functools
+
 import mariadb
 import mariadb.constants.CLIENT
 
 from ..base import Op, Unsupported
-from .mysql import RECORD_SETTING, MariaDBDriver, connect_kwargs
+from .mysql import (CONNECTOR_PYTHON_COMPRESS, CONNECTOR_PYTHON_TLS, RECORD_SETTING, MariaDBDriver, connect_kwargs,
+                    connector_python_tls)
 
 
 class Driver(MariaDBDriver):
@@ -29,6 +32,8 @@ class Driver(MariaDBDriver):
             "client library": f"Connector/C {mariadb.mariadbapi_version}",
             "autocommit": "True",
             "client_flag": "FOUND_ROWS (an UPDATE counts the rows it matched)",
+            "tls": CONNECTOR_PYTHON_TLS,
+            "compress": CONNECTOR_PYTHON_COMPRESS,
             "cursor": "buffered (the whole result is read before execute returns)",
             "literal": "execute(text) on a text cursor: text protocol (COM_QUERY)",
             "record": RECORD_SETTING,
@@ -41,16 +46,17 @@ class Driver(MariaDBDriver):
                       "pool_reset_connection off, no validation on borrow; get_connection/close inside each operation",
         }
 
-    def _connect(self, endpoint: dict):
-        return mariadb.connect(**connect_kwargs(endpoint), autocommit=True,
-                               client_flag=mariadb.constants.CLIENT.FOUND_ROWS)
+    def connector(self, endpoint: dict):
+        return functools.partial(mariadb.connect, **connect_kwargs(endpoint), **connector_python_tls(endpoint),
+                                 autocommit=True, client_flag=mariadb.constants.CLIENT.FOUND_ROWS)
 
     def server_version(self) -> str:
         return self.conn.server_info
 
     def pool(self, endpoint: dict, size: int):
         pool = mariadb.ConnectionPool(pool_name=f"ab{id(self)}", pool_size=size, pool_reset_connection=False,
-                                      pool_validation_interval=0, **connect_kwargs(endpoint), autocommit=True,
+                                      pool_validation_interval=0, **connect_kwargs(endpoint),
+                                      **connector_python_tls(endpoint), autocommit=True,
                                       client_flag=mariadb.constants.CLIENT.FOUND_ROWS)
         return _Pool(pool)
 

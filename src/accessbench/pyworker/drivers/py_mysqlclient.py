@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+
 import MySQLdb
 import MySQLdb.constants.CLIENT
 
-from .mysql import RECORD_SETTING, TextProtocolDriver, connect_kwargs
+from .mysql import (MYSQLCLIENT_COMPRESS, MYSQLCLIENT_TLS, RECORD_SETTING, TextProtocolDriver, connect_kwargs,
+                    mysqlclient_tls)
+
+
+def arguments(endpoint: dict) -> dict:
+    """MySQLdb.connect's arguments for the endpoint (its TLS and compression too), but for
+    autocommit: py-mysqlclient's connection, which the SQLAlchemy layer over it makes alike."""
+    return {**connect_kwargs(endpoint), **mysqlclient_tls(endpoint), "charset": "utf8mb4",
+            "client_flag": MySQLdb.constants.CLIENT.FOUND_ROWS}
 
 
 class Driver(TextProtocolDriver):
@@ -21,6 +31,8 @@ class Driver(TextProtocolDriver):
             "autocommit": "True",
             "charset": "utf8mb4",
             "client_flag": "FOUND_ROWS (an UPDATE counts the rows it matched)",
+            "tls": MYSQLCLIENT_TLS,
+            "compress": MYSQLCLIENT_COMPRESS,
             "cursor": "Cursor (mysql_store_result: the whole result is read before execute returns)",
             "literal": "execute(text): text protocol (mysql_real_query)",
             "record": RECORD_SETTING,
@@ -28,6 +40,5 @@ class Driver(TextProtocolDriver):
             "prepared": "unsupported: MySQLdb has no binary-protocol prepared statements",
         }
 
-    def _connect(self, endpoint: dict):
-        return MySQLdb.connect(**connect_kwargs(endpoint), autocommit=True, charset="utf8mb4",
-                               client_flag=MySQLdb.constants.CLIENT.FOUND_ROWS)
+    def connector(self, endpoint: dict):
+        return functools.partial(MySQLdb.connect, **arguments(endpoint), autocommit=True)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ssl
+
 import pg8000.native
 
-from ..base import Driver, Op
+from ..base import Driver, Op, Unsupported
+from .tls import CONTEXT_SETTING, Ask, ssl_context
 
 
 def _kwargs(endpoint: dict) -> dict:
@@ -15,12 +18,28 @@ def _kwargs(endpoint: dict) -> dict:
         kwargs["host"], kwargs["port"] = endpoint["host"], endpoint["port"]
     if endpoint.get("password"):
         kwargs["password"] = endpoint["password"]
-    # ssl_context: None tries TLS and builds a new default SSL context per connection;
-    # False never tries; True requires it.
-    kwargs["ssl_context"] = {"disable": False, "require": True}.get(endpoint.get("sslmode", "prefer"))
+    kwargs["ssl_context"] = _ssl(endpoint)
     if endpoint.get("schema"):
         kwargs["startup_params"] = {"search_path": endpoint["schema"]}
     return kwargs
+
+
+def _ssl(endpoint: dict):
+    """pg8000's ssl_context: False never tries TLS (disable); None, its default, tries it
+    unverified with a new default context per connection (prefer, none); an SSLContext requires
+    it: made once (tls.ssl_context) and reused by every connection."""
+    ask = Ask.of(endpoint).check()
+    if ask.direct:
+        raise Unsupported(f"pg8000 {pg8000.__version__} has no sslnegotiation=direct: it always sends an SSLRequest first")
+    if ask.mode == "disable":
+        return False
+    return None if ask.default else ssl_context(ask)
+
+
+TLS_SETTING = ("ssl_context=False for disable (no TLS attempt); None, pg8000's default, for prefer or none (TLS "
+               "tried, unverified, a new default context per connection); for require, verify-ca and verify-full "
+               "ssl_context=" + CONTEXT_SETTING + "; sslnegotiation=direct: unsupported (pg8000 always sends an "
+               "SSLRequest)")
 
 
 class Driver(Driver):
@@ -29,12 +48,14 @@ class Driver(Driver):
     dbms = ("postgresql",)
     paramstyle = "named"
     batch_style = "prepared statement run per row in one transaction per group (no executemany in pg8000.native)"
-    db_errors = (pg8000.native.DatabaseError, pg8000.native.InterfaceError)
+    # ssl.SSLError, ConnectionError: a TLS handshake that fails (a certificate not of the given
+    # authority, a server that drops it), raised by the ssl and socket modules through pg8000
+    db_errors = (pg8000.native.DatabaseError, pg8000.native.InterfaceError, ssl.SSLError, ConnectionError)
 
     def settings(self) -> dict[str, str]:
         return {
             "api": "pg8000.native",
-            "ssl_context": "from the target's sslmode: False on managed servers (no TLS attempt)",
+            "tls": TLS_SETTING,
             "literal": "run(text) without params: simple query protocol",
             "extended": "run(sql, **params): unnamed statement, Parse/Describe/Bind/Execute every time",
             "prepared": "prepare(sql) once per step, then PreparedStatement.run(**params)",

@@ -9,8 +9,8 @@ import polars
 
 from ..base import Op, Unsupported
 from .columnar import ReadsOnly, frame_rows
-from .py_connectorx import deviations
-from .uri import uri
+from .py_connectorx import PROBE, deviations
+from .uri import CONNECTORX_COMPRESS, CONNECTORX_TLS, LIBPQ_TLS, uri
 
 ENGINES = {"connectorx": ("postgresql", "mariadb", "sqlite"), "adbc": ("postgresql", "sqlite")}
 
@@ -35,6 +35,11 @@ class Driver(ReadsOnly):
             "engine": engine + (" (one partition; connects inside every read)" if engine == "connectorx"
                                 else " (a new ADBC connection inside every read)"),
             "result": "read_database_uri(query, uri): a polars DataFrame",
+            "open": f"one read of {PROBE} (untimed) on PostgreSQL and MariaDB: an endpoint it cannot reach as asked "
+                    "(TLS) fails open",
+            "tls": ("as py-connectorx: " + CONNECTORX_TLS if engine == "connectorx"
+                    else "as py-adbc, in the URI ADBC's PostgreSQL driver reads: " + LIBPQ_TLS),
+            **({"compress": "as py-connectorx: " + CONNECTORX_COMPRESS} if engine == "connectorx" else {}),
             "literal": "unsupported: read_database_uri runs queries without parameters only, for scans",
         }
 
@@ -42,7 +47,9 @@ class Driver(ReadsOnly):
         dbms, engine = endpoint["dbms"], self.setting("engine")
         if dbms not in ENGINES[engine]:
             raise Unsupported(f"py-polars has no {dbms} source through {engine}")
-        self.target = uri(endpoint)
+        self.target = uri(endpoint, "connectorx" if engine == "connectorx" else "libpq")
+        if dbms != "sqlite":  # one read, untimed: a server it cannot reach as asked (TLS) fails open
+            polars.read_database_uri(PROBE, self.target, engine=engine)
         return {}
 
     def result_rows(self, result):

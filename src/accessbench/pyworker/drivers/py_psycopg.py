@@ -7,13 +7,18 @@ import psycopg.rows
 
 from ...protocol.checksum import float4_value
 from ..base import Driver, Op, Unsupported
-from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
+from .pg import GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
 
 NEVER = 2**62  # a prepare_threshold no statement is executed that often
 FLOAT4_OID = 700
 COPY_SETTING = ("COPY (statement) TO STDOUT (FORMAT {format}), every value decoded by psycopg's loader for its column's "
                 "type (Copy.set_types, the types described before the clock), rows read with Copy.rows(); scans only "
                 "(exec steps that read rows: unsupported)")
+
+
+def connect_kwargs(endpoint: dict) -> dict:
+    """libpq's keywords for the endpoint, held to what psycopg's own libpq has."""
+    return _connect_kwargs(endpoint, psycopg.pq.version())
 
 
 class Driver(Driver):
@@ -48,7 +53,7 @@ class Driver(Driver):
         return {
             "implementation": psycopg.pq.__impl__,
             "libpq": _libpq(psycopg.pq.version()),
-            "sslmode": "the target's (disable on managed servers)",
+            "tls": tls_setting(psycopg.pq.version()),
             "prepare_threshold": ("5 (psycopg's default: automatic preparation after 5 executions of a statement)"
                                   if auto else "never reached (no automatic preparation; not None, which would "
                                   "disable prepare=True as well)"),

@@ -11,9 +11,14 @@ import psycopg2.extensions
 
 from ...protocol import sqltext
 from ..base import Driver, Op, Unsupported, cursor_scan, cursor_text
-from .pg import GetconnPool, connect_kwargs, libpq_version as _libpq
+from .pg import GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
 
 _names = itertools.count(1)
+
+
+def connect_kwargs(endpoint: dict) -> dict:
+    """libpq's keywords for the endpoint, held to what the libpq psycopg2-binary bundles has."""
+    return _connect_kwargs(endpoint, psycopg2.extensions.libpq_version())
 
 
 class Driver(Driver):
@@ -37,7 +42,7 @@ class Driver(Driver):
             "libpq": _libpq(psycopg2.extensions.libpq_version()),
             "cursor_factory": ("psycopg2.extras.RealDictCursor: each row a dict" if self.setting("cursor") == "dict"
                                else "the default cursor: each row a tuple"),
-            "sslmode": "the target's (disable on managed servers)",
+            "tls": tls_setting(psycopg2.extensions.libpq_version()),
             "autocommit": "True",
             "literal": "execute(text): simple query protocol",
             "extended": "unsupported: psycopg2 interpolates parameters on the client",

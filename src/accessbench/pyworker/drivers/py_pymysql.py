@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 import pymysql
 import pymysql.constants.CLIENT
 
-from .mysql import RECORD_SETTING, TextProtocolDriver, connect_kwargs
+from .mysql import PYMYSQL_COMPRESS, PYMYSQL_TLS, RECORD_SETTING, TextProtocolDriver, connect_kwargs, pymysql_tls
 
 
 class Driver(TextProtocolDriver):
@@ -23,6 +25,8 @@ class Driver(TextProtocolDriver):
             "autocommit": "True",
             "charset": "utf8mb4",
             "client_flag": "FOUND_ROWS (an UPDATE counts the rows it matched)",
+            "tls": PYMYSQL_TLS,
+            "compress": PYMYSQL_COMPRESS,
             "cursor": "Cursor (buffered: the whole result is read before execute returns)",
             "literal": "execute(text): text protocol (COM_QUERY)",
             "record": RECORD_SETTING,
@@ -30,6 +34,6 @@ class Driver(TextProtocolDriver):
             "prepared": "unsupported: PyMySQL has no binary-protocol prepared statements",
         }
 
-    def _connect(self, endpoint: dict):
-        return pymysql.connect(**connect_kwargs(endpoint), autocommit=True, charset="utf8mb4",
-                               client_flag=pymysql.constants.CLIENT.FOUND_ROWS)
+    def connector(self, endpoint: dict):
+        return functools.partial(pymysql.connect, **connect_kwargs(endpoint), **pymysql_tls(endpoint), autocommit=True,
+                                 charset="utf8mb4", client_flag=pymysql.constants.CLIENT.FOUND_ROWS)

@@ -22,7 +22,7 @@ from sqlalchemy.pool import NullPool
 from ...protocol.sqltext import as_sqlite, count_markers
 from ..base import Driver, Op, Unsupported
 from . import mysql
-from .pg import connect_kwargs
+from .pg import connect_kwargs, tls_setting
 from .py_sqlite3 import STATEMENT_CACHE
 
 
@@ -159,11 +159,16 @@ class OverPsycopg:
         return sa.URL.create("postgresql+psycopg")
 
     def connect_args(self, endpoint: dict) -> dict:
-        # Everything in libpq keywords, as py-psycopg connects; automatic preparation off, as there.
-        return {**connect_kwargs(endpoint), "prepare_threshold": None}
+        import psycopg
+
+        # Everything in libpq keywords (TLS too), as py-psycopg connects; automatic preparation off, as there.
+        return {**connect_kwargs(endpoint, psycopg.pq.version()), "prepare_threshold": None}
 
     def settings(self) -> dict[str, str]:
+        import psycopg
+
         return {**super().settings(), "driver": "psycopg 3 as py-psycopg: text results, client-side cursor",
+                "tls": "connect_args, as py-psycopg connects: " + tls_setting(psycopg.pq.version()),
                 "extended": "psycopg's prepare_threshold=None: no automatic preparation, parsed every time",
                 "prepared": "psycopg's prepare_threshold=0 on the connection: each statement prepared at its first "
                             "execution, as a SQLAlchemy user asks psycopg through connect_args"}
@@ -243,12 +248,11 @@ class OverMysqlclient:
         return sa.URL.create("mariadb+mysqldb")
 
     def connect_args(self, endpoint: dict) -> dict:
-        import MySQLdb.constants.CLIENT
+        from .py_mysqlclient import arguments
 
-        # py-mysqlclient's connection: socket or host and port, utf8mb4, FOUND_ROWS (an UPDATE
-        # counts the rows it matched; SQLAlchemy's dialect asks for it too).
-        return {**mysql.connect_kwargs(endpoint), "charset": "utf8mb4",
-                "client_flag": MySQLdb.constants.CLIENT.FOUND_ROWS}
+        # py-mysqlclient's connection: socket or host and port, TLS and compression, utf8mb4,
+        # FOUND_ROWS (an UPDATE counts the rows it matched; SQLAlchemy's dialect asks for it too).
+        return arguments(endpoint)
 
     def settings(self) -> dict[str, str]:
         import MySQLdb
@@ -257,6 +261,8 @@ class OverMysqlclient:
                 "driver": f"mysqlclient (MySQLdb) as py-mysqlclient, libmariadb {MySQLdb._mysql.get_client_info()}: "
                           "charset utf8mb4, client_flag FOUND_ROWS, Cursor (mysql_store_result: the whole result "
                           "read before execute returns)",
+                "tls": "connect_args, as py-mysqlclient connects: " + mysql.MYSQLCLIENT_TLS,
+                "compress": "connect_args, as py-mysqlclient: " + mysql.MYSQLCLIENT_COMPRESS,
                 "connection": "the mariadb+mysqldb dialect: on every new connection SET NAMES utf8mb4 (its "
                               "on_connect) and autocommit(True) (isolation_level AUTOCOMMIT); the first connection "
                               "of the engine also reads the server's settings (version, sql_mode, case rules)",

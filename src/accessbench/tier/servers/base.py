@@ -93,7 +93,10 @@ class AppServer:
         self.configure()
         give_to_server(self.dir)
         commands = self.commands()
-        env = {**os.environ, **self.env}
+        # As root the pages run as the web user, with its home: libpq reads ~/.postgresql's client
+        # certificate whenever it starts TLS, and root's home is closed to the web user.
+        home = {"HOME": pwd.getpwnam(UNPRIVILEGED).pw_dir} if os.geteuid() == 0 else {}
+        env = {**os.environ, **home, **self.env}
         log = self.log = open(self.dir / "server.log", "ab")
         for command in commands:
             self.procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,

@@ -95,7 +95,7 @@ export default class DrizzlePg extends PgDriver {
       layer: `Drizzle ORM ${packageVersion('drizzle-orm')} (node-postgres driver), as its users call it`,
       driver: "node-pg's own pg.Client, connected as node-pg connects it (drizzle({client}): no pool)",
       connection: pg.connection,
-      sslmode: pg.sslmode,
+      tls: pg.tls,
       tables: 'pgTable objects built at run time from the step\'s shape (all the table\'s columns, their SQL ' +
         'types, primary key) when a step first needs them, kept for the worker\'s life: integer, smallint, ' +
         "bigint({mode: 'bigint'}), char/varchar(length), text, numeric (its text), doublePrecision, real, boolean, " +

@@ -22,8 +22,10 @@ import knexFactory from 'knex';
 import { PROCESSES, Unsupported, packageVersion } from '../driver.js';
 import { K, TEXT_FORMS } from '../protocol.js';
 import { LITERAL_BOUND, batchShape, byKey, kindOfType, mapped, record, rowsOf, typesOf } from './layer.js';
-import Mysql2Driver, { decodeRows, kindOf as mysqlKindOf, parseDate, parseDatetime } from './mysql2.js';
-import PgDriver from './pg.js';
+import Mysql2Driver, {
+  COMPRESS_SETTING, TLS_SETTING as MYSQL_TLS, decodeRows, kindOf as mysqlKindOf, parseDate, parseDatetime,
+} from './mysql2.js';
+import PgDriver, { TLS_SETTING as PG_TLS } from './pg.js';
 import { kindOf as pgKindOf } from './pgtext.js';
 import SqliteDriver from './sqlite.js';
 
@@ -202,8 +204,10 @@ export class KnexPg extends KnexLayer(PgDriver) {
     return {
       ...SETTINGS,
       driver: "pg as node-pg connects it: Knex's pg dialect makes each pg.Client from the same connection " +
-        "settings (host or socket directory, port, database, user, options=-c search_path, TLS as the target's " +
-        "sslmode, keepAlive off) and the same type parsers (every OID decoded by this worker's, as node-pg)",
+        "settings (host or socket directory, port, database, user, options=-c search_path, TLS (below), " +
+        "keepAlive off) and the same type parsers (every OID decoded by this worker's, as node-pg)",
+      tls: "node-pg's, passed in Knex's connection settings (which Knex copies once, keeping the secure context " +
+        'and checkServerIdentity as they are, and gives to every pg.Client it makes): ' + PG_TLS,
       literal: LITERAL_BOUND('Knex'),
       extended: "Knex's default: pg's client.query({text, values}): an unnamed statement parsed every time",
       prepared: "the query's .options({name}) (Knex passes a query's options to pg's client.query): a named " +
@@ -314,8 +318,11 @@ export class KnexMysql2 extends KnexLayer(Mysql2Driver) {
     return {
       ...SETTINGS,
       driver: "mysql2 as node-mysql2 connects it (socket or host and port, utf8mb4, FOUND_ROWS, no keepalive, " +
-        'BIGINT and DECIMAL as exact text, dates as text), but with its default queryFormat: Knex needs ' +
-        "mysql2's client-side interpolation",
+        'BIGINT and DECIMAL as exact text, dates as text, TLS and compression below), but with its default ' +
+        "queryFormat: Knex needs mysql2's client-side interpolation",
+      tls: "node-mysql2's, passed in Knex's connection settings (Knex deep-copies them once when it is made, so " +
+        "mysql2 builds its secure context from Knex's copy of the ssl object, once): " + MYSQL_TLS,
+      compress: "node-mysql2's, in Knex's connection settings: " + COMPRESS_SETTING,
       literal: "Knex's only mode on mysql2: the query's bindings interpolated into the text by mysql2's escaping " +
         '(numbers as digits, strings quoted with \\ escapes, Buffers as X\'…\') and sent by COM_QUERY',
       extended: binary,

@@ -16,10 +16,13 @@
 // clients get a connection each, per-request makes one inside every operation, pooled borrows
 // one from mysql2's own pool (createPool) for every operation.
 
+import net from 'node:net';
+
 import mysql from 'mysql2';
 
 import { ASYNC_TASKS, Driver, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
 import { K, TEXT_FORMS, convertMarkers, daysFromCivil } from '../protocol.js';
+import { tlsOf } from './tls.js';
 
 const { Types } = mysql;
 const BINARY_CHARSET = 63;
@@ -44,6 +47,57 @@ function noInterpolation(sql, values) {
   }
   return sql;
 }
+
+// ---- TLS and compression ----------------------------------------------------------------------
+// The endpoint's TLS keys (tls.js reads them, the CA file once, at open) → mysql2's own ssl
+// profile object, made once and given to every connection of the session (mysql2 builds its
+// secure context from it once and keys its TLS session cache by it): shared by node-mysql2 and
+// node-knex+mysql2 (Knex hands its connection settings to mysql2.createConnection).
+export function mysqlTls(ep) {
+  const t = tlsOf(ep);
+  if (t.direct) {
+    throw new Unsupported("mysql2 has no sslnegotiation=direct (the MariaDB protocol's TLS starts after the " +
+      "server's greeting, by the client's SSL request)");
+  }
+  const out = { compress: ep.compress === true };
+  if (t.mode === 'disable' || t.mode === 'allow' || t.mode === 'prefer') {
+    if (t.version && t.mode === 'prefer') {
+      throw new Unsupported('mysql2 has no sslmode=prefer (TLS only if offered): a pinned tls_version needs ' +
+        'sslmode require, verify-ca or verify-full');
+    }
+    return out; // no ssl option: mysql2 then never asks for TLS (it has no "preferred" mode)
+  }
+  if (t.mode === 'verify-full' && !ep.socket && net.isIP(String(ep.host || ''))) {
+    // mysql2 gives tls.connect a servername only for a DNS name and no host (nor lets its ssl
+    // object pass one), so node:tls checks an IP address host's certificate against 'localhost'
+    throw new Unsupported(`mysql2 has no host name check for an IP address host (${ep.host}): its verifyIdentity ` +
+      "checks the certificate against 'localhost' instead (node:tls's fallback; mysql2 sets servername only for a " +
+      'DNS name); verify-ca or a DNS host name work');
+  }
+  const ssl = { rejectUnauthorized: t.mode !== 'require', verifyIdentity: t.mode === 'verify-full' };
+  if (t.ca) ssl.ca = t.ca;
+  if (t.version) ssl.minVersion = ssl.maxVersion = t.version;
+  out.ssl = ssl;
+  return out;
+}
+
+export const TLS_SETTING = "mysql2's ssl option (its SslOptions), the object made once at open (the CA file read " +
+  'then) and shared by every connection, so mysql2 builds its tls.SecureContext from it once; disable, and ' +
+  "prefer/absent (mysql2 has no preferred mode: it asks for TLS only when given ssl) → no ssl option: no TLS, no " +
+  'SSL request; require → {rejectUnauthorized: false, verifyIdentity: false} (encrypted, nothing checked); ' +
+  'verify-ca → {ca, rejectUnauthorized: true, verifyIdentity: false} (the chain to sslrootcert, no host name); ' +
+  'verify-full → {ca, rejectUnauthorized: true, verifyIdentity: true} (the chain and the host name: node:tls ' +
+  "checkServerIdentity) for a DNS host name; for an IP address host unsupported (mysql2 sets tls.connect's " +
+  "servername only for a DNS name and passes no host, so node:tls would check the certificate against " +
+  "'localhost'); tls_version → minVersion = maxVersion; sslnegotiation=direct: " +
+  "unsupported (no such handshake in the MariaDB protocol); mysql2's default TLS session resumption kept: it " +
+  'keeps the sessions the server issues per ssl object and host:port and offers the last at the next connect ' +
+  '(an abbreviated handshake where the server resumes it); the handshake (SSL request, TLS, then the ' +
+  'credentials) is inside the connect';
+
+export const COMPRESS_SETTING = "compress: true when the endpoint asks (mysql2's compressed protocol: " +
+  'CLIENT_COMPRESS, zlib, every packet after the handshake deflated by node:zlib in the compressed framing); ' +
+  'checked after the handshake that the server granted it (else open fails); otherwise off';
 
 // ---- values read ------------------------------------------------------------------------------
 // mysql2 reads BIGINT as exact decimal text (supportBigNumbers + bigNumberStrings), DECIMAL as
@@ -218,6 +272,13 @@ function run(stmt, values) {
   });
 }
 
+// compress asked and the server did not grant it (mysql2 then goes on uncompressed): refused
+function checkCompressed(c, tls) {
+  if (tls.compress && !c.config.compress) {
+    throw new Unsupported('the server did not grant CLIENT_COMPRESS: mysql2 connected uncompressed');
+  }
+}
+
 function connect(config) {
   return new Promise((resolve, reject) => {
     const c = mysql.createConnection(config);
@@ -269,6 +330,7 @@ export default class Mysql2Driver extends Driver {
     this.prepared = []; // texts prepared in this step on the session's own connection
     this.handlers = []; // HANDLERs opened in this step on the session's own connection
     this.setAutocommit = false; // the server starts sessions without autocommit: set it on each
+    this.tls = { compress: false }; // mysqlTls(endpoint), made at open
     this.concurrency = ASYNC_TASKS;
     this.loadPolicies = ['persistent', 'per-request', 'pooled'];
   }
@@ -288,10 +350,13 @@ export default class Mysql2Driver extends Driver {
       implementation: "pure JavaScript client; its core callback API, each call wrapped in one Promise " +
         '(mysql2/promise, which captures a stack per call when trace is on, is not used)',
       connection: 'mysql.createConnection: socketPath when the endpoint has a socket, else host and port; ' +
-        'database, user, password; charset UTF8MB4_GENERAL_CI (utf8mb4, as libmariadb asks for it); no TLS; ' +
+        'database, user, password; charset UTF8MB4_GENERAL_CI (utf8mb4, as libmariadb asks for it); TLS and ' +
+        'compression as below; ' +
         "timezone 'Z' (how mysql2 writes a Date parameter; it sends no time_zone to the server); " +
         'enableKeepAlive: false (no TCP keepalive); connectTimeout 10 s (the default); no connect attributes ' +
         "beyond mysql2's own; open runs " + SERVER_TID + ' (server_pid, server_version, autocommit)',
+      tls: TLS_SETTING,
+      compress: COMPRESS_SETTING,
       client_flag: "FOUND_ROWS (an UPDATE counts the rows it matched), with mysql2's default flags " +
         '(LONG_PASSWORD, LONG_FLAG, CONNECT_WITH_DB, ODBC, LOCAL_FILES, IGNORE_SPACE, PROTOCOL_41, TRANSACTIONS, ' +
         'SECURE_CONNECTION, MULTI_RESULTS, SESSION_TRACK, CONNECT_ATTRS, PLUGIN_AUTH…); no MULTI_STATEMENTS',
@@ -368,6 +433,8 @@ export default class Mysql2Driver extends Driver {
       timezone: 'Z', // Date parameters (dates) written in UTC; nothing read is a Date (dateStrings)
     };
     if (ep.password) c.password = ep.password;
+    if (this.tls.ssl) c.ssl = this.tls.ssl;
+    if (this.tls.compress) c.compress = true;
     if (ep.socket) {
       c.socketPath = ep.socket;
     } else {
@@ -405,8 +472,10 @@ export default class Mysql2Driver extends Driver {
 
   async open(ep) {
     this.setAutocommit = false;
+    this.tls = mysqlTls(ep);
     this.client = await connect(this.config(ep));
     try {
+      checkCompressed(this.client, this.tls);
       const info = await this.tid(this.client);
       this.pid = info.server_pid;
       return info;

@@ -9,8 +9,9 @@
 import pg from 'pg';
 
 import { ASYNC_TASKS, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
-import { ProtocolError, convertMarkers } from '../protocol.js';
+import { convertMarkers } from '../protocol.js';
 import { PG_TEXT, PgTextDriver, kindOf, parserFor } from './pgtext.js';
+import { PG_TLS, pgSsl, pinned, tlsOf } from './tls.js';
 
 const { Client, Pool } = pg;
 
@@ -23,17 +24,21 @@ export const TYPES = {
   },
 };
 
-// libpq's sslmode → pg's ssl option. pg has no "prefer": the worker tries TLS at open and, when
-// the server refuses it, uses no TLS for the rest of the session.
-function sslFor(mode) {
-  switch (mode || 'prefer') {
+// libpq's sslmode → pg's ssl option (tls.js: the keys read once, the object made once). pg has no
+// "prefer": the worker tries TLS at open and, when the server refuses it, uses no TLS for the rest
+// of the session. sslnegotiation=direct → pg's own sslnegotiation: 'direct'.
+export function sslFor(t) {
+  switch (t.mode) {
     case 'disable': case 'allow': return false;
-    case 'prefer': case 'require': return { rejectUnauthorized: false };
-    case 'verify-ca': return { rejectUnauthorized: true, checkServerIdentity: () => undefined };
-    case 'verify-full': return { rejectUnauthorized: true };
-    default: throw new ProtocolError(`unknown sslmode '${mode}'`);
+    case 'prefer': return pinned(t, { rejectUnauthorized: false });
+    default: return pgSsl(t);
   }
 }
+
+export const TLS_SETTING = PG_TLS('pg') + '; disable/allow → ssl: false (no SSLRequest); prefer (or absent) → ' +
+  "{rejectUnauthorized: false} tried at open and dropped for the session if the server refuses it (pg has no " +
+  "prefer); sslnegotiation=direct → pg's sslnegotiation: 'direct' (TLS from the first byte, ALPN postgresql, " +
+  'no SSLRequest); the handshake is inside connect()';
 
 // Parameters: pg has no way to give a parameter's type (its Parse leaves every type unspecified,
 // so the server infers each from the statement) and writes every value as text but a Buffer,
@@ -51,6 +56,8 @@ export default class PgDriver extends PgTextDriver {
     this.driverName = 'pg';
     this.pipeline = false;
     this.client = null;
+    this.ssl = false; // pg's ssl option, made at open (sslFor)
+    this.direct = false; // sslnegotiation=direct
     this.prepared = []; // statement names made in this step (on the session's own client)
     this.startupOptions = null; // '-c …' of the startup packet of connections made under load
     this.concurrency = ASYNC_TASKS;
@@ -81,8 +88,7 @@ export default class PgDriver extends PgTextDriver {
       connection: 'host (a directory = unix socket dir), port, database, user, password when given; ' +
         'options=-c search_path=<schema> in the startup packet; no application_name; TCP keepAlive off; ' +
         'no statement/query timeouts; DateStyle checked to be ISO at open (SET once if not)',
-      sslmode: "the target's (disable on managed servers): disable/allow → no TLS, require → TLS without " +
-        'certificate checks, prefer → TLS tried at open and dropped for the session if the server refuses it',
+      tls: TLS_SETTING,
       literal: 'client.query({text}) without values: simple query protocol (one Query message), text results',
       extended: "client.query({text, values, queryMode: 'extended'}): unnamed statement, " +
         'Parse+Bind+Describe+Execute+Sync written together (corked), parsed every time; parameters: see parameters',
@@ -132,6 +138,7 @@ export default class PgDriver extends PgTextDriver {
     };
     if (ep.password) c.password = ep.password;
     if (ep.schema) c.options = `-c search_path=${ep.schema}`;
+    if (ssl && this.direct) c.sslnegotiation = 'direct';
     if (this.pipeline) c.pipeline = true;
     return c;
   }
@@ -158,11 +165,13 @@ export default class PgDriver extends PgTextDriver {
 
   async open(ep) {
     const params = {};
-    this.ssl = sslFor(ep.sslmode);
+    const t = tlsOf(ep);
+    this.direct = t.direct;
+    this.ssl = sslFor(t);
     try {
       this.client = await this.connectClient(this.config(ep, this.ssl), params);
     } catch (e) {
-      if ((ep.sslmode || 'prefer') !== 'prefer' || !/does not support SSL/i.test(String(e && e.message))) throw e;
+      if (t.mode !== 'prefer' || !/does not support SSL/i.test(String(e && e.message))) throw e;
       this.ssl = false;
       this.client = await this.connectClient(this.config(ep, this.ssl), params);
     }

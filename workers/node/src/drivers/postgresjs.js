@@ -7,9 +7,10 @@
 
 import postgres from 'postgres';
 
-import { ASYNC_TASKS, bindRows, packageVersion } from '../driver.js';
-import { ProtocolError, convertMarkers } from '../protocol.js';
+import { ASYNC_TASKS, Unsupported, bindRows, packageVersion } from '../driver.js';
+import { convertMarkers } from '../protocol.js';
 import { OID, PARSERS, PG_TEXT, PgTextDriver, identity, kindOf } from './pgtext.js';
+import { PG_TLS, pgSsl, tlsOf } from './tls.js';
 
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 
@@ -37,13 +38,24 @@ function bindersOf(sql) {
   return binders;
 }
 
-function sslFor(mode) {
-  switch (mode || 'prefer') {
+// libpq's sslmode → postgres.js's ssl option (tls.js: the keys read once, the object made once):
+// disable/allow → false, prefer → 'prefer' (postgres.js's own: SSLRequest, TLS without checks
+// when the server says S, no TLS when it says N), require/verify-ca/verify-full → the tls.connect
+// options object, which postgres.js assigns to tls.connect's as it is; sslnegotiation=direct →
+// postgres.js's own sslnegotiation: 'direct'. postgres.js gives tls.connect a servername only for
+// a DNS name and no host, so for an IP address node:tls would check the certificate against
+// 'localhost' (its fallback): the object carries tls.connect's own `host` option, the endpoint's
+// host, which node:tls checks the certificate against (it connects nothing: the socket is given).
+function sslFor(t, host) {
+  switch (t.mode) {
     case 'disable': case 'allow': return false;
-    case 'prefer': return 'prefer';
-    case 'require': return 'require';
-    case 'verify-ca': case 'verify-full': return 'verify-full';
-    default: throw new ProtocolError(`unknown sslmode '${mode}'`);
+    case 'prefer':
+      if (t.version) {
+        throw new Unsupported("postgres.js's ssl: 'prefer' takes no TLS options (an options object makes TLS " +
+          'required): a pinned tls_version needs sslmode require, verify-ca or verify-full');
+      }
+      return 'prefer';
+    default: return { ...pgSsl(t), host };
   }
 }
 
@@ -55,6 +67,8 @@ export default class PostgresJsDriver extends PgTextDriver {
     super(method);
     this.driverName = 'postgres (postgres.js)';
     this.sql = null;
+    this.ssl = false;
+    this.direct = false;
     this.pid = 0;
     this.usedPrepared = false;
     this.startupParams = {}; // startup parameters of connections made under load, beyond options()
@@ -91,8 +105,13 @@ export default class PostgresJsDriver extends PgTextDriver {
         'BEGIN/COMMIT/ROLLBACK (unsafe without parameters is a simple query); true only in the prepared mode and in ' +
         "batches. sql.begin's own COMMIT/ROLLBACK are tagged templates, so postgres.js prepares them as named " +
         'statements on first use and keeps them for the connection',
-      sslmode: "the target's (disable on managed servers), as postgres.js's own ssl: false / 'prefer' / 'require' / " +
-        "'verify-full'",
+      tls: PG_TLS('postgres.js') + "; disable/allow → ssl: false (no SSLRequest); prefer (or absent) → " +
+        "postgres.js's own ssl: 'prefer' (TLS without checks when the server accepts the SSLRequest, none when it " +
+        "refuses; a pinned version with it: unsupported); sslnegotiation=direct → postgres.js's sslnegotiation: " +
+        "'direct' (TLS from the first byte, ALPN postgresql, no SSLRequest); the object also carries tls.connect's host " +
+        "option (the endpoint's host: postgres.js sets servername only for a DNS name, so for an IP address " +
+        "node:tls would otherwise check the certificate against 'localhost'); the handshake is inside the connect " +
+        "step's first query (postgres.js connects lazily)",
       literal: "sql.unsafe(text, [], {simple: true}): simple query protocol (one Query message), text results",
       extended: 'sql.unsafe(text, params, {prepare: false, simple: false}): unnamed statement parsed every time; ' +
         "postgres.js first sends Parse+Describe+Flush to learn the parameter types, then Bind+Execute+Sync: two " +
@@ -145,7 +164,7 @@ export default class PostgresJsDriver extends PgTextDriver {
       port,
       database: ep.database,
       user: ep.user,
-      ssl: sslFor(ep.sslmode),
+      ssl: this.ssl,
       max: 1,
       idle_timeout: null,
       max_lifetime: null,
@@ -160,6 +179,7 @@ export default class PostgresJsDriver extends PgTextDriver {
       onnotice: (n) => log(`abworker-node: ${n.severity}: ${n.message}`),
       connection: { application_name: 'postgres.js' },
     };
+    if (this.ssl && this.direct) o.sslnegotiation = 'direct';
     if (host.startsWith('/')) o.path = `${host}/.s.PGSQL.${port}`;
     if (ep.password) o.password = ep.password;
     if (ep.schema) o.connection.search_path = ep.schema;
@@ -167,6 +187,9 @@ export default class PostgresJsDriver extends PgTextDriver {
   }
 
   async open(ep) {
+    const t = tlsOf(ep);
+    this.ssl = sslFor(t, String(ep.host || 'localhost')); // postgres.js's ssl option, made once: every instance made later shares it
+    this.direct = t.direct;
     this.sql = postgres(this.options(ep));
     try {
       const r = await this.sql.unsafe('SELECT 1', [], { simple: true });

@@ -110,8 +110,9 @@ export default class PrismaPgLayer extends PgDriver {
         'Date with milliseconds only and its Decimal drops trailing zeros; the pg adapter hands their text to a ' +
         "String field), turned into µs since 1970 and days by this worker's parsers inside the operation",
       pool: "the adapter's pg.Pool, made here: max = min = 1 connection (made at open), idleTimeoutMillis 0, no " +
-        "expiry; node-pg's connection settings (socket directory or host, options=-c search_path, TLS as the " +
-        "target's sslmode); the adapter's own per-query type parsers",
+        "expiry; node-pg's connection settings (socket directory or host, options=-c search_path, TLS: see tls); " +
+        "the adapter's own per-query type parsers",
+      tls: "node-pg's, in the pg.Pool's configuration (the adapter's connections are pg.Clients): " + pg_.tls,
       connection: pg_.connection,
       statements: 'read by key: findUnique({where: key, select}); other reads: findMany({where, select}); insert: ' +
         'create({data}) (Prisma returns the row: INSERT … RETURNING); update by key: update({where: key, data}) ' +

@@ -3,7 +3,7 @@
 //
 //   ACCESSBENCH_TIER_DIR=… ACCESSBENCH_TIER_PORT=… node workers/node/src/web/server.js
 //
-// Pages: /static.html, /hello and /op?step=ID[&verify=1]. The operation page is a Node worker
+// Pages: /static.html, /hello, /op?step=ID[&verify=1] and /op?connect=1 (the host's open). The operation page is a Node worker
 // driver as a page uses it: the method named in $ACCESSBENCH_TIER_DIR/endpoint.json
 // (node-http-pg → node-pg …, its catalog entry's page_driver), with the step's arguments, op, connection policy and checksum made
 // by the worker's own pieces, so the page measures the same operation as the worker does, plus
@@ -199,9 +199,17 @@ function errorOf(e, d) {
 
 async function opPage(res, query) {
   const id = query.get('step') ?? '';
-  const isVerify = query.get('verify') === '1';
+  const isConnect = query.get('connect') === '1';
+  const isVerify = isConnect || query.get('verify') === '1'; // both answer JSON
   let t = null;
   try {
+    if (isConnect) {
+      // the host's open: the process's connection made as the first step would make it (and kept)
+      t = await tier();
+      await opened(t);
+      send(res, 200, 'application/json', '{"ok": true}');
+      return;
+    }
     if (!STEP_ID.test(id)) throw new NoStep(id);
     t = await tier();
     const s = await step(t, id);

@@ -74,20 +74,22 @@ final class MariadbDriver extends JdbcDriver {
 
     @Override
     void settings(ObjectNode s) {
+        tlsSettings(s);
         s.put("connection", "one, opened at open; unix path: localSocket=<socket file> (Connector/J's unix-socket "
                 + "transport, JNA " + jnaVersion() + " calling socket/connect/send/recv of the C library: every read "
-                + "and write a JNA call); tcp: host:port, Connector/J's java.net.Socket with TCP_NODELAY; no TLS "
-                + "(sslMode=disable, the default); the endpoint's user and password (mysql_native_password on both "
-                + "paths)");
+                + "and write a JNA call); tcp: host:port, Connector/J's java.net.Socket with TCP_NODELAY; TLS and "
+                + "compression as the endpoint asks (see tls, compress); the endpoint's user and password "
+                + "(mysql_native_password on both paths)");
         s.put("connection properties", "set (only what differs from the defaults: Connector/J parses each "
                 + "property by reflection at every connect): useServerPrepStmts=true, cachePrepStmts=false, "
                 + "tinyInt1isBit=false, transformedBitIsBoolean=false, yearIsDateType=false, "
                 + "jdbcCompliantTruncation=false, autocommit=true; defaults relied upon, checked at open against "
                 + "Connector/J's parsed configuration: useAffectedRows=false, useBulkStmts=false, "
                 + "useBulkStmtsForInserts=true, rewriteBatchedStatements=false, disablePipeline=false, "
-                + "allowMultiQueries=false, useCompression=false, defaultFetchSize=0, useReadAheadInput=false, "
-                + "useResetConnection=false, sslMode=disable, timezone and sessionVariables unset; other defaults "
-                + "kept: connectTimeout 30 s (the connect runs in the calling thread), tcpKeepAlive=true (probes only "
+                + "allowMultiQueries=false, useCompression (see compress), defaultFetchSize=0, "
+                + "useReadAheadInput=false, useResetConnection=false, sslMode, serverSslCert and "
+                + "enabledSslProtocolSuites as tls says, trustStore unset, timezone and sessionVariables unset; "
+                + "other defaults kept: connectTimeout 30 s (the connect runs in the calling thread), tcpKeepAlive=true (probes only "
                 + "after the kernel's 2 h idle), allowLocalInfile=true (a capability flag: no LOAD DATA LOCAL is sent)");
         s.put("found rows", "useAffectedRows=false: Connector/J sets the client flag CLIENT_FOUND_ROWS, so an UPDATE "
                 + "counts the rows it matched");
@@ -161,8 +163,63 @@ final class MariadbDriver extends JdbcDriver {
 
     // ---- connections --------------------------------------------------------------------------------
 
-    private Properties props(JsonNode ep) {
+    /** The endpoint's TLS keys (PROTOCOL.md, open, in libpq's words) and compress as Connector/J's
+     * own connection properties, added to p: sslMode=disable|trust|verify-ca|verify-full for
+     * disable|require|verify-ca|verify-full (absent or prefer: left unset, Connector/J's default
+     * disable: it has no opportunistic mode), serverSslCert=<the CA's PEM file> with verify-ca and
+     * verify-full, enabledSslProtocolSuites=<the version> for tls_version, useCompression=true for
+     * compress; sslnegotiation=direct is unsupported. The one TLS mapping of java-mariadb and the
+     * layers over it. */
+    static void tls(JsonNode ep, Properties p) throws WorkerError {
+        String mode = ep.path("sslmode").asText("");
+        String rootcert = ep.path("sslrootcert").asText("");
+        String version = ep.path("tls_version").asText("");
+        String negotiation = ep.path("sslnegotiation").asText("");
+        switch (mode) {
+            case "", "prefer" -> {
+            }
+            case "disable" -> p.setProperty("sslMode", "disable");
+            case "require" -> p.setProperty("sslMode", "trust");
+            case "verify-ca", "verify-full" -> {
+                p.setProperty("sslMode", mode);
+                if (!rootcert.isEmpty())
+                    p.setProperty("serverSslCert", rootcert);
+            }
+            default -> throw WorkerError.unsupported("Connector/J has no sslMode for sslmode=" + mode);
+        }
+        if (!version.isEmpty()) {
+            if (!version.equals("TLSv1.2") && !version.equals("TLSv1.3"))
+                throw WorkerError.unsupported("tls_version " + version + ": TLSv1.2 or TLSv1.3");
+            p.setProperty("enabledSslProtocolSuites", version);
+        }
+        if (negotiation.equals("direct"))
+            throw WorkerError.unsupported("Connector/J has no sslnegotiation=direct (MariaDB's protocol starts TLS "
+                    + "only after the server's greeting, with an SSL request)");
+        if (ep.path("compress").asBoolean(false))
+            p.setProperty("useCompression", "true");
+    }
+
+    /** hello's tls and compress settings of java-mariadb and the layers over it */
+    static void tlsSettings(ObjectNode s) {
+        s.put("tls", "Connector/J's own connection properties: sslMode=disable for sslmode=disable (no SSL request, "
+                + "no probing: Connector/J never tries TLS unasked), sslMode=trust for require (encrypted, no "
+                + "certificate checked), sslMode=verify-ca (the chain only, no host name) and sslMode=verify-full (the "
+                + "chain and the host name) with serverSslCert=<the endpoint's sslrootcert PEM file> (then only that "
+                + "authority is trusted, no identity deferred to the password); absent or prefer: left unset "
+                + "(Connector/J's default, disable); tls_version: enabledSslProtocolSuites=<it> (the only protocol "
+                + "the SSLSocket enables: minimum and maximum); sslnegotiation=direct: unsupported (MariaDB's protocol "
+                + "has no direct TLS). The TLS handshake is inside the connect's time; Connector/J caches the trust "
+                + "manager made of serverSslCert across connects (keyed by the options and the file's modification "
+                + "time and length) and makes a new SSLContext per connect, so no TLS session is resumed");
+        s.put("compress", "useCompression=true for the endpoint's compress: the client flag CLIENT_COMPRESS, "
+                + "the protocol's zlib compression (java.util.zip Deflater/Inflater) from the end of the handshake "
+                + "on; Connector/J deflates a packet it sends only from 1536 bytes (smaller ones go uncompressed in "
+                + "the compressed framing); otherwise off (useCompression=false, the default)");
+    }
+
+    private Properties props(JsonNode ep) throws WorkerError {
         Properties p = credentials(ep);
+        tls(ep, p);
         if (socket != null)
             p.setProperty("localSocket", socket);
         // Only what differs from Connector/J's defaults: it parses every property by reflection
@@ -196,13 +253,18 @@ final class MariadbDriver extends JdbcDriver {
         expect(bad, "rewriteBatchedStatements", c.rewriteBatchedStatements(), false);
         expect(bad, "disablePipeline", c.disablePipeline(), false);
         expect(bad, "allowMultiQueries", c.allowMultiQueries(), false);
-        expect(bad, "useCompression", c.useCompression(), false);
+        expect(bad, "useCompression", c.useCompression(), props.getProperty("useCompression") != null);
         expect(bad, "defaultFetchSize", c.defaultFetchSize(), 0);
         expect(bad, "useReadAheadInput", c.useReadAheadInput(), false);
         expect(bad, "useResetConnection", c.useResetConnection(), false);
         expect(bad, "timezone", c.timezone(), null);
         expect(bad, "sessionVariables", c.sessionVariables(), null);
-        expect(bad, "sslMode", c.sslMode().name(), "DISABLE");
+        expect(bad, "sslMode", c.sslMode(),
+                org.mariadb.jdbc.export.SslMode.from(props.getProperty("sslMode", "disable")));
+        expect(bad, "serverSslCert", c.serverSslCert(), props.getProperty("serverSslCert"));
+        expect(bad, "enabledSslProtocolSuites", c.enabledSslProtocolSuites(),
+                props.getProperty("enabledSslProtocolSuites"));
+        expect(bad, "trustStore", c.trustStore(), null);
         expect(bad, "localSocket", c.localSocket(), socket);
         if (bad.length() > 0)
             throw new WorkerError("internal", "Connector/J " + driverVersion() + " configures" + bad

@@ -105,11 +105,12 @@ abstract class Over {
 
         @Override
         void settings(ObjectNode s) {
+            PgjdbcDriver.tlsSettings(s); // java-pgjdbc's TLS properties, on every connection of the layer
             s.put("connections", "two, opened at open (untimed) with java-pgjdbc's URL and properties (its "
                     + "'connection properties' pins: prepareThreshold=0, statement cache off, binaryTransfer, "
-                    + "sslmode, search_path in the startup packet, junixsocket for unix sockets): 'main' for extended, "
-                    + "scans, batches and connect steps; 'cached' for prepared, the same but prepareThreshold=1 and "
-                    + "pgjdbc's statement cache at its defaults (preparedStatementCacheQueries=256, "
+                    + "the TLS properties (see tls), search_path in the startup packet, junixsocket for unix sockets): "
+                    + "'main' for extended, scans, batches and connect steps; 'cached' for prepared, the same but "
+                    + "prepareThreshold=1 and pgjdbc's statement cache at its defaults (preparedStatementCacheQueries=256, "
                     + "preparedStatementCacheSizeMiB=5); server_pids name the backend that served the step");
             s.put("extended", "the main connection: every statement the layer prepares is an unnamed statement, "
                     + "Parse/Bind/Describe/Execute/Sync at every execution (text results), as java-pgjdbc's extended");
@@ -178,9 +179,11 @@ abstract class Over {
 
         @Override
         void settings(ObjectNode s) {
+            MariadbDriver.tlsSettings(s); // java-mariadb's TLS and compression properties, on every connection
             s.put("connections", "two, opened at open (untimed) with java-mariadb's URL and properties (its pins: "
                     + "useServerPrepStmts=true, cachePrepStmts=false, tinyInt1isBit=false, autocommit, localSocket for "
-                    + "the unix path …): 'main' for extended, scans, batches and connect steps; 'cached' for prepared, "
+                    + "the unix path, the TLS and compression properties (see tls, compress) …): 'main' for extended, "
+                    + "scans, batches and connect steps; 'cached' for prepared, "
                     + "the same but cachePrepStmts=true (Connector/J's prepStmtCacheSize default, 250); server_pids "
                     + "name the serving thread of the step's connection");
             s.put("extended", "the main connection: every PreparedStatement the layer makes is COM_STMT_PREPARE + "

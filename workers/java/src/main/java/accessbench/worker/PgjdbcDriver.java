@@ -103,7 +103,7 @@ final class PgjdbcDriver extends JdbcDriver {
     void settings(ObjectNode s) {
         s.put("connections", "two, both opened at open (untimed): 'main' (preferQueryMode=extended) for extended, "
                 + "prepared, scans and batches; 'simple' (preferQueryMode=simple) for literal");
-        s.put("sslmode", "the endpoint's, passed as pgjdbc's sslmode (disable on managed servers); gssEncMode=disable");
+        tlsSettings(s);
         s.put("search_path", "options=-c search_path=<schema> (startup packet)");
         s.put("unix sockets", "junixsocket AFUNIXSocketFactory$FactoryArg with socketFactoryArg=<dir>/.s.PGSQL.<port> "
                 + "when the endpoint's host is a directory (pgjdbc has no unix sockets of its own)");
@@ -160,10 +160,52 @@ final class PgjdbcDriver extends JdbcDriver {
 
     // ---- connections --------------------------------------------------------------------------------
 
-    private Properties props(JsonNode ep, boolean simpleMode) {
+    /** The endpoint's TLS keys (PROTOCOL.md, open) as pgjdbc's own connection properties,
+     * added to p: sslmode as it is (absent or prefer: left unset, pgjdbc's default prefer),
+     * sslrootcert with verify-ca/verify-full (a PEM file, read by pgjdbc's default sslfactory,
+     * LibPQFactory), sslNegotiation=direct. pgjdbc has no property for the TLS version:
+     * tls_version is unsupported. The one TLS mapping of java-pgjdbc and the layers over it. */
+    static void tls(JsonNode ep, Properties p) throws WorkerError {
+        String mode = ep.path("sslmode").asText("");
+        String rootcert = ep.path("sslrootcert").asText("");
+        String version = ep.path("tls_version").asText("");
+        String negotiation = ep.path("sslnegotiation").asText("");
+        switch (mode) {
+            case "", "prefer" -> {
+            }
+            case "disable", "require", "verify-ca", "verify-full" -> p.setProperty("sslmode", mode);
+            default -> throw WorkerError.unsupported("pgjdbc has no sslmode " + mode);
+        }
+        if (!rootcert.isEmpty() && (mode.equals("verify-ca") || mode.equals("verify-full")))
+            p.setProperty("sslrootcert", rootcert);
+        if (!version.isEmpty())
+            throw WorkerError.unsupported("pgjdbc has no TLS protocol version property (tls_version=" + version
+                    + "): its LibPQFactory takes the JVM's default SSLContext protocols");
+        switch (negotiation) {
+            case "", "postgres" -> {
+            }
+            case "direct" -> p.setProperty("sslNegotiation", "direct");
+            default -> throw WorkerError.unsupported("pgjdbc has no sslNegotiation " + negotiation);
+        }
+    }
+
+    /** hello's tls setting of java-pgjdbc and the layers over it */
+    static void tlsSettings(ObjectNode s) {
+        s.put("tls", "pgjdbc's own connection properties, its default sslfactory (LibPQFactory): sslmode=disable|"
+                + "require|verify-ca|verify-full as the endpoint's sslmode (disable: no SSLRequest is sent; absent or "
+                + "prefer: left unset, pgjdbc's default prefer); sslrootcert=<the endpoint's PEM file> with verify-ca "
+                + "and verify-full (require: pgjdbc checks no certificate; verify-ca: the chain only, no host name; "
+                + "verify-full: the chain and the host name, PGjdbcHostnameVerifier); sslNegotiation=direct for "
+                + "sslnegotiation=direct (TLS from the first byte, ALPN 'postgresql'); gssEncMode=disable; "
+                + "tls_version: unsupported (pgjdbc has no property for the TLS version: the JVM's defaults, TLSv1.3 "
+                + "and TLSv1.2, are offered). The TLS handshake is inside the connect's time; pgjdbc makes a new "
+                + "LibPQFactory (reading sslrootcert, a new SSLContext) at every connect and offers no way to reuse "
+                + "one through its properties, so no TLS session is resumed across connections");
+    }
+
+    private Properties props(JsonNode ep, Properties tls, boolean simpleMode) {
         Properties p = credentials(ep);
-        String ssl = ep.path("sslmode").asText("");
-        p.setProperty("sslmode", ssl.isEmpty() ? "prefer" : ssl);
+        p.putAll(tls);
         p.setProperty("gssEncMode", "disable");
         String schema = ep.path("schema").asText("");
         if (!schema.isEmpty())
@@ -202,8 +244,10 @@ final class PgjdbcDriver extends JdbcDriver {
             }
         }
         url = serverUrl("jdbc:postgresql://", unixSocket ? "localhost" : host, port, ep);
-        props = props(ep, false);
-        simpleProps = props(ep, true);
+        Properties tls = new Properties();
+        tls(ep, tls);
+        props = props(ep, tls, false);
+        simpleProps = props(ep, tls, true);
         jdbc = new org.postgresql.Driver(); // classes loaded before the clock
     }
 
