@@ -208,15 +208,17 @@ class Check:
     def _tls(self, target: Target) -> None:
         """A plain path stays plain on a server that offers TLS; ``tcp+tls`` (verify-full) and
         ``tcp+tls1.2`` are encrypted as asked, as the server sees it, or answered
-        ``unsupported`` with why; a server certificate from another authority fails ``open``."""
-        for name in ("tcp", "tcp+tls", "tcp+tls1.2", "tcp+tls (another authority's CA)"):
-            path = parse_path(name.split()[0])
-            endpoint = path.endpoint(target)
-            if name.endswith("CA)"):
-                endpoint["sslrootcert"] = self.stranger.ca
-            worker = self._start(f"{target.dbms}-{path.name}")
-            try:
-                self.ok(worker, {"op": "hello"}, "hello")
+        ``unsupported`` with why; a server certificate from another authority fails ``open``.
+        One worker opens and closes each in turn (``open`` after ``close`` is the protocol's),
+        the failing one last."""
+        worker = self._start(f"{target.dbms}-tls")
+        try:
+            self.ok(worker, {"op": "hello"}, "hello")
+            for name in ("tcp", "tcp+tls", "tcp+tls1.2", "tcp+tls (another authority's CA)"):
+                path = parse_path(name.split()[0])
+                endpoint = path.endpoint(target)
+                if name.endswith("CA)"):
+                    endpoint["sslrootcert"] = self.stranger.ca
                 mark = target.transport_mark()
                 answer = self.ask(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1})
                 error = answer.get("error") or {}
@@ -229,10 +231,10 @@ class Check:
                     self.expect(answer["ok"], f"open {target.name}/{name}: {error}")
                     wrong = transport_differs(path, target.transport(mark, answer.get("server_pid")))
                     self.expect(wrong is None, f"open {target.name}/{name}: {wrong}")
-                    self.ok(worker, {"op": "close"}, "close")
-                self._bye(worker)
-            finally:
-                worker.kill()
+                    self.ok(worker, {"op": "close"}, f"close {target.name}/{name}")
+            self._bye(worker)
+        finally:
+            worker.kill()
 
     # the reference script on one target
     def _script(self, target: Target, variant: Variant) -> None:

@@ -171,10 +171,8 @@ final class MariadbDriver extends JdbcDriver {
      * compress; sslnegotiation=direct is unsupported. The one TLS mapping of java-mariadb and the
      * layers over it. */
     static void tls(JsonNode ep, Properties p) throws WorkerError {
-        String mode = ep.path("sslmode").asText("");
-        String rootcert = ep.path("sslrootcert").asText("");
-        String version = ep.path("tls_version").asText("");
-        String negotiation = ep.path("sslnegotiation").asText("");
+        TlsKeys keys = TlsKeys.of(ep);
+        String mode = keys.mode(), rootcert = keys.rootcert(), version = keys.version(), negotiation = keys.negotiation();
         switch (mode) {
             case "", "prefer" -> {
             }

@@ -166,17 +166,15 @@ final class PgjdbcDriver extends JdbcDriver {
      * LibPQFactory), sslNegotiation=direct. pgjdbc has no property for the TLS version:
      * tls_version is unsupported. The one TLS mapping of java-pgjdbc and the layers over it. */
     static void tls(JsonNode ep, Properties p) throws WorkerError {
-        String mode = ep.path("sslmode").asText("");
-        String rootcert = ep.path("sslrootcert").asText("");
-        String version = ep.path("tls_version").asText("");
-        String negotiation = ep.path("sslnegotiation").asText("");
+        TlsKeys keys = TlsKeys.of(ep);
+        String mode = keys.mode(), rootcert = keys.rootcert(), version = keys.version(), negotiation = keys.negotiation();
         switch (mode) {
             case "", "prefer" -> {
             }
             case "disable", "require", "verify-ca", "verify-full" -> p.setProperty("sslmode", mode);
             default -> throw WorkerError.unsupported("pgjdbc has no sslmode " + mode);
         }
-        if (!rootcert.isEmpty() && (mode.equals("verify-ca") || mode.equals("verify-full")))
+        if (!rootcert.isEmpty() && keys.verifies())
             p.setProperty("sslrootcert", rootcert);
         if (!version.isEmpty())
             throw WorkerError.unsupported("pgjdbc has no TLS protocol version property (tls_version=" + version
