@@ -6,7 +6,9 @@ Debian, PostgreSQL 13, 14, 16, 17 and 18 from the npm packages `make setup` inst
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 
 import pytest
@@ -226,3 +228,12 @@ def test_each_postgresql_version_loads_and_verifies_the_quick_suite_in_one_run(t
     for cell in stored.cells:
         by_target.setdefault(cell.target, set()).add(cell.status)
     assert by_target == {spec: {"ok"} for spec in specs}
+    # the HTML report filters by server version: one box per version, each target mapped to its own
+    from accessbench.report.html import render_html
+
+    page = render_html(stored)
+    labels = {spec: f"postgresql {versions[spec].split()[0]}" for spec in specs}
+    for label in labels.values():
+        assert f'<input type="checkbox" data-key="version" value="{label}" checked>' in page
+    mapping = re.search(r'<script type="application/json" id="target-versions">(.*?)</script>', page).group(1)
+    assert json.loads(mapping) == labels

@@ -118,7 +118,8 @@ def render_report(report: Report) -> str:
         study_pairs=_pair_sections(report),
         transfers=_transfer_sections(report),
         steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
-        filters=_filters(results),
+        filters=_filters(results, stored),
+        target_versions=_json(_target_versions(stored)),
         methods=_methods(stored),
         verification=_verification(report.steps),
         problems=_problems(results),
@@ -572,8 +573,20 @@ class FilterGroup:
     values: list[str]
 
 
-def _filters(results: list[CellResult]) -> list[FilterGroup]:
+def _filters(results: list[CellResult], stored: StoredRun) -> list[FilterGroup]:
     def values(key):
         return sorted({getattr(r.cell, key) for r in results})
-    return [FilterGroup("target", "Targets", values("target")), FilterGroup("path", "Paths", values("path")),
-            FilterGroup("method", "Methods", values("method"))]
+    groups = [FilterGroup("target", "Targets", values("target")), FilterGroup("path", "Paths", values("path")),
+              FilterGroup("method", "Methods", values("method"))]
+    versions = sorted(set(_target_versions(stored).values()))
+    if len(versions) > 1:  # the server's version as an axis of its own (postgresql@13 … @18 in one run)
+        groups.insert(1, FilterGroup("version", "Server versions", versions))
+    return groups
+
+
+def _target_versions(stored: StoredRun) -> dict[str, str]:
+    """Each target's server as the version filter names it: the DBMS and the version's first
+    word (PostgreSQL's "15.14 (Debian …)" → "postgresql 15.14"). The page's script finds a
+    cell's version through its target."""
+    return {t.target: f"{t.dbms} {t.server_version.split()[0].split('-')[0]}"
+            for t in stored.targets if t.server_version and t.dbms}

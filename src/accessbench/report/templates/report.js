@@ -9,7 +9,7 @@
 // each latency panel colours its TOP_N fastest lines left.
 (function () {
   "use strict";
-  var KEYS = ["target", "path", "method"];
+  var KEYS = ["target", "version", "path", "method"];
   var SVG = "http://www.w3.org/2000/svg";
   function all(root, selector) { return Array.prototype.slice.call(root.querySelectorAll(selector)); }
 
@@ -106,7 +106,7 @@
   }
   function shown(node) { return !node.classList.contains("off"); }
 
-  // --- filters: hide every [data-filter] element whose target, path or method is unticked ---
+  // --- filters: hide every [data-filter] element whose target, server version, path or method is unticked ---
   var filters = document.getElementById("filters");
   var boxes = all(filters, "input[type=checkbox][data-key]");
   filters.hidden = false;
@@ -117,8 +117,13 @@
     boxes.forEach(function (b) { if (!b.checked) off[b.dataset.key].add(b.value); });
     return off;
   }
+  // A cell's server version is its target's (#target-versions), not an attribute of its own.
+  var VERSIONS = JSON.parse(document.getElementById("target-versions").textContent);
   function hiddenBy(off, data) {
-    return KEYS.some(function (k) { return data[k] !== undefined && off[k].has(data[k]); });
+    return KEYS.some(function (k) {
+      var v = k === "version" && data.target !== undefined ? VERSIONS[data.target] : data[k];
+      return v !== undefined && off[k].has(v);
+    });
   }
 
   function apply() {
