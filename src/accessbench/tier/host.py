@@ -24,6 +24,7 @@ from pathlib import Path
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..pyworker.host import checksum, error_answer, failure, generate, histogram, serve
 from .loadgen import GENERATORS, LoadFailed
+from ..methods import catalog
 from .methods import METHODS, TierMethod, settings_of
 from .servers import SERVERS, ServerFailed
 from ..targets.base import TargetUnavailable, server_can_enter
@@ -273,13 +274,20 @@ def _answer(url: str, status: int, body: bytes) -> dict:
 
 def _page_settings(method) -> dict[str, str]:
     """What the pages' own drivers say of their settings (TLS, compression): PHP's from its
-    library (settings-cli.php); Python's and Node's pages use their workers' drivers, whose
-    settings those workers list."""
-    if method.language != "php":
+    library (settings-cli.php); Python's and Node's pages use their workers' drivers, and say
+    what those workers' hello says of TLS."""
+    if method.language == "php":
+        command = ["php", str(ROOT / "workers" / "php" / "settings-cli.php"), method.name]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
+    worker = next((m for m in catalog() if m.name == method.page_driver), None)
+    if worker is None:
         return {}
-    done = subprocess.run(["php", str(ROOT / "workers" / "php" / "settings-cli.php"), method.name],
-                          capture_output=True, text=True, timeout=60)
-    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
+    asked = json.dumps({"op": "hello"}) + "\n" + json.dumps({"op": "bye"}) + "\n"
+    done = subprocess.run(worker.command(), input=asked, capture_output=True, text=True, timeout=60)
+    hello = json.loads(done.stdout.splitlines()[0]) if done.returncode == 0 and done.stdout.strip() else {}
+    tls = hello.get("settings", {}).get("tls")
+    return {"tls": f"as {method.page_driver}'s worker: {tls}"} if tls else {}
 
 
 def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:
