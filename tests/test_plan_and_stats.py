@@ -43,6 +43,14 @@ def test_a_step_that_names_its_paths_is_measured_on_those_of_the_run_only():
     assert paths["select1-prepared"] == paths["procedure"] == {"unix", "tcp+0.25ms"}  # however the delay is written
 
 
+def test_a_step_named_for_plain_tcp_is_not_measured_through_the_proxy_at_no_delay():
+    from accessbench.runner.plan import on_path
+
+    step = next(s for s in load("connections").variants[0].steps if s.name == "persistent-prepared")
+    assert step.paths == ["tcp", "pooler", "pgpool"]
+    assert on_path(step, "tcp") and not on_path(step, "tcp+0us") and not on_path(step, "tcp+tls")
+
+
 def test_trials_are_interleaved_across_cells_after_the_warmups():
     cells = quick_groups()[0][:3]
     order = [(c.method + c.path, phase, seq) for c, phase, seq in trial_order(cells, warmup=1, trials=2)]
