@@ -96,6 +96,33 @@ def test_a_runs_label_is_listed_by_runs_and_heads_its_report(tmp_path):
     assert "label: laptop on battery" in accessbench("--store", store, "show", "last").stdout.splitlines()
 
 
+def test_step_measures_only_the_steps_named_and_a_resumed_run_keeps_them(tmp_path):
+    store = str(tmp_path / "results.db")
+    unknown = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--step", "sel1-prepared,nosuch")
+    assert unknown.returncode == 2 and unknown.stdout == ""
+    assert unknown.stderr.startswith("accessbench: --step nosuch: suite quick has no such step (its steps: ")
+    assert len(unknown.stderr.splitlines()) == 1
+    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", "py-sqlite3",
+                         "--trials", "1", "--no-report", "--step", "sel1-prepared")
+    assert result.returncode == 0, result.stderr
+    from accessbench.store import Store
+
+    with Store(store) as s:
+        stored = s.load(s.resolve("last"))
+    assert {c.step for c in stored.cells} == {"sel1-prepared"}
+    assert stored.run.settings["steps"] == ["sel1-prepared"]
+    import sqlite3
+
+    with sqlite3.connect(store) as db:  # as if stopped before its end: a resume keeps its steps
+        db.execute("UPDATE runs SET status = 'interrupted'")
+    other = accessbench("--store", store, "run", "--resume", "last", "--step", "scan-6k")
+    assert other.returncode == 2 and "--step scan-6k differs from the run's sel1-prepared" in other.stderr
+    again = accessbench("--store", store, "run", "--resume", "last", "--no-report")
+    assert again.returncode == 0, again.stderr
+    with Store(store) as s:
+        assert {c.step for c in s.load(s.resolve("last")).cells} == {"sel1-prepared"}
+
+
 def test_compare_calibrates_the_hosts_drift_and_later_comparisons_name_it(sqlite_store, tmp_path):
     store = tmp_path / "copy.db"
     shutil.copy(sqlite_store, store)

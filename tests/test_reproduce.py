@@ -118,6 +118,18 @@ def test_all_is_the_five_seed_studies_and_connections_is_asked_by_name():
     assert [r.study for r in resolve(["connections"])] == ["connections"]
 
 
+def test_the_table_is_headed_by_the_studies_it_holds():
+    from accessbench.report.studies import heading
+    from accessbench.studies.claims import Finding
+
+    def of(*studies):
+        return [Finding(s, "a claim", "", "", "reproduced", "") for s in studies]
+
+    assert heading(of("s1", "s2", "s3", "s4", "s5")) == "The five studies today"
+    assert heading(of("connections", "connections")) == "CONNECTIONS today"
+    assert heading(of("s4", "connections")) == "S4 and CONNECTIONS today"
+
+
 def test_show_without_a_stored_reproduction_says_so(tmp_path):
     result = accessbench("--store", str(tmp_path / "empty.db"), "reproduce", "s4", "--show")
     assert result.returncode == 2 and "holds no run of s4-roundtrip" in result.stderr

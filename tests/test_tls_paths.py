@@ -93,6 +93,12 @@ def test_the_runs_authority_signs_a_server_certificate_for_localhost(tmp_path):
 
 
 @pytest.mark.server
+def test_what_tls_adds_is_written_without_an_exponent_however_many_times_the_twin_it_is():
+    from accessbench.report.twins import _percent
+
+    assert [_percent(v) for v in (0.463, 14.54, -0.0211)] == ["+46.3%", "+1,454%", "−2.11%"]
+
+
 def test_tls_cells_verify_beside_their_plain_twins_and_leave_no_key_behind(tmp_path, workdir):
     store = quick_run(tmp_path, workdir, "py-psycopg,py-pymysql", "postgresql,mariadb", "tcp,tcp+tls,tcp+tls1.2", 2)
     with sqlite3.connect(store) as db:

@@ -213,6 +213,9 @@ def _add_run(sub) -> None:
                      "postgresql:// or mariadb:// URL (default postgresql,mariadb,sqlite,duckdb)")
     run.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
                      help=f"{paths.HELP} (default: every path each target has)")
+    run.add_argument("--step", type=_csv, default=None, metavar="S[,S…]",
+                     help="steps of the suite to measure, by name (default: all; `accessbench suites` lists each "
+                          "suite's steps, a varied one by each of its names: sel1-extended, sel1-prepared)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one but setting variants and layers; "
                           "`all`: every one, `layers`: every layer and the driver it runs on; see `accessbench methods`)")

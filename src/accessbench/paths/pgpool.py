@@ -62,7 +62,7 @@ class PgpoolPath(PoolerPath):
 
     def start(self, target: Any, run: PathRun) -> None:
         server = target.behind_pooler()  # a target that cannot be pooled says so
-        run.progress.note(f"starting pgpool-II for {target.name}")
+        run.progress.note(f"starting pgpool-II for {target.name}{', clients over TLS' if self.tls else ''} (path {self.name})")
         directory = os.path.join(run.workdir, f"{file_safe(self.name)}-{target.file_name}")
         self.running = Pgpool(server, directory, free_port(), target.authority if self.tls else None)
 

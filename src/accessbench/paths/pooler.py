@@ -80,7 +80,8 @@ class Pooler(PoolerPath):
 
     def start(self, target: Any, run: PathRun) -> None:
         server = target.behind_pooler()  # a target that cannot be pooled says so
-        run.progress.note(f"starting PgBouncer ({self.pool_mode} pooling) for {target.name}")
+        run.progress.note(f"starting PgBouncer ({self.pool_mode} pooling) for {target.name}"
+                          f"{', clients over TLS' if self.tls else ''} (path {self.name})")
         directory = os.path.join(run.workdir, f"pgbouncer-{file_safe(self.name)}-{target.file_name}")
         self.running = PgBouncer(self.pool_mode, server, directory, free_port(), target.authority if self.tls else None)
 

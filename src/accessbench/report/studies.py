@@ -28,6 +28,15 @@ def tally(findings: list[Finding]) -> str:
     return " · ".join(f"{counts[v]} {v}" for v in order if counts[v]) + f" (of {len(findings)} claims)"
 
 
+def heading(findings: list[Finding]) -> str:
+    """What the table holds: the five seed studies, or the studies it has (``CONNECTIONS``)."""
+    held = list(dict.fromkeys(f.study for f in findings))
+    seeds = [r.study for r in RECIPES.values() if r.in_all]
+    if set(seeds) <= set(held) and len(held) == len(seeds):
+        return "The five studies today"
+    return " and ".join(h.upper() for h in held) + " today" if held else "The studies today"
+
+
 def _runs_line(runs: dict[str, StudyRun]) -> str:
     return "runs: " + ", ".join(f"{study} {run.run_id}" for study, run in sorted(runs.items())) if runs else "runs: none"
 
@@ -37,7 +46,7 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
     out = io.StringIO()
     console = Console(file=out, force_terminal=color, no_color=not color, width=width or 120, highlight=False,
                       soft_wrap=False)
-    table = Table(title="The five studies today: each claim, the published figure, today's, and a verdict",
+    table = Table(title=f"{heading(findings)}: each claim, the published figure, today's, and a verdict",
                   title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, caption_justify="left",
                   caption=f"{tally(findings)}\n{_runs_line(runs)}\nverdict rules: accessbench/studies/claims.py "
                           "(each row's rule in the HTML studies report)")
@@ -84,6 +93,7 @@ def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], direc
               for f in findings if f.ratio is not None]
     html = env.get_template("studies.html.j2").render(
         studies=[(*s, tally(s[3])) for s in studies], tally=tally(findings), css=_asset("report.css"),
+        heading=heading(findings),
         chart=ratio_chart(ratios, 960),
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         css_class={v: f"verdict-{v.replace(' ', '-')}" for v in STYLES})

@@ -31,7 +31,8 @@ def _signed(ns: float | None) -> str:
 
 
 def _percent(value: float) -> str:
-    return f"{'+' if value >= 0 else '−'}{abs(value) * 100:.3g}%"
+    """+46.3%, +1,454% (no exponent: TLS can add many times a plain connect)."""
+    return f"{'+' if value >= 0 else '−'}{fmt.ratio3(abs(value) * 100)}%"
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
             setattr(request, key, value)
     if suite is None:
         suite = load(request.suite, quick=request.quick)
+    suite = suite.with_steps(getattr(request, "step", None))  # --step: the steps named, as a resumed run kept them
     if request.cluster is not None:
         request.path = _cluster_paths(request)
         request.target = request.target or servers()  # embedded engines have no clients elsewhere
@@ -74,6 +75,7 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
         cluster=request.cluster, raw_latencies=request.raw_latencies, allow_idle_halt=request.allow_idle_halt,
         precision=request.precision, budget=request.budget, max_trials=request.max_trials,
         label=request.label if request.label is not None or not resume else resume.settings.get("label"),
+        steps=getattr(request, "step", None),
     )
     store = resume.store if resume else Store(request.store)
     done = resume.done() if resume else None

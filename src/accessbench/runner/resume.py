@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 KEPT = (("--trials", "trials"), ("--warmup", "warmup"), ("--max-warmup", "max_warmup_jit"),
         ("--timeout", "timeout_s"), ("--quick", "quick"), ("--unconfined-sql", "unconfined_sql"),
         ("--precision", "precision"), ("--budget", "budget_s"), ("--max-trials", "max_trials"),
-        ("--allow-idle-halt", "allow_idle_halt"))
+        ("--allow-idle-halt", "allow_idle_halt"), ("--step", "steps"))
 _ADVICE = "a resumed run keeps its settings; start a new run for other ones"
 
 

@@ -59,6 +59,7 @@ class RunOptions:
     cluster: Any = None           # cluster.ClusterSpec: loaded steps' clients on a cluster's hosts
     raw_latencies: bool = False   # loaded trials also keep every latency, where the worker can write them
     allow_idle_halt: bool = False  # measure without holding idle CPUs awake (runner/awake.py)
+    steps: list[str] | None = None  # --step: the suite's steps measured (None: all)
 
 
 
@@ -182,6 +183,7 @@ class Runner:
                 "methods": [m.name for m in self.methods], "seed": self.suite.seed,
                 "precision": o.precision, "budget_s": o.budget, "max_trials": o.max_trials,
                 "allow_idle_halt": o.allow_idle_halt,
+                **({"steps": o.steps} if o.steps else {}),
                 **({"cluster": o.cluster.text} if o.cluster is not None else {}),
             }
             if self.done.resumed:

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..errors import InputError
 from ..protocol import generators
 from ..protocol.sqltext import count_markers
 from ..targets import registry
@@ -689,3 +690,16 @@ class Suite(Strict):
     @property
     def step_names(self) -> list[str]:
         return list(dict.fromkeys(s.name for v in self.variants for s in v.steps))
+
+    def with_steps(self, names: list[str] | None) -> "Suite":
+        """The suite measuring only the steps named (``--step``; None: all of them), in the
+        suite's order; a variant left with none is dropped (its data never loaded). An unknown
+        name is an input error naming the suite's steps."""
+        if not names:
+            return self
+        known = self.step_names
+        for name in names:
+            if name not in known:
+                raise InputError(f"--step {name}: suite {self.name} has no such step (its steps: {', '.join(known)})")
+        variants = [v.model_copy(update={"steps": [s for s in v.steps if s.name in names]}) for v in self.variants]
+        return self.model_copy(update={"variants": [v for v in variants if v.steps]})
