@@ -43,12 +43,13 @@ def test_a_step_that_names_its_paths_is_measured_on_those_of_the_run_only():
     assert paths["select1-prepared"] == paths["procedure"] == {"unix", "tcp+0.25ms"}  # however the delay is written
 
 
-def test_a_step_named_for_plain_tcp_is_not_measured_through_the_proxy_at_no_delay():
+def test_a_step_named_for_plain_tcp_or_a_transaction_pooler_is_not_measured_on_the_proxy_or_a_session_pooler():
     from accessbench.runner.plan import on_path
 
     step = next(s for s in load("connections").variants[0].steps if s.name == "persistent-prepared")
     assert step.paths == ["tcp", "pooler", "pgpool"]
     assert on_path(step, "tcp") and not on_path(step, "tcp+0us") and not on_path(step, "tcp+tls")
+    assert on_path(step, "pooler:transaction") and not on_path(step, "pooler:session")
 
 
 def test_trials_are_interleaved_across_cells_after_the_warmups():

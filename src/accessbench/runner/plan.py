@@ -46,10 +46,10 @@ def paths_of(target: Target, paths: list[str] | None) -> list[str]:
 
 def on_path(step: Step, path: str) -> bool:
     """Whether a step is measured on a path: every path, unless the step names its own."""
-    def same(p: str) -> tuple:  # tcp+250us and tcp+0.25ms are one path; tcp+0us (the proxy) is not tcp
-        parsed = parse_path(p)
+    def same(p: str) -> tuple:  # tcp+250us and tcp+0.25ms are one path, pooler and pooler:transaction
+        parsed = parse_path(p)   # too; tcp+0us (the proxy) is not tcp, nor pooler:session pooler
         return (parsed.base, parsed.proxied, parsed.delay_us, parsed.jitter_us, parsed.bandwidth, parsed.tls,
-                parsed.compress)
+                parsed.compress, getattr(parsed, "pool_mode", None))
 
     return step.paths is None or same(path) in {same(p) for p in step.paths}
 
