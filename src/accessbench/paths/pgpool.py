@@ -66,9 +66,6 @@ class PgpoolPath(PoolerPath):
         directory = os.path.join(run.workdir, f"{file_safe(self.name)}-{target.file_name}")
         self.running = Pgpool(server, directory, free_port(), target.authority if self.tls else None)
 
-    def reach(self, target: Any) -> dict[str, Any]:
-        return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
-
 
 class Pgpool(PoolerProcess):
     name = "pgpool-II"

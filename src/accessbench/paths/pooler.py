@@ -51,6 +51,10 @@ class PoolerPath(Path):
     def describe(self) -> str:
         raise NotImplementedError
 
+    def reach(self, target: Any) -> dict[str, Any]:
+        """Clients reach the pooler on its loopback port, with the target's TCP login."""
+        return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
+
     @classmethod
     def start_all(cls, paths: list[Path], target: Any, run: PathRun) -> dict[str, Any]:
         super().start_all(paths, target, run)
@@ -84,9 +88,6 @@ class Pooler(PoolerPath):
                           f"{', clients over TLS' if self.tls else ''} (path {self.name})")
         directory = os.path.join(run.workdir, f"pgbouncer-{file_safe(self.name)}-{target.file_name}")
         self.running = PgBouncer(self.pool_mode, server, directory, free_port(), target.authority if self.tls else None)
-
-    def reach(self, target: Any) -> dict[str, Any]:
-        return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
 
 
 class PoolerProcess:

@@ -103,6 +103,7 @@ def render_html(stored: StoredRun, view: str = "median") -> str:
 def render_report(report: Report) -> str:
     stored, results = report.stored, report.results
     anchors = {(s.variant, s.step): f"step-{i + 1}" for i, s in enumerate(report.steps)}
+    versions = _target_versions(stored)
     return _template().render(
         run=stored.run,
         view=report.view,
@@ -118,8 +119,8 @@ def render_report(report: Report) -> str:
         study_pairs=_pair_sections(report),
         transfers=_transfer_sections(report),
         steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
-        filters=_filters(results, stored),
-        target_versions=_json(_target_versions(stored)),
+        filters=_filters(results, versions),
+        target_versions=_json(versions),
         methods=_methods(stored),
         verification=_verification(report.steps),
         problems=_problems(results),
@@ -573,14 +574,13 @@ class FilterGroup:
     values: list[str]
 
 
-def _filters(results: list[CellResult], stored: StoredRun) -> list[FilterGroup]:
+def _filters(results: list[CellResult], versions: dict[str, str]) -> list[FilterGroup]:
     def values(key):
         return sorted({getattr(r.cell, key) for r in results})
     groups = [FilterGroup("target", "Targets", values("target")), FilterGroup("path", "Paths", values("path")),
               FilterGroup("method", "Methods", values("method"))]
-    versions = sorted(set(_target_versions(stored).values()))
-    if len(versions) > 1:  # the server's version as an axis of its own (postgresql@13 … @18 in one run)
-        groups.insert(1, FilterGroup("version", "Server versions", versions))
+    if len(set(versions.values())) > 1:  # the server's version as an axis of its own (postgresql@13 … @18 in one run)
+        groups.insert(1, FilterGroup("version", "Server versions", sorted(set(versions.values()))))
     return groups
 
 
