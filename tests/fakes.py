@@ -55,5 +55,8 @@ class FakeExecutor(Executor):
         answer = {"ok": True, "n": n, "elapsed_ns": n * per_op, "rows": script.rows * n, "user_ns": 0, "sys_ns": 0}
         return Trial("2026-11-28T00:00:00.000+00:00", answer, per_op.to_bytes(8, "little") * n, None, None)
 
+    def keep(self, cells) -> None:
+        self.calls.append(("keep", tuple(sorted({c.method for c in cells})), cells[0].step.name))
+
     def use_cluster(self, remote) -> None:
         raise AssertionError("no cluster in a fake run")

@@ -184,6 +184,31 @@ def test_pgbouncer_sits_between_clients_and_server_in_either_pool_mode(tmp_path,
     assert "pooler (postgresql): PgBouncer 1." in " ".join(result.stdout.split())  # what stood in between
 
 
+@pytest.mark.server
+@pytest.mark.parametrize("path", ["pooler:session", "pgpool"])
+def test_more_workers_than_a_pooler_serves_at_once_are_measured_in_batches_it_serves(tmp_path, workdir,
+                                                                                     monkeypatch, path):
+    from accessbench.methods import select
+    from accessbench.runner.run import RunOptions, Runner
+    from accessbench.suite.loader import parse
+    from accessbench.targets import make
+
+    # pools of two: a third worker's connection would wait for one of the first two to leave,
+    # and they stay open for the step (without batches its open times out after --timeout)
+    monkeypatch.setattr("accessbench.paths.pooler.POOL_SIZE", 2)
+    monkeypatch.setattr("accessbench.paths.pgpool.CHILDREN", 2)
+    suite = parse(SUITE.format(steps=step("get", mode="literal") + step("again", mode="literal")), "pools.toml")
+    methods = select(["py-psycopg", "py-psycopg2", "py-pg8000"])
+    store = Store(str(tmp_path / "s.db"))
+    options = RunOptions(trials=2, warmup=1, workdir=workdir, timeout=20, allow_idle_halt=True)
+    with store:
+        run = store.load(Runner(suite, [make("postgresql")], [path], methods, store, options).run())
+    assert run.run["status"] == "complete"
+    assert [(c["method"], c["status"]) for c in run.cells if c["status"] != "ok"] == []
+    assert len(run.cells) == 6 and all(len(run.trials[c["id"]]) == 2 for c in run.cells)
+    assert run.run["environment"]["room"]["connections"][f"postgresql/{path}"] == 2
+
+
 def test_an_unknown_pooler_mode_is_refused_naming_the_path(tmp_path):
     result = accessbench("--store", str(tmp_path / "s.db"), "run", "--quick", "--path", "pooler:statement")
     assert result.returncode == 2 and "--path pooler:statement" in result.stderr

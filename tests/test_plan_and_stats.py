@@ -9,8 +9,8 @@ from accessbench.suite.loader import load
 
 
 class FakeTarget:
-    def __init__(self, name, dbms, paths):
-        self.name, self.dbms, self.paths = name, dbms, paths
+    def __init__(self, name, dbms, paths, helps=frozenset()):
+        self.name, self.dbms, self.paths, self.helps = name, dbms, paths, helps
 
 
 def quick_groups(paths=None):
@@ -50,6 +50,50 @@ def test_a_step_named_for_plain_tcp_or_a_transaction_pooler_is_not_measured_on_t
     assert step.paths == ["tcp", "pooler", "pgpool"]
     assert on_path(step, "tcp") and not on_path(step, "tcp+0us") and not on_path(step, "tcp+tls")
     assert on_path(step, "pooler:transaction") and not on_path(step, "pooler:session")
+
+
+def connections_step(name, paths):
+    targets = [FakeTarget("postgresql", "postgresql", ("unix", "tcp"), frozenset({"pooler"}))]
+    groups = cells_by_step(load("connections").variants[0], targets, paths, select(None))
+    return next(g for g in groups if g and g[0].step.name == name)
+
+
+def test_a_step_whose_cells_fit_the_room_is_one_batch():
+    from accessbench.runner.plan import Room, batches
+
+    cells = connections_step("sel1-prepared", ["tcp", "pooler:session"])
+    assert batches(cells, Room()) == [cells]
+    assert batches(cells, Room(workers=len(cells))) == [cells]
+
+
+def test_a_session_pooler_holds_no_more_workers_than_its_pool_and_twins_stay_in_one_batch():
+    from accessbench.runner.plan import Room, batches
+
+    cells = connections_step("sel1-prepared", ["tcp", "pooler:session"])
+    lane = ("postgresql", "pooler:session")
+    room = Room(lanes={lane: 3}, lane_of={lane: lane})
+    parts = batches(cells, room)
+    assert sorted(c.label for part in parts for c in part) == sorted(c.label for c in cells)  # every cell once
+    assert all(sum(c.path == "pooler:session" for c in part) <= 3 for part in parts)
+    assert len(parts) == -(-len(cells) // 6)  # three methods a batch, each on both paths
+    for part in parts:  # a method's pooled cell is measured beside its plain twin
+        assert {c.method for c in part if c.path == "tcp"} == {c.method for c in part if c.path != "tcp"}
+
+
+def test_a_connect_step_leaves_room_for_the_connection_each_trial_opens():
+    from accessbench.runner.plan import Room, batches
+
+    cells = connections_step("connect", ["tcp"])
+    room = Room(lanes={("server", "postgresql"): 4}, lane_of={("postgresql", "tcp"): ("server", "postgresql")})
+    assert {len(part) for part in batches(cells, room)[:-1]} == {3}  # three kept, one opened by the trial
+
+
+def test_a_loaded_step_counts_each_client_and_a_cell_too_big_for_the_room_is_a_batch_alone():
+    from accessbench.runner.plan import Room, batches
+
+    cells = connections_step("persistent", ["tcp"])  # 10 clients
+    assert [len(p) for p in batches(cells[:3], Room(workers=25))] == [2, 1]
+    assert [len(p) for p in batches(cells[:3], Room(workers=5))] == [1, 1, 1]
 
 
 def test_trials_are_interleaved_across_cells_after_the_warmups():

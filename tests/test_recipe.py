@@ -141,3 +141,26 @@ def test_a_jit_runtime_warms_up_until_two_warmups_agree_and_others_take_the_fixe
     slowing = Script(capabilities=capabilities, ns_per_op=lambda i: 1000.0 * (i + 1))  # never settles
     stored, _ = run(tmp_path, {"py-sqlite3": slowing}, max_warmup=6, stable_within=0.01)
     assert {c["warmups"] for c in stored.cells} == {warmups}
+
+
+def test_a_step_too_big_for_the_machine_is_measured_in_batches_each_whole_after_every_cell_is_verified(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr("accessbench.runner.run.worker_room", lambda: 2)  # room for two workers at once
+    stored, fake = run(tmp_path, {m: Script() for m in METHODS})
+    assert stored.run["status"] == "complete"
+    assert stored.run["environment"]["room"]["workers"] == 2
+    assert stored.run["environment"]["batches"] == {"get": 2, "scan": 2}  # the report's header names them
+    assert {c["status"] for c in stored.cells} == {"ok"}
+    calls = [(what, method) for what, method, s in fake.calls if s == "get"]
+    kept = [method for what, method in calls if what == "keep"]
+    assert len(kept) == 4 and kept[:2] == kept[:1:-1]  # two batches verified, then measured, the open one first
+    assert all(len(batch) <= 2 for batch in kept) and sorted(sum(kept[:2], ())) == sorted(METHODS)
+    first_trial = next(i for i, (what, _) in enumerate(calls) if what == "trial")
+    assert {m for what, m in calls[:first_trial] if what == "verify"} == set(METHODS)
+    # each batch's warmup and trials, interleaved within it, all before the next batch's
+    measured = [m for what, m in calls[first_trial:] if what == "trial"]
+    first, second = kept[2], kept[3]
+    rounds = [(measured[:4 * len(first)], first), (measured[4 * len(first):], second)]
+    for done, batch in rounds:
+        assert len(done) == 4 * len(batch)
+        assert all(sorted(done[i:i + len(batch)]) == list(batch) for i in range(0, len(done), len(batch)))

@@ -44,6 +44,11 @@ class Path:
     setting: ClassVar[str | None] = None  # the key its description has in the target's settings
     server_cpu_known: ClassVar[bool] = True  # the backend pid a worker is told is the server's
     runs: ClassVar[str] = ""      # what a started path keeps running ("latency proxy"), if anything
+    # A pooler between workers and server: the client connections it serves at once (None: as
+    # many as come; more wait in its queue), and the server connections it may hold for them
+    # (taken from the server's own). The runner keeps no more workers open on it than that.
+    capacity: int | None = None
+    server_connections: int = 0
 
     def __init__(self, name: str, base: str, delay_us: float = 0.0, jitter_us: float = 0.0,
                  bandwidth: float | None = None) -> None:

@@ -54,6 +54,15 @@ class PgpoolPath(PoolerPath):
     def parse(cls, name: str) -> PgpoolPath | None:
         return cls(name, "pgpool") if name == "pgpool" else None
 
+    @property
+    def capacity(self) -> int:
+        """Each child serves one client at a time; a client beyond them waits for one."""
+        return CHILDREN
+
+    @property
+    def server_connections(self) -> int:
+        return CHILDREN  # one cached backend per child: the run has one user and database
+
     def describe(self) -> str:
         return (f"{self.name}: streaming-replication mode, one always-primary backend, connection_cache = on, "
                 f"num_init_children = {CHILDREN}, max_pool = {MAX_POOL}, reset_query_list = 'ABORT; DISCARD ALL', "

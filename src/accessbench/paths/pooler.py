@@ -22,6 +22,7 @@ from .base import Path, PathRun
 
 MODES = ("transaction", "session")
 POOL_SIZE = 20  # server connections per user and database: more than any suite's clients
+# (in session mode also the clients served at once: the runner measures in batches that fit)
 
 
 def _binary() -> str:
@@ -76,6 +77,16 @@ class Pooler(PoolerPath):
         path = cls(name, "pooler")
         path.pool_mode = name.partition(":")[2] or "transaction"
         return path
+
+    @property
+    def capacity(self) -> int | None:
+        """Session pooling gives each client a server connection until it leaves: a client
+        beyond the pool waits until one does. Transaction pooling serves every client."""
+        return POOL_SIZE if self.pool_mode == "session" else None
+
+    @property
+    def server_connections(self) -> int:
+        return POOL_SIZE
 
     def describe(self) -> str:
         return (f"{self.name}: pool_mode={self.pool_mode}, default_pool_size={POOL_SIZE}, clients over TCP"

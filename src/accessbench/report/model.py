@@ -262,8 +262,11 @@ def header(stored: StoredRun, view: View) -> Header:
                  f"±{fmt.share(settings['precision'])}" if settings.get("precision") else "")
     few = (" · too few for any significance verdict (a Mann-Whitney test needs 4 against 4)"
            if settings["trials"] < 4 and not settings.get("precision") else "")
+    split = env.get("batches") or {}  # steps whose cells could not all be open at once (runner/plan.py)
+    batched = (f" (in batches, each interleaved within itself: {', '.join(f'{s} {n}' for s, n in split.items())};"
+               " the servers, poolers and this host held no more open at once)" if split else "")
     lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup{precision}, interleaved "
-                            f"across methods{' · --quick sizes' if settings.get('quick') else ''}{few}"))
+                            f"across methods{batched}{' · --quick sizes' if settings.get('quick') else ''}{few}"))
     lines.append(("figure", view.rule))
     return Header(run.id, lines, run.message or None)
 

@@ -72,6 +72,10 @@ class Executor:
         """Loaded steps' clients on the cluster's hosts from now on."""
         raise NotImplementedError
 
+    def keep(self, cells: list[Cell]) -> None:
+        """The cells measured next: the workers of any other cell are closed, so that what is
+        open at once is what the run's room allows (runner/plan.py ``batches``)."""
+
     def close(self) -> None:
         """Every worker closed (the end of a variant: its tables go)."""
 
@@ -110,6 +114,12 @@ class WorkerExecutor(Executor):
 
     def use_cluster(self, remote: RemoteClients) -> None:
         self.remote = remote
+
+    def keep(self, cells: list[Cell]) -> None:
+        wanted = {cell.worker_key for cell in cells}
+        for key in [k for k in self.workers if k[:3] not in wanted]:  # a cell's client processes too
+            self.workers.pop(key).close(timeout=5)
+            self.server_pids.pop(key, None)
 
     def close(self) -> None:
         if self.remote is not None:

@@ -119,6 +119,73 @@ def trial_order(cells: list[Cell], warmup: int, trials: int) -> Iterator[tuple[C
             yield cell, "trial", seq
 
 
+@dataclass
+class Room:
+    """What may be open at once while a step is measured. Every worker keeps its connection
+    between trials, so a step's cells hold their connections together: through a session
+    pooler no more than its pool serves at once (a client beyond it would wait for one to
+    leave, for ever), on a server no more than its ``max_connections`` leaves; and this
+    machine runs only so many worker processes before they page. ``lanes`` bounds the
+    connections through each lane, ``lane_of`` gives the lane of a (target, path), and
+    ``workers`` bounds the worker processes (None: no bound)."""
+
+    lanes: dict[tuple, int] = field(default_factory=dict)
+    lane_of: dict[tuple[str, str], tuple] = field(default_factory=dict)
+    workers: int | None = None
+
+    def fits(self, cells: list[Cell]) -> bool:
+        if self.workers is not None and sum(held(c) for c in cells) > self.workers:
+            return False
+        for lane, capacity in self.lanes.items():
+            mine = [c for c in cells if self.lane_of.get((c.target, c.path)) == lane]
+            if mine and sum(held(c) for c in mine) + max(opened(c) for c in mine) > capacity:
+                return False
+        return True
+
+
+def held(cell: Cell) -> int:
+    """The connections (and worker processes) a cell keeps open between its trials: one, or
+    one per client of a loaded step (a runtime that drives one client per process keeps them
+    all; the others are counted so too, to be safe)."""
+    return cell.step.clients if cell.step.loaded else 1
+
+
+def opened(cell: Cell) -> int:
+    """The connections a trial of the cell opens while it runs, beside those it holds."""
+    step = cell.step
+    if step.kind == "connect":
+        return 1
+    if step.loaded and step.policy == "per-request":
+        return step.clients
+    if step.loaded and step.policy == "pooled":
+        return step.pool_size or step.clients
+    return 0
+
+
+def batches(cells: list[Cell], room: Room) -> list[list[Cell]]:
+    """A step's cells in as few batches as ``room`` allows, each measured whole (verified,
+    warmed, its trials interleaved) before the next opens its workers. A method's cells on
+    one target stay together where they fit, so that a TLS or pooled cell is interleaved
+    with its plain twin; a cell that fits nowhere is a batch of its own (its pooler or server
+    then answers as it would any client too many)."""
+    families: dict[tuple[str, str], list[Cell]] = {}
+    for cell in cells:
+        families.setdefault((cell.target, cell.method), []).append(cell)
+    out: list[list[Cell]] = [[]]
+    for family in families.values():
+        if room.fits(out[-1] + family):
+            out[-1] += family
+            continue
+        if out[-1]:
+            out.append([])
+        for cell in family:  # a family too big for one batch: cell by cell
+            if out[-1] and not room.fits(out[-1] + [cell]):
+                out.append([])
+            out[-1].append(cell)
+    order = {cell: i for i, cell in enumerate(cells)}  # each batch's cells in the step's order
+    return [sorted(batch, key=order.__getitem__) for batch in out if batch]
+
+
 def count_executions(groups: list[list[Cell]], warmup: int, trials: int) -> int:
     """How many worker executions a variant takes: verification + warmups + trials."""
     return sum(len(g) for g in groups) * (1 + warmup + trials)

@@ -52,13 +52,15 @@ class Precision:
         left = max(0.0, self.budget_s - self.spent_s)
         return left / max(1, self.steps_left)
 
-    def rounds(self, trials: dict, measurable):
+    def rounds(self, trials: dict, measurable, parts_left: int = 1):
         """Yield the successive rounds of cells that need one more trial each; the caller
-        runs a round before asking for the next. Charges the time spent to the budget."""
+        runs a round before asking for the next. Charges the time spent to the budget. A step
+        measured in batches asks once per batch, ``parts_left`` counting this one: each gets
+        its share of what the step has left, and the last ends the step."""
         if not self.on:
-            self.steps_left = max(0, self.steps_left - 1)
+            self.steps_left = max(0, self.steps_left - (parts_left == 1))
             return
-        share, started = self.step_share(), time.monotonic()
+        share, started = self.step_share() / parts_left, time.monotonic()
         try:
             while time.monotonic() - started < share:
                 wide = self.wide(trials, measurable)
@@ -67,4 +69,4 @@ class Precision:
                 yield wide
         finally:
             self.spent_s += time.monotonic() - started
-            self.steps_left = max(0, self.steps_left - 1)
+            self.steps_left = max(0, self.steps_left - (parts_left == 1))

@@ -34,7 +34,8 @@ from .awake import KeepAwake
 from .cleanup import Cleanup, claim, left_by_killed_runs
 from .context import RunContext
 from .executor import Executor, Trial, WorkerExecutor
-from .plan import Cell, paths_of, trial_order, variant_plan
+from .memory import worker_room
+from .plan import Cell, Room, batches, paths_of, trial_order, variant_plan
 from .precision import Precision
 from .remote import RemoteClients
 from .resume import Done
@@ -62,6 +63,9 @@ class RunOptions:
     steps: list[str] | None = None  # --step: the suite's steps measured (None: all)
 
 
+
+
+SPARE_CONNECTIONS = 3  # a server's connections left for the runner's own (checks, cancels, round trips)
 
 
 class Progress:
@@ -109,6 +113,8 @@ class Runner:
         self.ctx = RunContext(suite, options, store, progress or Progress(), self.run_id, targets, methods)
         self.executor = executor(self.ctx)
         self.verification = Verification(self.ctx, self.executor, self.done)
+        self.room = Room()  # what may be open at once: set as the targets start
+        self.split: dict[str, int] = {}  # the steps measured in batches, and how many
         self.left_behind: list[str] = []
 
     def report_to(self, progress: Progress) -> None:
@@ -134,6 +140,7 @@ class Runner:
             self._start_targets(cleanup)
             if o.cluster is not None:
                 self._start_cluster(cleanup)
+            self._measure_room()
             # data is loaded only where a cell is still to be measured (everywhere, in a new run)
             plan = [(v, self.done.to_measure(ts, groups, o.trials), groups)
                     for v, ts, groups in variant_plan(self.suite, self.targets, self.paths, self.methods)]
@@ -257,6 +264,31 @@ class Runner:
                 if group:
                     description["settings"].update(kind.start_all(group, target, path_run))
             self.store.add_target(self.run_id, target, description)
+            self._bound_connections(target, routes)
+
+    def _bound_connections(self, target: Target, routes: list) -> None:
+        """The target's lanes in the run's room: the connections its server still accepts, less
+        those its poolers may hold and a few for the runner's own (on a server the run did not
+        start, a tenth of what is free is left to its other users); a session pooler's pool."""
+        free = target.connection_room()
+        if free is not None:
+            spare = SPARE_CONNECTIONS if target.managed else max(SPARE_CONNECTIONS, free // 10)
+            self.room.lanes[("server", target.name)] = max(
+                1, free - sum(path.server_connections for path in routes) - spare)
+        for path in routes:
+            if path.capacity is not None:
+                self.room.lanes[(target.name, path.name)] = path.capacity
+                self.room.lane_of[(target.name, path.name)] = (target.name, path.name)
+            elif not path.server_connections and free is not None:  # straight to the server
+                self.room.lane_of[(target.name, path.name)] = ("server", target.name)
+
+    def _measure_room(self) -> None:
+        """Workers on this machine at once, by the memory left once the targets run; the room
+        stored with the run (how its steps were split into batches follows from it)."""
+        self.room.workers = worker_room()
+        self.store.note_environment(self.run_id, "room", {
+            "workers": self.room.workers,
+            "connections": {"/".join(lane): n for lane, n in self.room.lanes.items()}})
 
     def _start_cluster(self, cleanup: Cleanup) -> None:
         """--cluster's hosts ready: a local cluster's network made and every managed target
@@ -329,16 +361,40 @@ class Runner:
         states = {cell: CellState(self.store.add_cell(self.run_id, cell, self.done.row(cell)),
                                   planned=o.warmup + len(self.done.missing(cell, o.trials)), kind=cell.step.kind)
                   for cell in cells}
-        for cell in cells:
-            self.progress.advance(f"{cell.label} · verify")
-            if cell.target in unloaded:
-                self.ctx.fail(cell, states[cell], CellFailed("error", unloaded[cell.target]), quiet=True)
-                continue
-            self.verification.verify(cell, states[cell])
+        # The step's cells in batches that the servers, poolers and this machine can hold open at
+        # once (usually one); each batch is verified, then, once all agree, measured whole.
+        parts = batches(cells, self.room)
+        if len(parts) > 1:
+            self.split[f"{cells[0].step.name}{f' [{cells[0].variant}]' if cells[0].variant else ''}"] = len(parts)
+            self.store.note_environment(self.run_id, "batches", self.split)
+            self.progress.note(f"{cells[0].step.name}: {len(cells)} cells in {len(parts)} batches of at most "
+                               f"{max(map(len, parts))}, what {self._room_words()} hold open at once; trials are "
+                               "interleaved within each batch")
+        for part in parts:
+            self.executor.keep(part)
+            for cell in part:
+                self.progress.advance(f"{cell.label} · verify")
+                if cell.target in unloaded:
+                    self.ctx.fail(cell, states[cell], CellFailed("error", unloaded[cell.target]), quiet=True)
+                    continue
+                self.verification.verify(cell, states[cell])
         self.verification.compare([*kept, *cells], {**kept, **states})  # the kept cells' first verification votes too
         for state in states.values():
             if not state.measurable:
                 self.progress.advance("", state.planned)  # nothing to measure
+        # the batch verified last first: its workers are still open
+        for left, part in zip(range(len(parts), 0, -1), reversed(parts)):
+            self.executor.keep(part)
+            self._measure_batch(part, states, left)
+        for state in states.values():
+            if state.warmups:
+                self.store.update_cell(state.id, warmups=len(state.warmups))
+
+    def _measure_batch(self, cells: list[Cell], states: dict[Cell, CellState], left: int) -> None:
+        """Warmups, the trials, and the rounds for precision, interleaved across the cells;
+        ``left`` counts this batch among the step's batches still to measure (they share the
+        step's time for precision)."""
+        o = self.options
         self._rounds(trial_order(cells, o.warmup, 0), states)
         # JIT runtimes: more warmup rounds, still interleaved, until each cell is stable.
         for seq in range(o.warmup, max(o.max_warmup, o.warmup)):
@@ -349,11 +405,16 @@ class Runner:
             self._rounds(((c, "warmup", seq) for c in unsettled), states, counted=False)
         self._rounds(self.done.unmeasured(trial_order(cells, 0, o.trials)), states)
         # Then more rounds for the cells whose figure is not yet within the precision asked for.
-        for wide in self.precision.rounds({c: states[c].rates for c in cells}, lambda c: states[c].measurable):
+        for wide in self.precision.rounds({c: states[c].rates for c in cells}, lambda c: states[c].measurable,
+                                          parts_left=left):
             self._rounds([(c, "trial", o.trials + states[c].extra) for c in wide], states, counted=False)
-        for state in states.values():
-            if state.warmups:
-                self.store.update_cell(state.id, warmups=len(state.warmups))
+
+    def _room_words(self) -> str:
+        """What bounds the run's batches, for the line that says a step is split."""
+        words = [f"{self.room.workers} workers (this machine's memory)"] if self.room.workers else []
+        words += [f"{n} connections {'to ' + lane[1] if lane[0] == 'server' else 'through ' + '/'.join(lane)}"
+                  for lane, n in self.room.lanes.items()]
+        return ", ".join(words)
 
     def _rounds(self, order, states: dict[Cell, "CellState"], counted: bool = True) -> None:
         """Each (cell, phase, seq) in turn; ``counted`` False for executions outside the

@@ -127,6 +127,7 @@ class Verification:
         worker cannot dump."""
         if not cell.step.reads_rows:
             return None
+        self.executor.keep([reference, cell])  # within the run's room (a step's batches are verified by now)
         for one in (reference, cell):
             if one not in dumps:
                 try:

@@ -132,6 +132,12 @@ class Target(ABC):
         which TLS version (None: not known); None where the server cannot tell."""
         return None
 
+    def connection_room(self) -> int | None:
+        """The connections the server can still accept, read when the run starts (its limit
+        less those open now, the runner's own and others' among them); None: no limit (an
+        embedded engine). The runner keeps no more workers open on it than that allows."""
+        return None
+
     def server_process(self) -> int | None:
         """The pid of the managed server's first process (PostgreSQL's postmaster, mariadbd),
         whose process tree is the whole server: None for a server the run did not start."""

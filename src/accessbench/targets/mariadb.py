@@ -240,6 +240,11 @@ class MariaDBTarget(Target):
                 cur.execute(sql)
             return [tuple(r) for r in cur.fetchall()]
 
+    def connection_room(self) -> int:
+        # Threads_connected counts every client (the process list shows a user only its own)
+        return int(self.query("SELECT @@max_connections - VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+                              "WHERE VARIABLE_NAME = 'THREADS_CONNECTED'")[0][0])
+
 
 class ManagedMariaDB(MariaDBTarget):
     """mariadb-install-db into the work directory; mariadbd on its own socket and a free

@@ -241,6 +241,13 @@ class PostgresTarget(Target):
             return self.admin.execute(sqltext.convert(sql, "format"), params).fetchall()
         return self.admin.execute(sql).fetchall()
 
+    def connection_room(self) -> int:
+        # the slots kept for superusers (and, from 16, for pg_use_reserved_connections) are not ours
+        return self.query(
+            "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int"
+            " - coalesce(current_setting('reserved_connections', true)::int, 0)"
+            " - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')")[0][0]
+
 
 class ManagedPostgres(PostgresTarget):
     """initdb into the work directory; runs as the ``postgres`` OS user when started as root
@@ -322,7 +329,7 @@ class ManagedPostgres(PostgresTarget):
             conf.write(
                 "\n# accessbench managed server\n"
                 f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
-                f"unix_socket_directories = '{self.sockdir}'\nmax_connections = 200\n"
+                f"unix_socket_directories = '{self.sockdir}'\nmax_connections = 500\n"
             )
             if self.authority is not None:  # a TLS path: the run's key, in the data directory the server owns
                 ca, cert, key = self.authority.install(self.datadir, server_owner("postgres"))
