@@ -139,3 +139,12 @@ def test_the_readmes_tables_of_drivers_and_layers_are_the_catalogs():
     readme = (__import__("pathlib").Path(__file__).parents[1] / "README.md").read_text()
     default = [m for m in select(None) if not m.over and m.reads != "floor" and not m.tier]
     assert f"{len(default)} run by default, in six languages" in readme
+
+
+def test_a_method_says_how_many_connections_its_worker_holds_where_it_is_not_one():
+    from accessbench.tier.settings import PROCESSES
+
+    methods = {m.name: m for m in catalog()}
+    assert methods["py-psycopg"].connections == 1 and methods["py-psycopg"].app_server is None
+    assert methods["rust-seaorm+sqlx"].connections == 2  # one pool per statement mode
+    assert methods["php-pgsql/server=fpm"].app_server == PROCESSES

@@ -52,9 +52,9 @@ def test_a_step_named_for_plain_tcp_or_a_transaction_pooler_is_not_measured_on_t
     assert on_path(step, "pooler:transaction") and not on_path(step, "pooler:session")
 
 
-def connections_step(name, paths):
+def connections_step(name, paths, methods=None):
     targets = [FakeTarget("postgresql", "postgresql", ("unix", "tcp"), frozenset({"pooler"}))]
-    groups = cells_by_step(load("connections").variants[0], targets, paths, select(None))
+    groups = cells_by_step(load("connections").variants[0], targets, paths, select(methods))
     return next(g for g in groups if g and g[0].step.name == name)
 
 
@@ -135,3 +135,14 @@ def test_durations_pick_their_unit_after_rounding():
     assert duration(20_100) == "20.1 µs"
     assert duration(512) == "512 ns"
     assert duration(None) == "—"
+
+
+def test_a_method_that_holds_more_than_one_connection_is_counted_so():
+    from accessbench.runner.plan import Room, batches
+
+    cells = connections_step("sel1-prepared", ["pooler:session"], ["py-psycopg", "rust-seaorm+sqlx", "php-pgsql"])
+    lane = ("postgresql", "pooler:session")
+    room = Room(lanes={lane: 10}, lane_of={lane: lane}, connections={"rust-seaorm+sqlx": 2},
+                app_servers={"php-pgsql": 10})
+    assert sorted(room.held(c) for c in cells) == [1, 2, 10]
+    assert sorted(len(p) for p in batches(cells, room)) == [1, 2]  # the app server's ten fill the pool alone

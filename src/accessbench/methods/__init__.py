@@ -12,7 +12,7 @@ from importlib import resources
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ..worker_process import workers_dir
@@ -79,6 +79,20 @@ class Method(BaseModel):
     # (Arrow, a data frame). The transfer suite reads with every one of them, beside the
     # "floor": wire-floor, no method but the result's bytes moved raw along the same path.
     reads: Literal["rows", "copy", "columnar", "floor"] = "rows"
+    # The connections its worker keeps open between trials, per client (a layer that keeps one
+    # per statement mode: 2; a reader that connects anew for every read: its open's and the
+    # read's), which the runner counts against a session pooler's pool and a server's
+    # max_connections (runner/plan.py Room). A tier method's app server holds one per process.
+    connections: int = Field(1, ge=1)
+
+    @property
+    def app_server(self) -> int | None:
+        """A tier method's app-server processes, each with its connection, whatever the clients."""
+        if not self.tier:
+            return None
+        from ..tier.settings import PROCESSES
+
+        return PROCESSES
 
     def command(self) -> list[str]:
         """How to start this method's worker: its program and the full method name."""

@@ -132,22 +132,27 @@ class Room:
     lanes: dict[tuple, int] = field(default_factory=dict)
     lane_of: dict[tuple[str, str], tuple] = field(default_factory=dict)
     workers: int | None = None
+    # what a method's worker holds, where not one connection per client (methods: Method.connections)
+    connections: dict[str, int] = field(default_factory=dict)
+    app_servers: dict[str, int] = field(default_factory=dict)  # a tier method's processes
 
     def fits(self, cells: list[Cell]) -> bool:
-        if self.workers is not None and sum(held(c) for c in cells) > self.workers:
+        if self.workers is not None and sum(self.held(c) for c in cells) > self.workers:
             return False
         for lane, capacity in self.lanes.items():
             mine = [c for c in cells if self.lane_of.get((c.target, c.path)) == lane]
-            if mine and sum(held(c) for c in mine) + max(opened(c) for c in mine) > capacity:
+            if mine and sum(self.held(c) for c in mine) + max(opened(c) for c in mine) > capacity:
                 return False
         return True
 
-
-def held(cell: Cell) -> int:
-    """The connections (and worker processes) a cell keeps open between its trials: one, or
-    one per client of a loaded step (a runtime that drives one client per process keeps them
-    all; the others are counted so too, to be safe)."""
-    return cell.step.clients if cell.step.loaded else 1
+    def held(self, cell: Cell) -> int:
+        """The connections (and processes) a cell keeps open between its trials: its method's
+        per client, one client or one per client of a loaded step (a runtime that drives one
+        client per process keeps them all; the others are counted so too, to be safe); a tier
+        method's app server, one per process whatever the clients."""
+        if cell.method in self.app_servers:
+            return self.app_servers[cell.method]
+        return self.connections.get(cell.method, 1) * (cell.step.clients if cell.step.loaded else 1)
 
 
 def opened(cell: Cell) -> int:

@@ -286,6 +286,8 @@ class Runner:
         """Workers on this machine at once, by the memory left once the targets run; the room
         stored with the run (how its steps were split into batches follows from it)."""
         self.room.workers = worker_room()
+        self.room.connections = {m.name: m.connections for m in self.methods if m.connections != 1}
+        self.room.app_servers = {m.name: m.app_server for m in self.methods if m.app_server}
         self.store.note_environment(self.run_id, "room", {
             "workers": self.room.workers,
             "connections": {"/".join(lane): n for lane, n in self.room.lanes.items()}})

@@ -26,13 +26,11 @@ from ..pyworker.host import checksum, error_answer, failure, generate, histogram
 from .loadgen import GENERATORS, LoadFailed
 from ..methods import catalog
 from .methods import METHODS, TierMethod, settings_of
+from .settings import PROCESSES
 from .servers import SERVERS, ServerFailed
 from ..targets.base import TargetUnavailable, server_can_enter
 from .servers.base import ROOT, STATIC_PAGE, TICK_NS, UNPRIVILEGED, give_to_server
 
-# App server worker processes (prefork children, FPM children, gunicorn workers): S5's ten
-# clients each find a process free, so no request waits for one to be spawned.
-PROCESSES = 10
 HELLO = b"Hello, world!\n"
 
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 # The load generators: ab for study S5's exact shape (``ab -t 15 -c 10``, requests per
 # second), wrk for latency percentiles (its full histogram, to the microsecond).
 LOADS = ("ab", "wrk")
+# App server worker processes (prefork children, FPM children, gunicorn workers): S5's ten
+# clients each find a process free, so no request waits for one to be spawned. Each keeps its
+# own connection (or pool) once it has served a request.
+PROCESSES = 10
 
 
 def variants(servers) -> dict[str, tuple[str, ...]]:
