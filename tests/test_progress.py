@@ -56,3 +56,27 @@ def test_executions_outside_the_total_move_the_description_but_not_the_count():
     clock.now += 40
     progress.advance("java-pgjdbc · warmup 4 (JIT)", 0)
     assert out.getvalue().splitlines() == ["progress 0% (0 of 10) · 0:40 elapsed · java-pgjdbc · warmup 4 (JIT)"]
+
+
+def test_loaded_trials_are_counted_at_their_duration_not_at_the_pace_of_short_ones():
+    progress, clock, out = _progress()
+    progress.begin(20, fixed=(10, 150.0))  # ten short executions, then ten loaded trials of 15 s
+    for i in range(10):
+        progress.advance(f"short {i}")
+        clock.now += 0.5
+    progress.advance("loaded 0", 1, 15.0)
+    assert progress.pace.left(clock.now) == 150.0  # what the short ones' pace alone would call 5 s
+    clock.now += 16.0
+    progress.advance("loaded 1", 1, 15.0)
+    # one loaded trial took 16 s against its 15: the other 8 after this one at that stretch
+    assert abs(progress.pace.left(clock.now) - 16.0 / 15.0 * 135.0) < 1e-9
+    assert "about 2:24 left" in out.getvalue().splitlines()[-1]
+
+
+def test_a_skipped_loaded_cell_takes_its_seconds_off_the_time_left():
+    progress, clock, out = _progress()
+    progress.begin(4, fixed=(4, 60.0))
+    progress.advance("loaded 0", 1, 15.0)
+    clock.now += 15.0
+    progress.skip(3, 45.0)  # its cell failed: the rest will not run
+    assert progress.pace.left(clock.now) == 0.0

@@ -32,6 +32,7 @@ from ..suite.message import step_message
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
 from ..targets.registry import described
+from ..net import connections_to
 from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
 
 TIMEOUT = 60.0
@@ -247,6 +248,8 @@ class Check:
                 self.expect(isinstance(opened.get("connect_ns"), int), "open: no connect_ns")
                 for step in variant.steps:
                     self._step(worker, target, path, step, hello)
+                if path == "tcp":
+                    self._connections(worker, target)
                 if hello["capabilities"].get("load"):
                     self._loaded(worker, target, path, variant, hello["capabilities"])
                 self._error(worker, target, path, hello["capabilities"])
@@ -255,6 +258,16 @@ class Check:
                 self._bye(worker)
             finally:
                 worker.kill()
+
+    def _connections(self, worker: WorkerProcess, target: Target) -> None:
+        """After every step in every mode, the worker holds no more connections to the server
+        than its catalog says (``connections``): the runner counts them against a session
+        pooler's pool and a server's max_connections. A tier method's app server holds one
+        per process (``Method.app_server``)."""
+        held = connections_to(worker.proc.pid, target.endpoint("tcp")["port"])
+        allowed = self.method.app_server or self.method.connections
+        self.expect(held <= allowed, f"{target.name}/tcp: after its steps the worker holds {held} connections to the "
+                                     f"server; its catalog entry says {allowed} (connections = N)")
 
     def _message(self, target: Target, step: Step) -> dict:
         return step_message(step, target.dbms, self.seed, self.tables)

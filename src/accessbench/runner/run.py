@@ -72,11 +72,25 @@ class Progress:
     """What the runner reports while it works; the default says nothing. ``begin`` gives the
     total of worker executions once and it never changes: a JIT runtime's extra warmups (how
     many is known only as they settle) are shown in flight but advance nothing."""
+    def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0)) -> None:
+        """``fixed``: how many of the executions last as long as the suite says (a loaded step's
+        warmups and trials, its duration each), and their seconds together."""
 
-    def begin(self, total: int) -> None: ...
-    def advance(self, description: str, amount: int = 1) -> None: ...
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0) -> None:
+        """``amount`` executions begin (usually one); ``lasts_s``: the seconds the suite fixes
+        for them (0: as long as they take)."""
+
+    def skip(self, amount: int, lasts_s: float = 0.0) -> None:
+        """``amount`` executions will not run (their cell failed, or cannot be measured)."""
+
     def note(self, message: str) -> None: ...
     def end(self) -> None: ...
+
+
+def lasts(cell: Cell) -> float:
+    """The seconds the suite fixes for each of a cell's warmups and trials (a loaded step's
+    duration), or 0 where a trial lasts as long as its iterations take."""
+    return float(cell.step.duration or 0.0) if cell.step.loaded else 0.0
 
 
 def new_run_id() -> str:
@@ -144,8 +158,11 @@ class Runner:
             # data is loaded only where a cell is still to be measured (everywhere, in a new run)
             plan = [(v, self.done.to_measure(ts, groups, o.trials), groups)
                     for v, ts, groups in variant_plan(self.suite, self.targets, self.paths, self.methods)]
+            timed = [(c, o.warmup + len(self.done.missing(c, o.trials))) for _, _, groups in plan
+                     for g in groups for c in g if not self.done.kept(c, o.trials) and lasts(c)]
             self.progress.begin(sum(self.done.executions(groups, o.warmup, o.trials) + len(v.tables) * len(ts)
-                                    for v, ts, groups in plan))
+                                    for v, ts, groups in plan),
+                                (sum(n for _, n in timed), sum(n * lasts(c) for c, n in timed)))
             self.precision.steps_left = sum(len(groups) for _, _, groups in plan)
             self.steadiness.probe()
             for variant, targets, groups in plan:
@@ -381,9 +398,9 @@ class Runner:
                     continue
                 self.verification.verify(cell, states[cell])
         self.verification.compare([*kept, *cells], {**kept, **states})  # the kept cells' first verification votes too
-        for state in states.values():
+        for cell, state in states.items():
             if not state.measurable:
-                self.progress.advance("", state.planned)  # nothing to measure
+                self.progress.skip(state.planned, state.planned * lasts(cell))  # nothing to measure
         # the batch verified last first: its workers are still open
         for left, part in zip(range(len(parts), 0, -1), reversed(parts)):
             self.executor.keep(part)
@@ -426,14 +443,16 @@ class Runner:
             if not state.measurable:
                 continue
             last = f" · last {state.last}" if state.last else ""
-            self.progress.advance(f"{cell.label} · {self._what(phase, seq, counted)}{last}", 1 if counted else 0)
+            self.progress.advance(f"{cell.label} · {self._what(phase, seq, counted)}{last}", 1 if counted else 0,
+                                  lasts(cell))
             state.done += counted
             state.extra += phase == "trial" and seq >= self.options.trials
             try:
                 self._record(state, phase, seq, self.executor.trial(cell))
             except CellFailed as e:
                 self.ctx.fail(cell, state, e)
-                self.progress.advance(cell.label, state.planned - state.done)  # what it will not run
+                skipped = state.planned - state.done  # what it will not run
+                self.progress.skip(skipped, skipped * lasts(cell))
 
     def _what(self, phase: str, seq: int, counted: bool) -> str:
         """The execution in flight, for the progress line."""
