@@ -209,6 +209,18 @@ def test_more_workers_than_a_pooler_serves_at_once_are_measured_in_batches_it_se
     assert run.run["environment"]["room"]["connections"][f"postgresql/{path}"] == 2
 
 
+@pytest.mark.server
+def test_a_cell_that_fails_through_a_pooler_carries_the_poolers_own_words(tmp_path, workdir):
+    # ADBC reads every result by COPY ... TO STDOUT sent by the extended protocol, on which
+    # Debian 12's pgpool-II 4.3.5 loses its child process: the driver sees only a closed connection
+    run, _ = run_suite(tmp_path, workdir, step("get", mode="extended"), "--target", "postgresql", "--path", "pgpool",
+                       "--method", "py-adbc", "--trials", "1", "--warmup", "0", status=1)
+    (cell,) = run.cells
+    assert cell["status"] == "error" and "server closed the connection" in cell["message"]
+    assert "pgpool-II's log: child process with pid" in cell["message"]
+    assert "terminated by segmentation fault" in cell["message"]
+
+
 def test_an_unknown_pooler_mode_is_refused_naming_the_path(tmp_path):
     result = accessbench("--store", str(tmp_path / "s.db"), "run", "--quick", "--path", "pooler:statement")
     assert result.returncode == 2 and "--path pooler:statement" in result.stderr

@@ -139,6 +139,15 @@ class Path:
             self.running.stop()
             self.running = None
 
+    def log_mark(self) -> Any:
+        """Where what the path keeps running (a pooler) has logged up to now, or None."""
+        return None
+
+    def said_since(self, mark: Any) -> str | None:
+        """What it logged as a warning or an error since ``mark`` (one line), or None: added to
+        a cell's error, as the pooler's own words (a child that died, a client refused)."""
+        return None
+
     # what workers and trials see
     def endpoint(self, target: Any) -> dict[str, Any]:
         """The connection parameters a worker on this path is given: its kind's, with the TLS

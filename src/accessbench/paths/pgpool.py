@@ -14,6 +14,11 @@ after the client leaves, for the next client of that process — session pooling
 never outlives its client's session. Clients reach it over loopback TCP by the login the
 server takes there (SCRAM, or the target's ``?auth=``; its pool_hba.conf and pool_passwd); it
 reaches the server over its unix socket.
+
+A driver that sends ``COPY … TO STDOUT`` by the extended protocol (ADBC's and ConnectorX's
+readers do, for every result) loses pgpool-II 4.3.5's child process (a segmentation fault):
+the driver sees only a closed connection, and the cell's error carries pgpool-II's own log line
+(``Path.said_since``), as every cell that fails through a pooler does.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ the schema is set for the role in the database instead (the managed server is ac
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from ..targets.base import file_safe, server_owner
 from .base import Path, PathRun
 
 MODES = ("transaction", "session")
+_LEVEL = re.compile(r"\b(WARNING|ERROR|FATAL|PANIC):?\s+(.*)$")  # a pooler's log line, from its level on
 POOL_SIZE = 20  # server connections per user and database: more than any suite's clients
 # (in session mode also the clients served at once: the runner measures in batches that fit)
 
@@ -55,6 +57,12 @@ class PoolerPath(Path):
     def reach(self, target: Any) -> dict[str, Any]:
         """Clients reach the pooler on its loopback port, with the target's TCP login."""
         return {**target.endpoint("tcp"), "host": "127.0.0.1", "port": self.running.port}
+
+    def log_mark(self) -> Any:
+        return self.running.log_size() if self.running else None
+
+    def said_since(self, mark: Any) -> str | None:
+        return self.running.said_since(mark) if self.running and mark is not None else None
 
     @classmethod
     def start_all(cls, paths: list[Path], target: Any, run: PathRun) -> dict[str, Any]:
@@ -148,6 +156,29 @@ class PoolerProcess:
                 time.sleep(0.05)
         self.stop()
         raise Fault(f"{self.name} did not listen on port {self.port} within {timeout:g} s")
+
+    def log_size(self) -> int:
+        try:
+            return os.path.getsize(self.log)
+        except OSError:
+            return 0
+
+    def said_since(self, mark: int, wait: float = 0.3) -> str | None:
+        """Its warnings and errors logged after ``mark`` (a size of its log), in one line. A
+        pooler may log what it did a moment after the client saw it (its main process reports
+        a child that died): it is given ``wait`` seconds to."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                with open(self.log, "rb") as f:
+                    f.seek(mark)
+                    text = f.read(65536).decode("utf-8", "replace")
+            except OSError:
+                return None
+            said = list(dict.fromkeys(" ".join(m.group(2).split()) for m in map(_LEVEL.search, text.splitlines()) if m))
+            if said or time.monotonic() >= deadline:
+                return f"{self.name}'s log: {'; '.join(said[:3])}" if said else None
+            time.sleep(0.05)
 
     def _last_log_line(self) -> str:
         try:

@@ -19,6 +19,7 @@ import datetime as dt
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import first_line
@@ -315,29 +316,11 @@ class WorkerExecutor(Executor):
         worker = self.workers.get(key)
         if worker is not None and worker.alive:
             return worker
-        method, target, path = ctx.method(cell), ctx.target(cell), ctx.path(cell)
         log = os.path.join(ctx.workdir, f"worker-{'-'.join(key).replace('/', '_')}.log")
-        worker = WorkerProcess(path.command(method.command()), log, ctx.worker_env)
+        worker = WorkerProcess(ctx.path(cell).command(ctx.method(cell).command()), log, ctx.worker_env)
         try:
-            hello = worker.request({"op": "hello"}, ctx.options.timeout)
-            if not hello.get("ok"):
-                raise CellFailed("error", f"hello: {hello.get('error', {}).get('message')}")
-            ctx.greeted(method.name, hello)
-            endpoint = path.endpoint(target)
-            if method.reads == "floor":  # not a method: the raw bytes' sender along this path
-                endpoint = {**endpoint, "floor": self._floor_sender(cell)}
-            mark = target.transport_mark() if target.authority else None
-            opened = worker.request({"op": "open", "endpoint": endpoint, "options": {}, "clients": 1},
-                                    ctx.options.timeout)
-            if not opened.get("ok"):
-                error = opened.get("error", {})
-                raise CellFailed("unsupported" if error.get("kind") == "unsupported" else "error",
-                                 f"open: {error.get('message')}")
-            if target.authority and path.server_cpu_known:  # behind a pooler the server sees the pooler
-                wrong = transport_differs(path, target.transport(mark, opened.get("server_pid")))
-                if wrong:
-                    raise CellFailed("error", wrong)
-            self.server_pids[key] = {opened["server_pid"]} if opened.get("server_pid") else set()
+            with self._path_says(cell):
+                self._greet_and_open(cell, key, worker)
         except WorkerFailed as e:
             worker.kill()
             self.broken[key] = CellFailed("error", f"worker start: {e}")
@@ -349,6 +332,30 @@ class WorkerExecutor(Executor):
         self.workers[key] = worker
         return worker
 
+    def _greet_and_open(self, cell: Cell, key: tuple, worker: WorkerProcess) -> None:
+        """hello (its answer kept in the run's context), then open on the cell's path: a
+        server serving TLS must have seen the connections encrypted as the path asks."""
+        ctx = self.ctx
+        method, target, path = ctx.method(cell), ctx.target(cell), ctx.path(cell)
+        hello = worker.request({"op": "hello"}, ctx.options.timeout)
+        if not hello.get("ok"):
+            raise CellFailed("error", f"hello: {hello.get('error', {}).get('message')}")
+        ctx.greeted(method.name, hello)
+        endpoint = path.endpoint(target)
+        if method.reads == "floor":  # not a method: the raw bytes' sender along this path
+            endpoint = {**endpoint, "floor": self._floor_sender(cell)}
+        mark = target.transport_mark() if target.authority else None
+        opened = worker.request({"op": "open", "endpoint": endpoint, "options": {}, "clients": 1}, ctx.options.timeout)
+        if not opened.get("ok"):
+            error = opened.get("error", {})
+            raise CellFailed("unsupported" if error.get("kind") == "unsupported" else "error",
+                             f"open: {error.get('message')}")
+        if target.authority and path.server_cpu_known:  # behind a pooler the server sees the pooler
+            wrong = transport_differs(path, target.transport(mark, opened.get("server_pid")))
+            if wrong:
+                raise CellFailed("error", wrong)
+        self.server_pids[key] = {opened["server_pid"]} if opened.get("server_pid") else set()
+
     def _floor_sender(self, cell: Cell) -> dict:
         """Where the floor worker of ``cell`` reads from: its path's sender, started on first use."""
         try:
@@ -358,18 +365,33 @@ class WorkerExecutor(Executor):
             raise CellFailed("unsupported", str(e)) from None
 
     def _request(self, cell: Cell, worker: WorkerProcess, key: tuple, message: dict) -> dict:
-        try:
-            answer = worker.request(message, self.ctx.options.timeout,
-                                    before_kill=lambda: self._cancel(self.ctx.target(cell), [key]))
-        except WorkerFailed as e:
-            self.workers.pop(key, None)
-            raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
-        if not answer.get("ok"):
-            error = answer.get("error", {})
-            status = "unsupported" if error.get("kind") == "unsupported" else "error"
-            sqlstate = f" [{error['sqlstate']}]" if error.get("sqlstate") else ""
-            raise CellFailed(status, f"{error.get('message', 'no message')}{sqlstate}")
+        with self._path_says(cell):
+            try:
+                answer = worker.request(message, self.ctx.options.timeout,
+                                        before_kill=lambda: self._cancel(self.ctx.target(cell), [key]))
+            except WorkerFailed as e:
+                self.workers.pop(key, None)
+                raise CellFailed("timeout" if e.kind == "timeout" else "error", str(e)) from None
+            if not answer.get("ok"):
+                error = answer.get("error", {})
+                status = "unsupported" if error.get("kind") == "unsupported" else "error"
+                sqlstate = f" [{error['sqlstate']}]" if error.get("sqlstate") else ""
+                raise CellFailed(status, f"{error.get('message', 'no message')}{sqlstate}")
         return answer
+
+    @contextmanager
+    def _path_says(self, cell: Cell):
+        """A cell that fails on a path with a log of its own (a pooler) carries what the path
+        logged meanwhile: the pooler's own words beside the driver's (a child that died)."""
+        path = self.ctx.path(cell)
+        mark = path.log_mark()
+        try:
+            yield
+        except CellFailed as e:
+            said = path.said_since(mark) if mark is not None else None
+            if said and e.status != "unsupported":
+                raise CellFailed(e.status, f"{e.message}; {said}") from None
+            raise
 
     def _cancel(self, target: Target, keys: list[tuple]) -> None:
         """Workers that will be killed: first cancel what their sessions execute on the server."""
