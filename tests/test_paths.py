@@ -76,3 +76,18 @@ def test_a_path_that_fails_to_start_ends_the_run_with_why_and_stops_the_paths_st
     assert os.path.exists(f"{scratch}/starts")  # the proxy path was started before the pooler failed
     assert processes_with_files_in(workdir) == []
     assert os.listdir(workdir) == []
+
+
+def test_a_poolers_log_gives_its_warnings_and_errors_with_their_detail_and_nothing_else():
+    from accessbench.paths.pooler import _warnings
+
+    log = ["2026-11-29 07:16:20.529: [unknown] pid 27790: LOG:  statement: SELECT 1",
+           "2026-11-29 07:16:20.529: [unknown] pid 27790: DETAIL:  not after a warning",
+           "2026-11-29 07:16:20.530: php pid 27790: FATAL:  unable to bind",
+           "2026-11-29 07:16:20.530: php pid 27790: DETAIL:  cannot get parse message \"pdo_stmt_1\"",
+           "2026-11-29 07:16:20.533: main pid 27784: WARNING:  child process with pid: 27790 was terminated by "
+           "segmentation fault",
+           "2026-11-29 07:16:21.000 UTC [1234] WARNING C-0x5555: db/user@127.0.0.1:40000 pooler error: query_wait_timeout"]
+    assert _warnings(log) == ["unable to bind", 'cannot get parse message "pdo_stmt_1"',
+                              "child process with pid: 27790 was terminated by segmentation fault",
+                              "C-0x5555: db/user@127.0.0.1:40000 pooler error: query_wait_timeout"]

@@ -22,7 +22,19 @@ from ..targets.base import file_safe, server_owner
 from .base import Path, PathRun
 
 MODES = ("transaction", "session")
-_LEVEL = re.compile(r"\b(WARNING|ERROR|FATAL|PANIC):?\s+(.*)$")  # a pooler's log line, from its level on
+_LEVEL = re.compile(r"\b(WARNING|ERROR|FATAL|PANIC|DETAIL):?\s+(.*)$")  # a pooler's log line, from its level on
+
+
+def _warnings(lines: list[str]) -> list[str]:
+    """A log's warnings and errors, each with the DETAIL line that follows it (pgpool-II's)."""
+    said: list[str] = []
+    kept = False  # the line before was one kept
+    for line in lines:
+        m = _LEVEL.search(line)
+        if m and (m.group(1) != "DETAIL" or kept):
+            said.append(" ".join(m.group(2).split()))
+        kept = bool(m) and (m.group(1) != "DETAIL" or kept)
+    return said
 POOL_SIZE = 20  # server connections per user and database: more than any suite's clients
 # (in session mode also the clients served at once: the runner measures in batches that fit)
 
@@ -175,7 +187,7 @@ class PoolerProcess:
                     text = f.read(65536).decode("utf-8", "replace")
             except OSError:
                 return None
-            said = list(dict.fromkeys(" ".join(m.group(2).split()) for m in map(_LEVEL.search, text.splitlines()) if m))
+            said = list(dict.fromkeys(_warnings(text.splitlines())))
             if said or time.monotonic() >= deadline:
                 return f"{self.name}'s log: {'; '.join(said[:3])}" if said else None
             time.sleep(0.05)
