@@ -146,3 +146,17 @@ def test_a_method_that_holds_more_than_one_connection_is_counted_so():
                 app_servers={"php-pgsql": 10})
     assert sorted(room.held(c) for c in cells) == [1, 2, 10]
     assert sorted(len(p) for p in batches(cells, room)) == [1, 2]  # the app server's ten fill the pool alone
+
+
+def test_a_runtime_that_drives_its_clients_in_one_process_holds_one_and_opens_the_rest_in_its_trial():
+    from accessbench.runner.plan import Room, batches
+
+    cells = connections_step("persistent", ["tcp"], ["py-psycopg", "c-libpq"])  # 10 clients each
+    libpq = next(c for c in cells if c.method == "c-libpq")
+    room = Room(workers=5, threaded={"c-libpq"})
+    assert (room.processes(libpq), room.held(libpq), room.opened(libpq)) == (1, 1, 10)
+    lane = ("server", "postgresql")
+    assert [len(p) for p in batches(cells, Room(lanes={lane: 12}, lane_of={("postgresql", "tcp"): lane},
+                                                threaded={"c-libpq"}))] == [1, 1]  # 10 kept + 1 + 10 opened > 12
+    assert [len(p) for p in batches(cells, Room(lanes={lane: 21}, lane_of={("postgresql", "tcp"): lane},
+                                                threaded={"c-libpq"}))] == [2]

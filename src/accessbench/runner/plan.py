@@ -135,36 +135,48 @@ class Room:
     # what a method's worker holds, where not one connection per client (methods: Method.connections)
     connections: dict[str, int] = field(default_factory=dict)
     app_servers: dict[str, int] = field(default_factory=dict)  # a tier method's processes
+    # methods whose hello says they drive a loaded step's clients in one process (threads,
+    # async tasks, goroutines): their clients' connections come and go with each trial
+    threaded: set[str] = field(default_factory=set)
 
     def fits(self, cells: list[Cell]) -> bool:
-        if self.workers is not None and sum(self.held(c) for c in cells) > self.workers:
+        if self.workers is not None and sum(self.processes(c) for c in cells) > self.workers:
             return False
         for lane, capacity in self.lanes.items():
             mine = [c for c in cells if self.lane_of.get((c.target, c.path)) == lane]
-            if mine and sum(self.held(c) for c in mine) + max(opened(c) for c in mine) > capacity:
+            if mine and sum(self.held(c) for c in mine) + max(self.opened(c) for c in mine) > capacity:
                 return False
         return True
 
-    def held(self, cell: Cell) -> int:
-        """The connections (and processes) a cell keeps open between its trials: its method's
-        per client, one client or one per client of a loaded step (a runtime that drives one
-        client per process keeps them all; the others are counted so too, to be safe); a tier
-        method's app server, one per process whatever the clients."""
+    def processes(self, cell: Cell) -> int:
+        """The processes a cell keeps running: one worker, one per client of a loaded step
+        where its runtime drives a client per process (or has not said yet), a tier method's
+        app server's."""
         if cell.method in self.app_servers:
             return self.app_servers[cell.method]
-        return self.connections.get(cell.method, 1) * (cell.step.clients if cell.step.loaded else 1)
+        return cell.step.clients if cell.step.loaded and cell.method not in self.threaded else 1
 
+    def held(self, cell: Cell) -> int:
+        """The connections a cell keeps open between its trials: its method's for each of its
+        processes (a tier method's app server: one per process)."""
+        if cell.method in self.app_servers:
+            return self.app_servers[cell.method]
+        return self.connections.get(cell.method, 1) * self.processes(cell)
 
-def opened(cell: Cell) -> int:
-    """The connections a trial of the cell opens while it runs, beside those it holds."""
-    step = cell.step
-    if step.kind == "connect":
-        return 1
-    if step.loaded and step.policy == "per-request":
-        return step.clients
-    if step.loaded and step.policy == "pooled":
-        return step.pool_size or step.clients
-    return 0
+    def opened(self, cell: Cell) -> int:
+        """The connections a trial of the cell opens while it runs, beside those it holds: a
+        connect step's new one, a per-request client's, a pool's, the clients of a runtime
+        that drives them all in one process."""
+        step = cell.step
+        if step.kind == "connect":
+            return 1
+        if step.loaded and step.policy == "per-request":
+            return step.clients
+        if step.loaded and step.policy == "pooled":
+            return step.pool_size or step.clients
+        if step.loaded and cell.method in self.threaded:
+            return self.connections.get(cell.method, 1) * step.clients
+        return 0
 
 
 def batches(cells: list[Cell], room: Room) -> list[list[Cell]]:

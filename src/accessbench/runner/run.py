@@ -25,6 +25,7 @@ from ..errors import Fault, InputError, first_line
 from ..methods import Method
 from ..paths import PathRun
 from ..paths.tls import Authority
+from ..protocol.capabilities import PROCESSES
 from ..stats.cells import UNITS
 from ..store import Store
 from ..suite.model import Suite
@@ -382,6 +383,7 @@ class Runner:
                   for cell in cells}
         # The step's cells in batches that the servers, poolers and this machine can hold open at
         # once (usually one); each batch is verified, then, once all agree, measured whole.
+        self.room.threaded = {m for m, caps in self.ctx.capabilities.items() if caps.get("concurrency") != PROCESSES}
         parts = batches(cells, self.room)
         if len(parts) > 1:
             self.split[f"{cells[0].step.name}{f' [{cells[0].variant}]' if cells[0].variant else ''}"] = len(parts)
