@@ -22,6 +22,8 @@ from ..targets.base import file_safe, server_owner
 from .base import Path, PathRun
 
 MODES = ("transaction", "session")
+POOL_SIZE = 20  # server connections per user and database: more than any suite's clients
+# (in session mode also the clients served at once: the runner measures in batches that fit)
 _LEVEL = re.compile(r"\b(WARNING|ERROR|FATAL|PANIC|DETAIL):?\s+(.*)$")  # a pooler's log line, from its level on
 
 
@@ -31,12 +33,10 @@ def _warnings(lines: list[str]) -> list[str]:
     kept = False  # the line before was one kept
     for line in lines:
         m = _LEVEL.search(line)
-        if m and (m.group(1) != "DETAIL" or kept):
+        kept = m is not None and (m.group(1) != "DETAIL" or kept)
+        if kept:
             said.append(" ".join(m.group(2).split()))
-        kept = bool(m) and (m.group(1) != "DETAIL" or kept)
     return said
-POOL_SIZE = 20  # server connections per user and database: more than any suite's clients
-# (in session mode also the clients served at once: the runner measures in batches that fit)
 
 
 def _binary() -> str:

@@ -39,12 +39,9 @@ def peak(pid: int) -> int | None:
 WORKER_BUDGET = 128 * 1024 * 1024
 
 
-def worker_room() -> int | None:
+def worker_room() -> int:
     """How many workers this machine holds open at once without paging: the memory available
-    when the run starts over ``WORKER_BUDGET`` (at least 2), or None where it is not known."""
-    try:
-        with open("/proc/meminfo") as f:
-            available = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
-    except (OSError, ValueError, StopIteration):
-        return None
-    return max(2, available // WORKER_BUDGET)
+    when the run starts (the kernel's MemAvailable) over ``WORKER_BUDGET``, at least 2."""
+    import psutil
+
+    return max(2, psutil.virtual_memory().available // WORKER_BUDGET)

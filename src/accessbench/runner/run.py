@@ -155,7 +155,7 @@ class Runner:
             self._start_targets(cleanup)
             if o.cluster is not None:
                 self._start_cluster(cleanup)
-            self._measure_room()
+            self._size_room()
             # data is loaded only where a cell is still to be measured (everywhere, in a new run)
             plan = [(v, self.done.to_measure(ts, groups, o.trials), groups)
                     for v, ts, groups in variant_plan(self.suite, self.targets, self.paths, self.methods)]
@@ -300,7 +300,7 @@ class Runner:
             elif not path.server_connections and free is not None:  # straight to the server
                 self.room.lane_of[(target.name, path.name)] = ("server", target.name)
 
-    def _measure_room(self) -> None:
+    def _size_room(self) -> None:
         """Workers on this machine at once, by the memory left once the targets run; the room
         stored with the run (how its steps were split into batches follows from it)."""
         self.room.workers = worker_room()
