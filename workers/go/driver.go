@@ -20,6 +20,12 @@ func (e endpoint) str(key string) string {
 	}
 }
 
+// flag: a boolean key, false when absent.
+func (e endpoint) flag(key string) bool {
+	v, _ := e[key].(bool)
+	return v
+}
+
 // failure is an error answer.
 type failure struct {
 	kind     string // db, unsupported, protocol, timeout, internal

@@ -125,6 +125,7 @@ func (d *gormDriver) settings() map[string]string {
 		"per-request":  "per operation, inside its time: sql.OpenDB of a connector made once before the barrier, gorm.Open over it (DisableAutomaticPing: the statement connects), the operation, DB.Close",
 		"verification": layerVerify,
 	}
+	settings["read_only"] = d.base + "'s, through the *sql.DB it opens: " + under["read_only"]
 	if c, ok := under["compress"]; ok {
 		settings["compress"] = d.base + "'s: " + c
 	}

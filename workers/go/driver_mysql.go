@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
@@ -103,7 +104,7 @@ func mysqlConfig(ep endpoint) (*mysql.Config, error) {
 		return nil, err
 	}
 	cfg.TLSConfig = name
-	if compress, _ := ep["compress"].(bool); compress {
+	if ep.flag("compress") {
 		if err := cfg.Apply(mysql.EnableCompression(true)); err != nil { // the DSN's compress=true
 			return nil, err
 		}
@@ -219,11 +220,12 @@ func (d *mysqlDriver) settings() map[string]string {
 		"connector":         "mysql.NewConnector(Config) + sql.OpenDB; Config as the DSN user:…@unix(SOCKET)/accessbench (tcp(HOST:PORT) without a socket)?interpolateParams=false&parseTime=true&loc=UTC&clientFoundRows=true&collation=utf8mb4_bin&checkConnLiveness=false&maxAllowedPacket=67108864 (multiStatements off; tls= and compress= as the endpoint asks: see tls and compress)",
 		"tls":               mysqlTLSSetting,
 		"compress":          mysqlCompressSetting,
+		"read_only":         mysqlReadOnly,
 		"login":             "the server's: mysql_native_password, or client_ed25519 on the auth switch (the driver's own, no option); go-sql-driver/mysql strips a zero last byte from the auth switch's data, meant for the NUL after a native-password scramble, so when MariaDB's 32-byte ed25519 nonce ends in one (1 login in 256) the login fails with 'malformed packet' (accessbench measured 7 in 2,000)",
 		"interpolateParams": "false: the driver never inlines values on the client; DB.Query/Exec with arguments gets driver.ErrSkip from it and database/sql prepares, executes and closes the statement",
 		"client_flag":       "CLIENT_FOUND_ROWS (clientFoundRows=true: an UPDATE counts the rows it matched)",
 		"charset":           "utf8mb4 with collation utf8mb4_bin, chosen in the handshake (collation=…); no charset= option, which would send SET NAMES after every connect",
-		"connect":           "handshake and authentication only: no SET NAMES, no max_allowed_packet query (maxAllowedPacket pinned to the default 64 MiB), no session variables; connection attributes (client name, OS, pid) go in the handshake; autocommit is left as the server has it (on: the open checks @@autocommit)",
+		"connect":           "handshake and authentication only: no SET NAMES, no max_allowed_packet query (maxAllowedPacket pinned to the default 64 MiB), no session variables (an endpoint read_only adds one statement: see read_only); connection attributes (client name, OS, pid) go in the handshake; autocommit is left as the server has it (on: the open checks @@autocommit)",
 		"autocommit":        "yes (the server's default, checked at open); commit_every uses DB.BeginTx / Tx.Commit (START TRANSACTION / COMMIT as text queries)",
 		"literal":           "DB.Query(text) / DB.Exec(text) without arguments: one COM_QUERY, the text protocol, values inlined by the worker (backslashes doubled, MariaDB's escape)",
 		"extended":          "DB.Query(sql, args...) / DB.Exec(sql, args...): interpolateParams is off, so database/sql prepares, executes and closes the statement every operation (COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_CLOSE: two round trips, the close has no answer); binary protocol",
@@ -242,8 +244,34 @@ func (d *mysqlDriver) connector(ep endpoint) (driver.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mysql.NewConnector(cfg)
+	c, err := mysql.NewConnector(cfg)
+	if err != nil || !ep.flag("read_only") {
+		return c, err
+	}
+	return readOnlyConnector{c}, nil
 }
+
+// readOnlyConnector runs SET SESSION TRANSACTION READ ONLY on every connection it makes, before
+// database/sql lends it: the driver has no init command, and its system-variable parameters
+// would need the variable's name, tx_read_only or transaction_read_only by server version.
+type readOnlyConnector struct{ driver.Connector }
+
+const mysqlReadOnlyStmt = "SET SESSION TRANSACTION READ ONLY"
+
+func (c readOnlyConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.(driver.ExecerContext).ExecContext(ctx, mysqlReadOnlyStmt, nil); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// mysqlReadOnly: how go-mysql sets the endpoint's read_only (hello's settings, "read_only").
+const mysqlReadOnly = "endpoint read_only: " + mysqlReadOnlyStmt + " run by a connector wrapper on every new connection (a pool's included) before database/sql uses it, the driver having no init command; absent or false: nothing sent"
 
 func (d *mysqlDriver) info(db *sql.DB) (int64, string, error) {
 	var tid int64

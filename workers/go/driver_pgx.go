@@ -90,6 +90,7 @@ func (d *pgxDriver) settings() map[string]string {
 		"description_cache_capacity": "0 (no cache of statement descriptions)",
 		"tls":                        pgxTLS + "; with prefer (or none), pgconn tries TLS and, if refused, opens a second connection without it",
 		"search_path":                "ConnConfig.RuntimeParams[search_path] in the startup packet",
+		"read_only":                  pgxReadOnly,
 		"autocommit":                 "yes; BEGIN/COMMIT explicit (Conn.Begin / Tx.Commit for commit_every)",
 		"literal":                    "statements that return rows: Conn.Query(text, QueryExecModeSimpleProtocol) with no arguments (pgx still scans the text for $n placeholders); others: Conn.Exec(text) with no arguments; simple query protocol, text results",
 		"extended":                   "QueryExecModeExec: Parse/Bind/Describe/Execute/Sync of the unnamed statement in one round trip, parameters as text with type OID 0 (the server infers their types), text results. Chosen over QueryExecModeDescribeExec, which first asks the server for the parameter types (an extra round trip per execution), because it is what PQexecParams does. Conn.Exec for statements without rows (Conn.Query when there are no parameters, since Exec without arguments switches to the simple protocol)",
@@ -119,9 +120,7 @@ func (d *pgxDriver) config(ep endpoint) (*pgx.ConnConfig, error) {
 		return nil, err
 	}
 	pgxPinTLS(ep, &cfg.Config)
-	if schema := ep.str("schema"); schema != "" {
-		cfg.RuntimeParams["search_path"] = schema
-	}
+	cfg.RuntimeParams = pgRuntimeParams(ep, cfg.RuntimeParams)
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	cfg.StatementCacheCapacity = 0
 	cfg.DescriptionCacheCapacity = 0

@@ -55,6 +55,7 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 		"should_ping":                "OptionShouldPing returns false (the adapter otherwise pings the server before reusing a connection idle for more than 1 s)",
 		"tls":                        pgxTLS,
 		"search_path":                "ConnConfig.RuntimeParams[search_path] in the startup packet",
+		"read_only":                  pgxReadOnly,
 		"autocommit":                 pgSQLAutocommit,
 		"literal":                    "DB.Query(text, pgx.QueryExecModeSimpleProtocol) / DB.Exec(text, pgx.QueryExecModeSimpleProtocol), no parameters: simple query protocol, text results (pgx still scans the text for $n placeholders)",
 		"extended":                   "DB.Query(sql, args...) / DB.Exec(sql, args...) (exec mode): unnamed statement, Parse/Bind/Describe/Execute/Sync in one round trip, parameters as text of unspecified type, text results (a DB.Exec without arguments would be sent by the simple protocol: pgx's rule)",

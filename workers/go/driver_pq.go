@@ -39,6 +39,7 @@ func (d *pqDriver) settings() map[string]string {
 		"disable_prepared_binary_result": "no (default): results of extended and prepared statements come in binary for int2/int4/int8, bytea and uuid columns, text for the rest",
 		"tls":                            pqTLS,
 		"search_path":                    "Config.Runtime[search_path] in the startup packet",
+		"read_only":                      pqReadOnly,
 		"startup":                        "lib/pq always sends client_encoding=UTF8 and datestyle='ISO, MDY' in the startup packet",
 		"autocommit":                     pgSQLAutocommit,
 		"literal":                        "DB.Query(text) / DB.Exec(text) without arguments: simple query protocol, text results",
@@ -65,12 +66,7 @@ func (d *pqDriver) connector(ep endpoint) (driver.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	if schema := ep.str("schema"); schema != "" {
-		if cfg.Runtime == nil {
-			cfg.Runtime = map[string]string{}
-		}
-		cfg.Runtime["search_path"] = schema
-	}
+	cfg.Runtime = pgRuntimeParams(ep, cfg.Runtime)
 	connector, err := pq.NewConnectorConfig(cfg)
 	if err != nil {
 		return nil, err

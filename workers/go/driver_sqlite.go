@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -49,20 +50,34 @@ func (d *sqliteDriver) settings() map[string]string {
 		"prepared":     "DB.Prepare once, inside the first operation, then Stmt.Query/Stmt.Exec (reset + bind + step); Stmt.Close after the step (finalize, untimed)",
 		"scan":         "DB.Query(sql): prepare, step every row, finalize",
 		"connect step": "a fresh sql.Open + DB.PingContext (which opens the file and runs the busy_timeout pragma) + DB.Close per operation",
+		"read_only":    sqliteReadOnly,
 		"timestamps":   "bound and read as ISO text (the target stores them as TEXT)",
 		"parameters":   "as the target stores them (SQLite has no boolean, date, decimal or timestamp type): int → int64, float → float64 (real), text → string, bytes → []byte (blob), NULL → nil; bool → Go bool, which the driver binds as integer 1/0; decimal → its text (the column's NUMERIC affinity converts it); date → 'YYYY-MM-DD' text; timestamp → 'YYYY-MM-DD HH:MM:SS[.ffffff]' text",
 		"decoding":     "rows.Scan into any: each value by its dynamic type (int64, float64, string, []byte, nil); the driver turns TEXT of columns declared DATE/DATETIME/TIMESTAMP into time.Time (none in the targets' tables)",
 	}
 }
 
-// sqliteDSN: the endpoint's file with the busy_timeout pragma.
+// sqliteDSN: the endpoint's file with the busy_timeout pragma; read_only: as a URI filename
+// with mode=ro, which SQLite opens with SQLITE_OPEN_READONLY (the driver hands a DSN that
+// starts with file: to sqlite3_open_v2 whole, with SQLITE_OPEN_URI; SQLite ignores the
+// _pragma parameter, which the driver runs itself).
 func sqliteDSN(ep endpoint) (string, error) {
 	file := ep.str("file")
 	if file == "" {
 		return "", fail("protocol", "the sqlite endpoint needs a file")
 	}
-	return file + "?_pragma=busy_timeout(" + busyTimeoutMS + ")", nil
+	pragma := "_pragma=busy_timeout(" + busyTimeoutMS + ")"
+	if ep.flag("read_only") {
+		return "file:" + sqliteURIPath.Replace(file) + "?mode=ro&" + pragma, nil
+	}
+	return file + "?" + pragma, nil
 }
+
+// sqliteURIPath escapes what a URI filename's path would otherwise end at or decode.
+var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// sqliteReadOnly: how go-sqlite sets the endpoint's read_only (hello's settings, "read_only").
+const sqliteReadOnly = "endpoint read_only: the DSN as the URI filename file:<file>?mode=ro&_pragma=busy_timeout(" + busyTimeoutMS + "), which SQLite opens with SQLITE_OPEN_READONLY; absent or false: the plain DSN"
 
 // openDB: sql.Open of the DSN (the connect step's connection, and the session's).
 func (d *sqliteDriver) openDB(ep endpoint) (*sql.DB, error) {

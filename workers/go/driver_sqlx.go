@@ -109,6 +109,7 @@ func (d *sqlxDriver) settings() map[string]string {
 		"per-request":  sqlPerRequest,
 		"verification": layerVerify,
 	}
+	settings["read_only"] = d.base + "'s, through the *sql.DB it opens: " + under["read_only"]
 	if c, ok := under["compress"]; ok {
 		settings["compress"] = d.base + "'s: " + c
 	}

@@ -61,6 +61,27 @@ func pgConnString(ep endpoint, libpqVersions bool) (string, error) {
 	return strings.Join(parts, " "), nil
 }
 
+// pgRuntimeParams adds the endpoint's session settings to the run-time parameters the driver
+// sends in the startup packet (pgx's RuntimeParams, lib/pq's Runtime), so that every
+// connection has them from its first statement: search_path when a schema is given, and
+// default_transaction_read_only=on when the endpoint is read_only (the server then refuses
+// every write with SQLSTATE 25006).
+func pgRuntimeParams(ep endpoint, params map[string]string) map[string]string {
+	set := func(k, v string) {
+		if params == nil {
+			params = map[string]string{}
+		}
+		params[k] = v
+	}
+	if schema := ep.str("schema"); schema != "" {
+		set("search_path", schema)
+	}
+	if ep.flag("read_only") {
+		set("default_transaction_read_only", "on")
+	}
+	return params
+}
+
 // pgTLS is the endpoint's TLS (PROTOCOL.md, open: "TLS, for both DBMSs"), checked.
 type pgTLS struct {
 	mode     string // sslmode; absent = prefer (the drivers' own default, left as it is)
@@ -126,6 +147,13 @@ const (
 		"sslnegotiation=direct as it comes (pgx sets ALPN \"postgresql\"); tls_version: MinVersion and MaxVersion of the tls.Config pgx built (ConnConfig.TLSConfig and each Fallbacks[i].TLSConfig), as pgx has no keyword for it. " +
 		"verify-full: tls.Config.RootCAs from sslrootcert, ServerName = host; verify-ca: InsecureSkipVerify with pgx's VerifyPeerCertificate checking the chain only; require: InsecureSkipVerify; disable: no TLSConfig, no SSLRequest. " +
 		"The ConnConfig (the CA file read, the tls.Config built) is parsed once when the endpoint arrives and reused by every connection; the TLS handshake is inside each connect"
+)
+
+// How the PostgreSQL methods set the endpoint's read_only (hello's settings, "read_only").
+const (
+	pgReadOnly  = "[default_transaction_read_only] = on in the startup packet of every connection, beside search_path; absent or false: not sent"
+	pgxReadOnly = "endpoint read_only: ConnConfig.RuntimeParams" + pgReadOnly
+	pqReadOnly  = "endpoint read_only: Config.Runtime" + pgReadOnly
 )
 
 // pgxArg binds a value as pgx's own type for it (go-pgx, and go-pgx-stdlib, whose adapter

@@ -23,6 +23,7 @@ require __DIR__ . '/lib/driver.php';
 require __DIR__ . '/lib/decode.php';
 require __DIR__ . '/lib/step.php';
 require __DIR__ . '/lib/tls.php';
+require __DIR__ . '/lib/session.php';
 
 ini_set('display_errors', '0');       // a warning must never become part of an answer
 ini_set('html_errors', '0');          // error_get_last(): the driver's message as plain text

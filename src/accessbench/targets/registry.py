@@ -46,12 +46,13 @@ class DBMSLimits:
 class Conformance:
     """What `accessbench conformance` expects of a DBMS: a table of every SQL type the suites
     use (``conf_types``) as the DBMS declares it, the rows put in it (the reference every
-    worker must read back alike), and the SQLSTATE a query of a missing table answers (None:
-    not checked)."""
+    worker must read back alike), and the SQLSTATEs a query of a missing table and a write in a
+    read-only session answer (None: not checked)."""
 
     types_ddl: str
     types_rows: tuple[tuple, ...]
     missing_table_sqlstate: str | None = None
+    read_only_sqlstate: str | None = None  # what a write in a read-only session answers (None: no SQLSTATE)
 
 
 # A rule of a DBMS's own on a table, beyond its limits: given the table and the suite's

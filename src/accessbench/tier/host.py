@@ -271,9 +271,9 @@ def _answer(url: str, status: int, body: bytes) -> dict:
 
 
 def _page_settings(method) -> dict[str, str]:
-    """What the pages' own drivers say of their settings (TLS, compression): PHP's from its
-    library (settings-cli.php); Python's and Node's pages use their workers' drivers, and say
-    what those workers' hello says of TLS."""
+    """What the pages' own drivers say of their settings (TLS, compression, read-only sessions):
+    PHP's from its library (settings-cli.php); Python's and Node's pages use their workers'
+    drivers, and say what those workers' hello says of TLS and read_only."""
     if method.language == "php":
         command = ["php", str(ROOT / "workers" / "php" / "settings-cli.php"), method.name]
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
@@ -284,8 +284,8 @@ def _page_settings(method) -> dict[str, str]:
     asked = json.dumps({"op": "hello"}) + "\n" + json.dumps({"op": "bye"}) + "\n"
     done = subprocess.run(worker.command(), input=asked, capture_output=True, text=True, timeout=60)
     hello = json.loads(done.stdout.splitlines()[0]) if done.returncode == 0 and done.stdout.strip() else {}
-    tls = hello.get("settings", {}).get("tls")
-    return {"tls": f"as {method.page_driver}'s worker: {tls}"} if tls else {}
+    said = hello.get("settings", {})
+    return {key: f"as {method.page_driver}'s worker: {said[key]}" for key in ("tls", "read_only") if said.get(key)}
 
 
 def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:

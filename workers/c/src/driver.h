@@ -208,9 +208,19 @@ static inline int ab_client_op(const ab_driver *d, ab_conn *c, int per_request, 
 /* MariaDB: the OS thread serving this connection (its server_pid), asked at open, untimed. */
 #define AB_MARIADB_TID_QUERY "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
 
+/* MariaDB: a read-only session (endpoint read_only): the server then refuses writes (1792,
+ * SQLSTATE 25006). Run as the connection's first statement (libmariadb's init command). */
+#define AB_MARIADB_READ_ONLY "SET SESSION TRANSACTION READ ONLY"
+
 /* Endpoint helpers */
 const char *ab_ep_str(json_t *endpoint, const char *key); /* NULL when absent or null */
 /* the endpoint's port as text (number or string) into buf; NULL when absent */
 const char *ab_ep_port(json_t *endpoint, char *buf, size_t len);
+/* read_only: true (a session in which the server refuses writes; checked at open) */
+int ab_ep_read_only(json_t *endpoint);
+/* PostgreSQL: libpq's `options` (the startup packet's) into buf: -c search_path=<schema> when
+ * the endpoint has one, -c default_transaction_read_only=on when read_only. 1: written, 0:
+ * neither, -1 with ab_err set when buf is too short. */
+int ab_ep_pg_options(json_t *endpoint, char *buf, size_t len);
 
 #endif

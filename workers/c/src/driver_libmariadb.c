@@ -142,6 +142,10 @@ static void hello(json_t *a, json_t *s, json_t *caps)
                                     "matched), MYSQL_SET_CHARSET_NAME utf8mb4, through the endpoint's unix socket when it "
                                     "has one, else host and port; TLS and compression as the tls and compress settings say; "
                                     "no multi-statements, no automatic reconnect"));
+    json_object_set_new(s, "read_only",
+                        json_string("endpoint read_only: MYSQL_INIT_COMMAND " AB_MARIADB_READ_ONLY " (mysql_optionsv "
+                                    "before mysql_real_connect, which runs it as the connection's first statement, on "
+                                    "every connection)"));
     json_object_set_new(s, "tls", json_string(AB_MY_TLS_WORDS));
     json_object_set_new(s, "compress", json_string(AB_MY_COMPRESS_WORDS));
     json_object_set_new(s, "autocommit",
@@ -222,6 +226,8 @@ static MYSQL *connect_my(json_t *ep)
         return NULL;
     }
     mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+    if (ab_ep_read_only(ep)) /* sent by mysql_real_connect right after the handshake */
+        mysql_optionsv(m, MYSQL_INIT_COMMAND, AB_MARIADB_READ_ONLY);
     ab_my_tls_apply(m, &tls);
     const char *socket = ab_ep_str(ep, "socket"), *host = ab_ep_str(ep, "host"), *pw = ab_ep_str(ep, "password");
     char port[32];

@@ -96,10 +96,11 @@ static int conninfo_from(json_t *ep, conninfo *ci)
     if ((s = ab_ep_str(ep, "password")) && *s)
         ADD("password", s);
     k += ab_pg_tls_params(&tls, &ci->kw[k], &ci->val[k]);
-    if ((s = ab_ep_str(ep, "schema")) && *s) {
-        snprintf(ci->options, sizeof ci->options, "-c search_path=%s", s);
+    int opts = ab_ep_pg_options(ep, ci->options, sizeof ci->options);
+    if (opts < 0)
+        return -1;
+    if (opts)
         ADD("options", ci->options);
-    }
 #undef ADD
     return 0;
 }
@@ -171,6 +172,8 @@ static void hello(json_t *a, json_t *s, json_t *caps)
     json_object_set_new(s, "batch", json_string(opt_copy ? "copy" : "pipeline"));
     json_object_set_new(s, "tls", json_string(AB_PG_TLS_WORDS));
     json_object_set_new(s, "search_path", json_string("options=-c search_path=<schema> in the startup packet"));
+    json_object_set_new(s, "read_only", json_string("endpoint read_only: options=-c default_transaction_read_only=on in "
+                                                    "the startup packet (after -c search_path=<schema> when there is one)"));
     json_object_set_new(s, "autocommit", json_string("yes (BEGIN/COMMIT explicit)"));
     json_object_set_new(s, "pooled", json_string("not built: libpq has no connection pool"));
     json_object_set_new(s, "literal", json_string("PQexec of the text with values inlined: simple query protocol, so text "

@@ -198,6 +198,12 @@ static void hello(json_t *a, json_t *s, json_t *caps)
                                     "the server offers none and no host check was asked) and Compression; both "
                                     "drivers make their SSL context and read the CA file per connection, inside "
                                     "connect's time: nothing can be built once and reused; SQLite: no TLS"));
+    json_object_set_new(s, "read_only",
+                        json_string("endpoint read_only: PostgreSQL pqopt={options='-c default_transaction_read_only=on'} "
+                                    "(beside -c search_path=<schema>), in the startup packet; MariaDB InitStmt=" AB_MARIADB_READ_ONLY
+                                    " (Connector/ODBC's MYSQL_INIT_COMMAND, run at every connect before its own SETs); "
+                                    "SQLite Database=file:<file>?mode=ro (the driver opens with SQLITE_OPEN_URI: the file "
+                                    "read-only)"));
     json_object_set_new(s, "compress",
                         json_string("MariaDB: compress → Option=2050 (FLAG_FOUND_ROWS + FLAG_COMPRESSED_PROTO: "
                                     "CLIENT_COMPRESS, zlib), confirmed at open; otherwise Option=2, no compression; "
@@ -258,10 +264,27 @@ static int endpoint_dbms(json_t *ep)
     return dbms && !strcmp(dbms, "sqlite") ? DB_SQLITE : dbms && !strcmp(dbms, "mariadb") ? DB_MARIADB : DB_PG;
 }
 
+/* read_only: the driver opens its Database with SQLITE_OPEN_URI, so a file: URI with mode=ro
+ * opens it read-only (it has no key of its own for that). The driver reads a value up to the
+ * next ';' (no braces), so ';' is escaped too, with the URI's '%', '?' and '#'. */
+static void sqlite_ro_uri(char **o, const char *file)
+{
+    *o += sprintf(*o, "file:%s", file[0] == '/' ? "//" : ""); /* an absolute path after an empty authority */
+    for (; *file; file++)
+        *o += strchr("%?#;", *file) ? sprintf(*o, "%%%02X", (unsigned char)*file) : sprintf(*o, "%c", *file);
+    *o += sprintf(*o, "?mode=ro");
+}
+
 static void sqlite_connstr(char *o, json_t *ep)
 {
+    const char *file = ab_ep_str(ep, "file");
     o += sprintf(o, "Driver={SQLite3};");
-    put_pair(&o, "Database", ab_ep_str(ep, "file"));
+    if (ab_ep_read_only(ep) && file) {
+        o += sprintf(o, "Database=");
+        sqlite_ro_uri(&o, file);
+    } else {
+        put_pair(&o, "Database", file);
+    }
     sprintf(o, ";%s", SQLITE_OPTIONS);
 }
 
@@ -313,6 +336,8 @@ static int mariadb_connstr(char *o, json_t *ep)
     if ((v = ab_ep_str(ep, "password")) && *v)
         put_pair(&o, ";Pwd", v);
     o += sprintf(o, ";%s", tls.compress ? MARIADB_OPTIONS_COMPRESSED : MARIADB_OPTIONS);
+    if (ab_ep_read_only(ep)) /* the driver's MYSQL_INIT_COMMAND: run first at every connect */
+        o += sprintf(o, "InitStmt=%s;", AB_MARIADB_READ_ONLY);
     return mariadb_tls(&o, &tls);
 }
 
@@ -330,15 +355,18 @@ static void put_libpq(char **o, const char *key, const char *v)
     **o = '\0';
 }
 
-/* psqlODBC: SSLmode is its own keyword; the other TLS keys and the schema's search_path go to
- * libpq in pqopt={…}, a libpq conninfo text that psqlODBC hands to PQconnectdbParams. */
+/* psqlODBC: SSLmode is its own keyword; the other TLS keys and the startup options (the schema's
+ * search_path, read_only's default_transaction_read_only) go to libpq in pqopt={…}, a libpq
+ * conninfo text that psqlODBC hands to PQconnectdbParams. */
 static int pg_connstr(char *o, json_t *ep)
 {
     const char *v, *kw[AB_PG_TLS_MAX], *val[AB_PG_TLS_MAX];
-    char port[32], search_path[600];
+    char port[32], options[600];
     ab_tls tls;
-    size_t cap = 512 + 2 * sizeof search_path;
-    if (ab_tls_read(ep, &tls) || ab_pg_tls_check(&tls, "c-odbc (psqlODBC)"))
+    size_t cap = 512 + 2 * sizeof options;
+    int opts;
+    if (ab_tls_read(ep, &tls) || ab_pg_tls_check(&tls, "c-odbc (psqlODBC)") ||
+        (opts = ab_ep_pg_options(ep, options, sizeof options)) < 0)
         return -1;
     o += sprintf(o, "Driver={PostgreSQL Unicode};");
     put_pair(&o, "Server", (v = ab_ep_str(ep, "host")) ? v : "localhost");
@@ -359,10 +387,8 @@ static int pg_connstr(char *o, json_t *ep)
     for (int k = 0; k < n; k++)
         if (strcmp(kw[k], "sslmode")) /* SSLmode above */
             put_libpq(&p, kw[k], val[k]);
-    if ((v = ab_ep_str(ep, "schema")) && *v) {
-        snprintf(search_path, sizeof search_path, "-c search_path=%s", v);
-        put_libpq(&p, "options", search_path);
-    }
+    if (opts)
+        put_libpq(&p, "options", options);
     if (*pqopt) {
         p[-1] = '\0'; /* the last separating space */
         o += sprintf(o, "pqopt=");

@@ -69,6 +69,7 @@ static void hello(json_t *a, json_t *settings, json_t *caps)
     json_object_set_new(settings, "autocommit", json_string("yes (BEGIN/COMMIT explicit)"));
     json_object_set_new(settings, "pooled", json_string("not built: SQLite's C API has no connection pool"));
     json_object_set_new(settings, "open", json_string("sqlite3_open_v2(file, READWRITE|CREATE), busy_timeout 5000 ms (as Python's sqlite3)"));
+    json_object_set_new(settings, "read_only", json_string("endpoint read_only: sqlite3_open_v2(file, SQLITE_OPEN_READONLY)"));
     json_object_set_new(settings, "literal", json_string("sqlite3_prepare_v2 + step + finalize of the text with values inlined, every operation"));
     json_object_set_new(settings, "extended", json_string("sqlite3_prepare_v2 + bind + step + finalize, every operation"));
     json_object_set_new(settings, "prepared", json_string("sqlite3_prepare_v2 once (first operation), then reset + clear_bindings + bind + step"));
@@ -105,10 +106,12 @@ static void conn_free(ab_conn *c)
     free(c);
 }
 
-/* Opens the database file (a connect step's operation, and open's); -1 with ab_err set. */
-static int open_file(const char *file, sqlite3 **db)
+/* Opens the endpoint's file (a connect step's operation, and open's), read-only when the
+ * endpoint asks; -1 with ab_err set. */
+static int open_file(json_t *ep, sqlite3 **db)
 {
-    int rc = sqlite3_open_v2(file, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int flags = ab_ep_read_only(ep) ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(ab_ep_str(ep, "file"), db, flags, NULL);
     if (rc != SQLITE_OK) {
         fail_db(*db, rc);
         sqlite3_close(*db);
@@ -123,7 +126,7 @@ static int open_(ab_conn *c, json_t *ep, json_t *a)
     const char *file = ab_ep_str(ep, "file");
     if (!file)
         return ab_fail("protocol", NULL, "the sqlite endpoint needs a file");
-    if (open_file(file, &c->db))
+    if (open_file(ep, &c->db))
         return -1;
     sqlite3_extended_result_codes(c->db, 1);
     sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
@@ -302,7 +305,7 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
     switch (st->kind) {
     case K_CONNECT: {
         sqlite3 *h = NULL;
-        if (open_file(ab_ep_str(st->endpoint, "file"), &h))
+        if (open_file(st->endpoint, &h))
             return -1;
         sqlite3_close(h);
         *count = 0;

@@ -93,6 +93,25 @@ const char *ab_ep_port(json_t *endpoint, char *buf, size_t len)
     return NULL;
 }
 
+int ab_ep_read_only(json_t *endpoint)
+{
+    return json_is_true(json_object_get(endpoint, "read_only"));
+}
+
+int ab_ep_pg_options(json_t *endpoint, char *buf, size_t len)
+{
+    const char *schema = ab_ep_str(endpoint, "schema");
+    int has_schema = schema && *schema, ro = ab_ep_read_only(endpoint);
+    if (!has_schema && !ro)
+        return 0;
+    int n = snprintf(buf, len, "%s%s%s%s", has_schema ? "-c search_path=" : "", has_schema ? schema : "",
+                     has_schema && ro ? " " : "", ro ? "-c default_transaction_read_only=on" : "");
+    if (n < 0 || (size_t)n >= len) /* never cut off: it could drop read_only */
+        return ab_fail("protocol", NULL, "endpoint schema: %zu bytes, too long for the startup options",
+                       strlen(schema));
+    return 1;
+}
+
 /* ---- the session ------------------------------------------------------------------------- */
 
 static const ab_driver *drv;
@@ -303,6 +322,11 @@ static json_t *parse_endpoint(json_t *msg)
     const char *dbms = ab_ep_str(ep, "dbms");
     if (!reaches(dbms)) {
         ab_fail("unsupported", NULL, "%s does not reach dbms '%s'", method_name, dbms ? dbms : "(none)");
+        return NULL;
+    }
+    json_t *ro = json_object_get(ep, "read_only");
+    if (ro && !json_is_boolean(ro) && !json_is_null(ro)) {
+        proto_err("endpoint read_only: expected true or false%s", "");
         return NULL;
     }
     return ep;

@@ -10,7 +10,8 @@ declare(strict_types=1);
  *   the handshake, no SET NAMES); real_connect(…, MYSQLI_CLIENT_FOUND_ROWS), through the socket
  *   when the endpoint has one. per-request: a new connection, closed at the end of the request;
  *   persistent: the 'p:' host (mysqli resets a reused connection with COM_CHANGE_USER, a round
- *   trip every request, as every persistent mysqli page pays). Errors as exceptions
+ *   trip every request, as every persistent mysqli page pays). read_only: SET SESSION
+ *   TRANSACTION READ ONLY as the first query, on a new or a reused link. Errors as exceptions
  *   (MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT).
  * - literal: query(): COM_QUERY, the text protocol.
  * - extended: prepare(), bind_param(), execute(), get_result(), close(): COM_STMT_PREPARE,
@@ -64,6 +65,12 @@ final class MysqliDriver implements Driver
                 $socket,
                 $flags,
             );
+            // Not MYSQLI_INIT_COMMAND: a reused persistent link is reset by COM_CHANGE_USER, which
+            // clears the session's read-only, and the init command does not run again.
+            $statement = mysql_session_statement($endpoint);
+            if ($statement !== null) {
+                $conn->query($statement);
+            }
             $this->conn = $conn;
         } catch (mysqli_sql_exception $e) {
             throw self::error($e, self::tls_cause());

@@ -52,7 +52,8 @@ final class PdoMysqlDriver extends PdoDriver
      * only when given a certificate option, so without sslrootcert (require) MYSQL_ATTR_SSL_CA is
      * the system's CA bundle (OpenSSL's default_cert_file), as hosted MySQL services tell PHP
      * users to configure it, with the certificate unchecked under require; compression by
-     * MYSQL_ATTR_COMPRESS.
+     * MYSQL_ATTR_COMPRESS; read_only by MYSQL_ATTR_INIT_COMMAND (lib/session.php), which a reused
+     * persistent connection keeps (pdo_mysql only pings it).
      */
     protected function attributes(array $endpoint): array
     {
@@ -64,6 +65,10 @@ final class PdoMysqlDriver extends PdoDriver
         }
         if ($tls->compress) {
             $attributes[PDO::MYSQL_ATTR_COMPRESS] = true;
+        }
+        $statement = mysql_session_statement($endpoint);
+        if ($statement !== null) {
+            $attributes[PDO::MYSQL_ATTR_INIT_COMMAND] = $statement;
         }
         return $attributes;
     }

@@ -44,9 +44,13 @@ final class PdoPgsqlDriver extends PdoDriver
         return 'php-pdo-pgsql';
     }
 
-    /** The DSN, which pdo_pgsql hands to libpq as a conninfo (';' read as ' '): the TLS keys as lib/tls.php maps them. */
+    /**
+     * The DSN, which pdo_pgsql hands to libpq as a conninfo (';' read as ' '): options as
+     * lib/session.php builds them (pg_options), the TLS keys as lib/tls.php maps them.
+     */
     protected function dsn(array $endpoint): string
     {
+        $options = pg_options($endpoint);
         $tls = [];
         foreach (pg_tls_params($endpoint, 'php-pdo-pgsql') as $keyword => $value) {
             $tls[] = libpq_pair($keyword, $value);
@@ -55,7 +59,7 @@ final class PdoPgsqlDriver extends PdoDriver
             'host=' . ($endpoint['host'] ?? ''),
             isset($endpoint['port']) ? 'port=' . $endpoint['port'] : '',
             'dbname=' . ($endpoint['database'] ?? ''),
-            empty($endpoint['schema']) ? '' : libpq_pair('options', '-c search_path=' . $endpoint['schema']),
+            $options === null ? '' : libpq_pair('options', $options),
             ...$tls,
         ]));
     }

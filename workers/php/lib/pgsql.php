@@ -43,8 +43,9 @@ final class PgsqlDriver implements Driver
     }
 
     /**
-     * libpq's key='value' form: host (a directory is a unix socket directory), the schema as
-     * search_path, the TLS keys as lib/tls.php maps them (pg_tls_params).
+     * libpq's key='value' form: host (a directory is a unix socket directory), the schema and
+     * read_only as lib/session.php puts them in options (pg_options), the TLS keys as lib/tls.php
+     * maps them (pg_tls_params).
      */
     public static function conninfo(array $endpoint, ?string $password): string
     {
@@ -54,7 +55,7 @@ final class PgsqlDriver implements Driver
             'dbname' => $endpoint['database'] ?? null,
             'user' => $endpoint['user'] ?? null,
             'password' => $password ?: null,
-            'options' => empty($endpoint['schema']) ? null : '-c search_path=' . $endpoint['schema'],
+            'options' => pg_options($endpoint),
         ] + pg_tls_params($endpoint, 'php-pgsql');
         $parts = [];
         foreach ($pairs as $key => $value) {

@@ -544,6 +544,11 @@ pub trait Be: Sized + Send + Sync + 'static {
     fn ready(_c: &mut Self::Conn) -> Res<()> {
         Ok(())
     }
+    /// What a `read_only` endpoint needs on a connection just established, where `url`
+    /// cannot say it (part of connecting: inside a connect step's time).
+    fn read_only(_c: &mut Self::Conn) -> Res<()> {
+        Ok(())
+    }
     fn describe(c: &mut Self::Conn) -> Res<Described>;
     fn table(name: &str) -> Option<&'static dyn TableOps<Self::Conn>>;
     /// The step's statement in the backend's markers.
@@ -589,9 +594,10 @@ impl Be for PgBe {
     const DBMS: &'static [&'static str] = &["postgresql"];
 
     /// A libpq conninfo string (Diesel hands it to PQconnectdb as it is): host (a directory
-    /// is a unix socket directory), port, dbname, user, password, `options=-c
-    /// search_path=<schema>` and the endpoint's TLS in libpq's own keywords (sslmode,
-    /// sslrootcert, ssl_min/max_protocol_version, sslnegotiation where libpq has it).
+    /// is a unix socket directory), port, dbname, user, password, `options` (search_path,
+    /// default_transaction_read_only: `pg::startup_options`) and the endpoint's TLS in
+    /// libpq's own keywords (sslmode, sslrootcert, ssl_min/max_protocol_version,
+    /// sslnegotiation where libpq has it).
     fn url(ep: &Endpoint) -> Res<String> {
         let mut parts = Vec::new();
         let mut add = |k: &str, v: &str| parts.push(format!("{k}={}", conninfo_value(v)));
@@ -610,8 +616,8 @@ impl Be for PgBe {
         if let Some(p) = &ep.password {
             add("password", p);
         }
-        if let Some(s) = &ep.schema {
-            add("options", &format!("-c search_path={s}"));
+        if let Some(o) = crate::pg::startup_options(ep) {
+            add("options", &o);
         }
         add("sslmode", &ep.sslmode);
         if let Some(r) = &ep.sslrootcert {
@@ -672,6 +678,7 @@ impl Be for PgBe {
         vec![
             ("tls", format!("libpq's own conninfo keywords (libpq {}, OpenSSL): sslmode as the endpoint says it (disable, prefer, require, verify-ca, verify-full; libpq's own meaning: require with a root certificate checks the chain as verify-ca does), sslrootcert, ssl_min_protocol_version and ssl_max_protocol_version both the pinned tls_version, sslnegotiation=direct (libpq 17 and later; an older libpq: unsupported); libpq reads the CA file and makes its SSL context on every connection, inside connect (a connect step's time); on a unix socket libpq never uses TLS", libpq_version())),
             ("connection", "PgConnection::establish(conninfo): libpq's PQconnectdb with host (a directory: unix socket), port, dbname, user, password, options=-c search_path=<schema> and the endpoint's TLS keywords (see tls); Diesel then sends SET TIME ZONE 'UTC' and SET CLIENT_ENCODING TO 'UTF8' on every new connection (its own setup, inside a connect step's time)".into()),
+            ("read_only", crate::pg::READ_ONLY_SETTING.into()),
             ("extended", "the statement cache disabled (set_prepared_statement_cache_size(CacheSize::Disabled)): every execution PQprepare of the unnamed statement, then PQsendQueryPrepared (two round trips), binary parameters and results".into()),
             ("prepared", "Diesel's statement cache on (CacheSize::Unbounded, its default): a statement is prepared as __diesel_stmt_N on its first execution (inside the first operation's time), then PQsendQueryPrepared, one round trip; Diesel never caches an UPDATE (its SET list varies), a multi-row INSERT or sql_query, so those are prepared unnamed every execution as in extended".into()),
             ("sqlstate", "Diesel keeps an error's SQLSTATE to itself and names only its DatabaseErrorKinds (unique, foreign key, not null, check, restrict, exclusion violations, serialization failure, read-only transaction): those are answered with their SQLSTATE, any other without one (capabilities.sqlstate = \"by kind\")".into()),
@@ -736,6 +743,12 @@ impl Be for MyBe {
         Ok(u)
     }
 
+    /// Diesel's MySQL URL has no init command (MYSQL_INIT_COMMAND): the statement itself,
+    /// first after Diesel's own setup.
+    fn read_only(c: &mut Self::Conn) -> Res<()> {
+        c.batch_execute(crate::drv_mysql::READ_ONLY_SQL).map_err(fail)
+    }
+
     fn describe(c: &mut Self::Conn) -> Res<Described> {
         let rows: Vec<RawRow> =
             diesel::sql_query("SELECT TID AS tid, VERSION() AS version, @@autocommit AS ac FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
@@ -790,7 +803,8 @@ impl Be for MyBe {
             .db_name(ep.database.clone())
             .prefer_socket(false)
             .stmt_cache_size(0)
-            .ssl_opts(crate::drv_mysql::ssl_opts(ep)?); // as TLS as the layer's own connections
+            .ssl_opts(crate::drv_mysql::ssl_opts(ep)?) // as TLS as the layer's own connections
+            .init(crate::drv_mysql::init(ep, false)); // and as read-only
         b = match &ep.socket {
             Some(s) => b.socket(Some(s.clone())),
             None => b.ip_or_hostname(Some(ep.host.clone().unwrap_or_else(|| "127.0.0.1".into()))).tcp_port(ep.port.unwrap_or(3306)),
@@ -813,6 +827,7 @@ impl Be for MyBe {
     fn settings() -> Vec<(&'static str, String)> {
         vec![
             ("tls", MYSQL_TLS.into()),
+            ("read_only", format!("endpoint read_only: Diesel's MySQL URL has no init command (MYSQL_INIT_COMMAND), so batch_execute(\"{}\") right after establish (and Diesel's own SETs), on every connection (open's, per-request, load clients'), inside a connect step's time; the side connection that reads a raw statement's result metadata runs it as its init command: the server refuses writes (error 1792, SQLSTATE 25006; Diesel names it ReadOnlyTransaction)", crate::drv_mysql::READ_ONLY_SQL)),
             ("compress", "unsupported: Diesel's MysqlConnection has no compression option (its URL has no such key, and the client flags it connects with are CLIENT_FOUND_ROWS only)".into()),
             ("connection", "MysqlConnection::establish(mysql://user:password@host:port/database[?ssl_ca=path][&unix_socket=path]): mysql_real_connect with CLIENT_FOUND_ROWS (Diesel always sets it: an UPDATE counts the rows it matched); the unix socket when the endpoint has one; Diesel then sends SET time_zone = '+00:00', SET character_set_client/connection/results = 'utf8mb4' on every new connection (its own setup, four statements inside a connect step's time); autocommit: the server's default (on; checked at open)".into()),
             ("extended", "the statement cache disabled (CacheSize::Disabled): every execution mysql_stmt_prepare, mysql_stmt_execute, then the statement closed (binary protocol)".into()),
@@ -887,7 +902,7 @@ impl Be for LiteBe {
     const DBMS: &'static [&'static str] = &["sqlite"];
 
     fn url(ep: &Endpoint) -> Res<String> {
-        ep.file.clone().ok_or_else(|| Fail::protocol("the sqlite endpoint needs a file"))
+        crate::drv_rusqlite::file(ep)
     }
 
     /// As rust-rusqlite opens: busy timeout 5000 ms, foreign keys off (the bundled build turns
@@ -933,6 +948,7 @@ impl Be for LiteBe {
         vec![
             ("sqlite", format!("{} bundled by libsqlite3-sys {}: the same library rust-rusqlite runs on (one libsqlite3-sys in the build; its `bundled` feature, enabled by rusqlite, applies to Diesel's too)", rusqlite::version(), env!("ABW_V_LIBSQLITE3_SYS"))),
             ("connection", format!("SqliteConnection::establish(file): sqlite3_open_v2 with READWRITE|CREATE|URI (Diesel's flags: SQLite's default threading mode, where rusqlite adds NO_MUTEX), then PRAGMA busy_timeout = {BUSY_TIMEOUT_MS} and PRAGMA foreign_keys = OFF (as rust-rusqlite sets them)")),
+            ("read_only", crate::drv_rusqlite::READ_ONLY_SETTING.into()),
             ("extended", "the statement cache disabled (CacheSize::Disabled): prepare, bind, step, finalize every execution".into()),
             ("prepared", "Diesel's statement cache on (CacheSize::Unbounded, its default): prepared on its first execution (inside the first operation's time) and reset after each; Diesel never caches an UPDATE, a multi-row INSERT or sql_query, so those are prepared every execution as in extended".into()),
             ("types", "the schema declares each column as SQLite stores it, as rust-rusqlite reads it: integers (and booleans) BigInt (i64), double/real Double, dates and timestamps Text (the target's TEXT columns), bytes Binary, NUMERIC a type of the worker's own (StoredNumeric) read by storage class, bound as plain text".into()),
@@ -957,6 +973,16 @@ impl<B: Be> Diesel<B> {
 pub struct Cfg {
     url: String,
     ep: Endpoint,
+}
+
+/// Every connection of the method: `Be::establish`, then `Be::read_only` when the endpoint
+/// asks it.
+fn establish<B: Be>(cfg: &Cfg) -> Res<B::Conn> {
+    let mut c = B::establish(&cfg.url)?;
+    if cfg.ep.read_only {
+        B::read_only(&mut c)?;
+    }
+    Ok(c)
 }
 
 /// How each operation of a step goes through Diesel, worked out before the clock from the
@@ -1103,7 +1129,7 @@ impl<B: Be> Client for DieselClient<'_, B> {
     async fn op(&mut self, i: usize, sink: &mut Sink) -> Res<i64> {
         let (st, how) = (self.st, self.how);
         if let How::Connect = how {
-            let c = B::establish(&self.cfg.url)?;
+            let c = establish::<B>(self.cfg)?;
             drop(c);
             return Ok(0);
         }
@@ -1148,7 +1174,7 @@ impl<B: Be> Client for DieselClient<'_, B> {
     }
 
     async fn connect(&mut self) -> Res<()> {
-        let mut c = B::establish(&self.cfg.url)?;
+        let mut c = establish::<B>(self.cfg)?;
         B::ready(&mut c)?;
         c.set_prepared_statement_cache_size(cache_for(self.st));
         self.made = Some(c);
@@ -1208,7 +1234,7 @@ impl<B: Be> Method for Diesel<B> {
     }
 
     async fn connect(cfg: &Cfg) -> Res<B::Conn> {
-        B::establish(&cfg.url)
+        establish::<B>(cfg)
     }
 
     async fn ready(_cfg: &Cfg, c: &mut B::Conn) -> Res<()> {

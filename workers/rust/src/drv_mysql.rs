@@ -82,8 +82,7 @@ const TLS_BULK: &str = concat!("over TLS the mysql crate ", env!("ABW_V_MYSQL"),
 /// The connection options: the unix socket when the endpoint names one (else host and
 /// port, and no switch to the socket: `prefer_socket(false)`), user, password, database,
 /// CLIENT_FOUND_ROWS, TLS (`ssl_opts`, checked at open), compression when the endpoint asks
-/// it, the statement cache of `stmt_cache` entries (0: none), and `SET autocommit = 1` at
-/// connect where the server's default is off.
+/// it, the statement cache of `stmt_cache` entries (0: none), and the init commands (`init`).
 fn opts(ep: &Endpoint, ssl: &Option<SslOpts>, stmt_cache: usize, set_autocommit: bool) -> OptsBuilder {
     let mut b = OptsBuilder::new()
         .user(ep.user.clone())
@@ -98,10 +97,24 @@ fn opts(ep: &Endpoint, ssl: &Option<SslOpts>, stmt_cache: usize, set_autocommit:
         Some(s) => b.socket(Some(s.clone())),
         None => b.ip_or_hostname(Some(ep.host.clone().unwrap_or_else(|| "127.0.0.1".into()))).tcp_port(ep.port.unwrap_or(3306)),
     };
-    if set_autocommit {
-        b = b.init(vec!["SET autocommit = 1"]);
+    b.init(init(ep, set_autocommit))
+}
+
+/// Makes a MariaDB session refuse writes (error 1792, SQLSTATE 25006).
+pub(crate) const READ_ONLY_SQL: &str = "SET SESSION TRANSACTION READ ONLY";
+
+/// The crate's init commands, run on every connection as it connects (a pool's too):
+/// `READ_ONLY_SQL` when the endpoint is `read_only`, `SET autocommit = 1` where the server's
+/// default is off.
+pub(crate) fn init(ep: &Endpoint, set_autocommit: bool) -> Vec<&'static str> {
+    let mut i = Vec::new();
+    if ep.read_only {
+        i.push(READ_ONLY_SQL);
     }
-    b
+    if set_autocommit {
+        i.push("SET autocommit = 1");
+    }
+    i
 }
 
 fn fail(e: mysql::Error) -> Fail {
@@ -552,6 +565,7 @@ impl Method for Mysql {
             ("compress", "OptsBuilder::compress(Some(Compression::default())) when the endpoint asks it (flate2 level 6, by miniz_oxide: zlib streams; the crate compresses only packets of 50 bytes or more, as the protocol allows), else None (the crate's default: no compression)".into()),
             ("connect", "OptsBuilder: the endpoint's unix socket when it has one (socket(path)), else host and port with prefer_socket(false) (the crate's default true would reconnect a loopback TCP connection through the server's socket); user, password (the server's auth plugin: mysql_native_password on the managed server), database in the handshake; handshake collation utf8mb4_general_ci (the crate's, for servers >= 5.5.3); connect attributes as the crate sends them; the crate then asks SELECT @@max_allowed_packet on every new connection (its default, inside a connect step's time)".into()),
             ("client_flag", "additional_capabilities(CLIENT_FOUND_ROWS): an UPDATE counts the rows it matched; the crate always sets CLIENT_MULTI_STATEMENTS/MULTI_RESULTS/PS_MULTI_RESULTS and negotiates MariaDB's MARIADB_CLIENT_CACHE_METADATA (the server may skip re-sending a prepared statement's result metadata) and STMT_BULK_OPERATIONS".into()),
+            ("read_only", format!("endpoint read_only: OptsBuilder::init([\"{READ_ONLY_SQL}\"]), the crate's init command, run on every connection as it connects (open's, per-request, load clients', the pool's), inside connect: the server refuses writes (error 1792, SQLSTATE 25006)")),
             ("autocommit", "on: the server's default, which the crate leaves alone (checked at open: where the server's default is off, every connection sends SET autocommit = 1 at connect); BEGIN/COMMIT explicit as text queries".into()),
             ("statement cache", "stmt_cache_size(0) on every connection of open, per-request and persistent clients: nothing is cached, so extended prepares every time and prepared keeps its Statement itself; pooled connections in the prepared mode and for batches: the crate's cache of the default size 32 (how the statement survives between borrowings)".into()),
             ("literal", "Queryable::query_iter(text) with values inlined (MariaDB literal rules: ' and \\ doubled in strings, floats in exponent form so that they are DOUBLE literals, booleans TRUE/FALSE, dates 'YYYY-MM-DD', bytes X'…'): COM_QUERY, text protocol, sent as it is (no parameters, no client-side interpolation, no prepare); text results parsed by column type".into()),

@@ -196,6 +196,7 @@ impl Method for Postgres {
             ("runtime", "blocking calls; the crate drives each connection on its own current-thread tokio runtime, on the calling thread".into()),
             ("tls", pg::TLS_SETTING.into()),
             ("search_path", "options=-c search_path=<schema> in the startup packet".into()),
+            ("read_only", pg::READ_ONLY_SETTING.into()),
             ("autocommit", "yes (BEGIN/COMMIT explicit, as simple queries)".into()),
             ("literal", "Client::simple_query of the text with values inlined: simple query protocol, text results, each value parsed by its column type; the column types are learnt before the clock by preparing the first text once (then closed)".into()),
             ("extended", "Client::query/execute(&str, params): a named statement prepared every call (Parse+Describe+Sync, one round trip), Bind+Execute+Sync (a second), Close+Sync sent when it drops (read behind the next request); parameters binary, typed as the server inferred them; results binary".into()),

@@ -34,6 +34,22 @@ fn flags() -> OpenFlags {
     OpenFlags::default()
 }
 
+/// What both SQLite methods open (rusqlite and Diesel both open with SQLITE_OPEN_URI): the
+/// endpoint's file, or for a `read_only` endpoint its `file:` URI with `mode=ro`, which SQLite
+/// opens as SQLITE_OPEN_READONLY whatever the flags say.
+pub(crate) fn file(ep: &Endpoint) -> Res<String> {
+    let f = ep.file.as_deref().ok_or_else(|| Fail::protocol("the sqlite endpoint needs a file"))?;
+    Ok(if ep.read_only {
+        // a URI path: SQLite decodes %HH, and ? and # would end the path
+        format!("file:{}?mode=ro", f.replace('%', "%25").replace('?', "%3F").replace('#', "%23"))
+    } else {
+        f.to_string()
+    })
+}
+
+/// hello's `read_only` of both SQLite methods (`file`).
+pub(crate) const READ_ONLY_SETTING: &str = "endpoint read_only: the file opened as the URI file:<path>?mode=ro (SQLITE_OPEN_URI is among the open flags; SQLite then opens it SQLITE_OPEN_READONLY), on every connection: a write fails with SQLITE_READONLY";
+
 fn code_name(code: i32) -> Option<&'static str> {
     Some(match code {
         ffi::SQLITE_CONSTRAINT_PRIMARYKEY => "SQLITE_CONSTRAINT_PRIMARYKEY",
@@ -349,6 +365,7 @@ impl Method for Rusqlite {
         let s: Vec<(&str, String)> = vec![
             ("sqlite", format!("{} bundled by libsqlite3-sys {} (compiled into the worker with its flags, among them SQLITE_DEFAULT_FOREIGN_KEYS=1, SQLITE_ENABLE_STAT4, SQLITE_THREADSAFE=1), not the system library", rusqlite::version(), env!("ABW_V_LIBSQLITE3_SYS"))),
             ("open", format!("Connection::open_with_flags(file, READ_WRITE|CREATE|NO_MUTEX|URI: rusqlite's defaults), extended result codes on, busy timeout {BUSY_TIMEOUT_MS} ms (rusqlite's default, set explicitly)")),
+            ("read_only", READ_ONLY_SETTING.into()),
             ("foreign_keys", "PRAGMA foreign_keys = OFF at open (the bundled build turns them on by default; OFF is SQLite's standard default, as c-sqlite and py-sqlite3 get)".into()),
             ("statement cache", "prepare_cached is not used and its cache capacity is set to 0".into()),
             ("autocommit", "yes (BEGIN/COMMIT explicit, each prepared once per step before the clock)".into()),
@@ -377,8 +394,7 @@ impl Method for Rusqlite {
     }
 
     fn config(&self, ep: &Endpoint) -> Res<Cfg> {
-        let file = ep.file.clone().ok_or_else(|| Fail::protocol("the sqlite endpoint needs a file"))?;
-        Ok(Cfg { file })
+        Ok(Cfg { file: file(ep)? })
     }
 
     async fn connect(cfg: &Cfg) -> Res<Connection> {

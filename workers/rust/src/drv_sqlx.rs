@@ -77,8 +77,10 @@ pub(crate) fn options(ep: &Endpoint) -> Res<PgConnectOptions> {
     if let Some(p) = &ep.password {
         o = o.password(p);
     }
-    if let Some(s) = &ep.schema {
-        o = o.options([("search_path", s)]);
+    let settings = pg::startup_settings(ep);
+    if !settings.is_empty() {
+        // options() makes an options parameter even of no pairs
+        o = o.options(settings);
     }
     if let Some(pem) = root {
         o = o.ssl_root_cert_from_pem(pem);
@@ -505,7 +507,8 @@ impl Method for Sqlx {
             ("connection", "one PgConnection (PgConnection::connect_with), no pool (a pooled step under load uses a PgPool: see pool)".into()),
             ("runtime", "tokio current-thread runtime (one thread)".into()),
             ("tls", TLS_SETTING.into()),
-            ("options", format!("PgConnectOptions::new_without_pgpass (no ~/.pgpass lookup) with the endpoint's host (a directory → socket), port, user, password, database; options -c search_path=<schema> in the startup packet; statement_cache_capacity={STATEMENT_CACHE_CAPACITY}; extra_float_digits=2 (the sqlx default, pinned); statement logging off (log_statements and log_slow_statements Off; sqlx still reads the clock twice per query for its logger)")),
+            ("options", format!("PgConnectOptions::new_without_pgpass (no ~/.pgpass lookup) with the endpoint's host (a directory → socket), port, user, password, database; options -c search_path=<schema> and, read_only, -c default_transaction_read_only=on in the startup packet (PgConnectOptions::options, as pg::startup_settings); statement_cache_capacity={STATEMENT_CACHE_CAPACITY}; extra_float_digits=2 (the sqlx default, pinned); statement logging off (log_statements and log_slow_statements Off; sqlx still reads the clock twice per query for its logger)")),
+            ("read_only", pg::READ_ONLY_SETTING.into()),
             ("startup parameters", "sqlx sends DateStyle=ISO, MDY, client_encoding=UTF8, TimeZone=UTC, extra_float_digits=2".into()),
             ("autocommit", "yes (BEGIN/COMMIT explicit, as simple queries via raw_sql)".into()),
             ("literal", "sqlx::raw_sql(text).fetch_all/execute: simple query protocol, text results decoded by sqlx's Decode impls (text format) per column type".into()),

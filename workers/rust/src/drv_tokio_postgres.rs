@@ -326,6 +326,7 @@ impl Method for TokioPostgres {
             ("runtime", "tokio current-thread runtime (one thread); the Connection future is a task spawned on it".into()),
             ("tls", pg::TLS_SETTING.into()),
             ("search_path", "options=-c search_path=<schema> in the startup packet".into()),
+            ("read_only", pg::READ_ONLY_SETTING.into()),
             ("autocommit", "yes (BEGIN/COMMIT explicit, as simple queries)".into()),
             ("literal", "Client::simple_query of the text with values inlined: simple query protocol, text results, each value parsed by its column type (chrono/rust_decimal/std parsers); the column types are learnt before the clock by preparing the first text once (Parse+Describe+Sync, then Close)".into()),
             ("extended", "Client::query/execute(&str, params): tokio-postgres prepares a named statement every call (Parse+Describe+Sync, one round trip), then Bind+Execute+Sync (a second round trip), then sends Close+Sync when the statement drops (its reply is read behind the next request); parameters binary, typed as the server inferred them; results binary".into()),

@@ -27,9 +27,9 @@ use tokio_postgres::{Row, SimpleQueryMessage, SimpleQueryRow, Statement, ToState
 pub const EPOCH_DAYS_CE: i32 = 719_163; // NaiveDate(1970-01-01).num_days_from_ce()
 
 /// libpq-style settings from the endpoint: `host` (a directory is a unix socket directory),
-/// port, dbname, user, password when given, `options=-c search_path=<schema>` in the
-/// startup packet, and the endpoint's TLS (`tls`): the config's sslmode and sslnegotiation,
-/// and the connector both drivers connect with.
+/// port, dbname, user, password when given, the startup options (`startup_options`), and
+/// the endpoint's TLS (`tls`): the config's sslmode and sslnegotiation, and the connector
+/// both drivers connect with.
 pub fn config(ep: &Endpoint) -> Res<(tokio_postgres::Config, Tls)> {
     let mut c = tokio_postgres::Config::new();
     if let Some(h) = &ep.host {
@@ -47,12 +47,37 @@ pub fn config(ep: &Endpoint) -> Res<(tokio_postgres::Config, Tls)> {
     if let Some(p) = &ep.password {
         c.password(p);
     }
-    if let Some(s) = &ep.schema {
-        c.options(format!("-c search_path={s}"));
+    if let Some(o) = startup_options(ep) {
+        c.options(o);
     }
     let t = tls(ep, &mut c)?;
     Ok((c, t))
 }
+
+/// The server settings every PostgreSQL connection of the worker starts with, in its startup
+/// packet (tokio-postgres, postgres, libpq's conninfo for Diesel, sqlx): `search_path` when
+/// the endpoint names a schema, `default_transaction_read_only=on` when it is `read_only`
+/// (the server then refuses every write: SQLSTATE 25006). None of them: no options at all.
+pub fn startup_settings(ep: &Endpoint) -> Vec<(&'static str, &str)> {
+    let mut s = Vec::new();
+    if let Some(schema) = &ep.schema {
+        s.push(("search_path", schema.as_str()));
+    }
+    if ep.read_only {
+        s.push(("default_transaction_read_only", "on"));
+    }
+    s
+}
+
+/// `startup_settings` as one `options` value (`-c name=value`, space-separated), None when
+/// there is none (no `options` in the startup packet).
+pub fn startup_options(ep: &Endpoint) -> Option<String> {
+    let s = startup_settings(ep);
+    (!s.is_empty()).then(|| s.iter().map(|(k, v)| format!("-c {k}={v}")).collect::<Vec<_>>().join(" "))
+}
+
+/// hello's `read_only` of every PostgreSQL method (`startup_settings`).
+pub const READ_ONLY_SETTING: &str = "endpoint read_only: -c default_transaction_read_only=on in the startup packet's options (beside -c search_path=<schema> when the schema is given), on every connection: the server refuses writes (SQLSTATE 25006)";
 
 /// Whether the endpoint's host is a unix socket directory.
 pub fn unix_socket(ep: &Endpoint) -> bool {

@@ -42,6 +42,8 @@ pub struct Endpoint {
     pub user: Option<String>,
     pub password: Option<String>,
     pub schema: Option<String>,
+    /// the server must refuse writes on every connection (PROTOCOL.md, open: `read_only`)
+    pub read_only: bool,
     /// TLS, in libpq's words for both DBMSs (PROTOCOL.md, open): disable, prefer (also when
     /// absent: the driver's own default), require, verify-ca, verify-full
     pub sslmode: String,
@@ -105,6 +107,7 @@ impl Endpoint {
             user: s(v, "user"),
             password: s(v, "password").filter(|p| !p.is_empty()),
             schema: s(v, "schema").filter(|p| !p.is_empty()),
+            read_only: v.get("read_only").and_then(Value::as_bool).unwrap_or(false),
             sslmode: match s(v, "sslmode").filter(|m| !m.is_empty()) {
                 None => "prefer".into(),
                 Some(m) if ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(&m.as_str()) => m,

@@ -13,6 +13,9 @@ from typing import Any, Callable
 from ..base import Driver, Op, Unsupported, cursor_scan, cursor_text
 from .tls import CONTEXT_SETTING, Ask, ssl_context
 
+# A read_only endpoint's session: the server refuses every write (error 1792, SQLSTATE 25006).
+READ_ONLY = "SET SESSION TRANSACTION READ ONLY"
+
 
 def connect_kwargs(endpoint: dict) -> dict:
     """The unix path names a socket file; tcp a host and port. Autocommit is set by each
@@ -25,7 +28,20 @@ def connect_kwargs(endpoint: dict) -> dict:
         kwargs["unix_socket"] = endpoint["socket"]
     else:
         kwargs.update(host=endpoint["host"], port=int(endpoint["port"]))
+    if endpoint.get("read_only"):  # the driver runs it first on every connection it makes
+        kwargs["init_command"] = READ_ONLY
     return kwargs
+
+
+def read_only_setting(how: str) -> str:
+    """``hello``'s ``read_only`` for a MariaDB driver that runs READ_ONLY as ``how``."""
+    return (f"endpoint read_only: {how}, so every connection (open's, a connect step's, each client's, a pool's) "
+            "is a read-only session and the server refuses writes (error 1792, SQLSTATE 25006); absent or false: "
+            "no such statement")
+
+
+INIT_COMMAND_READ_ONLY = read_only_setting(f"init_command='{READ_ONLY}', which the driver runs right after it "
+                                           "connects, before anything else")
 
 
 # TLS and compression, in each MariaDB driver's own settings. The C drivers (mysqlclient,
@@ -157,8 +173,8 @@ SERVER_TID = "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTI
 
 
 def sqlstate(error: BaseException) -> str | None:
-    """MariaDB Connector/Python reports the SQLSTATE; MySQLdb and PyMySQL only the error
-    number (in the message)."""
+    """The SQLSTATE the server sent: Connector/Python's and PyMySQL's errors carry it, and so do
+    MySQLdb's on py_mysqlclient's Connection (MySQLdb's own hold only the error number)."""
     return getattr(error, "sqlstate", None) or None
 
 

@@ -9,8 +9,9 @@ import ctypes.util
 import functools
 
 from ..base import Unsupported
-from .mysql import libmariadb_ask
-from .pg import libpq_tls, libpq_version
+from . import sqlite
+from .mysql import READ_ONLY, libmariadb_ask
+from .pg import libpq_tls, libpq_version, startup_options
 
 # psqlODBC: server-side prepare (SQLPrepare parses once on the server); no cursor-based
 # fetching; booleans as SQL_BIT; Protocol=7.4-1 so that an error rolls back the transaction
@@ -54,6 +55,12 @@ MARIADB_TLS = ("Connector/ODBC's keywords: nothing for disable, prefer or none (
                "with a CA, so require with a pinned version is unsupported; libmariadb reads the CA and makes its TLS "
                "context inside every connect")
 MARIADB_COMPRESS = f"Option={FLAG_FOUND_ROWS | FLAG_COMPRESSED_PROTO} (FLAG_COMPRESSED_PROTO added: CLIENT_COMPRESS)"
+READ_ONLY_SETTING = ("endpoint read_only: PostgreSQL pqopt={options='-c default_transaction_read_only=on'} (beside -c "
+                     "search_path=<schema>), in the startup packet: every transaction READ ONLY, SQLSTATE 25006 on a "
+                     f"write; MariaDB InitStmt={READ_ONLY} (Connector/ODBC's MYSQL_INIT_COMMAND, run at every connect): "
+                     "error 1792, SQLSTATE 25006 on a write; SQLite Database=file:<file>?mode=ro (the driver opens "
+                     "with SQLITE_OPEN_URI: the file read-only, SQLITE_READONLY on a write); absent or false: none of "
+                     "them")
 
 
 def _braced(value: str) -> str:
@@ -82,7 +89,10 @@ def psqlodbc_libpq() -> int | None:
 
 def connection_string(endpoint: dict) -> str:
     if endpoint["dbms"] == "sqlite":
-        return f"Driver={{SQLite3}};Database={_braced(endpoint['file'])};{SQLITE_OPTIONS}"
+        # the driver reads a value up to the next ';' and keeps braces: the URI goes as it is
+        # (its path percent-encoded, so it holds no ';')
+        database, uri = sqlite.database(endpoint)
+        return f"Driver={{SQLite3}};Database={database if uri else _braced(database)};{SQLITE_OPTIONS}"
     if endpoint["dbms"] == "mariadb":
         where = ([f"Socket={_braced(endpoint['socket'])}"] if endpoint.get("socket")
                  else [f"Server={_braced(endpoint['host'])}", f"Port={endpoint['port']}"])
@@ -90,6 +100,8 @@ def connection_string(endpoint: dict) -> str:
                  f"Uid={_braced(endpoint['user'])}"]
         if endpoint.get("password"):
             parts.append(f"Pwd={_braced(endpoint['password'])}")
+        if endpoint.get("read_only"):  # Connector/ODBC's init command (MYSQL_INIT_COMMAND), run at every connect
+            parts.append(f"InitStmt={READ_ONLY}")
         return ";".join(parts + mariadb_tls(endpoint)) + ";" + mariadb_options(bool(endpoint.get("compress")))
     parts = [
         "Driver={PostgreSQL Unicode}",
@@ -103,8 +115,7 @@ def connection_string(endpoint: dict) -> str:
     libpq = libpq_tls(endpoint, psqlodbc_libpq(), "psqlODBC")
     parts.append(f"SSLmode={libpq.pop('sslmode', 'prefer')}")
     text = ";".join(parts) + ";" + POSTGRESQL_OPTIONS
-    if endpoint.get("schema"):
-        libpq["options"] = f"-c search_path={endpoint['schema']}"
+    libpq.update(startup_options(endpoint))
     if libpq:  # libpq's own keywords, which psqlODBC hands libpq
         pqopt = " ".join(f"{key}={_conninfo(str(value))}" for key, value in libpq.items())
         text += "pqopt={" + pqopt.replace("}", "}}") + "};"
@@ -140,6 +151,7 @@ def settings() -> dict[str, str]:
         "mariadb options": MARIADB_OPTIONS,
         "tls": f"PostgreSQL: {POSTGRESQL_TLS}{_libpq_said()}. MariaDB: {MARIADB_TLS}",
         "compress": f"MariaDB: {MARIADB_COMPRESS}",
+        "read_only": READ_ONLY_SETTING,
     }
 
 

@@ -19,9 +19,38 @@ def connect_kwargs(endpoint: dict, libpq: int | None = None) -> dict:
     if endpoint.get("password"):
         kwargs["password"] = endpoint["password"]
     kwargs.update(libpq_tls(endpoint, libpq))
-    if endpoint.get("schema"):
-        kwargs["options"] = f"-c search_path={endpoint['schema']}"
+    kwargs.update(startup_options(endpoint))
     return kwargs
+
+
+def startup_parameters(endpoint: dict) -> dict[str, str]:
+    """The session's run-time parameters, sent in the startup packet so that no statement
+    sets them: the schema's search_path, and for a read_only endpoint
+    default_transaction_read_only=on (every transaction READ ONLY: the server refuses each
+    write, SQLSTATE 25006). Neither asked: none."""
+    parameters = {}
+    if endpoint.get("schema"):
+        parameters["search_path"] = endpoint["schema"]
+    if endpoint.get("read_only"):
+        parameters["default_transaction_read_only"] = "on"
+    return parameters
+
+
+def startup_options(endpoint: dict) -> dict[str, str]:
+    """libpq's ``options`` keyword carrying ``startup_parameters`` (-c name=value, space
+    separated), or nothing when there are none."""
+    parameters = startup_parameters(endpoint)
+    return {"options": " ".join(f"-c {k}={v}" for k, v in parameters.items())} if parameters else {}
+
+
+def read_only_setting(how: str) -> str:
+    """``hello``'s ``read_only`` for a PostgreSQL driver that sends it as ``how``."""
+    return (f"endpoint read_only: {how}, in the startup packet beside search_path: every connection (open's, a "
+            "connect step's, each client's, a pool's) starts with every transaction READ ONLY, so the server "
+            "refuses writes (SQLSTATE 25006); absent or false: not sent")
+
+
+LIBPQ_READ_ONLY = read_only_setting("libpq's options='-c default_transaction_read_only=on'")
 
 
 def libpq_tls(endpoint: dict, libpq: int | None = None, who: str = "libpq") -> dict:

@@ -12,7 +12,8 @@ import adbc_driver_manager
 from ...protocol.sqltext import as_sqlite
 from ..base import Driver, Op, Unsupported
 from .columnar import arrow_rows, arrow_size
-from .uri import LIBPQ_TLS, uri
+from .sqlite import database
+from .uri import LIBPQ_READ_ONLY, LIBPQ_TLS, SQLITE_READ_ONLY, uri
 
 
 def _module(dbms: str):
@@ -41,6 +42,7 @@ class Driver(Driver):
         return {
             "autocommit": "on (BEGIN/COMMIT explicit)",
             "tls": "PostgreSQL: " + LIBPQ_TLS,
+            "read_only": f"PostgreSQL: {LIBPQ_READ_ONLY}. {SQLITE_READ_ONLY} (connect's uri)",
             "result": "fetch_arrow_table(): a pyarrow Table; PostgreSQL results arrive by COPY … TO STDOUT "
                       "(FORMAT binary), SQLite's by stepping the statement",
             "literal": "execute(text)",
@@ -52,7 +54,7 @@ class Driver(Driver):
         self.dbms_name = endpoint["dbms"]
         self.paramstyle = "numeric" if self.dbms_name == "postgresql" else "qmark"
         self.module = _module(self.dbms_name)
-        self.target = uri(endpoint) if self.dbms_name == "postgresql" else endpoint["file"]
+        self.target = uri(endpoint) if self.dbms_name == "postgresql" else database(endpoint)[0]
         self.conn = self.module.connect(self.target, autocommit=True)
         self.cur = self.conn.cursor()
         return {"server_pid": self._backend()}
@@ -69,6 +71,13 @@ class Driver(Driver):
 
     def execute(self, sql: str) -> None:
         self.cur.execute(sql)
+
+    def recover(self) -> None:
+        # A statement that failed leaves its parameters bound to the cursor, and ADBC's SQLite
+        # driver binds them to the cursor's next statement too: a fresh cursor.
+        self.cur.close()
+        self.cur = self.conn.cursor()
+        super().recover()
 
     def adapt(self, args: list[tuple]) -> list:
         # SQLite keeps timestamps, dates and decimals as text, as the data loader writes them

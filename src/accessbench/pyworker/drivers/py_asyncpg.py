@@ -9,6 +9,7 @@ import ssl
 import asyncpg
 
 from ..base import AsyncDriver, Op, Unsupported
+from .pg import read_only_setting, startup_parameters
 from .tls import CONTEXT_SETTING, Ask, ssl_context
 
 
@@ -72,6 +73,7 @@ class Driver(AsyncDriver):
         return {
             "statement_cache_size": "0 (no automatic statement reuse)",
             "tls": TLS_SETTING,
+            "read_only": read_only_setting("server_settings={'default_transaction_read_only': 'on'}"),
             "event_loop": (f"uvloop {_uvloop_version()}" if uv else "asyncio (default policy)")
                           + "; under load every client is a task on this one loop",
             "pooled": "asyncpg.create_pool, min_size = max_size = pool_size per process, filled before the start; "
@@ -91,8 +93,8 @@ class Driver(AsyncDriver):
         }
         if endpoint.get("password"):
             kwargs["password"] = endpoint["password"]
-        if endpoint.get("schema"):
-            kwargs["server_settings"] = {"search_path": endpoint["schema"]}
+        if parameters := startup_parameters(endpoint):
+            kwargs["server_settings"] = parameters
         return kwargs
 
     async def aopen(self, endpoint: dict, options: dict) -> dict:

@@ -9,7 +9,7 @@ import connectorx
 
 from ..base import Op, Unsupported
 from .columnar import ReadsOnly, arrow_rows, arrow_size
-from .uri import CONNECTORX_COMPRESS, CONNECTORX_TLS, uri
+from .uri import CONNECTORX_COMPRESS, CONNECTORX_READ_ONLY, CONNECTORX_TLS, connectorx_session, uri
 
 # How ConnectorX reads from PostgreSQL (its `protocol`): binary COPY (its default), text
 # COPY in CSV, or a server-side cursor fetched in batches.
@@ -56,6 +56,7 @@ class Driver(ReadsOnly):
                         + "; MariaDB: the text protocol; SQLite: in process",
             "tls": CONNECTORX_TLS,
             "compress": CONNECTORX_COMPRESS,
+            "read_only": CONNECTORX_READ_ONLY,
             "literal": "unsupported: ConnectorX runs queries without parameters only, for scans",
         }
 
@@ -63,9 +64,9 @@ class Driver(ReadsOnly):
         self.dbms_name = endpoint["dbms"]
         if self.dbms_name not in self.dbms:
             raise Unsupported(f"py-connectorx has no {self.dbms_name} source")
-        self.target = uri(endpoint, "connectorx")
+        self.target, self.session = uri(endpoint, "connectorx"), connectorx_session(endpoint)
         if self.dbms_name != "sqlite":  # one read, untimed: a server it cannot reach as asked (TLS) fails open
-            connectorx.read_sql(self.target, PROBE, return_type="arrow")
+            connectorx.read_sql(self.target, PROBE, return_type="arrow", **self.session)
         return {}
 
     def result_rows(self, result):
@@ -75,11 +76,11 @@ class Driver(ReadsOnly):
         return arrow_size(result)
 
     def _read(self):
-        target = self.target
+        target, session = self.target, self.session
         protocol = {"protocol": self.setting("protocol")} if self.dbms_name == "postgresql" else {}
 
         def read(sql: str):
-            return connectorx.read_sql(target, sql, return_type="arrow", **protocol)
+            return connectorx.read_sql(target, sql, return_type="arrow", **protocol, **session)
 
         return read
 

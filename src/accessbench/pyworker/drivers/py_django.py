@@ -28,7 +28,7 @@ import psycopg
 from django.conf import settings as django_settings
 
 from ..base import Driver as BaseDriver, Op, Unsupported
-from .pg import connect_kwargs, libpq_tls, libpq_version, tls_setting
+from .pg import LIBPQ_READ_ONLY, connect_kwargs, libpq_tls, libpq_version, tls_setting
 
 ALIAS = "default"  # the database the ORM uses when a query names none
 
@@ -128,6 +128,7 @@ class Driver(BaseDriver):
             "time zones": "USE_TZ False, TIME_ZONE None: no SET TIME ZONE on connect; timestamp columns read as "
                           "naive datetimes, as py-psycopg reads them",
             "tls": "OPTIONS, passed by Django to psycopg.connect: " + tls_setting(psycopg.pq.version()),
+            "read_only": "OPTIONS 'options', passed by Django to psycopg.connect, as py-psycopg: " + LIBPQ_READ_ONLY,
             "implementation": psycopg.pq.__impl__,
             "libpq": libpq_version(psycopg.pq.version()),
             "cursor": "a new Django cursor per statement (the ORM's own way), client-side (buffered), text results",
@@ -158,7 +159,7 @@ class Driver(BaseDriver):
         libpq = connect_kwargs(endpoint, psycopg.pq.version())
         # TLS as py-psycopg connects: libpq's keywords, which Django hands psycopg from OPTIONS
         options = {**libpq_tls(endpoint, psycopg.pq.version()), "server_side_binding": True, "prepare_threshold": None}
-        if "options" in libpq:  # the search path, in the startup packet
+        if "options" in libpq:  # the search path and read_only's setting, in the startup packet
             options["options"] = libpq["options"]
         return {
             "ENGINE": "django.db.backends.postgresql", "NAME": endpoint["database"], "USER": endpoint["user"],

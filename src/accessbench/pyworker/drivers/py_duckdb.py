@@ -26,6 +26,8 @@ class Driver(Driver):
         threads = self.conn.execute("SELECT current_setting('threads')").fetchone()[0] if self.conn else "one per core"
         return {
             "access_mode": "READ_ONLY where the target says so (a DuckDB file has one writer or many readers)",
+            "read_only": "endpoint read_only: duckdb.connect(file, read_only=True), every connection (open's and a "
+                         "connect step's): DuckDB refuses writes; absent or false: read_only=False",
             "threads": f"{threads} (DuckDB's default: one per core)",
             "literal": "execute(text)",
             "extended": "execute(sql, params): the statement prepared on every execute",

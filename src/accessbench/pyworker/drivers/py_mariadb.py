@@ -10,8 +10,8 @@ import mariadb
 import mariadb.constants.CLIENT
 
 from ..base import Op, Unsupported
-from .mysql import (CONNECTOR_PYTHON_COMPRESS, CONNECTOR_PYTHON_TLS, RECORD_SETTING, MariaDBDriver, connect_kwargs,
-                    connector_python_tls)
+from .mysql import (CONNECTOR_PYTHON_COMPRESS, CONNECTOR_PYTHON_TLS, INIT_COMMAND_READ_ONLY, RECORD_SETTING,
+                    MariaDBDriver, connect_kwargs, connector_python_tls)
 
 
 class Driver(MariaDBDriver):
@@ -34,6 +34,7 @@ class Driver(MariaDBDriver):
             "client_flag": "FOUND_ROWS (an UPDATE counts the rows it matched)",
             "tls": CONNECTOR_PYTHON_TLS,
             "compress": CONNECTOR_PYTHON_COMPRESS,
+            "read_only": INIT_COMMAND_READ_ONLY,
             "cursor": "buffered (the whole result is read before execute returns)",
             "literal": "execute(text) on a text cursor: text protocol (COM_QUERY)",
             "record": RECORD_SETTING,

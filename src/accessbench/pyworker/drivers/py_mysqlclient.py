@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 
 import MySQLdb
+import MySQLdb.connections
 import MySQLdb.constants.CLIENT
 
-from .mysql import (MYSQLCLIENT_COMPRESS, MYSQLCLIENT_TLS, RECORD_SETTING, TextProtocolDriver, connect_kwargs,
-                    mysqlclient_tls)
+from .mysql import (INIT_COMMAND_READ_ONLY, MYSQLCLIENT_COMPRESS, MYSQLCLIENT_TLS, RECORD_SETTING, TextProtocolDriver,
+                    connect_kwargs, mysqlclient_tls)
 
 
 def arguments(endpoint: dict) -> dict:
@@ -16,6 +17,29 @@ def arguments(endpoint: dict) -> dict:
     autocommit: py-mysqlclient's connection, which the SQLAlchemy layer over it makes alike."""
     return {**connect_kwargs(endpoint), **mysqlclient_tls(endpoint), "charset": "utf8mb4",
             "client_flag": MySQLdb.constants.CLIENT.FOUND_ROWS}
+
+
+_query = MySQLdb._mysql.connection.query
+
+
+class Connection(MySQLdb.connections.Connection):
+    """MySQLdb's connection, whose errors also carry the SQLSTATE the server sent: MySQLdb's
+    exceptions hold only the error number, and the connection's state (mysql_sqlstate) lasts
+    only until its next statement (the worker's ROLLBACK after a failed step)."""
+
+    def query(self, query):
+        # MySQLdb's own query, repeated rather than called: a call more would be in every statement's time
+        if isinstance(query, bytearray):
+            query = bytes(query)
+        try:
+            _query(self, query)
+        except MySQLdb.Error as e:
+            e.sqlstate = self.sqlstate()
+            raise
+
+
+SQLSTATE_SETTING = ("the server's SQLSTATE, read from the connection (mysql_sqlstate) when a statement fails "
+                    "(MySQLdb's exceptions carry only the error number)")
 
 
 class Driver(TextProtocolDriver):
@@ -33,6 +57,8 @@ class Driver(TextProtocolDriver):
             "client_flag": "FOUND_ROWS (an UPDATE counts the rows it matched)",
             "tls": MYSQLCLIENT_TLS,
             "compress": MYSQLCLIENT_COMPRESS,
+            "read_only": INIT_COMMAND_READ_ONLY,
+            "sqlstate": SQLSTATE_SETTING,
             "cursor": "Cursor (mysql_store_result: the whole result is read before execute returns)",
             "literal": "execute(text): text protocol (mysql_real_query)",
             "record": RECORD_SETTING,
@@ -41,4 +67,4 @@ class Driver(TextProtocolDriver):
         }
 
     def connector(self, endpoint: dict):
-        return functools.partial(MySQLdb.connect, **arguments(endpoint), autocommit=True)
+        return functools.partial(Connection, **arguments(endpoint), autocommit=True)

@@ -7,6 +7,7 @@ import ssl
 import pg8000.native
 
 from ..base import Driver, Op, Unsupported
+from .pg import read_only_setting, startup_parameters
 from .tls import CONTEXT_SETTING, Ask, ssl_context
 
 
@@ -19,8 +20,8 @@ def _kwargs(endpoint: dict) -> dict:
     if endpoint.get("password"):
         kwargs["password"] = endpoint["password"]
     kwargs["ssl_context"] = _ssl(endpoint)
-    if endpoint.get("schema"):
-        kwargs["startup_params"] = {"search_path": endpoint["schema"]}
+    if parameters := startup_parameters(endpoint):
+        kwargs["startup_params"] = parameters
     return kwargs
 
 
@@ -56,6 +57,7 @@ class Driver(Driver):
         return {
             "api": "pg8000.native",
             "tls": TLS_SETTING,
+            "read_only": read_only_setting("startup_params={'default_transaction_read_only': 'on'}"),
             "literal": "run(text) without params: simple query protocol",
             "extended": "run(sql, **params): unnamed statement, Parse/Describe/Bind/Execute every time",
             "prepared": "prepare(sql) once per step, then PreparedStatement.run(**params)",

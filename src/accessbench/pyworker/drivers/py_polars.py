@@ -10,7 +10,8 @@ import polars
 from ..base import Op, Unsupported
 from .columnar import ReadsOnly, frame_rows
 from .py_connectorx import PROBE, deviations
-from .uri import CONNECTORX_COMPRESS, CONNECTORX_TLS, LIBPQ_TLS, uri
+from .uri import (CONNECTORX_COMPRESS, CONNECTORX_READ_ONLY, CONNECTORX_TLS, LIBPQ_READ_ONLY, LIBPQ_TLS,
+                  SQLITE_READ_ONLY, connectorx_session, uri)
 
 ENGINES = {"connectorx": ("postgresql", "mariadb", "sqlite"), "adbc": ("postgresql", "sqlite")}
 
@@ -40,6 +41,10 @@ class Driver(ReadsOnly):
             "tls": ("as py-connectorx: " + CONNECTORX_TLS if engine == "connectorx"
                     else "as py-adbc, in the URI ADBC's PostgreSQL driver reads: " + LIBPQ_TLS),
             **({"compress": "as py-connectorx: " + CONNECTORX_COMPRESS} if engine == "connectorx" else {}),
+            "read_only": ("as py-connectorx (read_database_uri passes pre_execution_query on to it): "
+                          + CONNECTORX_READ_ONLY if engine == "connectorx"
+                          else f"PostgreSQL, as py-adbc: {LIBPQ_READ_ONLY}. {SQLITE_READ_ONLY} (given as "
+                               "sqlite:///file:…, from which polars strips the scheme before ADBC opens it)"),
             "literal": "unsupported: read_database_uri runs queries without parameters only, for scans",
         }
 
@@ -48,8 +53,10 @@ class Driver(ReadsOnly):
         if dbms not in ENGINES[engine]:
             raise Unsupported(f"py-polars has no {dbms} source through {engine}")
         self.target = uri(endpoint, "connectorx" if engine == "connectorx" else "libpq")
+        # only ConnectorX takes it (a read_only MariaDB session's statement): ADBC has no MariaDB source
+        self.session = connectorx_session(endpoint)
         if dbms != "sqlite":  # one read, untimed: a server it cannot reach as asked (TLS) fails open
-            polars.read_database_uri(PROBE, self.target, engine=engine)
+            polars.read_database_uri(PROBE, self.target, engine=engine, **self.session)
         return {}
 
     def result_rows(self, result):
@@ -59,5 +66,5 @@ class Driver(ReadsOnly):
         return int(result.estimated_size())
 
     def scan_op(self, sql: str) -> Op:
-        target, engine = self.target, self.setting("engine")
-        return lambda _: polars.read_database_uri(sql, target, engine=engine)
+        target, engine, session = self.target, self.setting("engine"), self.session
+        return lambda _: polars.read_database_uri(sql, target, engine=engine, **session)

@@ -7,7 +7,7 @@ import psycopg.rows
 
 from ...protocol.checksum import float4_value
 from ..base import Driver, Op, Unsupported
-from .pg import GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
+from .pg import LIBPQ_READ_ONLY, GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
 
 NEVER = 2**62  # a prepare_threshold no statement is executed that often
 FLOAT4_OID = 700
@@ -54,6 +54,7 @@ class Driver(Driver):
             "implementation": psycopg.pq.__impl__,
             "libpq": _libpq(psycopg.pq.version()),
             "tls": tls_setting(psycopg.pq.version()),
+            "read_only": LIBPQ_READ_ONLY,
             "prepare_threshold": ("5 (psycopg's default: automatic preparation after 5 executions of a statement)"
                                   if auto else "never reached (no automatic preparation; not None, which would "
                                   "disable prepare=True as well)"),

@@ -11,7 +11,7 @@ import psycopg2.extensions
 
 from ...protocol import sqltext
 from ..base import Driver, Op, Unsupported, cursor_scan, cursor_text
-from .pg import GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
+from .pg import LIBPQ_READ_ONLY, GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
 
 _names = itertools.count(1)
 
@@ -43,6 +43,7 @@ class Driver(Driver):
             "cursor_factory": ("psycopg2.extras.RealDictCursor: each row a dict" if self.setting("cursor") == "dict"
                                else "the default cursor: each row a tuple"),
             "tls": tls_setting(psycopg2.extensions.libpq_version()),
+            "read_only": LIBPQ_READ_ONLY,
             "autocommit": "True",
             "literal": "execute(text): simple query protocol",
             "extended": "unsupported: psycopg2 interpolates parameters on the client",

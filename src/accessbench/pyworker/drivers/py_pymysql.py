@@ -7,7 +7,8 @@ import functools
 import pymysql
 import pymysql.constants.CLIENT
 
-from .mysql import PYMYSQL_COMPRESS, PYMYSQL_TLS, RECORD_SETTING, TextProtocolDriver, connect_kwargs, pymysql_tls
+from .mysql import (INIT_COMMAND_READ_ONLY, PYMYSQL_COMPRESS, PYMYSQL_TLS, RECORD_SETTING, TextProtocolDriver,
+                    connect_kwargs, pymysql_tls)
 
 
 class Driver(TextProtocolDriver):
@@ -27,6 +28,7 @@ class Driver(TextProtocolDriver):
             "client_flag": "FOUND_ROWS (an UPDATE counts the rows it matched)",
             "tls": PYMYSQL_TLS,
             "compress": PYMYSQL_COMPRESS,
+            "read_only": INIT_COMMAND_READ_ONLY,
             "cursor": "Cursor (buffered: the whole result is read before execute returns)",
             "literal": "execute(text): text protocol (COM_QUERY)",
             "record": RECORD_SETTING,

@@ -21,8 +21,8 @@ from sqlalchemy.pool import NullPool
 
 from ...protocol.sqltext import as_sqlite, count_markers
 from ..base import Driver, Op, Unsupported
-from . import mysql
-from .pg import connect_kwargs, tls_setting
+from . import mysql, sqlite
+from .pg import LIBPQ_READ_ONLY, connect_kwargs, tls_setting
 from .py_sqlite3 import STATEMENT_CACHE
 
 
@@ -46,6 +46,11 @@ class CoreLayer(Driver):
     def connect_args(self, endpoint: dict) -> dict:
         return {}
 
+    def dbapi_connect(self):
+        """What the dialect opens the driver's connection with, where not the driver module's
+        own connect (its do_connect event): None."""
+        return None
+
     def settings(self) -> dict[str, str]:
         return {
             "layer": f"SQLAlchemy {sa.__version__} Core (2.0 style)",
@@ -64,6 +69,8 @@ class CoreLayer(Driver):
     def open(self, endpoint: dict, options: dict) -> dict:
         self.engine = sa.create_engine(self.url(endpoint), isolation_level="AUTOCOMMIT", poolclass=NullPool,
                                        connect_args=self.connect_args(endpoint))
+        if (connect := self.dbapi_connect()) is not None:
+            sa.event.listen(self.engine, "do_connect", lambda dialect, record, cargs, cparams: connect(*cargs, **cparams))
         # Rows changed are counted for every statement (verification checks them): Core counts
         # them for UPDATE and DELETE only unless asked.
         self.conn = self.active = self.engine.connect().execution_options(preserve_rowcount=True)
@@ -169,6 +176,7 @@ class OverPsycopg:
 
         return {**super().settings(), "driver": "psycopg 3 as py-psycopg: text results, client-side cursor",
                 "tls": "connect_args, as py-psycopg connects: " + tls_setting(psycopg.pq.version()),
+                "read_only": "connect_args, as py-psycopg connects: " + LIBPQ_READ_ONLY,
                 "extended": "psycopg's prepare_threshold=None: no automatic preparation, parsed every time",
                 "prepared": "psycopg's prepare_threshold=0 on the connection: each statement prepared at its first "
                             "execution, as a SQLAlchemy user asks psycopg through connect_args"}
@@ -194,7 +202,9 @@ class OverSqlite3:
     dbms = ("sqlite",)
 
     def url(self, endpoint: dict) -> sa.URL:
-        return sa.URL.create("sqlite+pysqlite", database=endpoint["file"])
+        database, uri = sqlite.database(endpoint)
+        # uri=true: the pysqlite dialect hands the database to sqlite3 as a URI (uri=True), as it is
+        return sa.URL.create("sqlite+pysqlite", database=database, query={"uri": "true"} if uri else {})
 
     def connect_args(self, endpoint: dict) -> dict:
         return {"cached_statements": 0}
@@ -203,7 +213,10 @@ class OverSqlite3:
         return {**super().settings(), "driver": "the standard library's sqlite3, as py-sqlite3",
                 "extended": "sqlite3's cached_statements=0: sqlite3_prepare_v2 on every execute",
                 "prepared": f"a second engine with cached_statements={STATEMENT_CACHE}: one prepared statement reused",
-                "timestamps": "bound and read as ISO text, as py-sqlite3"}
+                "timestamps": "bound and read as ISO text, as py-sqlite3",
+                "read_only": sqlite.read_only_setting("the URI as the engine URL's database, with the query uri=true: "
+                                                      "the dialect passes it to sqlite3.connect(…, uri=True); both "
+                                                      "engines")}
 
     def open(self, endpoint: dict, options: dict) -> dict:
         opened = super().open(endpoint, options)
@@ -254,8 +267,15 @@ class OverMysqlclient:
         # FOUND_ROWS (an UPDATE counts the rows it matched; SQLAlchemy's dialect asks for it too).
         return arguments(endpoint)
 
+    def dbapi_connect(self):
+        from .py_mysqlclient import Connection
+
+        return Connection  # py-mysqlclient's: its errors carry the SQLSTATE
+
     def settings(self) -> dict[str, str]:
         import MySQLdb
+
+        from .py_mysqlclient import SQLSTATE_SETTING
 
         return {**super().settings(),
                 "driver": f"mysqlclient (MySQLdb) as py-mysqlclient, libmariadb {MySQLdb._mysql.get_client_info()}: "
@@ -263,6 +283,8 @@ class OverMysqlclient:
                           "read before execute returns)",
                 "tls": "connect_args, as py-mysqlclient connects: " + mysql.MYSQLCLIENT_TLS,
                 "compress": "connect_args, as py-mysqlclient: " + mysql.MYSQLCLIENT_COMPRESS,
+                "read_only": "connect_args, as py-mysqlclient connects: " + mysql.INIT_COMMAND_READ_ONLY,
+                "sqlstate": "the do_connect event makes py-mysqlclient's connection: " + SQLSTATE_SETTING,
                 "connection": "the mariadb+mysqldb dialect: on every new connection SET NAMES utf8mb4 (its "
                               "on_connect) and autocommit(True) (isolation_level AUTOCOMMIT); the first connection "
                               "of the engine also reads the server's settings (version, sql_mode, case rules)",

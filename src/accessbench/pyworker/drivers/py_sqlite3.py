@@ -6,6 +6,7 @@ import sqlite3
 
 from ...protocol.sqltext import as_sqlite
 from ..base import Driver, Op
+from .sqlite import database, read_only_setting
 
 # The module keeps a per-connection cache of prepared statements keyed by SQL text. With it
 # off every execute parses again (extended); with it on, repeating one statement reuses
@@ -30,16 +31,18 @@ class Driver(Driver):
             "literal/extended": "cached_statements=0: sqlite3_prepare_v2 on every execute",
             "prepared": f"cached_statements={STATEMENT_CACHE}: one prepared statement reused",
             "timestamps": "bound and read as ISO text",
+            "read_only": read_only_setting("sqlite3.connect(uri, uri=True)"),
         }
 
     def sqlstate(self, error: BaseException) -> str | None:
         return getattr(error, "sqlite_errorname", None)
 
     def _connect(self, cache: int) -> sqlite3.Connection:
-        return sqlite3.connect(self.file, isolation_level=None, cached_statements=cache, check_same_thread=False)
+        return sqlite3.connect(self.file, isolation_level=None, cached_statements=cache, check_same_thread=False,
+                               uri=self.uri)
 
     def open(self, endpoint: dict, options: dict) -> dict:
-        self.file = endpoint["file"]
+        self.file, self.uri = database(endpoint)
         self.conn = self._connect(0)
         self.cached = self._connect(STATEMENT_CACHE)
         self.active = self.conn  # the connection the current step's statements use
@@ -57,10 +60,10 @@ class Driver(Driver):
         self.active = self.conn
 
     def connect_op(self, endpoint: dict) -> Op:
-        file = endpoint["file"]
+        file, uri = database(endpoint)
 
         def connect(_):
-            sqlite3.connect(file, isolation_level=None).close()
+            sqlite3.connect(file, isolation_level=None, uri=uri).close()
             return 0
 
         return connect

@@ -1,6 +1,7 @@
 """Connection URIs for the methods that take one (ADBC, ConnectorX, polars), from the
 endpoint every worker is given: the unix path's socket as a query parameter, the search path
-in libpq's startup options, every part quoted, and the endpoint's TLS (and MariaDB's
+(and read_only's default_transaction_read_only) in libpq's startup options, a read_only
+SQLite file as a mode=ro URI, every part quoted, and the endpoint's TLS (and MariaDB's
 compression) in the parameters the reader of the URI takes:
 
 - ``libpq`` (ADBC's PostgreSQL driver, whose statically linked libpq reads the URI itself):
@@ -15,8 +16,9 @@ from __future__ import annotations
 from urllib.parse import quote, urlencode
 
 from ..base import Unsupported
-from .mysql import ask as mariadb_ask
-from .pg import libpq_tls
+from . import sqlite
+from .mysql import READ_ONLY, ask as mariadb_ask
+from .pg import libpq_tls, read_only_setting, startup_options
 from .tls import Ask
 
 LIBPQ_TLS = ("the URI's query, read by the driver's own (statically linked) libpq: sslmode as given (absent: none, "
@@ -32,13 +34,30 @@ CONNECTORX_TLS = ("the URI's query. PostgreSQL (rust-postgres with ConnectorX's 
                   "only as unsupported (the URL has no TLS parameter; without one the crate uses none, so disable, "
                   "prefer and none connect in the clear)")
 CONNECTORX_COMPRESS = "MariaDB: compress=true in the URI (the mysql crate's zlib compression, CLIENT_COMPRESS)"
+LIBPQ_READ_ONLY = read_only_setting("options=-c default_transaction_read_only=on in the URI's query, which the driver's "
+                                    "libpq sends")
+SQLITE_READ_ONLY = ("SQLite: the URI file:<file>?mode=ro, opened with SQLITE_OPEN_URI: the file read-only, "
+                    "SQLITE_READONLY on a write")
+CONNECTORX_READ_ONLY = (
+    "PostgreSQL: " + read_only_setting("options=-c default_transaction_read_only=on in the URI's query, which "
+                                       "rust-postgres sends") +
+    f". MariaDB: read_sql's pre_execution_query='{READ_ONLY}' (the mysql crate's URL has no init command): ConnectorX "
+    "runs it on the read's one connection before the query, after its metadata step, which prepares the query "
+    "without running it; the server then refuses writes (error 1792); absent or false: not passed. " + SQLITE_READ_ONLY +
+    " (the whole URI quoted after sqlite://: ConnectorX opens what follows it, percent-decoded)")
 
 
 def uri(endpoint: dict, reader: str = "libpq") -> str:
     """The endpoint as a URI for ``reader``: ``libpq`` or ``connectorx``."""
     dbms = endpoint["dbms"]
     if dbms in ("sqlite", "duckdb"):
-        return f"sqlite:///{endpoint['file']}"  # an absolute path after the scheme's three slashes
+        database, is_uri = sqlite.database(endpoint) if dbms == "sqlite" else (endpoint["file"], False)
+        if is_uri and reader == "connectorx":
+            # ConnectorX opens what follows "sqlite://", percent-decoded, with SQLITE_OPEN_URI:
+            # all of the SQLite URI quoted, so that no part of it is read as the URL's own
+            return "sqlite://" + quote(database, safe="")
+        # an absolute path (or polars' ADBC reader, the SQLite URI) after the scheme's three slashes
+        return f"sqlite:///{database}"
     user = quote(endpoint["user"], safe="")
     if endpoint.get("password"):
         user += ":" + quote(endpoint["password"], safe="")
@@ -48,8 +67,7 @@ def uri(endpoint: dict, reader: str = "libpq") -> str:
         if local:
             query["host"] = endpoint["host"]
         query.update(libpq_tls(endpoint) if reader == "libpq" else connectorx_postgres_tls(endpoint))
-        if endpoint.get("schema"):
-            query["options"] = f"-c search_path={endpoint['schema']}"
+        query.update(startup_options(endpoint))
     else:
         scheme, local = "mysql", bool(endpoint.get("socket"))
         if local:
@@ -60,6 +78,12 @@ def uri(endpoint: dict, reader: str = "libpq") -> str:
     where = f"localhost:{endpoint.get('port') or ''}" if local else f"{endpoint['host']}:{endpoint['port']}"
     text = f"{scheme}://{user}@{where.rstrip(':')}/{quote(endpoint['database'], safe='')}"
     return text + ("?" + urlencode(query, quote_via=quote) if query else "")
+
+
+def connectorx_session(endpoint: dict) -> dict[str, str]:
+    """read_sql's arguments beyond the URI: a read_only MariaDB session's statement, which the
+    mysql crate's URL cannot carry (PostgreSQL's is in the URI's options; SQLite's is the URI)."""
+    return {"pre_execution_query": READ_ONLY} if endpoint["dbms"] == "mariadb" and endpoint.get("read_only") else {}
 
 
 def connectorx_postgres_tls(endpoint: dict) -> dict[str, str]:

@@ -79,7 +79,7 @@ Alias /static.html {STATIC_PAGE}
 
 class ModPhp(Apache):
     """Prefork: each Apache process is single-threaded and embeds PHP; a persistent connection
-    belongs to the process (so up to MaxRequestWorkers of them)."""
+    belongs to the process (so one per process, MaxRequestWorkers of them)."""
 
     name = "mod_php"
     mpm = "prefork"
@@ -94,10 +94,12 @@ class ModPhp(Apache):
         return '<FilesMatch "\\.php$">\n    SetHandler application/x-httpd-php\n</FilesMatch>'
 
     def mpm_settings(self) -> dict[str, int]:
-        # the processes asked for are there from the start (no spawning inside a trial);
-        # Debian's MaxRequestWorkers
-        return {"StartServers": self.processes, "MinSpareServers": self.processes,
-                "MaxSpareServers": 2 * self.processes, "MaxRequestWorkers": 150, "MaxConnectionsPerChild": 0}
+        # A fixed pool, as gunicorn's workers and FPM's static pool are: the processes asked for
+        # are there from the start and no more are spawned (no spawning inside a trial, and no
+        # 11th process holding an 11th persistent connection the run's room did not count —
+        # MinSpareServers equal to the pool used to spawn one whenever one process was busy).
+        return {"StartServers": self.processes, "MinSpareServers": 1, "MaxSpareServers": self.processes,
+                "ServerLimit": self.processes, "MaxRequestWorkers": self.processes, "MaxConnectionsPerChild": 0}
 
     def settings(self) -> dict[str, str]:
         return {**super().settings(), "PHP": f"{PHP_VERSION} as mod_php, {_php_ini('apache2')}, "

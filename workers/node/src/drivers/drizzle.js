@@ -96,6 +96,7 @@ export default class DrizzlePg extends PgDriver {
       driver: "node-pg's own pg.Client, connected as node-pg connects it (drizzle({client}): no pool)",
       connection: pg.connection,
       tls: pg.tls,
+      read_only: pg.read_only,
       tables: 'pgTable objects built at run time from the step\'s shape (all the table\'s columns, their SQL ' +
         'types, primary key) when a step first needs them, kept for the worker\'s life: integer, smallint, ' +
         "bigint({mode: 'bigint'}), char/varchar(length), text, numeric (its text), doublePrecision, real, boolean, " +

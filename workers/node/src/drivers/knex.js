@@ -23,9 +23,10 @@ import { PROCESSES, Unsupported, packageVersion } from '../driver.js';
 import { K, TEXT_FORMS } from '../protocol.js';
 import { LITERAL_BOUND, batchShape, byKey, kindOfType, mapped, record, rowsOf, typesOf } from './layer.js';
 import Mysql2Driver, {
-  COMPRESS_SETTING, TLS_SETTING as MYSQL_TLS, decodeRows, kindOf as mysqlKindOf, parseDate, parseDatetime,
+  COMPRESS_SETTING, READ_ONLY_SETTING as MYSQL_READ_ONLY, TLS_SETTING as MYSQL_TLS, decodeRows, initialize,
+  kindOf as mysqlKindOf, parseDate, parseDatetime,
 } from './mysql2.js';
-import PgDriver, { TLS_SETTING as PG_TLS } from './pg.js';
+import PgDriver, { READ_ONLY_SETTING as PG_READ_ONLY, TLS_SETTING as PG_TLS } from './pg.js';
 import { kindOf as pgKindOf } from './pgtext.js';
 import SqliteDriver from './sqlite.js';
 
@@ -208,6 +209,7 @@ export class KnexPg extends KnexLayer(PgDriver) {
         "keepAlive off) and the same type parsers (every OID decoded by this worker's, as node-pg)",
       tls: "node-pg's, passed in Knex's connection settings (which Knex copies once, keeping the secure context " +
         'and checkServerIdentity as they are, and gives to every pg.Client it makes): ' + PG_TLS,
+      read_only: "node-pg's, in Knex's connection settings (so in every pg.Client Knex makes): " + PG_READ_ONLY,
       literal: LITERAL_BOUND('Knex'),
       extended: "Knex's default: pg's client.query({text, values}): an unnamed statement parsed every time",
       prepared: "the query's .options({name}) (Knex passes a query's options to pg's client.query): a named " +
@@ -323,6 +325,8 @@ export class KnexMysql2 extends KnexLayer(Mysql2Driver) {
       tls: "node-mysql2's, passed in Knex's connection settings (Knex deep-copies them once when it is made, so " +
         "mysql2 builds its secure context from Knex's copy of the ssl object, once): " + MYSQL_TLS,
       compress: "node-mysql2's, in Knex's connection settings: " + COMPRESS_SETTING,
+      read_only: MYSQL_READ_ONLY + ": run by Knex's pool afterCreate hook on every connection it makes (the " +
+        "connect step: node-mysql2's, after its handshake, inside its time)",
       literal: "Knex's only mode on mysql2: the query's bindings interpolated into the text by mysql2's escaping " +
         '(numbers as digits, strings quoted with \\ escapes, Buffers as X\'…\') and sent by COM_QUERY',
       extended: binary,
@@ -343,11 +347,13 @@ export class KnexMysql2 extends KnexLayer(Mysql2Driver) {
   }
 
   async open(ep) {
-    const info = await super.open(ep); // server_pid, version; autocommit on (or set on every connection)
+    const info = await super.open(ep); // server_pid, version; what every connection runs first (initStatements)
     await Mysql2Driver.prototype.close.call(this);
-    const setAutocommit = this.setAutocommit;
+    const statements = this.initStatements();
     this.knex = knexOf('mysql2', this.connectionConfig(ep), {
-      pool: setAutocommit ? { afterCreate: (c, done) => c.query('SET autocommit = 1', (e) => done(e, c)) } : {},
+      pool: statements.length > 0
+        ? { afterCreate: (c, done) => initialize(c, statements).then(() => done(null, c), (e) => done(e, c)) }
+        : {},
     });
     const [rows] = await this.knex.raw('SELECT TID AS tid, VERSION() AS v FROM information_schema.PROCESSLIST ' +
       'WHERE ID = CONNECTION_ID()');
@@ -413,6 +419,10 @@ export class KnexBetterSqlite3 extends KnexLayer(SqliteDriver) {
       driver: "better-sqlite3 as node-better-sqlite3 opens it: Knex's better-sqlite3 dialect makes the Database " +
         '(busy timeout 5000 ms, its default); the pool\'s afterCreate hook sets defaultSafeIntegers(true) and the ' +
         'pragmas synchronous=FULL, cache_size=-2000, foreign_keys=OFF; useNullAsDefault: true',
+      read_only: "endpoint read_only: Knex's connection options {readonly: true}, which its dialect passes to " +
+        'new Database (SQLITE_OPEN_READONLY) for every connection it makes; the connect step as node-better-sqlite3',
+      errors: "compileSqlOnError: false: a failed query's message is prefixed with its text with the ? markers " +
+        "(Knex's default inlines the bindings, and its escaper throws on a BigInt)",
       literal: LITERAL_BOUND('Knex'),
       extended: "Knex's only way: db.prepare(sql) and all()/run() with the bindings, every operation",
       prepared: "unsupported: Knex's better-sqlite3 dialect prepares every statement at every execution and " +
@@ -426,8 +436,13 @@ export class KnexBetterSqlite3 extends KnexLayer(SqliteDriver) {
   async open(ep) {
     const info = SqliteDriver.prototype.open.call(this, ep);
     SqliteDriver.prototype.close.call(this);
-    this.knex = knexOf('better-sqlite3', { filename: ep.file }, {
+    const connection = { filename: ep.file };
+    if (ep.read_only === true) connection.options = { readonly: true }; // Knex's dialect opens it SQLITE_OPEN_READONLY
+    this.knex = knexOf('better-sqlite3', connection, {
       useNullAsDefault: true,
+      // Knex's default inlines the bindings into a failed query's message, and its escaper throws
+      // on a BigInt (the integers bound here): the database's error would become a TypeError
+      compileSqlOnError: false,
       pool: {
         afterCreate: (db, done) => {
           try {

@@ -95,6 +95,9 @@ export const TLS_SETTING = "mysql2's ssl option (its SslOptions), the object mad
   '(an abbreviated handshake where the server resumes it); the handshake (SSL request, TLS, then the ' +
   'credentials) is inside the connect';
 
+export const READ_ONLY_SETTING = 'endpoint read_only: SET SESSION TRANSACTION READ ONLY as the first statement ' +
+  'of every connection (mysql2 has no init command)';
+
 export const COMPRESS_SETTING = "compress: true when the endpoint asks (mysql2's compressed protocol: " +
   'CLIENT_COMPRESS, zlib, every packet after the handshake deflated by node:zlib in the compressed framing); ' +
   'checked after the handshake that the server granted it (else open fails); otherwise off';
@@ -298,6 +301,12 @@ function connect(config) {
   });
 }
 
+// Runs a new connection's first statements (mysql2 has no init command), all queued at once:
+// mysql2 runs a connection's commands in order, so they precede anything sent on it later.
+export function initialize(c, statements) {
+  return Promise.all(statements.map((s) => query(c, s)));
+}
+
 // COM_QUIT written; mysql2 calls back when it sends it and does not wait for the server to
 // close the socket (as libmariadb's mysql_close)
 function end(c) {
@@ -330,6 +339,7 @@ export default class Mysql2Driver extends Driver {
     this.prepared = []; // texts prepared in this step on the session's own connection
     this.handlers = []; // HANDLERs opened in this step on the session's own connection
     this.setAutocommit = false; // the server starts sessions without autocommit: set it on each
+    this.readOnly = false; // the endpoint's read_only: every connection made read-only
     this.tls = { compress: false }; // mysqlTls(endpoint), made at open
     this.concurrency = ASYNC_TASKS;
     this.loadPolicies = ['persistent', 'per-request', 'pooled'];
@@ -357,6 +367,9 @@ export default class Mysql2Driver extends Driver {
         "beyond mysql2's own; open runs " + SERVER_TID + ' (server_pid, server_version, autocommit)',
       tls: TLS_SETTING,
       compress: COMPRESS_SETTING,
+      read_only: READ_ONLY_SETTING + ', right after the handshake (open\'s; a connect step\'s and a ' +
+        "per-request operation's, inside its time; each load client's; each pooled connection's, queued from the " +
+        "pool's connection event before the connection is handed out)",
       client_flag: "FOUND_ROWS (an UPDATE counts the rows it matched), with mysql2's default flags " +
         '(LONG_PASSWORD, LONG_FLAG, CONNECT_WITH_DB, ODBC, LOCAL_FILES, IGNORE_SPACE, PROTOCOL_41, TRANSACTIONS, ' +
         'SECURE_CONNECTION, MULTI_RESULTS, SESSION_TRACK, CONNECT_ATTRS, PLUGIN_AUTH…); no MULTI_STATEMENTS',
@@ -457,11 +470,21 @@ export default class Mysql2Driver extends Driver {
     return { server_pid: Number(rows[0][0]), server_version: rows[0][1] };
   }
 
+  // what every new connection runs first: read-only before anything else it sends, and
+  // autocommit where the server starts sessions without it
+  initStatements() {
+    const s = [];
+    if (this.readOnly) s.push('SET SESSION TRANSACTION READ ONLY');
+    if (this.setAutocommit) s.push('SET autocommit = 1');
+    return s;
+  }
+
   async connectTo(config) {
     const c = await connect(config);
-    if (this.setAutocommit) {
+    const statements = this.initStatements();
+    if (statements.length > 0) {
       try {
-        await query(c, 'SET autocommit = 1');
+        await initialize(c, statements);
       } catch (e) {
         end(c).catch(() => {});
         throw e;
@@ -472,8 +495,9 @@ export default class Mysql2Driver extends Driver {
 
   async open(ep) {
     this.setAutocommit = false;
+    this.readOnly = ep.read_only === true;
     this.tls = mysqlTls(ep);
-    this.client = await connect(this.config(ep));
+    this.client = await this.connectTo(this.config(ep));
     try {
       checkCompressed(this.client, this.tls);
       const info = await this.tid(this.client);
@@ -651,7 +675,9 @@ export default class Mysql2Driver extends Driver {
       resetOnRelease: false,
     });
     pool.on('error', (e) => log('abworker-node: mysql2 pool error:', e && e.message));
-    if (this.setAutocommit) pool.on('connection', (c) => c.query('SET autocommit = 1', () => {}));
+    const statements = this.initStatements();
+    // a connection whose first statements failed is destroyed, never lent without them (read-write)
+    if (statements.length > 0) pool.on('connection', (c) => initialize(c, statements).catch(() => c.destroy()));
     let conns;
     try {
       conns = await Promise.all(Array.from({ length: size }, () => getConnection(pool)));

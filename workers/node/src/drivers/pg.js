@@ -10,7 +10,7 @@ import pg from 'pg';
 
 import { ASYNC_TASKS, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
 import { convertMarkers } from '../protocol.js';
-import { PG_TEXT, PgTextDriver, kindOf, parserFor } from './pgtext.js';
+import { PG_TEXT, PgTextDriver, kindOf, parserFor, startupParameters } from './pgtext.js';
 import { PG_TLS, pgSsl, pinned, tlsOf } from './tls.js';
 
 const { Client, Pool } = pg;
@@ -39,6 +39,10 @@ export const TLS_SETTING = PG_TLS('pg') + '; disable/allow → ssl: false (no SS
   "{rejectUnauthorized: false} tried at open and dropped for the session if the server refuses it (pg has no " +
   "prefer); sslnegotiation=direct → pg's sslnegotiation: 'direct' (TLS from the first byte, ALPN postgresql, " +
   'no SSLRequest); the handshake is inside connect()';
+
+export const READ_ONLY_SETTING = 'endpoint read_only: options=-c default_transaction_read_only=on in the ' +
+  "startup packet (beside -c search_path), in the configuration of every pg.Client made: the session's, a " +
+  "connect step's, each load client's, per-request's and the pool's";
 
 // Parameters: pg has no way to give a parameter's type (its Parse leaves every type unspecified,
 // so the server infers each from the statement) and writes every value as text but a Buffer,
@@ -89,6 +93,7 @@ export default class PgDriver extends PgTextDriver {
         'options=-c search_path=<schema> in the startup packet; no application_name; TCP keepAlive off; ' +
         'no statement/query timeouts; DateStyle checked to be ISO at open (SET once if not)',
       tls: TLS_SETTING,
+      read_only: READ_ONLY_SETTING,
       literal: 'client.query({text}) without values: simple query protocol (one Query message), text results',
       extended: "client.query({text, values, queryMode: 'extended'}): unnamed statement, " +
         'Parse+Bind+Describe+Execute+Sync written together (corked), parsed every time; parameters: see parameters',
@@ -137,7 +142,8 @@ export default class PgDriver extends PgTextDriver {
       types: TYPES,
     };
     if (ep.password) c.password = ep.password;
-    if (ep.schema) c.options = `-c search_path=${ep.schema}`;
+    const options = Object.entries(startupParameters(ep)).map(([k, v]) => `-c ${k}=${v}`).join(' ');
+    if (options) c.options = options;
     if (ssl && this.direct) c.sslnegotiation = 'direct';
     if (this.pipeline) c.pipeline = true;
     return c;

@@ -146,6 +146,16 @@ export function kindOf(oid) {
 // out in text format; node-pg's bytes aside): the types' text forms, bytea as \x and hex.
 export const PG_TEXT = { ...TEXT_FORMS, bytes: (v) => '\\x' + v.toString('hex') };
 
+// The session parameters both drivers put in the startup packet (node-pg as options=-c k=v,
+// postgres.js in its connection map): the endpoint's schema as search_path, and read_only as
+// default_transaction_read_only, so that the server itself refuses every write (SQLSTATE 25006).
+export function startupParameters(ep) {
+  const p = {};
+  if (ep.schema) p.search_path = ep.schema;
+  if (ep.read_only === true) p.default_transaction_read_only = 'on';
+  return p;
+}
+
 // What both PostgreSQL drivers share: the DBMS, and errors answered with the server's severity
 // and SQLSTATE.
 export class PgTextDriver extends Driver {

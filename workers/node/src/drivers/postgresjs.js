@@ -9,7 +9,7 @@ import postgres from 'postgres';
 
 import { ASYNC_TASKS, Unsupported, bindRows, packageVersion } from '../driver.js';
 import { convertMarkers } from '../protocol.js';
-import { OID, PARSERS, PG_TEXT, PgTextDriver, identity, kindOf } from './pgtext.js';
+import { OID, PARSERS, PG_TEXT, PgTextDriver, identity, kindOf, startupParameters } from './pgtext.js';
 import { PG_TLS, pgSsl, tlsOf } from './tls.js';
 
 const log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
@@ -96,6 +96,8 @@ export default class PostgresJsDriver extends PgTextDriver {
         "when given; startup packet carries search_path=<schema> and application_name=postgres.js (the driver's " +
         'default) besides client_encoding=UTF8; the connection is opened lazily, so open runs SELECT 1 to make it ' +
         'and learn the backend pid; DateStyle checked to be ISO',
+      read_only: "endpoint read_only: connection: {default_transaction_read_only: 'on'} (beside search_path), a " +
+        'startup-packet parameter of every connection of every instance made with the options above',
       'connect step': 'postgres(options), one empty simple query, sql.end(): postgres.js connects lazily and has no ' +
         'connect call (sql.reserve() never resolves on a fresh instance with fetch_types: false); it opens the ' +
         'socket from setTimeout(connect, 0), which Node runs no sooner than 1 ms later, inside the step\'s time',
@@ -182,7 +184,7 @@ export default class PostgresJsDriver extends PgTextDriver {
     if (this.ssl && this.direct) o.sslnegotiation = 'direct';
     if (host.startsWith('/')) o.path = `${host}/.s.PGSQL.${port}`;
     if (ep.password) o.password = ep.password;
-    if (ep.schema) o.connection.search_path = ep.schema;
+    Object.assign(o.connection, startupParameters(ep));
     return o;
   }
 

@@ -113,6 +113,7 @@ export default class PrismaPgLayer extends PgDriver {
         "expiry; node-pg's connection settings (socket directory or host, options=-c search_path, TLS: see tls); " +
         "the adapter's own per-query type parsers",
       tls: "node-pg's, in the pg.Pool's configuration (the adapter's connections are pg.Clients): " + pg_.tls,
+      read_only: "node-pg's, in the pg.Pool's configuration: " + pg_.read_only,
       connection: pg_.connection,
       statements: 'read by key: findUnique({where: key, select}); other reads: findMany({where, select}); insert: ' +
         'create({data}) (Prisma returns the row: INSERT … RETURNING); update by key: update({where: key, data}) ' +

@@ -11,6 +11,13 @@ import { Driver, PROCESSES, bindRows, packageVersion } from '../driver.js';
 import { ProtocolError, TEXT_FORMS } from '../protocol.js';
 
 const OPEN = { timeout: 5000 }; // busy timeout in ms, as c-sqlite and Python's sqlite3
+
+// better-sqlite3's open options for the endpoint: read_only opens the file SQLITE_OPEN_READONLY,
+// so SQLite itself refuses every write (SQLITE_READONLY)
+function openOptions(ep) {
+  return ep.read_only === true ? { ...OPEN, readonly: true } : OPEN;
+}
+
 // better-sqlite3 compiles SQLite with SQLITE_DEFAULT_WAL_SYNCHRONOUS=1 (NORMAL on a WAL file),
 // SQLITE_DEFAULT_CACHE_SIZE=-16000 and SQLITE_DEFAULT_FOREIGN_KEYS=1; these are set back to the
 // stock SQLite defaults that c-sqlite and py-sqlite3 run with.
@@ -58,6 +65,8 @@ export default class SqliteDriver extends Driver {
     return {
       open: 'new Database(file, {timeout: 5000}): sqlite3_open_v2 READWRITE|CREATE, busy timeout 5000 ms (as ' +
         'c-sqlite and py-sqlite3); better-sqlite3 checks that the directory exists first',
+      read_only: 'endpoint read_only: new Database(file, {timeout: 5000, readonly: true}): sqlite3_open_v2 ' +
+        "SQLITE_OPEN_READONLY, for every connection (open's, a connect step's, per-request's)",
       pragmas: 'at open: synchronous=FULL, cache_size=-2000, foreign_keys=OFF (the stock SQLite defaults the other ' +
         'SQLite methods run with; better-sqlite3 builds SQLite with WAL synchronous NORMAL, a 16 MB cache and ' +
         "foreign keys on); journal_mode is the file's (WAL); the connect step opens and closes only (no pragmas)",
@@ -87,8 +96,8 @@ export default class SqliteDriver extends Driver {
   }
 
   // a connection as every statement of this worker expects it
-  connectDb(file) {
-    const db = new Database(file, OPEN);
+  connectDb(file, options) {
+    const db = new Database(file, options);
     try {
       db.defaultSafeIntegers(true);
       for (const p of PRAGMAS) db.pragma(p);
@@ -102,7 +111,7 @@ export default class SqliteDriver extends Driver {
   open(ep) {
     if (typeof ep.file !== 'string') throw new ProtocolError('the sqlite endpoint needs a file');
     this.file = ep.file;
-    const db = this.connectDb(this.file);
+    const db = this.connectDb(this.file, openOptions(ep));
     try {
       this.begin = db.prepare('BEGIN');
       this.commit = db.prepare('COMMIT');
@@ -142,9 +151,9 @@ export default class SqliteDriver extends Driver {
   }
 
   connectOp(ep) {
-    const file = ep.file;
+    const file = ep.file, options = openOptions(ep);
     return () => {
-      new Database(file, OPEN).close();
+      new Database(file, options).close();
       return 0;
     };
   }
@@ -199,9 +208,9 @@ export default class SqliteDriver extends Driver {
 
   // open, build the op on the new connection, run it, close — all inside the operation's time
   perRequestOp(ep, build) {
-    const file = ep.file;
+    const file = ep.file, options = openOptions(ep);
     return (arg) => {
-      const db = this.connectDb(file);
+      const db = this.connectDb(file, options);
       try {
         return build(db)(arg);
       } finally {

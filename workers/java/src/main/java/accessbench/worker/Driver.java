@@ -108,8 +108,9 @@ abstract class Driver {
     /** what a pool's validation of one of these connections (JDBC4 isValid) sends */
     abstract String isValidDoes();
 
-    /** Whether its connections are read-only (DuckDB's, whose file many workers read): a pool
-     * sets them so, as it sets every connection it makes to its configured read-only status. */
+    /** Whether its connections are read-only as the library sees them (DuckDB's and SQLite's
+     * files opened read-only): a pool sets them so, as it sets every connection it makes to its
+     * configured read-only status (a server's read_only is the session's own, not this). */
     boolean readOnly() {
         return false;
     }

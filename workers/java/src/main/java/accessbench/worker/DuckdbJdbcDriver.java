@@ -63,6 +63,8 @@ final class DuckdbJdbcDriver extends JdbcDriver {
                 + "per process), not the Python package's");
         s.put("open", "jdbc:duckdb:FILE with duckdb.read_only=true where the target says so (a file has one writer "
                 + "or many readers); DuckDB's default threads (one per core)");
+        s.put("read_only", "endpoint read_only (always true for DuckDB): duckdb.read_only=true, the file opened "
+                + "read-only by DuckDB itself; a pool is set readOnly=true to match");
         s.put("literal", "a new Statement per operation: executeQuery/executeUpdate of the text with values inlined");
         s.put("extended", "a new PreparedStatement per operation: prepare + bind + execute + close");
         s.put("prepared", "one PreparedStatement per step, prepared in the first operation, then bind + execute");
@@ -80,7 +82,7 @@ final class DuckdbJdbcDriver extends JdbcDriver {
         if (file.isEmpty())
             throw WorkerError.protocol("the duckdb endpoint needs a file");
         props = new Properties();
-        if (ep.path("read_only").asBoolean(false))
+        if (readOnly(ep))
             props.setProperty("duckdb.read_only", "true");
         url = "jdbc:duckdb:" + file;
         jdbc = new DuckDBDriver();

@@ -298,6 +298,12 @@ abstract class JdbcDriver extends Driver {
                 + URLEncoder.encode(ep.path("database").asText(""), StandardCharsets.UTF_8).replace("+", "%20");
     }
 
+    /** The endpoint's read_only (PROTOCOL.md, open): every connection a session the server (or
+     * the library) keeps from writing, set by each driver where it makes its connection options. */
+    static boolean readOnly(JsonNode ep) {
+        return ep.path("read_only").asBoolean(false);
+    }
+
     /** New connection properties with the endpoint's user and (when it has one) password. */
     static Properties credentials(JsonNode ep) {
         Properties p = new Properties();

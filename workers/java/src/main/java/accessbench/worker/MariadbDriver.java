@@ -24,6 +24,12 @@ final class MariadbDriver extends JdbcDriver {
     /** the serving thread's OS id: the runner reads its CPU clock (one thread per connection) */
     static final String SERVER_TID = "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()";
 
+    /** hello's read_only setting of java-mariadb and the layers over it */
+    static final String READ_ONLY = "endpoint read_only: sessionVariables=tx_read_only=1, which Connector/J appends "
+            + "to the SET query it sends after authentication on every connection it makes (open's, connect steps', "
+            + "clients', pools'): the session is SET SESSION TRANSACTION READ ONLY's, a write fails with 1792 "
+            + "(SQLSTATE 25006); absent or false: not set";
+
     private long tid;  // the serving thread of conn; 0 = not asked yet (a client's new driver, or closed)
     private String socket;
 
@@ -88,9 +94,11 @@ final class MariadbDriver extends JdbcDriver {
                 + "useBulkStmtsForInserts=true, rewriteBatchedStatements=false, disablePipeline=false, "
                 + "allowMultiQueries=false, useCompression (see compress), defaultFetchSize=0, "
                 + "useReadAheadInput=false, useResetConnection=false, sslMode, serverSslCert and "
-                + "enabledSslProtocolSuites as tls says, trustStore unset, timezone and sessionVariables unset; "
+                + "enabledSslProtocolSuites as tls says, trustStore unset, timezone unset, sessionVariables unset "
+                + "(endpoint read_only: see read_only); "
                 + "other defaults kept: connectTimeout 30 s (the connect runs in the calling thread), tcpKeepAlive=true (probes only "
                 + "after the kernel's 2 h idle), allowLocalInfile=true (a capability flag: no LOAD DATA LOCAL is sent)");
+        s.put("read_only", READ_ONLY);
         s.put("found rows", "useAffectedRows=false: Connector/J sets the client flag CLIENT_FOUND_ROWS, so an UPDATE "
                 + "counts the rows it matched");
         s.put("session", "after authentication Connector/J sends one query of its own (every connect): SET "
@@ -230,6 +238,9 @@ final class MariadbDriver extends JdbcDriver {
         p.setProperty("yearIsDateType", "false");
         p.setProperty("jdbcCompliantTruncation", "false");
         p.setProperty("autocommit", "true");
+        // rides in Connector/J's own SET query after authentication: no round trip of its own
+        if (readOnly(ep))
+            p.setProperty("sessionVariables", "tx_read_only=1");
         return p;
     }
 
@@ -256,7 +267,7 @@ final class MariadbDriver extends JdbcDriver {
         expect(bad, "useReadAheadInput", c.useReadAheadInput(), false);
         expect(bad, "useResetConnection", c.useResetConnection(), false);
         expect(bad, "timezone", c.timezone(), null);
-        expect(bad, "sessionVariables", c.sessionVariables(), null);
+        expect(bad, "sessionVariables", c.sessionVariables(), props.getProperty("sessionVariables"));
         expect(bad, "sslMode", c.sslMode(),
                 org.mariadb.jdbc.export.SslMode.from(props.getProperty("sslMode", "disable")));
         expect(bad, "serverSslCert", c.serverSslCert(), props.getProperty("serverSslCert"));

@@ -106,6 +106,7 @@ abstract class Over {
         @Override
         void settings(ObjectNode s) {
             PgjdbcDriver.tlsSettings(s); // java-pgjdbc's TLS properties, on every connection of the layer
+            s.put("read_only", PgjdbcDriver.READ_ONLY);
             s.put("connections", "two, opened at open (untimed) with java-pgjdbc's URL and properties (its "
                     + "'connection properties' pins: prepareThreshold=0, statement cache off, binaryTransfer, "
                     + "the TLS properties (see tls), search_path in the startup packet, junixsocket for unix sockets): "
@@ -180,6 +181,7 @@ abstract class Over {
         @Override
         void settings(ObjectNode s) {
             MariadbDriver.tlsSettings(s); // java-mariadb's TLS and compression properties, on every connection
+            s.put("read_only", MariadbDriver.READ_ONLY);
             s.put("connections", "two, opened at open (untimed) with java-mariadb's URL and properties (its pins: "
                     + "useServerPrepStmts=true, cachePrepStmts=false, tinyInt1isBit=false, autocommit, localSocket for "
                     + "the unix path, the TLS and compression properties (see tls, compress) …): 'main' for extended, "

@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Properties;
+import java.util.StringJoiner;
 import org.postgresql.PGConnection;
 import org.postgresql.PGResultSetMetaData;
 import org.postgresql.PGStatement;
@@ -27,6 +28,10 @@ final class PgjdbcDriver extends JdbcDriver {
             XIDOID = 28, CIDOID = 29, FLOAT4OID = 700, FLOAT8OID = 701, DATEOID = 1082, TIMEOID = 1083,
             TIMESTAMPOID = 1114, TIMESTAMPTZOID = 1184, NUMERICOID = 1700;
     private static final String APPLICATION_NAME = "abworker-java";
+    /** hello's read_only setting of java-pgjdbc and the layers over it */
+    static final String READ_ONLY = "endpoint read_only: options=-c default_transaction_read_only=on in the startup "
+            + "packet (beside -c search_path=<schema> when there is a schema), on every connection the method opens; "
+            + "absent or false: not sent";
     private static final String UNIX_FACTORY = "org.newsclub.net.unix.AFUNIXSocketFactory$FactoryArg";
 
     // settings from the method name
@@ -105,6 +110,7 @@ final class PgjdbcDriver extends JdbcDriver {
                 + "prepared, scans and batches; 'simple' (preferQueryMode=simple) for literal");
         tlsSettings(s);
         s.put("search_path", "options=-c search_path=<schema> (startup packet)");
+        s.put("read_only", READ_ONLY);
         s.put("unix sockets", "junixsocket AFUNIXSocketFactory$FactoryArg with socketFactoryArg=<dir>/.s.PGSQL.<port> "
                 + "when the endpoint's host is a directory (pgjdbc has no unix sockets of its own)");
         s.put("connection properties", "ApplicationName=" + APPLICATION_NAME + ", prepareThreshold=0 (main), "
@@ -205,9 +211,15 @@ final class PgjdbcDriver extends JdbcDriver {
         Properties p = credentials(ep);
         p.putAll(tls);
         p.setProperty("gssEncMode", "disable");
+        // startup-packet settings: no round trip of their own
+        StringJoiner options = new StringJoiner(" ");
         String schema = ep.path("schema").asText("");
         if (!schema.isEmpty())
-            p.setProperty("options", "-c search_path=" + schema);
+            options.add("-c search_path=" + schema);
+        if (readOnly(ep))
+            options.add("-c default_transaction_read_only=on");
+        if (options.length() > 0)
+            p.setProperty("options", options.toString());
         p.setProperty("ApplicationName", APPLICATION_NAME);
         p.setProperty("preferQueryMode", simpleMode ? "simple" : "extended");
         p.setProperty("prepareThreshold", "0");

@@ -21,6 +21,7 @@ final class SqliteJdbcDriver extends JdbcDriver {
     static final int BUSY_TIMEOUT_MS = 5000; // what Python's sqlite3 and c-sqlite use
 
     private String sqliteVersion;
+    private boolean readOnly; // the endpoint's read_only: the file opened SQLITE_OPEN_READONLY
 
     SqliteJdbcDriver() {
     }
@@ -28,6 +29,7 @@ final class SqliteJdbcDriver extends JdbcDriver {
     private SqliteJdbcDriver(SqliteJdbcDriver of) {
         super(of);
         sqliteVersion = of.sqliteVersion;
+        readOnly = of.readOnly;
     }
 
     @Override
@@ -77,6 +79,10 @@ final class SqliteJdbcDriver extends JdbcDriver {
                 + "c-sqlite's and Python's) and jdbc.get_generated_keys=false (xerial's default true runs "
                 + "'SELECT last_insert_rowid()' after every INSERT); open mode READWRITE|CREATE|URI (xerial's default); "
                 + "no pragma set: synchronous stays the library default FULL, journal_mode the file's WAL");
+        s.put("read_only", "endpoint read_only: SQLiteConfig.setReadOnly(true), open mode READONLY|URI "
+                + "(SQLITE_OPEN_READONLY) on every connection: a write fails with SQLITE_READONLY; a pool is set "
+                + "readOnly=true to match (xerial refuses to change it on an open connection); absent or false: "
+                + "READWRITE|CREATE|URI");
         s.put("autocommit", "on; a commit_every group and a batch group run inside setAutoCommit(false) ('begin;', "
                 + "DEFERRED) … setAutoCommit(true) ('commit;')");
         s.put("literal", "a new Statement per operation: executeQuery/executeUpdate of the text with values inlined "
@@ -117,6 +123,9 @@ final class SqliteJdbcDriver extends JdbcDriver {
         SQLiteConfig cfg = new SQLiteConfig();
         cfg.setBusyTimeout(BUSY_TIMEOUT_MS);
         cfg.setGetGeneratedKeys(false);
+        readOnly = readOnly(ep);
+        if (readOnly)
+            cfg.setReadOnly(true);
         props = cfg.toProperties();
         url = "jdbc:sqlite:" + file;
         jdbc = new org.sqlite.JDBC();
@@ -137,6 +146,11 @@ final class SqliteJdbcDriver extends JdbcDriver {
     @Override
     String jdbcDriverClass() {
         return org.sqlite.JDBC.class.getName();
+    }
+
+    @Override
+    boolean readOnly() {
+        return readOnly;
     }
 
     @Override
