@@ -31,6 +31,9 @@ def accessbench(*args: str, timeout: float = 900, **kwargs) -> subprocess.Comple
     """Run the CLI in its own process, as a user would, capturing its output (in a scratch
     working directory unless ``cwd`` says otherwise)."""
     kwargs.setdefault("cwd", SCRATCH)
+    # GNU readline (imported by pytest) exports the test terminal's COLUMNS and LINES, which a
+    # pipe's report honours: a test's output is 120 wide unless the test sets COLUMNS itself
+    kwargs.setdefault("env", {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")})
     return subprocess.run(
         [sys.executable, "-m", "accessbench", *args], capture_output=True, text=True, timeout=timeout, **kwargs
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from accessbench.errors import InputError
-from accessbench.suite.adhoc import from_options, markers, parse_param, read_file, suite_text
+from accessbench.suite.adhoc import from_options, parse_param, read_file, suite_text
 from accessbench.suite.loader import parse
 
 
@@ -47,10 +47,6 @@ def test_one_statement_takes_every_parameter_and_several_take_as_many_as_their_m
     assert (first.params, second.params, second.where) == ([], [{"kind": "const", "value": 7}], "--sql 2")
     with pytest.raises(InputError, match="--param: 1 more than the statements' \\? markers take"):
         from_options(["SELECT 1", "SELECT 2"], ["const(7)"])
-
-
-def test_markers_inside_quotes_and_comments_are_not_counted():
-    assert markers("SELECT '?', \"a?\" FROM t WHERE a = ? /* ? */ -- ?\n AND b = ?") == 2
 
 
 def test_a_file_declares_each_statements_name_and_parameters_in_its_comments(tmp_path):

@@ -39,6 +39,7 @@ USER_PG_SQL = [
     # a schema with the form of a run's own name, but no mark: the user's, never dropped
     "CREATE SCHEMA accessbench_20250101_000000_abcd_ef01",
     "CREATE TABLE accessbench_20250101_000000_abcd_ef01.lookalike (id integer)",
+    "CREATE SEQUENCE public.tickets",
     "CREATE ROLE plain LOGIN PASSWORD 'plain-S3cret-pw'",
     "GRANT CREATE ON DATABASE accessbench TO plain",
 ]
@@ -197,6 +198,7 @@ def user_maria():
             cur.execute("CREATE DATABASE shop")
             cur.execute("CREATE TABLE shop.customers (id integer PRIMARY KEY, name text)")
             cur.execute("INSERT INTO shop.customers VALUES (1, 'ada'), (2, 'grace')")
+            cur.execute("CREATE SEQUENCE shop.tickets")
         yield server
     finally:
         maria.stop()
@@ -219,6 +221,11 @@ def _no_secret(server, *texts) -> None:
     for text in texts:
         for secret in server.secrets:
             assert secret not in text
+
+
+def _first_line(stdout: str) -> str:
+    """The run's first line, as one line however the console wrapped it."""
+    return " ".join(stdout.split("\nidle CPUs")[0].split())
 
 
 def _last_run(store):
@@ -430,3 +437,122 @@ def test_clean_removes_what_a_killed_run_left_on_mariadb_and_nothing_else(user_m
     assert user_maria.run_objects() == []
     assert user_maria.snapshot() == before
     assert _last_run(store).run["status"] == "running"  # as the killed run left it: --resume can carry it on
+
+
+# 6. a run over the user's own data creates nothing and writes nothing
+
+# (fixture, methods, a query of the user's table, a write no check before the run can see: a sequence advanced)
+EXISTING = [
+    ("user_pg", "py-psycopg,c-libpq", "SELECT id, note FROM accessbench.orders WHERE id = ?",
+     "SELECT nextval('public.tickets')"),
+    ("user_maria", "py-pymysql,c-libmariadb", "SELECT id, note FROM accessbench.orders WHERE id = ?",
+     "SELECT NEXTVAL(shop.tickets)"),
+]
+
+
+@pytest.mark.parametrize("fixture, methods, query, write", EXISTING)
+def test_a_run_over_existing_data_creates_nothing_and_leaves_every_object_and_row_byte_for_byte(
+        fixture, methods, query, write, request, tmp_path):
+    server = request.getfixturevalue(fixture)
+    before = server.snapshot()
+    result = _run(tmp_path / "s.db", "--quick", "--target", server.dba, "--method", methods,
+                  "--sql", query, "--param", "uniform(1, 500)", "--sql", "SELECT count(*) FROM accessbench.orders")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert server.snapshot() == before
+    assert server.run_objects() == []
+    _no_secret(server, result.stdout, result.stderr, (tmp_path / "s.db").read_bytes().decode("latin-1"))
+    assert "over its existing data, read-only" in _first_line(result.stdout)
+    run = _last_run(tmp_path / "s.db")
+    assert "ok" in {c["status"] for c in run.cells} <= {"ok", "unsupported"}
+    assert run.targets[0]["settings"]["accessbench's objects"].startswith("none: the data already there")
+
+
+@pytest.mark.parametrize("fixture, methods, query, write", EXISTING)
+def test_a_write_no_check_can_see_is_refused_by_the_server_itself(fixture, methods, query, write, request, tmp_path):
+    server = request.getfixturevalue(fixture)
+    before = server.snapshot()
+    result = _run(tmp_path / "s.db", "--quick", "--target", server.dba, "--method", methods, "--sql", write,
+                  "--mode", "literal,extended")
+    assert result.returncode == 1, result.stderr[-2000:]  # nothing measured
+    assert server.snapshot() == before  # the sequence did not move
+    run = _last_run(tmp_path / "s.db")
+    errors = [c for c in run.cells if c["status"] == "error"]
+    assert errors and {c["status"] for c in run.cells} <= {"error", "unsupported"}
+    for cell in errors:  # the server's own refusal: a read-only transaction (SQLSTATE 25006)
+        assert "25006" in cell["message"] or "read-only" in cell["message"] or "READ ONLY" in cell["message"], cell
+
+
+@pytest.mark.parametrize("sql, says", [
+    ("SELECT note FROM accessbench.no_such_orders WHERE id = ?", "no_such_orders"),
+    ("SELEC note FROM accessbench.orders WHERE id = ?", "syntax"),
+    ("UPDATE accessbench.orders SET note = 'x' WHERE id = ?", "writes (UPDATE)"),
+])
+def test_a_statement_the_server_would_not_run_is_one_line_naming_which_before_anything_runs(sql, says, user_pg, tmp_path):
+    before = user_pg.snapshot()
+    result = _run(tmp_path / "s.db", "--quick", "--target", user_pg.dba, "--method", "py-psycopg",
+                  "--sql", "SELECT 1", "--sql", sql, "--param", "uniform(1, 500)")
+    assert result.returncode == 2, result.stderr[-2000:]
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("accessbench: --sql 2: ") and says in line and "orders" in line
+    assert "Traceback" not in result.stdout + result.stderr
+    assert user_pg.snapshot() == before and user_pg.run_objects() == []
+    _no_secret(user_pg, result.stdout, result.stderr)
+
+
+def test_a_sql_file_runs_over_existing_tables_and_its_suite_can_be_kept_and_run_again(user_maria, tmp_path):
+    queries = tmp_path / "queries.sql"
+    queries.write_text("-- step: by-id\n-- param: uniform(1, 500)\nSELECT id, note\n  FROM accessbench.orders\n"
+                       " WHERE id = ?;\n\n-- every customer\nSELECT id, name FROM shop.customers ORDER BY id;\n")
+    before = user_maria.snapshot()
+    kept = tmp_path / "kept.toml"
+    result = _run(tmp_path / "s.db", "--quick", "--target", user_maria.dba, "--method", "c-libmariadb",
+                  "--sql-file", str(queries), "--mode", "prepared", "--save-suite", str(kept))
+    assert result.returncode == 0, result.stderr[-2000:]
+    run = _last_run(tmp_path / "s.db")
+    assert sorted(c["step"] for c in run.cells) == ["by-id-prepared", "sql2-prepared"]
+    assert {c["status"] for c in run.cells} == {"ok"}
+    again = _run(tmp_path / "again.db", "--quick", "--target", user_maria.dba, "--method", "c-libmariadb",
+                 "--suite", str(kept))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert {c["status"] for c in _last_run(tmp_path / "again.db").cells} == {"ok"}
+    assert user_maria.snapshot() == before and user_maria.run_objects() == []
+    _no_secret(user_maria, result.stdout, again.stdout, kept.read_text())
+
+
+# 7. --target env: the server the user's own client would reach
+
+def test_target_env_reads_database_url_and_libpq_variables_and_a_service_file_and_never_shows_the_password(
+        user_pg, tmp_path):
+    pg = user_pg.pg
+    service = tmp_path / "pg_service.conf"
+    service.write_text(f"[app]\nhost=127.0.0.1\nport={pg.port}\ndbname=accessbench\nuser=accessbench\n")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PG") and k != "DATABASE_URL"}
+    ways = [
+        ({"DATABASE_URL": user_pg.dba}, ["--sql", "SELECT count(*) FROM accessbench.orders"], "(from DATABASE_URL)"),
+        ({"PGHOST": "127.0.0.1", "PGPORT": str(pg.port), "PGUSER": "accessbench", "PGDATABASE": "accessbench",
+          "PGPASSWORD": pg.password}, ["--target", "env", "--sql", "SELECT count(*) FROM accessbench.orders"], ""),
+        ({"PGSERVICEFILE": str(service), "PGSERVICE": "app", "PGPASSWORD": pg.password},
+         ["--target", "env", "--sql", "SELECT count(*) FROM accessbench.orders"], ""),
+    ]
+    for i, (env, args, says) in enumerate(ways):
+        store = tmp_path / f"{i}.db"
+        result = _run(store, "--quick", "--method", "c-libpq", "--mode", "extended", *args, env={**clean, **env})
+        assert result.returncode == 0, result.stderr[-2000:]
+        first = _first_line(result.stdout)
+        assert f"postgresql://accessbench@127.0.0.1:{pg.port}/accessbench" in first and says in first
+        _no_secret(user_pg, result.stdout, result.stderr, store.read_bytes().decode("latin-1"))
+    nothing = _run(tmp_path / "n.db", "--target", "env", "--sql", "SELECT 1", env={**clean, "HOME": str(tmp_path)})
+    assert nothing.returncode == 2 and nothing.stderr.startswith("accessbench: --target env: nothing is set")
+
+
+def test_target_env_reads_mariadb_option_files_as_the_client_does(user_maria, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".my.cnf").write_text(f"[client]\nuser=dba\npassword={user_maria.password}\nhost=127.0.0.1\n"
+                                  f"port={user_maria.maria.port}\n")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "MYSQL")) and k != "DATABASE_URL"}
+    result = _run(tmp_path / "s.db", "--quick", "--target", "env", "--method", "c-libmariadb", "--mode", "literal",
+                  "--sql", "SELECT count(*) FROM shop.customers", env={**clean, "HOME": str(home)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"mariadb://dba@127.0.0.1:{user_maria.maria.port}/" in _first_line(result.stdout)
+    _no_secret(user_maria, result.stdout, result.stderr, (tmp_path / "s.db").read_bytes().decode("latin-1"))

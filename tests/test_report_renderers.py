@@ -4,6 +4,7 @@ every cell, the same header and the same verdict per step and target."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from html.parser import HTMLParser
 
@@ -243,3 +244,34 @@ def test_the_steadiness_probe_times_the_same_work_each_time():
     summary = probe.summary()
     assert summary["probes"] == 2 and summary["timings"] == 2 * LOOPS
     assert summary["quickest_ms"] == round(min(probe.ms), 3) and summary["slowest_ms"] == round(max(probe.ms), 3)
+
+
+def test_a_run_ends_with_the_verdict_per_step_and_a_ranking_in_two_screens_pointing_to_the_rest(sqlite_run, report):
+    brief = terminal.render_brief(sqlite_run, width=120)
+    lines = brief.splitlines()
+    assert len(lines) <= 100  # two screens of a 50-line terminal
+    for v in report.verdicts:  # every step's verdict, as the full report ends with it
+        assert v.step.title in brief and v.target in brief
+    ranked = model.standings(report)
+    assert ranked and "Ranking" in brief and ranked[0].label in brief
+    assert all(a.behind <= b.behind for a, b in zip(ranked, ranked[1:]))
+    assert f"accessbench show {sqlite_run.run.id} --full" in " ".join(brief.split())
+    assert "p99" not in brief  # the step tables are the full report's
+
+
+def test_a_step_a_target_refuses_by_design_is_one_line_not_a_failure_to_verify(sqlite_run):
+    report = model.build(sqlite_run)  # a report of its own, changed below
+    step = report.steps[0]
+    cells = [row.result for row in step.rows if row.cell.target == "sqlite"]
+    for r in cells:  # every cell of the step on sqlite: unsupported, for one reason
+        step.rows.remove(next(row for row in step.rows if row.result is r))
+        r.rate = None
+        r.cell = dataclasses.replace(r.cell, status="unsupported", message="SQLite: read-only by design")
+        step.not_measured.append(r)
+    refused = model.refused(step, "sqlite")
+    assert refused is not None and refused.reason == "refused" and refused.best is None
+    report.verdicts = [refused if v.step is step and v.target == "sqlite" else v for v in report.verdicts]
+    text = terminal.render_report(report, width=200)
+    summary = text[text.index("Summary"):]
+    assert f"sqlite refuses {step.title} by design — SQLite: read-only by design" in summary
+    assert "no verified cell" not in summary

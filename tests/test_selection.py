@@ -84,7 +84,8 @@ def test_nothing_to_measure_is_refused_and_the_refusal_keeps_what_it_skipped_bef
 
 
 def test_an_unknown_method_target_or_path_is_refused_as_before():
-    refused("--target nosuch: expected postgresql, mariadb, sqlite, duckdb, or a postgresql:// or mariadb:// URL",
+    refused("--target nosuch: expected postgresql, mariadb, sqlite, duckdb, a postgresql:// or mariadb:// URL, "
+            "or env (DATABASE_URL, libpq's PG* variables, MariaDB's option files)",
             targets=["nosuch"])
     with pytest.raises(InputError, match=r"^--method nosuch: unknown \(known: py-sqlite3, "):
         select(QUICK, methods=["nosuch"])

@@ -48,6 +48,7 @@ VIEW_HELP = ("how each step's figure is taken from the trials: median (default: 
              "best (best of N, study S1), mean (mean, min and max time per unit, study S3), per1000 (seconds per "
              "1,000 units, study S2)")
 DEFAULT_REPORTS = "reports"
+PIPE_WIDTH = 120  # a pipe's or file's width without COLUMNS or --width (report/terminal.py's too)
 STORE_HELP = (f"where runs are kept: a SQLite file (default ./{DEFAULT_STORE}), or postgresql://[user@]host[:port]/db, "
               "a store a team shares in that database's schema accessbench_results (made and migrated by "
               "accessbench, nothing else touched; a password in the URL is used, never kept: PGPASSWORD and "
@@ -163,7 +164,11 @@ def _add_width_options(parser: argparse.ArgumentParser) -> None:
                         help="the report's width in columns (default: the terminal's, or 120 in a pipe or file)")
     parser.add_argument("--wide", action="store_true",
                         help="every column of the step tables, however wide (default: the essential ones and "
-                        "what else fits)")
+                        "what else fits); implies --full")
+    parser.add_argument("--full", action="store_true",
+                        help="the whole report: every step's table (percentiles, CPU, round trips …), the "
+                        "studies' and comparisons' tables, the warnings and what was not measured (default: "
+                        "the verdict per step and a ranking, about two screens)")
 
 
 IDLE_HELP = ("do not hold idle CPUs awake while measuring. By default a run asks the kernel (PM QoS, "
@@ -203,6 +208,31 @@ def _add_run(sub) -> None:
     # Options a resumed run keeps default to None, so that a given value can be told from a
     # default (filled in by runner.prepare's RUN_DEFAULTS).
     run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
+    adhoc = run.add_argument_group(
+        "your own statements, over the data that is there",
+        "Instead of --suite: each statement becomes a step measured in every protocol mode by every available "
+        "method, verified and stored like any run, over the tables already on the target — created nothing, "
+        "read-only sessions (the server refuses a write). Give an external --target (a URL, or env).")
+    adhoc.add_argument("--sql", action="append", default=None, metavar="STATEMENT",
+                       help="a query with ? markers (repeat for several steps)")
+    adhoc.add_argument("--param", action="append", default=None, metavar="GENERATOR",
+                       help="a ? marker's values, as a generator call: uniform(1, 1000), choice('r', 'i'), "
+                            "text('user-####'), const(42), decimal('0.00', '99.99', 2) — one per marker, in order "
+                            "(several --sql: each takes as many as it has markers)")
+    adhoc.add_argument("--sql-file", default=None, metavar="FILE",
+                       help="statements each ended by ; at a line's end, each declared by comment lines before "
+                            "it: -- step: NAME, -- param: GENERATOR (docs/suites.md, Ad-hoc statements)")
+    adhoc.add_argument("--data", action="append", default=None, metavar="FILE",
+                       help="or measure a managed or embedded target holding your data: an SQLite or DuckDB "
+                            "database file (copied, opened read-only), a pg_dump archive, or a SQL dump "
+                            "(pg_dump, mariadb-dump) loaded into the run's own server (--target postgresql, "
+                            "sqlite …; one file per target)")
+    adhoc.add_argument("--mode", type=_csv, default=None, metavar="M[,M…]",
+                       help="protocol modes to measure: literal, extended, prepared (default: all three)")
+    adhoc.add_argument("--iterations", type=_at_least_one, default=None, metavar="N",
+                       help="statements a trial runs (default 200; --quick a tenth)")
+    adhoc.add_argument("--save-suite", default=None, metavar="FILE",
+                       help="also write the statements as a suite TOML file, to keep and run with --suite FILE")
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
                      help="postgresql[@VERSION][?auth=METHOD], mariadb[@VERSION][?auth=METHOD] (managed servers; VERSION "
                      "one installed here: postgresql@13 to @18, as make setup installs them, mariadb@10.11; without "
@@ -413,6 +443,16 @@ def _add_checks(sub) -> None:
                                 "against published figures), or all: the five (default)")
     reproduce.add_argument("--quick", action="store_true",
                            help="shrink the suites (their quick_scale) and keep to the methods the claims name")
+    reproduce.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
+                           help="the targets each study runs on, as `run` takes them (default: the study's own): "
+                                "a server of yours by URL or env — a claim about PostgreSQL is judged on the run's "
+                                "postgresql target, else on any PostgreSQL it has; S4's remote call is tcp to a "
+                                "server you name (a real network) where there is one, else the latency proxy's "
+                                "tcp+250us. Each verdict names the target and path it was judged on")
+    reproduce.add_argument("--path", type=_csv, default=None, metavar="P[,P…]",
+                           help="the paths measured, as `run` takes them (default: each study's own)")
+    reproduce.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
+                           help="the methods measured, as `run` takes them (default: each study's own)")
     reproduce.add_argument("--show", action="store_true",
                            help="measure nothing: judge the claims on the newest stored run of each study")
     reproduce.add_argument("--markdown", action="store_true",
@@ -430,14 +470,20 @@ def _add_checks(sub) -> None:
 
 def _console() -> Console:
     console = Console(highlight=False)
-    if not console.is_terminal:  # files and pipes get wide plain text, not 80 columns
-        console = Console(highlight=False, width=120)
+    if not console.is_terminal:  # files and pipes get wide plain text, not 80 columns, unless COLUMNS says
+        console = Console(highlight=False, width=_columns_set() or PIPE_WIDTH)
     return console
 
 
+def _columns_set() -> int | None:
+    """COLUMNS as terminal tools honour it in a pipe (ls, git): a positive whole number, else None."""
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 def _width(args: argparse.Namespace, console: Console) -> int | None:
-    """--width, else the terminal's; None in a pipe (the report's own default)."""
-    return args.width or (console.width if console.is_terminal else None)
+    """--width, else the terminal's; in a pipe COLUMNS, else None (the report's own default)."""
+    return args.width or (console.width if console.is_terminal else _columns_set())
 
 
 def _color(console: Console) -> bool:
@@ -466,7 +512,6 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
     prepared = prepare(args, skipped=lambda s: console.print(s.text, style=s.style))
     # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once
     from .report.live import LiveProgress, PlainProgress
-    from .report.terminal import render
 
     runner = prepared.runner
     runner.report_to(LiveProgress(console) if console.is_terminal else PlainProgress(console))  # a log sees lines
@@ -479,7 +524,10 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
                      f"±{fmt.share(options.precision)} within {_minutes(options.budget)}"
                      if options.precision and options.budget else "")
         console.print(f"run {runner.run_id}: suite {runner.suite.name}, targets "
-                      f"{', '.join(t.name for t in runner.targets)}, {len(runner.methods)} methods, {options.trials} "
+                      f"{', '.join(t.name for t in runner.targets)}"
+                      f"{f' (from {prepared.target_from})' if prepared.target_from else ''}"
+                      f"{' over its existing data, read-only' if runner.suite.existing else ''}, "
+                      f"{len(runner.methods)} methods, {options.trials} "
                       f"trials + {options.warmup} warmup per cell{precision} → {store.path}")
     if options.trials < 4:
         console.print(f"warning: with {options.trials} trial{'s' if options.trials != 1 else ''} per cell no "
@@ -498,7 +546,7 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
         raise Fault(f"run {runner.run_id} stopped: {e}") from None
     stored = store.load(run_id)
     if report:
-        _print(render(stored, color=_color(console), width=_width(args, console), wide=args.wide))
+        _print(_report_text(stored, args, console))
     console.print(f"stored as run {run_id} in {store.path} · accessbench show {run_id}")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
@@ -675,12 +723,20 @@ def _write_report(stored, directory: str, view: str = "median", option: str = "-
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .report.terminal import render
-
     console = _console()
-    _print(render(_load(args.store, args.run), color=_color(console), width=_width(args, console), view=args.view,
-                  wide=args.wide))
+    _print(_report_text(_load(args.store, args.run), args, console))
     return 0
+
+
+def _report_text(stored, args: argparse.Namespace, console: Console) -> str:
+    """A run's report as `run` and `show` print it: the brief one (two screens), or with
+    --full, --wide or another --view than the median the whole of it."""
+    from .report.terminal import render, render_brief
+
+    view = getattr(args, "view", "median")
+    if args.full or args.wide or view != "median":
+        return render(stored, color=_color(console), width=_width(args, console), view=view, wide=args.wide)
+    return render_brief(stored, color=_color(console), width=_width(args, console))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

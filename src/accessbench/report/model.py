@@ -360,7 +360,20 @@ def _verdicts(step: StepReport) -> list[Verdict]:
     significantly. Per target, because which SQLite driver beats which PostgreSQL driver is
     rarely the question a step asks."""
     targets = dict.fromkeys(r.cell.target for r in [*(row.result for row in step.rows), *step.not_measured])
-    return [verdict(step, target, [row for row in step.rows if row.cell.target == target]) for target in targets]
+    return [refused(step, target) or verdict(step, target, [row for row in step.rows if row.cell.target == target])
+            for target in targets]
+
+
+def refused(step: StepReport, target: str) -> Verdict | None:
+    """A step the target refuses by design (DuckDB's writes: its workers open the file
+    read-only): every cell of it there unsupported for one reason, said once, not as a
+    failure to verify."""
+    if any(row.cell.target == target for row in step.rows):
+        return None
+    reasons = {(r.cell.status, r.cell.message) for r in step.not_measured if r.cell.target == target}
+    if len(reasons) != 1 or next(iter(reasons))[0] != "unsupported":
+        return None
+    return Verdict(step, target, None, next(iter(reasons))[1], reason="refused")
 
 
 def verdict(step: StepReport, target: str, rows: list[CellRow], among: str = "") -> Verdict:
@@ -383,6 +396,37 @@ def against(best: CellRow, second: CellRow) -> tuple[str, str, bool]:
     runner_up = f"{second.cell.method} @ {second.cell.path}"
     text = f"{c.verdict} than {runner_up}" if c.significant else f"no significant difference from {runner_up}"
     return text, c.reason, c.significant
+
+
+# --- the run at a glance ---------------------------------------------------------------------------
+
+@dataclass
+class Standing:
+    """A method on one target and path, across the steps it was ranked in: how far behind each
+    step's best it stood (the geometric mean of its "vs best"), and in how many it was the best."""
+
+    label: str            # "c-libpq @ postgresql/unix"
+    steps: int
+    behind: float         # geometric mean of its times behind the best
+    first: int
+
+
+def standings(report: Report) -> list[Standing]:
+    """Every method on its target and path, the nearest to each step's best first: the compact
+    ranking a run ends with. Only those ranked in at least half the steps any was ranked in,
+    so that one quick win does not top the list."""
+    found: dict[str, list[CellRow]] = {}
+    for step in report.steps:
+        for row in step.rows:
+            if row.rank is not None and row.behind is not None:
+                found.setdefault(row.result.label, []).append(row)
+    if not found:
+        return []
+    most = max(len(rows) for rows in found.values())
+    kept = [Standing(label, len(rows), float(np.exp(np.mean([np.log(r.behind.value) for r in rows]))),
+                     sum(r.rank == 1 for r in rows))
+            for label, rows in found.items() if 2 * len(rows) >= most]
+    return sorted(kept, key=lambda s: (s.behind, -s.steps))
 
 
 # --- seconds per 1,000 units ----------------------------------------------------------------------

@@ -54,7 +54,8 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
                                  ("today [95% CI]", "left", 3), ("verdict", "left", 0)):
         table.add_column(name, justify=justify, ratio=ratio or None, no_wrap=not ratio, overflow="fold")
     for f in findings:
-        table.add_row(f.study.upper(), Text(f.claim), Text(f.published), Text(_today(f)),
+        judged_on = f"\non {f.where}" if f.where and f.today else ""  # which target and path (and method) it was judged on
+        table.add_row(f.study.upper(), Text(f.claim), Text(f.published), Text.assemble(_today(f), (judged_on, "dim")),
                       Text(f.verdict, style=STYLES.get(f.verdict.split(" in ")[0], "")))
     console.print(table)
     return out.getvalue()

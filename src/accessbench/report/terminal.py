@@ -19,7 +19,7 @@ from ..stats.cells import analyse
 from ..store import StoredRun
 from .. import formatting as fmt
 from .figures import step_title
-from .model import LAYER_COST, CellRow, Report, StepReport, build
+from .model import LAYER_COST, CellRow, Report, StepReport, build, standings
 
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
@@ -405,12 +405,13 @@ def render_summary(report: Report) -> Group:
         f" — per step and target, the fastest verified cell against the next method (significant when "
         f"Mann-Whitney p < {report.alpha:g} and the ratio's 95% CI lies outside ±{report.noise:.0%})"))]
     width = max(len(v.target) for v in report.verdicts)
-    for step in [s for s in report.steps if any(v.step is s for v in report.verdicts)]:
+    judged = [v for v in report.verdicts if v.reason != "refused"]
+    for step in [s for s in report.steps if any(v.step is s for v in judged)]:
         parts.append(Text(f"  {step.title}", style="bold"))
         grid = Table.grid(padding=(0, 2))
         grid.add_column(no_wrap=True, min_width=4 + width)
         grid.add_column()
-        for v in (v for v in report.verdicts if v.step is step):
+        for v in (v for v in judged if v.step is step):
             if v.best is None:
                 grid.add_row(f"    {v.target}", Text(v.against, style="dim"))
                 continue
@@ -418,4 +419,45 @@ def render_summary(report: Report) -> Group:
                 (f"{v.best.cell.method} @ {v.best.cell.path}", "bold green"), f" {v.with_unit}: ",
                 (v.against, "" if v.significant else "dim")))
         parts.append(grid)
+    refusals: dict[tuple[str, str], list[str]] = {}
+    for v in report.verdicts:
+        if v.reason == "refused":
+            refusals.setdefault((v.target, v.against), []).append(v.step.title)
+    for (target, why), steps in refusals.items():  # by design, not a failure: once per target
+        parts.append(Text(f"  {target} refuses {', '.join(steps)} by design — {why}", style="dim"))
     return Group(*parts, Text())
+
+
+BRIEF_STANDINGS = 12  # rows of the ranking a run ends with
+
+
+def render_brief(stored: StoredRun, color: bool = False, width: int | None = None) -> str:
+    """What a run ends with, in about two screens: the verdict per step and target, and a
+    compact ranking of the methods across steps; every table is one command away
+    (``show RUN --full``), every figure in the HTML report."""
+    report = build(stored)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or PIPE_WIDTH,
+                      highlight=False, soft_wrap=False)
+    _header(console, report)
+    console.print(render_summary(report))
+    ranked = standings(report)
+    if ranked:
+        shown = f"the first {BRIEF_STANDINGS} of {len(ranked)}" if len(ranked) > BRIEF_STANDINGS else "all"
+        table = _table(f"Ranking — each method on its target and path, by how far it stood behind each step's best "
+                       f"(geometric mean over the steps it was ranked in; {shown})",
+                       [("#", "right"), ("method @ target/path", "left"), ("steps", "right"),
+                        ("vs best, geometric mean", "right"), ("best in", "right")])
+        for i, standing in enumerate(ranked[:BRIEF_STANDINGS], 1):
+            table.add_row(str(i), standing.label, str(standing.steps), fmt.ratio(standing.behind),
+                          str(standing.first) if standing.first else "")
+        console.print(table)
+    warned = sum(len(group.cells) for group in report.warnings)
+    missing = sum(len(n.steps) for n in report.not_measured)
+    more = [f"{warned} cell{'s' if warned != 1 else ''} with warnings" if warned else "",
+            f"{missing} cells not measured" if missing else ""]
+    console.print(Text.assemble(
+        ("The rest", "bold"), f"{' (' + ', '.join(filter(None, more)) + ')' if any(more) else ''}: every step's table "
+        f"with percentiles, CPU and round trips, the warnings and why a cell was not measured — "
+        f"accessbench show {report.header.run_id} --full; every figure and chart in the HTML report."))
+    return out.getvalue()

@@ -10,6 +10,7 @@ with the same attributes: ``accessbench reproduce`` builds one per study).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,6 +33,7 @@ class Prepared:
     cells: int = 0                # a resumed run: the cells it measures,
     complete: int = 0             # of them, those complete already,
     to_measure: int = 0           # and the trials still to measure
+    target_from: str | None = None  # where the target came from when none was given (DATABASE_URL)
 
 
 def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -> Prepared:
@@ -40,13 +42,17 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
     from ..suite.limits import check_for_dbms
     from ..suite.loader import load
 
+    if _asks_adhoc(request) and (request.suite or request.resume):
+        raise InputError(f"{'--suite' if request.suite else '--resume'} and --sql/--sql-file: one or the other "
+                         f"({'--resume carries on the stored run with its own statements' if request.resume else '--save-suite FILE keeps statements as a suite'})")
     resume, suite = _resume(request) if request.resume else (None, None)
     for key, value in RUN_DEFAULTS.items():  # options not given (nor kept by a resumed run): their defaults
         if getattr(request, key) is None:
             setattr(request, key, value)
     if suite is None:
-        suite = load(request.suite, quick=request.quick)
+        suite = _adhoc(request) if _asks_adhoc(request) else load(request.suite, quick=request.quick)
     suite = suite.with_steps(getattr(request, "step", None))  # --step: the steps named, as a resumed run kept them
+    target_from = _existing_targets(request, suite)
     if request.cluster is not None:
         request.path = _cluster_paths(request)
         request.target = request.target or servers()  # embedded engines have no clients elsewhere
@@ -60,6 +66,10 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
         raise
     for one in selection.skipped:
         skipped(one)
+    if suite.existing:  # a managed or embedded target holds the --data file it can load
+        from ..targets.datafile import assign
+
+        assign(selection.targets, getattr(request, "data", None) or [])
     if request.cluster is not None:
         _cluster_targets(selection.targets)
     for dbms in dict.fromkeys(t.dbms for t in selection.targets):  # what each DBMS would refuse, before anything runs
@@ -81,10 +91,52 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
     done = resume.done() if resume else None
     runner = Runner(suite, selection.targets, selection.paths, selection.methods, store, options, done=done)
     if not done:
-        return Prepared(runner, None)
+        return Prepared(runner, None, target_from=target_from)
     cells = [c for _, _, groups in variant_plan(suite, selection.targets, selection.paths, selection.methods)
              for g in groups for c in g]
     return Prepared(runner, resume, len(cells), *done.summary(cells, options.trials))
+
+
+def _existing_targets(request: Any, suite) -> str | None:
+    """A run over existing data measures a server someone runs (a URL, or env) — with no
+    --target, the one DATABASE_URL names — or a managed target given its data (--data). Returns
+    where the target came from, when it was not given."""
+    if not suite.existing:
+        if getattr(request, "data", None):
+            raise InputError("--data goes with --sql, --sql-file or a suite with data = \"existing\"")
+        return None
+    what = "--sql" if _asks_adhoc(request) else f"suite {suite.name} (data = \"existing\")"
+    found = None
+    if request.target is None and getattr(request, "data", None):
+        from ..targets.datafile import targets_for
+
+        request.target = targets_for(request.data)
+    if request.target is None:
+        if not os.environ.get("DATABASE_URL", "").strip():
+            raise InputError(f"{what} reads the data already on a server: give --target URL (postgresql://user@host/db, "
+                             "mariadb://…) or --target env (DATABASE_URL, libpq's PG* variables, MariaDB's option files)")
+        request.target, found = ["env"], "DATABASE_URL"
+    return found
+
+
+ADHOC_ONLY = ("param", "mode", "iterations", "save_suite")  # options that shape --sql's suite
+
+
+def _asks_adhoc(request: Any) -> bool:
+    asked = bool(getattr(request, "sql", None) or getattr(request, "sql_file", None))
+    for name in ADHOC_ONLY:
+        if not asked and getattr(request, name, None):
+            raise InputError(f"--{name.replace('_', '-')} goes with --sql or --sql-file")
+    return asked
+
+
+def _adhoc(request: Any):
+    """The suite --sql and --sql-file make (suite/adhoc.py), read as any suite is."""
+    from ..suite.adhoc import from_request
+    from ..suite.loader import parse
+
+    text, source = from_request(request)
+    return parse(text, source, quick=request.quick)
 
 
 def _resume(request: Any):

@@ -28,7 +28,11 @@ from ..paths.tls import Authority
 from ..protocol.capabilities import PROCESSES
 from ..stats.cells import UNITS
 from ..store import Store
+from ..protocol.generators import rows as generated_rows
+from ..suite.adhoc import origin
+from ..suite.message import step_message
 from ..suite.model import Suite
+from ..suite.readonly import plannable
 from ..targets import Target, TargetUnavailable
 from ..worker_process import worker_environment
 from .awake import KeepAwake
@@ -153,6 +157,8 @@ class Runner:
         try:
             self._hold_cpus_awake(cleanup)
             self._start_targets(cleanup)
+            if self.suite.existing:
+                self._plan_statements()
             if o.cluster is not None:
                 self._start_cluster(cleanup)
             self._size_room()
@@ -180,7 +186,7 @@ class Runner:
         except KeyboardInterrupt:
             status, message = "interrupted", "interrupted by the user"
             raise
-        except TargetUnavailable as e:
+        except (TargetUnavailable, InputError) as e:  # the user's to fix (a statement the server refuses)
             message = str(e)
             raise InputError(message) from None
         except Exception as e:
@@ -263,6 +269,7 @@ class Runner:
             self.progress.note(f"starting {target.name}")
             target.server_settings = self.suite.server.get(target.dbms, {})
             target.run_id, target.confine = self.run_id, confine and not target.managed
+            target.existing = self.suite.existing
             if target.server_settings and not target.managed:  # never reconfigure a server we do not own
                 self.progress.note(f"{target.name}: the suite's [server.{target.dbms}] settings apply to managed "
                                    "servers only; this one is measured as it is (its settings are recorded)")
@@ -271,6 +278,9 @@ class Runner:
                 target.authority = Authority(os.path.join(self.workdir, f"tls-{target.file_name}"))
             cleanup.push(target.holds, target.stop)
             target.start(self.workdir)
+            if target.data_file:  # over existing data, a managed target holds the user's dump or file
+                self.progress.note(f"loading {target.data_file} into {target.name}")
+                target.load_data(target.data_file)
             target.bound(self.options.timeout)
             description = target.describe()
             routes_of.update(((target.name, path.name), path) for path in routes)
@@ -283,6 +293,20 @@ class Runner:
                     description["settings"].update(kind.start_all(group, target, path_run))
             self.store.add_target(self.run_id, target, description)
             self._bound_connections(target, routes)
+
+    def _plan_statements(self) -> None:
+        """Over existing data, every statement is planned on each target first (EXPLAIN, on the
+        runner's read-only connection, with its first parameters): one the server would refuse —
+        a syntax error, a table that is not there — is the user's to fix, told in one line with
+        the server's words before a worker starts."""
+        for target in self.targets:
+            for step in dict((s.name, s) for v in self.suite.variants for s in v.steps).values():
+                sql = step.sql_on(target.dbms)
+                if not sql or not plannable(sql):
+                    continue
+                params = generated_rows(step_message(step, target.dbms, self.suite.seed, [])["params"], 1)[0]
+                if why := target.refuses_statement(sql, params):
+                    raise InputError(f"{origin(step, self.suite)}: {target.name} refuses {' '.join(sql.split())!r}: {why}")
 
     def _bound_connections(self, target: Target, routes: list) -> None:
         """The target's lanes in the run's room: the connections its server still accepts, less

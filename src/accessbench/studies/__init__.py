@@ -125,9 +125,11 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
     names = recipe.quick_methods if quick else recipe.methods
     if names is not None and "all" not in names:  # a method this machine lacks is left out, not refused
         names = [m.name for m in select(names) if not m.missing()] or names
+    # --target, --path, --method as `run` takes them: the study on the user's own server
+    targets = (recipe.quick_targets or recipe.targets) if quick else recipe.targets
     return argparse.Namespace(
-        store=args.store, suite=recipe.suite, method=names,
-        target=(recipe.quick_targets or recipe.targets) if quick else recipe.targets, path=recipe.paths,
+        store=args.store, suite=recipe.suite, method=getattr(args, "method", None) or names,
+        target=getattr(args, "target", None) or targets, path=getattr(args, "path", None) or recipe.paths,
         trials=recipe.trials if quick else recipe.full_trials or recipe.trials,
         precision=0.0 if quick or recipe.full_trials else None, budget=None, max_trials=None,
         warmup=None if quick else recipe.full_warmup,

@@ -30,7 +30,9 @@ import tomli_w
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InputError
+from ..protocol.sqltext import count_markers
 from .model import Generator
+from .readonly import write_in
 
 MODES = ("literal", "extended", "prepared")
 # Each generator's settings in the order a call gives them without names (choice: all its values).
@@ -104,7 +106,7 @@ def from_options(sqls: list[str], params: list[str]) -> list[Statement]:
     statements = []
     for i, sql in enumerate(sqls, 1):
         where = "--sql" if len(sqls) == 1 else f"--sql {i}"
-        taken = len(specs) if len(sqls) == 1 else markers(sql)
+        taken = len(specs) if len(sqls) == 1 else count_markers(sql)
         statements.append(Statement(sql.strip().rstrip(";").strip(), specs[:taken], None, where))
         specs = specs[taken:]
     if specs:
@@ -145,28 +147,60 @@ def read_file(path: str) -> list[Statement]:
     return statements
 
 
-def markers(sql: str) -> int:
-    """The ``?`` markers of a statement outside its quotes and comments."""
-    stripped = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", "", sql, flags=re.S)
-    return stripped.count("?")
+_ORIGIN = re.compile(r"^(--sql(?: \d+)?|.+?:\d+): ")
 
 
-def suite_text(statements: list[Statement], modes: list[str] | None = None, iterations: int = 200,
+def origin(step, suite) -> str:
+    """Where the user wrote ``step``, for an error: ``--sql 2`` or ``queries.sql:14`` for an
+    ad-hoc statement (its description begins with it), else the suite and the step's name."""
+    m = _ORIGIN.match(step.description or "")
+    return m.group(1) if suite.source.startswith("--sql") and m else f"{suite.source}: step {step.name}"
+
+
+ITERATIONS = 200  # statements a trial runs, by default: a point select's trial lasts some 10 ms
+
+
+def from_request(request) -> tuple[str, str]:
+    """The ad-hoc suite ``run``'s options ask for — ``--sql-file``'s statements, then each
+    ``--sql`` with its ``--param``s — as (TOML text, source); ``--save-suite`` writes the text."""
+    statements = read_file(request.sql_file) if request.sql_file else []
+    statements += from_options(request.sql or [], request.param or [])
+    modes = request.mode or None
+    for mode in modes or []:
+        if mode not in MODES:
+            raise InputError(f"--mode {mode}: expected {', '.join(MODES)}")
+    command = " ".join(["run", *(f"--sql-file {request.sql_file}",) * bool(request.sql_file),
+                        *(f"--sql {s!r}" for s in request.sql or []), *(f"--param {p!r}" for p in request.param or [])])
+    text = suite_text(statements, modes, request.iterations or ITERATIONS, command)
+    if request.save_suite:
+        try:
+            Path(request.save_suite).write_text(text)
+        except OSError as e:
+            raise InputError(f"--save-suite {request.save_suite}: {e.strerror or e}") from None
+    return text, f"--sql-file {request.sql_file}" if request.sql_file else "--sql"
+
+
+def suite_text(statements: list[Statement], modes: list[str] | None = None, iterations: int = ITERATIONS,
                command: str = "") -> str:
-    """The suite that measures each statement in each protocol mode, as TOML."""
+    """The suite that measures each statement in each protocol mode, as TOML: over the data
+    already on the target (``data = "existing"``), so a statement that writes is refused here."""
     names: set[str] = set()
     steps = []
     for i, st in enumerate(statements, 1):
         name = st.name or f"sql{i}"
         if name in names:
             raise InputError(f"{st.where}: a second step named {name}")
+        if write := write_in(st.sql, None):
+            raise InputError(f"{st.where}: {' '.join(st.sql.split())!r} writes ({write}); statements run over the "
+                             "data that is there, in read-only sessions: only queries")
         names.add(name)
         steps.append({
             "name": f"{name}-${{mode}}", "kind": "exec", "description": f"{st.where}: {' '.join(st.sql.split())}"[:200],
             "sql": st.sql, **({"params": st.params} if st.params else {}), "mode": "${mode}",
             "vary": {"mode": list(modes or MODES)}, "iterations": iterations,
         })
-    doc = {"suite": {"name": "adhoc", "description": f"{len(steps)} ad-hoc statement{'s' if len(steps) > 1 else ''}"},
+    doc = {"suite": {"name": "adhoc", "description": f"{len(steps)} ad-hoc statement{'s' if len(steps) > 1 else ''}",
+                     "data": "existing"},
            "steps": steps}
     head = f"# made by accessbench {command}\n" if command else ""
     return head + tomli_w.dumps(doc, multiline_strings=True)

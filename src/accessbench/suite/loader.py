@@ -20,7 +20,7 @@ import re
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,6 +31,7 @@ from .limits import (FILE_CEILING, INT64, LOOSEST, NESTING, Limits, column_probl
                      index_names, table_problem)
 from .locate import line_of
 from .model import Step, Study, Suite, Table, Variant, fit_problem
+from .readonly import write_in
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what a placeholder can name
@@ -55,6 +56,9 @@ class _Header(BaseModel):
     paths: list[str] | None = None
     methods: list[str] | None = None
     limits: Limits = Limits()
+    # "existing": the suite reads the data already on the target (docs/suites.md, Your data):
+    # it declares no table, writes nothing, and every session is read-only.
+    data: Literal["generated", "existing"] = "generated"
 
 
 def builtin_names() -> list[str]:
@@ -125,14 +129,39 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
                 for combo in itertools.product(*parameters.values())]
     _check_selection(header, fail)
     setup, server = _setup(doc, fail), _server(doc, fail)
+    if header.data == "existing":
+        _check_existing(raw_tables, setup, variants, fail, refuse)
     study = _validate(Study, doc["study"], ("study",), fail) if "study" in doc else None
     if study:
         _check_study(study, variants, fail)
     return Suite(
         name=header.name, description=header.description, seed=header.seed, source=source,
         text=text, parameters=parameters, paths=header.paths, methods=header.methods, setup=setup, server=server, study=study,
-        variants=variants,
+        variants=variants, data=header.data,
     )
+
+
+EXISTING = 'data = "existing" reads the data already on the server'
+
+
+def _check_existing(raw_tables: list, setup: dict, variants: list[Variant], fail, refuse) -> None:
+    """A suite over the user's existing data declares no table, runs no setup, and no step of
+    it writes: what would is refused here, naming it (the sessions are read-only as well)."""
+    if raw_tables:
+        raise fail(("tables", 0), f"{EXISTING}: a suite declares no [[tables]] of its own")
+    if setup:
+        raise fail(("setup",), f"{EXISTING} and writes nothing: no [setup]")
+    for variant in variants:
+        for i, step in enumerate(variant.steps):
+            loc = ("steps", step.entry if step.entry is not None else i)
+            if step.kind == "batch" or step.reset:
+                raise refuse(loc + (("kind",) if step.kind == "batch" else ("reset",)),
+                             f"{EXISTING} and writes nothing: no batch step, no reset")
+            for key, dbms, sql in [("sql", None, step.sql), ("check", None, step.check),
+                                   *(("sql_for", d, text) for d, text in step.sql_for.items())]:
+                if sql and (write := write_in(sql, dbms)):
+                    raise refuse(loc + ((key, dbms) if dbms else (key,)),
+                                 f"{write}: {EXISTING} and writes nothing (every session is read-only)")
 
 
 def _sections(doc: dict, fail) -> tuple[dict, list, list]:

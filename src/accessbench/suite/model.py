@@ -686,6 +686,12 @@ class Suite(Strict):
     server: dict[DBMS, dict[str, Any]] = Field({}, description="settings a managed server starts with, per DBMS")
     study: Study | None = None
     variants: list[Variant]
+    # "existing": over the data already on the target — no table made, every session read-only
+    data: Literal["generated", "existing"] = "generated"
+
+    @property
+    def existing(self) -> bool:
+        return self.data == "existing"
 
     @property
     def step_names(self) -> list[str]:

@@ -12,6 +12,7 @@ import urllib.parse
 from ..errors import InputError
 from . import postgresql, sqlite, mariadb, duckdb  # noqa: F401 — each registers its DBMS, in this order
 from .base import Target, TargetUnavailable
+from .environment import url_from_environment
 from .registry import DBMS, REGISTRY, Login, Names, by_default
 from .url import masked
 
@@ -22,6 +23,9 @@ def make(spec: str) -> Target:
     """The target ``spec`` names: a registered DBMS by its name or an alias (its managed target:
     a throwaway server, or a file in the run's work directory), ``NAME@VERSION`` (the managed
     server of that version, one installed here), or an external server's URL."""
+    if spec == "env":
+        url, _ = url_from_environment()
+        return make(url)
     named = _named(spec)
     if named is not None:
         dbms, version, query = named
@@ -31,7 +35,8 @@ def make(spec: str) -> Target:
         if dbms.external and _is_url_of(spec, dbms):
             return dbms.external(spec)
     urls = [f"{REGISTRY[name].schemes[0]}://" for name in by_default() if REGISTRY[name].external]
-    raise InputError(f"--target {masked(spec)}: expected {', '.join(by_default())}, or a {' or '.join(urls)} URL")
+    raise InputError(f"--target {masked(spec)}: expected {', '.join(by_default())}, a {' or '.join(urls)} URL, "
+                     "or env (DATABASE_URL, libpq's PG* variables, MariaDB's option files)")
 
 
 def dbms_of(spec: str) -> str | None:

@@ -75,6 +75,12 @@ class Target(ABC):
     # with rights there only; ``confine`` (a user's suite without --unconfined-sql) makes that
     # a condition of starting at all.
     confine = False
+    # Set by the runner before start for a suite over the user's existing data (data =
+    # "existing"): the target creates nothing — no schema, role, database, user or table — its
+    # own connection is read-only, and so is every worker's session (``read_only`` in the
+    # endpoint: the server itself refuses a write).
+    existing = False
+    data_file: str | None = None  # over existing data, a managed target's: what it holds (targets/datafile.py)
 
     @abstractmethod
     def start(self, workdir: str) -> None:
@@ -178,6 +184,19 @@ class Target(ABC):
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """Server version and the settings that decide results, for the run record."""
+
+    def load_data(self, file: str) -> None:
+        """Over existing data, a managed or embedded target holds what ``file`` gives it (a
+        dump loaded into its server, a database file copied into the work directory), then
+        serves it read-only; the user's file is only read."""
+        raise TargetUnavailable(f"{self.name} cannot load a data file")
+
+    def refuses_statement(self, sql: str, params: tuple) -> str | None:
+        """Before a run over existing data: the server's own message where it would not run
+        ``sql`` (neutral, ``?`` markers, given ``params``) — a syntax error, a table that is
+        not there — found by planning it on the runner's read-only connection, never running
+        it; None where it plans."""
+        return None
 
     @abstractmethod
     def create(self, tables: list[Table]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import os
+import shutil
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable
@@ -83,6 +84,19 @@ class DuckDBTarget(Target):
             for suffix in ("", ".wal"):
                 if os.path.exists(self.file + suffix):
                     os.remove(self.file + suffix)
+
+    def load_data(self, file: str) -> None:
+        """The user's database file copied into the work directory: the user's own is only read."""
+        shutil.copyfile(file, self.file)
+
+    def refuses_statement(self, sql: str, params: tuple) -> str | None:
+        duckdb = module()
+        with self._connection(read_only=True) as conn:
+            try:
+                conn.execute("EXPLAIN " + sql, list(params)).fetchall()
+            except duckdb.Error as e:
+                return str(e).splitlines()[0]
+        return None
 
     def endpoint(self, path: str) -> dict[str, Any]:
         return {"dbms": "duckdb", "file": self.file, "read_only": True}

@@ -122,6 +122,16 @@ class MariaDBTarget(Target):
     def _open_admin(self, **kwargs) -> None:
         self.admin = self._connect(**kwargs, database=self.database)
 
+    def refuses_statement(self, sql: str, params: tuple) -> str | None:
+        import pymysql
+
+        try:  # planned, not run
+            with self.admin.cursor() as cur:
+                cur.execute("EXPLAIN " + sqltext.convert(sql, "format"), params)
+        except pymysql.Error as e:
+            return first_line(e)
+        return None
+
     def _close_admin(self) -> None:
         if self.admin is None:
             return
@@ -447,9 +457,27 @@ class ManagedMariaDB(MariaDBTarget):
         if self.base:
             shutil.rmtree(self.base, ignore_errors=True)
 
+    def load_data(self, file: str) -> None:
+        """The user's dump (mariadb-dump's SQL) into the run's database by the mariadb client,
+        stopping at the first error; then the server read-only (``read_only``: no user but its
+        administrators writes) and the runner's own session too."""
+        client = shutil.which("mariadb") or shutil.which("mysql") or "mariadb"
+        with open(file, "rb") as dump:
+            result = subprocess.run([client, "--no-defaults", f"--socket={self.socket}", f"--user={self._root()}",
+                                     DATABASE], stdin=dump, capture_output=True, text=True)
+        if result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise TargetUnavailable(f"--data {file}: loading it into {self.name} failed: "
+                                    f"{detail[-1] if detail else result.returncode}")
+        with self._connect(unix_socket=self.socket, user=self._root()) as root, root.cursor() as cur:
+            cur.execute("SET GLOBAL read_only = ON")
+        with self.admin.cursor() as cur:
+            cur.execute("SET SESSION TRANSACTION READ ONLY")
+
     def endpoint(self, path: str) -> dict[str, Any]:
         common = {"dbms": "mariadb", "port": self.port, "database": DATABASE, "user": self._worker_user,
-                  "password": self.password, "sslmode": "disable"}  # a TLS path (paths/tls.py) sets its own
+                  "password": self.password, "sslmode": "disable",  # a TLS path (paths/tls.py) sets its own
+                  **({"read_only": True} if self.existing else {})}
         if path == "unix":
             return {**common, "host": "localhost", "socket": self.socket}
         return {**common, "host": "127.0.0.1"}
@@ -507,6 +535,11 @@ class ExternalMariaDB(MariaDBTarget):
         import pymysql
 
         self.workdir = workdir
+        if self.existing:  # the user's data as it is: nothing made, the runner's own session read-only
+            self.admin = self.owner = self._login(database=self.url.database or None)  # the URL's, if it names one
+            with self.admin.cursor() as cur:
+                cur.execute("SET SESSION TRANSACTION READ ONLY")  # the server refuses the runner's writes too
+            return
         self.owner = self._login()
         name = owned_name(self.run_id)
         with self.owner.cursor() as cur:
@@ -654,10 +687,14 @@ class ExternalMariaDB(MariaDBTarget):
                 cur.execute("SELECT RELEASE_LOCK(%s)", (leftover.name,))
 
     def endpoint(self, path: str) -> dict[str, Any]:
-        endpoint = {"dbms": "mariadb", "host": self.info["host"], "port": self.info["port"], "database": self.database,
+        # the run's own database; over existing data, the one the URL names (none: statements name theirs)
+        database = self.url.database or "" if self.existing else self.database
+        endpoint = {"dbms": "mariadb", "host": self.info["host"], "port": self.info["port"], "database": database,
                     "user": self.user or self.info["user"], "password": self.user_password or self.info["password"]}
         if "unix_socket" in self.info:
             endpoint["socket"] = self.info["unix_socket"]
+        if self.existing:
+            endpoint["read_only"] = True
         return {**endpoint, **self.tls}  # the URL's own TLS, never weakened; none given: each driver's default
 
     def describe(self) -> dict[str, Any]:
@@ -665,6 +702,7 @@ class ExternalMariaDB(MariaDBTarget):
         info["settings"]["tls"] = (f"the URL's: {', '.join(f'{k}={v}' for k, v in self.tls.items())}" if self.tls
                                    else "as each driver does by default (the URL sets no sslmode)")
         info["settings"]["accessbench's objects"] = (
+            "none: the data already there, read in read-only sessions (data = \"existing\")" if self.existing else
             f"database {self.database}" + (f", used as user {self.user} (the suite's SQL and the workers log in as it)"
                                            if self.user else " (as the connecting user: no user could be made)"))
         return info
@@ -752,6 +790,7 @@ MARIADB = register(DBMS(
              dt.datetime(1969, 12, 31, 23, 59, 59), dt.date(1969, 1, 1), 0, b""),
             (None,) * 11,
         ),
+        read_only_sqlstate="25006",  # ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION (1792)
     ),
 ))
 

@@ -195,6 +195,15 @@ class PostgresTarget(Target):
                              sslmode="disable", autocommit=True, **kwargs) as conn:
             yield lambda: conn.execute("SELECT 1", prepare=True).fetchall()
 
+    def refuses_statement(self, sql: str, params: tuple) -> str | None:
+        import psycopg
+
+        try:  # planned with its parameters bound, as a worker's extended mode sends it; not run
+            self.admin.execute("EXPLAIN " + sqltext.convert(sql, "format"), params)
+        except psycopg.Error as e:
+            return first_line(e)
+        return None
+
     def describe(self) -> dict[str, Any]:
         names = dict.fromkeys([*_SETTINGS, *self.server_settings])  # and whatever the suite set
         settings = {name: self.admin.execute("SELECT current_setting(%s)", [name]).fetchone()[0] for name in names}
@@ -345,8 +354,9 @@ class ManagedPostgres(PostgresTarget):
         self.started = True
         with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname="postgres", autocommit=True) as c:
             c.execute(f"CREATE DATABASE {DATABASE}")
-        with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE, autocommit=True) as c:
-            c.execute(f"CREATE SCHEMA {SCHEMA}")
+        if not self.existing:  # over existing data the database is the dump's alone
+            with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE, autocommit=True) as c:
+                c.execute(f"CREATE SCHEMA {SCHEMA}")
         self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
         if self.login:
             self._make_login(self.login)
@@ -430,7 +440,8 @@ class ManagedPostgres(PostgresTarget):
         login method it takes from them (the target's, ``?auth=``; else SCRAM, as on tcp). The
         schema becomes the user's default in the database, since PgBouncer drops the startup
         packet's search_path."""
-        self.admin.execute(f"ALTER ROLE {self._worker_user} IN DATABASE {DATABASE} SET search_path = {SCHEMA}")
+        if not self.existing:  # a dump's names resolve by the default search_path, as its users' do
+            self.admin.execute(f"ALTER ROLE {self._worker_user} IN DATABASE {DATABASE} SET search_path = {SCHEMA}")
         return {"socket_dir": self.sockdir, "port": self.port, "user": self._worker_user, "password": self.password,
                 "auth": HBA_METHODS[self.login.method] if self.login else "scram-sha-256"}
 
@@ -451,9 +462,32 @@ class ManagedPostgres(PostgresTarget):
         if self.datadir:
             shutil.rmtree(os.path.dirname(self.datadir), ignore_errors=True)
 
+    def load_data(self, file: str) -> None:
+        """The user's dump into the run's database — plain SQL by psql (stopping at the first
+        error), an archive by pg_restore — then every session read-only: the database's default
+        (what a pooler's sessions get too) and the runner's own."""
+        from .datafile import kind_of
+
+        where = ["-h", self.sockdir, "-p", str(self.port), "-U", USER, "-d", DATABASE]
+        if kind_of(file) == "pg_dump archive":
+            args = [os.path.join(self.bindir, "pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error",
+                    *where, file]
+        else:
+            args = [os.path.join(self.bindir, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", *where, "-f", file]
+        result = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise TargetUnavailable(f"--data {file}: loading it into {self.name} failed: "
+                                    f"{detail[-1] if detail else result.returncode}")
+        self.admin.execute(f"ALTER DATABASE {DATABASE} SET default_transaction_read_only = on")
+        self.admin.execute("SET search_path TO DEFAULT")  # the dump's names, as its users resolve them
+        self.admin.execute("SET default_transaction_read_only = on")
+        self.admin.execute("ANALYZE")  # fresh statistics, as a settled production database has
+
     def endpoint(self, path: str) -> dict[str, Any]:
         common = {
-            "dbms": "postgresql", "port": self.port, "database": DATABASE, "user": self._worker_user, "schema": SCHEMA,
+            "dbms": "postgresql", "port": self.port, "database": DATABASE, "user": self._worker_user,
+            **({"read_only": True} if self.existing else {"schema": SCHEMA}),  # a dump's names resolve as its users'
             "sslmode": "disable",  # no TLS but on a TLS path (paths/tls.py), which sets its own; nobody probes for it
         }
         if path == "unix" and not self.login:
@@ -513,6 +547,11 @@ class ExternalPostgres(PostgresTarget):
         import psycopg
         from psycopg.sql import SQL, Identifier, Literal
 
+        if self.existing:  # the user's data as it is: nothing made, the runner's own session read-only
+            self.schema = ""
+            self.admin = self.owner = self._connect()
+            self.admin.execute("SET default_transaction_read_only = on")  # the server refuses the runner's writes too
+            return
         self.owner = self._connect()
         self.owner.execute("SET lock_timeout = '10s'")
         may_create_roles = self.owner.execute(
@@ -686,7 +725,8 @@ class ExternalPostgres(PostgresTarget):
         return {
             "dbms": "postgresql", "host": info.host, "port": info.port, "database": info.dbname,
             "user": self.role or info.user, "password": self.role_password or self.info.get("password"),
-            "schema": self.schema, "sslmode": self.info.get("sslmode", "prefer"),  # the URL's own TLS, never weakened
+            **({"schema": self.schema} if self.schema else {}), **({"read_only": True} if self.existing else {}),
+            "sslmode": self.info.get("sslmode", "prefer"),  # the URL's own TLS, never weakened
             **{k: self.info[k] for k in ("sslrootcert", "sslnegotiation") if self.info.get(k)},
         }
 
@@ -696,6 +736,7 @@ class ExternalPostgres(PostgresTarget):
         info["settings"]["tls"] = (f"the URL's: {', '.join(f'{k}={v}' for k, v in tls.items())}" if tls
                                    else "sslmode=prefer (libpq's default: the URL sets none)")
         info["settings"]["accessbench's objects"] = (
+            "none: the data already there, read in read-only sessions (data = \"existing\")" if self.existing else
             f"schema {self.schema}" + (f", owned by role {self.role} (the suite's SQL and the workers log in as it)"
                                        if self.role else " (as the connecting user: no role could be made)"))
         return info
@@ -765,5 +806,6 @@ POSTGRESQL = register(DBMS(
             (None,) * 12,
         ),
         missing_table_sqlstate="42P01",  # undefined_table
+        read_only_sqlstate="25006",  # read_only_sql_transaction
     ),
 ))

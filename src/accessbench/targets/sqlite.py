@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import time
+import urllib.parse
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -68,8 +70,25 @@ class SQLiteTarget(Target):
                 if os.path.exists(self.file + suffix):
                     os.remove(self.file + suffix)
 
+    def load_data(self, file: str) -> None:
+        """The user's database file copied into the work directory (the user's own is only
+        read), then opened read-only, as every worker opens it."""
+        self.conn.close()
+        shutil.copyfile(file, self.file)
+        self.conn = sqlite3.connect(f"file:{urllib.parse.quote(self.file)}?mode=ro", uri=True, isolation_level=None)
+        if self.timeout is not None:
+            self.bound(self.timeout)
+
+    def refuses_statement(self, sql: str, params: tuple) -> str | None:
+        try:
+            with self._bounded():
+                self.conn.execute("EXPLAIN QUERY PLAN " + sql, as_sqlite(params)).fetchall()
+        except sqlite3.Error as e:
+            return str(e)
+        return None
+
     def endpoint(self, path: str) -> dict[str, Any]:
-        return {"dbms": "sqlite", "file": self.file}
+        return {"dbms": "sqlite", "file": self.file, **({"read_only": True} if self.existing else {})}
 
     def describe(self) -> dict[str, Any]:
         pragma = lambda name: self.conn.execute(f"PRAGMA {name}").fetchone()[0]  # noqa: E731
