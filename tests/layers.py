@@ -32,7 +32,7 @@ def run_beside_driver(tmp_path, layers: dict[str, tuple[str, list[str]]], target
     methods = [name for t in targets for name in (layers[t][0], *layers[t][1])]
     paths = ",".join(sorted({"inproc" if t == "sqlite" else "unix" for t in targets}))
     store = str(tmp_path / "r.db")
-    result = accessbench("--store", store, "run", "--suite", suite, "--quick", "--target", ",".join(targets),
+    result = accessbench("--store", store, "run", "--full", "--suite", suite, "--quick", "--target", ",".join(targets),
                          "--method", ",".join(methods), "--path", paths, "--trials", "2", "--precision", "0",
                          "--no-report", cwd=tmp_path, timeout=3000)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -26,7 +26,7 @@ METHODS = "py-sqlite3,c-sqlite" if not select(["c-sqlite"])[0].missing() else "p
 def two_runs(tmp_path_factory):
     where = tmp_path_factory.mktemp("runs")
     store = str(where / "results.db")
-    first = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", METHODS,
+    first = accessbench("--store", store, "run", "--full", "--quick", "--target", "sqlite", "--method", METHODS,
                         "--precision", "0", "--report-dir", str(where / "reports"), cwd=str(where))
     assert first.returncode == 0, first.stderr[-3000:]
     second = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", METHODS,

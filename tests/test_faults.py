@@ -296,7 +296,7 @@ def test_the_per_1000_matrix_tells_a_stopped_cell_from_a_mismatch(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     with closing(sqlite3.connect(store)) as db, db:  # as a cell that timed out after its trials would be stored
         db.execute("UPDATE cells SET status = 'timeout', message = 'no answer' WHERE id = (SELECT min(id) FROM cells)")
-    shown = accessbench("--store", str(store), "show", "last").stdout
+    shown = accessbench("--store", str(store), "show", "last", "--full").stdout
     assert "† = stopped by an error or timeout" in shown
     assert "verification mismatch" not in shown
 

@@ -55,7 +55,7 @@ def test_every_layer_names_a_driver_measured_here_and_the_same_dbms():
 
 def test_layers_measured_beside_their_driver_read_and_write_the_same_values(tmp_path):
     store = str(tmp_path / "r.db")
-    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method",
+    result = accessbench("--store", store, "run", "--full", "--quick", "--target", "sqlite", "--method",
                          "py-sqlite3,py-sqlalchemy-core+sqlite3,py-sqlalchemy-orm+sqlite3", "--trials", "2",
                          "--precision", "0", "--no-report", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -43,7 +43,7 @@ def run_suite(tmp_path, workdir, steps: str, *args: str, status: int = 0):
     suite.write_text(SUITE.format(steps=steps))
     store = str(tmp_path / "s.db")
     # fixed trials: what these tests count and read is the load's shape, not a precise figure
-    result = accessbench("--store", store, "run", "--suite", str(suite), "--no-report", "--workdir", workdir,
+    result = accessbench("--store", store, "run", "--full", "--suite", str(suite), "--no-report", "--workdir", workdir,
                          "--precision", "0", *args)
     assert result.returncode == status, result.stderr[-3000:]
     with Store(store) as s:

@@ -54,7 +54,7 @@ def test_zero_trials_is_an_input_error_that_says_what_a_cell_needs():
 
 def test_a_run_with_a_target_out_of_reach_adds_trials_up_to_the_ceiling_and_says_which_cells_stayed_wide(tmp_path):
     store = str(tmp_path / "s.db")
-    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", "py-sqlite3",
+    result = accessbench("--store", store, "run", "--full", "--quick", "--target", "sqlite", "--method", "py-sqlite3",
                          "--trials", "3", "--warmup", "0", "--precision", "0.01%", "--budget", "10min",
                          "--max-trials", "5", "--no-report", "--width", "200", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]

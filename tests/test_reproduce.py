@@ -161,3 +161,29 @@ def test_reproducing_s4_quick_stores_its_run_and_judges_each_of_its_claims(tmp_p
     markdown = accessbench("--store", store, "reproduce", "s4", "--show", "--markdown", "--report-dir", str(tmp_path / "html"))
     assert markdown.stdout.startswith("| study | claim |") and "HTML studies report" not in markdown.stdout
     assert "HTML studies report" in markdown.stderr  # the Markdown alone on stdout, to paste
+
+
+def _on(target: str, path: str, rates=FAST, method="c-libpq") -> CellResult:
+    r = cell(rates, method=method, path=path)
+    r.cell = Cell(**{**{k: getattr(r.cell, k) for k in ("method", "path", "step", "step_index", "variant", "status",
+                                                        "kind", "mode")}, "target": target})
+    return r
+
+
+def test_a_claim_is_judged_on_its_own_target_first_then_on_any_of_that_dbms():
+    user = "postgresql://me@db.example:5432/app"
+    own, theirs = _on("postgresql", "unix"), _on(user, "unix", SLOW)
+    assert Cells(("c-libpq",), "s", "postgresql", "unix").find([theirs, own]) is own
+    assert Cells(("c-libpq",), "s", "postgresql", "unix").find([theirs]) is theirs  # reproduce --target URL
+    assert Cells(("c-libpq",), "s", "mariadb", "unix").find([theirs]) is None
+
+
+def test_s4s_remote_call_is_tcp_to_a_server_named_by_url_else_the_latency_proxy():
+    from accessbench.studies.claims import REMOTE
+
+    user = "postgresql://me@remote.example:5432/app"
+    proxied, real = _on("postgresql", "tcp+250us"), _on(user, "tcp", SLOW)
+    local_tcp = _on("postgresql", "tcp")
+    assert Cells(("c-libpq",), "s", "postgresql", REMOTE).find([proxied, real, local_tcp]) is real
+    assert Cells(("c-libpq",), "s", "postgresql", REMOTE).find([proxied, local_tcp]) is proxied
+    assert Cells(("c-libpq",), "s", "postgresql", REMOTE).find([local_tcp]) is None  # loopback is not remote

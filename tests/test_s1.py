@@ -101,7 +101,7 @@ def test_s1_rps_gives_records_per_second_beside_the_study_and_each_layer_over_it
                          "py-sqlite3,py-sqlalchemy-core+sqlite3", "--trials", "3", "--precision", "0", "--no-report",
                          cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    shown = accessbench("--store", store, "show", "last", "--width", "100", cwd=tmp_path)
+    shown = accessbench("--store", store, "show", "last", "--full", "--width", "100", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     text = shown.stdout
     assert "Study S1, records per second by access method" in text and "6,266/s" in text and "54,205/s" in text

@@ -41,7 +41,7 @@ def s3_run(tmp_path_factory):
         pytest.skip("the C worker is not built")
     work = tmp_path_factory.mktemp("s3")
     store = str(work / "s3.db")
-    result = accessbench("--store", store, "run", "--suite", "s3-apibench", "--quick", "--target", "sqlite",
+    result = accessbench("--store", store, "run", "--full", "--suite", "s3-apibench", "--quick", "--target", "sqlite",
                          "--method", "c-odbc,c-sqlite,py-pyodbc,py-sqlite3", "--trials", "4", "--precision", "0",
                          "--report-dir", str(work / "html"), cwd=work)
     assert result.returncode == 0, result.stderr[-3000:]

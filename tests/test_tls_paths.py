@@ -112,7 +112,7 @@ def test_tls_cells_verify_beside_their_plain_twins_and_leave_no_key_behind(tmp_p
     assert all("on for TLS paths" in s for s in settings)
     assert "PRIVATE KEY" not in stored and "BEGIN CERTIFICATE" not in stored
     assert not os.listdir(workdir)  # the authority, the servers' copies of its key: gone with the run
-    shown = accessbench("--store", store, "show", "last")
+    shown = accessbench("--store", store, "show", "last", "--full")
     assert "What TLS adds on postgresql" in shown.stdout and "What TLS adds on mariadb" in shown.stdout
 
 

@@ -157,7 +157,7 @@ reset = ["UPDATE t SET price = 0 WHERE id = 0"]
 def test_columnar_readers_read_what_the_row_drivers_read_on_sqlite_and_duckdb(tmp_path):
     store = str(tmp_path / "t.db")
     methods = "py-sqlite3,c-sqlite,py-adbc,py-connectorx,py-polars,py-polars/engine=adbc,py-duckdb,py-duckdb/result=arrow"
-    result = accessbench("--store", store, "run", "--suite", small_transfer(tmp_path), "--target", "sqlite,duckdb",
+    result = accessbench("--store", store, "run", "--full", "--suite", small_transfer(tmp_path), "--target", "sqlite,duckdb",
                          "--method", methods, "--trials", "2", "--warmup", "0", "--precision", "0", "--width", "200")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     got = cells(store)
@@ -176,7 +176,7 @@ def test_every_reader_is_set_against_the_floor_of_its_path_on_postgresql(tmp_pat
     store = str(tmp_path / "p.db")
     methods = ("wire-floor,c-libpq,c-libpq/scan=copy-binary,c-libpq/scan=copy-text,py-psycopg,py-psycopg/scan=copy-binary,"
                "py-psycopg/scan=copy-text,py-adbc,py-connectorx")
-    result = accessbench("--store", store, "run", "--suite", small_transfer(tmp_path), "--target", "postgresql",
+    result = accessbench("--store", store, "run", "--full", "--suite", small_transfer(tmp_path), "--target", "postgresql",
                          "--method", methods, "--trials", "3", "--warmup", "0", "--precision", "0", "--width", "250")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     got = cells(store)

@@ -25,6 +25,7 @@ DEFAULT_STORE = "accessbench.db"
 EXAMPLES = """\
 examples:
   accessbench run                                  the quick suite on managed PostgreSQL and MariaDB (unix, tcp), SQLite and DuckDB
+  accessbench run --quick --budget 3min            the same at --quick sizes: make quickstart's run
   accessbench run --quick --target sqlite          a smoke run under a minute, no server needed
   accessbench run --method py-psycopg,py-asyncpg --path tcp --trials 10
   accessbench run --target postgresql://me@db:5432/app   an external server: the run works in a schema and role of its own
@@ -33,6 +34,10 @@ examples:
   accessbench run --quick --target postgresql@13,postgresql,postgresql@18   PostgreSQL 13, 15 and 18 side by side
   accessbench run --suite s5-connections --target 'postgresql?auth=md5,postgresql?auth=scram'   what each login costs
   accessbench run --suite my-suite.toml            your own suite (see docs/suites.md)
+  accessbench run --target env --sql 'SELECT name FROM visitors WHERE id = ?' --param 'uniform(1, 5000)'
+                                                   your query on your data (DATABASE_URL, PG*, ~/.my.cnf), read-only
+  accessbench run --sql-file queries.sql --data app.db   statements over a copy of an SQLite file (or a dump)
+  accessbench show last --full                     every table of a run, not just its verdicts and ranking
   accessbench methods                              what can be measured here, and why not
   accessbench runs ; accessbench show last         stored runs, and one run's report again
   accessbench show last --view best                the same trials by study S1's rule (also: mean, per1000)

@@ -160,7 +160,8 @@ def _verdicts(verdicts: list[Verdict], anchors) -> Table:
         link = TableCell(v.step.title, href=f"#{anchors[(v.step.variant, v.step.step)]}")
         data = {"target": v.target, "verdict": str(k)}
         if v.best is None:
-            rows.append(Row([link, TableCell(v.target), TableCell(v.against), TableCell(""), TableCell("")], data))
+            said = f"refused by design: {v.against}" if v.reason == "refused" else v.against  # not a failure to verify
+            rows.append(Row([link, TableCell(v.target), TableCell(said), TableCell(""), TableCell("")], data))
             continue
         against = TableCell(v.against, title=v.reason or None, cls="" if v.significant else "muted")
         rows.append(Row([link, TableCell(v.target), TableCell(f"{v.best.cell.method} @ {v.best.cell.path}"),
