@@ -402,31 +402,41 @@ def against(best: CellRow, second: CellRow) -> tuple[str, str, bool]:
 
 @dataclass
 class Standing:
-    """A method on one target and path, across the steps it was ranked in: how far behind each
-    step's best it stood (the geometric mean of its "vs best"), and in how many it was the best."""
+    """A method on one path to a target, across the steps it was ranked in there: how far behind
+    the target's best cell of each step it stood (the geometric mean of those ratios), and in
+    how many it was that best."""
 
-    label: str            # "c-libpq @ postgresql/unix"
+    target: str
+    label: str            # "c-libpq @ unix"
     steps: int
-    behind: float         # geometric mean of its times behind the best
+    behind: float
     first: int
 
 
 def standings(report: Report) -> list[Standing]:
-    """Every method on its target and path, the nearest to each step's best first: the compact
-    ranking a run ends with. Only those ranked in at least half the steps any was ranked in,
-    so that one quick win does not top the list."""
-    found: dict[str, list[CellRow]] = {}
+    """Per target, every method on each path, the nearest to the target's best first: the
+    compact ranking a run ends with. Against the best on the same target, as the verdicts are
+    (an in-process engine beside a server is rarely the question); only those ranked in at
+    least half the steps any was ranked in on that target, so that one quick win does not top
+    the list."""
+    found: dict[tuple[str, str], list[tuple[float, bool]]] = {}
     for step in report.steps:
-        for row in step.rows:
-            if row.rank is not None and row.behind is not None:
-                found.setdefault(row.result.label, []).append(row)
-    if not found:
-        return []
-    most = max(len(rows) for rows in found.values())
-    kept = [Standing(label, len(rows), float(np.exp(np.mean([np.log(r.behind.value) for r in rows]))),
-                     sum(r.rank == 1 for r in rows))
-            for label, rows in found.items() if 2 * len(rows) >= most]
-    return sorted(kept, key=lambda s: (s.behind, -s.steps))
+        best: dict[str, CellRow] = {}
+        for row in step.rows:  # in rank order: a target's first ranked row is its best
+            if row.rank is None:
+                continue
+            top = best.setdefault(row.cell.target, row)
+            behind = report.view.times_behind(row.result, top.result)
+            found.setdefault((row.cell.target, f"{row.cell.method} @ {row.cell.path}"), []).append(
+                (behind, row is top))
+    kept = []
+    for target in dict.fromkeys(t for t, _ in found):
+        mine = {label: seen for (t, label), seen in found.items() if t == target}
+        most = max(len(seen) for seen in mine.values())
+        kept += sorted((Standing(target, label, len(seen), float(np.exp(np.mean([np.log(b) for b, _ in seen]))),
+                                 sum(first for _, first in seen))
+                        for label, seen in mine.items() if 2 * len(seen) >= most), key=lambda s: (s.behind, -s.steps))
+    return kept
 
 
 # --- seconds per 1,000 units ----------------------------------------------------------------------

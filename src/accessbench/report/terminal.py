@@ -428,7 +428,7 @@ def render_summary(report: Report) -> Group:
     return Group(*parts, Text())
 
 
-BRIEF_STANDINGS = 12  # rows of the ranking a run ends with
+BRIEF_STANDINGS = 4  # rows of each target's ranking a run ends with
 
 
 def render_brief(stored: StoredRun, color: bool = False, width: int | None = None) -> str:
@@ -443,16 +443,19 @@ def render_brief(stored: StoredRun, color: bool = False, width: int | None = Non
     console.print(render_summary(report))
     ranked = standings(report)
     if ranked:
-        shown = f"the first {BRIEF_STANDINGS} of {len(ranked)}" if len(ranked) > BRIEF_STANDINGS else "all"
-        table = _table(f"Ranking — each method on its target and path, by how far it stood behind each step's best "
-                       f"(geometric mean over the steps it was ranked in; {shown})",
-                       [("#", "right"), ("method @ target/path", "left"), ("steps", "right"),
-                        ("vs best, geometric mean", "right"), ("best in", "right")])
-        for i, standing in enumerate(ranked[:BRIEF_STANDINGS], 1):
-            table.add_row(str(i), standing.label, str(standing.steps), fmt.ratio(standing.behind),
-                          str(standing.first) if standing.first else "")
+        table = _table("Ranking per target — each method on its path, by how far it stood behind the target's best "
+                       f"cell of each step (geometric mean over the steps it was ranked in; the first {BRIEF_STANDINGS} "
+                       "of each target)",
+                       [("target", "left"), ("#", "right"), ("method @ path", "left"), ("steps", "right"),
+                        ("vs best", "right"), ("best in", "right")])
+        for target in dict.fromkeys(s.target for s in ranked):
+            mine = [s for s in ranked if s.target == target]
+            for i, standing in enumerate(mine[:BRIEF_STANDINGS], 1):
+                table.add_row(target if i == 1 else "", str(i), standing.label, str(standing.steps),
+                              fmt.ratio(standing.behind), str(standing.first) if standing.first else "",
+                              end_section=i == min(len(mine), BRIEF_STANDINGS))
         console.print(table)
-    warned = sum(len(group.cells) for group in report.warnings)
+    warned = len({id(r) for group in report.warnings for r, _ in group.cells})
     missing = sum(len(n.steps) for n in report.not_measured)
     more = [f"{warned} cell{'s' if warned != 1 else ''} with warnings" if warned else "",
             f"{missing} cells not measured" if missing else ""]
