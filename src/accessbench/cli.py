@@ -53,7 +53,6 @@ VIEW_HELP = ("how each step's figure is taken from the trials: median (default: 
              "best (best of N, study S1), mean (mean, min and max time per unit, study S3), per1000 (seconds per "
              "1,000 units, study S2)")
 DEFAULT_REPORTS = "reports"
-PIPE_WIDTH = 120  # a pipe's or file's width without COLUMNS or --width (report/terminal.py's too)
 STORE_HELP = (f"where runs are kept: a SQLite file (default ./{DEFAULT_STORE}), or postgresql://[user@]host[:port]/db, "
               "a store a team shares in that database's schema accessbench_results (made and migrated by "
               "accessbench, nothing else touched; a password in the URL is used, never kept: PGPASSWORD and "
@@ -476,7 +475,7 @@ def _add_checks(sub) -> None:
 def _console() -> Console:
     console = Console(highlight=False)
     if not console.is_terminal:  # files and pipes get wide plain text, not 80 columns, unless COLUMNS says
-        console = Console(highlight=False, width=_columns_set() or PIPE_WIDTH)
+        console = Console(highlight=False, width=_columns_set() or fmt.PIPE_WIDTH)
     return console
 
 

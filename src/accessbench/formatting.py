@@ -3,6 +3,9 @@ digits, units a reader expects."""
 
 from __future__ import annotations
 
+# Without a terminal (a pipe, a file, a log) a report is this wide, unless COLUMNS or --width says.
+PIPE_WIDTH = 120
+
 
 def duration(ns: float | None) -> str:
     if ns is None:

@@ -128,7 +128,6 @@ class Check:
             for dbms in self.method.dbms:
                 if dbms in self.targets:
                     self._script(self.targets[dbms], variant)
-                    self._read_only(self.targets[dbms], variant)
                     if self.targets[dbms].authority is not None:
                         self._tls(self.targets[dbms])
             self.outcome.passed = True
@@ -256,49 +255,44 @@ class Check:
                 self._error(worker, target, path, hello["capabilities"])
                 self._step(worker, target, path, variant.steps[1], hello)  # still usable after the error
                 self.ok(worker, {"op": "close"}, "close")
+                if path == ("tcp" if "tcp" in target.paths else target.paths[0]):
+                    self._read_only(worker, target, path, variant, hello)  # open after close, as the protocol allows
                 self._bye(worker)
             finally:
                 worker.kill()
 
-    def _read_only(self, target: Target, variant: Variant) -> None:
+    def _read_only(self, worker: WorkerProcess, target: Target, path: str, variant: Variant, hello: dict) -> None:
         """A session opened with ``read_only`` (a run over a user's existing data) reads as any
         other, and the server itself refuses its write: an UPDATE answers a ``db`` error (SQLSTATE
         25006 where the DBMS has one) and the table is as it was. The worker is not trusted to
         refuse it: it must not even try to tell a write from a read (no worker parses SQL)."""
-        path = "tcp" if "tcp" in target.paths else target.paths[0]
-        worker = self._start(f"{target.dbms}-read-only")
-        try:
-            hello = self.ok(worker, {"op": "hello"}, "hello")
-            endpoint = {**target.endpoint(path), "read_only": True}
-            self.ok(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1},
-                    f"open {target.name}/{path} read-only")
-            modes = hello["capabilities"].get("modes", [])
-            read = next((s for s in variant.steps if s.name.startswith("select-") and s.mode in modes),
-                        next(s for s in variant.steps if s.name == "scan-items"))
-            self._step(worker, target, path, read, hello)
-            update = next(s for s in variant.steps if s.name == "update")
-            mode = next((m for m in ("prepared", "extended", "literal") if m in modes), "literal")
-            update = update.model_copy(update={"mode": mode, "reset": []})
-            before = self._check(target, update)
-            answer = self.ask(worker, {**self._message(target, update), "verify": True})
-            where = f"{target.name}/{path} read-only: {update.sql}"
-            error = answer.get("error") or {}
-            self.expect(not answer["ok"], f"{where}: the write succeeded; the session must be read-only "
-                                          "(protocol/PROTOCOL.md, read_only)")
-            if error.get("kind") == "unsupported":  # a reader that writes nothing at all
-                self.outcome.notes.append(f"{target.name} read-only: the write is unsupported: {error.get('message')}")
-            else:
-                self.expect(error.get("kind") == "db", f"{where}: answered {error}, want an error of kind db from the server")
-                want = described(target.dbms).conformance.read_only_sqlstate
-                caps = hello["capabilities"]
-                if want and not (caps.get("sqlstate") in ("by kind", "none") and "sqlstate" not in error):
-                    self.expect(error.get("sqlstate") == want, f"{where}: sqlstate {error.get('sqlstate')}, want {want}")
-            self.expect(self._check(target, update) == before, f"{where}: the table changed")
-            self._step(worker, target, path, read, hello)  # still usable after the refusal
-            self.ok(worker, {"op": "close"}, "close")
-            self._bye(worker)
-        finally:
-            worker.kill()
+        endpoint = {**target.endpoint(path), "read_only": True}
+        self.ok(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1},
+                f"open {target.name}/{path} read-only")
+        modes = hello["capabilities"].get("modes", [])
+        read = next((s for s in variant.steps if s.name.startswith("select-") and s.mode in modes),
+                    next(s for s in variant.steps if s.name == "scan-items"))
+        self._step(worker, target, path, read, hello)
+        update = next(s for s in variant.steps if s.name == "update")
+        mode = next((m for m in ("prepared", "extended", "literal") if m in modes), "literal")
+        update = update.model_copy(update={"mode": mode, "reset": []})
+        before = self._check(target, update)
+        answer = self.ask(worker, {**self._message(target, update), "verify": True})
+        where = f"{target.name}/{path} read-only: {update.sql}"
+        error = answer.get("error") or {}
+        self.expect(not answer["ok"], f"{where}: the write succeeded; the session must be read-only "
+                                      "(protocol/PROTOCOL.md, read_only)")
+        if error.get("kind") == "unsupported":  # a reader that writes nothing at all
+            self.outcome.notes.append(f"{target.name} read-only: the write is unsupported: {error.get('message')}")
+        else:
+            self.expect(error.get("kind") == "db", f"{where}: answered {error}, want an error of kind db from the server")
+            want = described(target.dbms).conformance.read_only_sqlstate
+            caps = hello["capabilities"]
+            if want and not (caps.get("sqlstate") in ("by kind", "none") and "sqlstate" not in error):
+                self.expect(error.get("sqlstate") == want, f"{where}: sqlstate {error.get('sqlstate')}, want {want}")
+        self.expect(self._check(target, update) == before, f"{where}: the table changed")
+        self._step(worker, target, path, read, hello)  # still usable after the refusal
+        self.ok(worker, {"op": "close"}, "close")
 
     def _connections(self, worker: WorkerProcess, target: Target) -> None:
         """After every step in every mode, the worker holds no more connections to the server

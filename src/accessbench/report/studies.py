@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .. import formatting as fmt
 from ..studies import RECIPES
 from .charts import RatioRow, ratio_chart
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
@@ -44,7 +45,7 @@ def _runs_line(runs: dict[str, StudyRun]) -> str:
 def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bool = False,
                    width: int | None = None) -> str:
     out = io.StringIO()
-    console = Console(file=out, force_terminal=color, no_color=not color, width=width or 120, highlight=False,
+    console = Console(file=out, force_terminal=color, no_color=not color, width=width or fmt.PIPE_WIDTH, highlight=False,
                       soft_wrap=False)
     table = Table(title=f"{heading(findings)}: each claim, the published figure, today's, and a verdict",
                   title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, caption_justify="left",

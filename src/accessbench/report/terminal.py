@@ -24,8 +24,7 @@ from .model import LAYER_COST, CellRow, Report, StepReport, build, standings
 _STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "unsupported": "dim", "error": "red", "timeout": "red"}
 
 
-# Without a terminal (a pipe, a file, a log) the report is this wide, unless told otherwise.
-PIPE_WIDTH = 120
+PIPE_WIDTH = fmt.PIPE_WIDTH
 WIDE = 1000
 GAP = 2  # between columns: one space of padding and the box's blank divider
 
@@ -39,12 +38,17 @@ def render(stored: StoredRun, color: bool = False, width: int | None = None, vie
     return render_report(build(stored, view), color, width, wide)
 
 
-def render_report(report: Report, color: bool = False, width: int | None = None, wide: bool = False) -> str:
+def _text_console(color: bool, width: int) -> tuple[io.StringIO, Console]:
+    """A console that writes a report's text (with colour codes or without) ``width`` wide."""
     out = io.StringIO()
+    return out, Console(file=out, force_terminal=color, no_color=not color, width=width, highlight=False,
+                        soft_wrap=False)
+
+
+def render_report(report: Report, color: bool = False, width: int | None = None, wide: bool = False) -> str:
     width = width or PIPE_WIDTH
     # --wide: tables as wide as their columns, whatever the terminal (it may scroll or wrap)
-    console = Console(file=out, force_terminal=color, no_color=not color, width=WIDE if wide else width,
-                      highlight=False, soft_wrap=False)
+    out, console = _text_console(color, WIDE if wide else width)
     view = report.view.name
     _header(console, report)
     for step in report.steps:
@@ -433,12 +437,10 @@ BRIEF_STANDINGS = 4  # rows of each target's ranking a run ends with
 
 def render_brief(stored: StoredRun, color: bool = False, width: int | None = None) -> str:
     """What a run ends with, in about two screens: the verdict per step and target, and a
-    compact ranking of the methods across steps; every table is one command away
+    compact ranking of the methods per target; every table is one command away
     (``show RUN --full``), every figure in the HTML report."""
     report = build(stored)
-    out = io.StringIO()
-    console = Console(file=out, force_terminal=color, no_color=not color, width=width or PIPE_WIDTH,
-                      highlight=False, soft_wrap=False)
+    out, console = _text_console(color, width or PIPE_WIDTH)
     _header(console, report)
     console.print(render_summary(report))
     ranked = standings(report)

@@ -299,8 +299,9 @@ class Runner:
         runner's read-only connection, with its first parameters): one the server would refuse —
         a syntax error, a table that is not there — is the user's to fix, told in one line with
         the server's words before a worker starts."""
+        steps = dict((s.name, s) for v in self.suite.variants for s in v.steps).values()
         for target in self.targets:
-            for step in dict((s.name, s) for v in self.suite.variants for s in v.steps).values():
+            for step in steps:
                 sql = step.sql_on(target.dbms)
                 if not sql or not plannable(sql):
                     continue

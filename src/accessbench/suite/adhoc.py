@@ -31,10 +31,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InputError
 from ..protocol.sqltext import count_markers
-from .model import Generator
+from .model import MODES, Generator
 from .readonly import write_in
 
-MODES = ("literal", "extended", "prepared")
 # Each generator's settings in the order a call gives them without names (choice: all its values).
 ARGUMENTS: dict[str, tuple[str, ...]] = {
     "uniform": ("lo", "hi"), "choice": ("values",), "const": ("value",), "seq": ("start", "step"),
