@@ -26,16 +26,20 @@ def test_a_layer_builds_its_own_constructs_for_a_shaped_statement_and_text_for_t
         tables = load("quick").variants[0].tables
         update = "UPDATE rowops SET val = ? WHERE k1 = ? AND k2 = ?"
         layer.shape = of_step(update, tables)
-        statement, keys = layer._built(update)
-        assert isinstance(statement, sa.Update) and keys == ["s0", "w0", "w1"]
+        statement, values = layer._built(update)
+        assert isinstance(statement, sa.Update) and len(values((7, 3, 3))) == 3
         assert layer.exec_op(update, "extended", reads=False)((7, 3, 3)) == 1
         select = "SELECT k1, val FROM rowops WHERE k1 = ?"
         layer.shape = of_step(select, tables)
         assert isinstance(layer._built(select)[0], sa.Select)
         assert [tuple(r) for r in layer.exec_op(select, "extended", reads=True)((3,))] == [(3, 7)]
-        odd = "SELECT k1 FROM rowops WHERE val > ?"
-        layer.shape = of_step(odd, tables)  # no plain shape: Core's raw-SQL API
-        assert layer.shape is None and isinstance(layer._built(odd)[0], sa.TextClause)
+        ranged = "SELECT k1 FROM rowops WHERE val > ? ORDER BY k1 LIMIT 5"  # a range, an order, a page: select()
+        layer.shape = of_step(ranged, tables)
+        assert isinstance(layer._built(ranged)[0], sa.Select) and layer.api is None
+        assert [tuple(r) for r in layer.exec_op(ranged, "extended", reads=True)((0,))] == [(3,)]
+        odd = "SELECT DISTINCT k2 FROM rowops WHERE val > ?"
+        layer.shape = of_step(odd, tables)  # no shape: Core's raw-SQL API, and the answer says so
+        assert layer.shape is None and isinstance(layer._built(odd)[0], sa.TextClause) and layer.api == "raw"
         assert [tuple(r) for r in layer.exec_op(odd, "extended", reads=True)((0,))] == [(3,)]
     finally:
         layer.close()

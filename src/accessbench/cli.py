@@ -621,7 +621,20 @@ def cmd_methods(args: argparse.Namespace) -> int:
         console.print(f"[bold]{method.name}[/bold] — {method.summary}")
         for key, value in info.settings.items():
             console.print(f"    {key}: {value}", highlight=False, markup=False)
+        if method.layer:
+            console.print(shapes_text(method.layer, info.shapes), highlight=False, markup=False, end="")
     return 0
+
+
+def shapes_text(layer: str, shapes: dict | None) -> str:
+    """A layer's shapes as `methods --long` lists them: those it builds through its own API,
+    then each it answers unsupported, with why (protocol/PROTOCOL.md, Shapes)."""
+    if shapes is None:
+        return f"    shapes: none — {layer}'s API is SQL text: every statement runs through its raw-SQL API, and " \
+               "every report says so\n"
+    lines = [f"    shapes through {layer}'s own API: {', '.join(shapes.get('maps', [])) or 'none'}"]
+    lines += [f"    unsupported: {feature} — {why}" for feature, why in shapes.get("unsupported", {}).items()]
+    return "\n".join(lines) + "\n"
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

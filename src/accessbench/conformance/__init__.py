@@ -27,8 +27,10 @@ from ..protocol.checksum import Checksum
 from ..protocol.generators import rows as generated_rows
 from ..protocol.schedule import uniform_starts_within
 from ..protocol.vectors import default_dir, native
+from ..suite import association
 from ..suite.loader import parse
 from ..suite.message import step_message
+from ..suite.shape import FEATURES, unmapped
 from ..suite.model import Step, Suite, Variant
 from ..targets import Target, make
 from ..targets.registry import described
@@ -36,6 +38,9 @@ from ..net import connections_to
 from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
 
 TIMEOUT = 60.0
+# Steps checked on one path per target (tcp where it has one): what they check — a layer's
+# mapping of a shape, the statements a load strategy sends — is the same on every path.
+ONE_PATH = ("shape-", "load-")
 DUMP = 1_000  # rows a verification pass is asked to dump (every row of the script's steps but the largest)
 
 
@@ -246,8 +251,10 @@ class Check:
                 opened = self.ok(worker, {"op": "open", "endpoint": target.endpoint(path), "options": {}, "clients": 1},
                                  f"open {target.name}/{path}")
                 self.expect(isinstance(opened.get("connect_ns"), int), "open: no connect_ns")
+                primary = path == ("tcp" if "tcp" in target.paths else target.paths[0])
                 for step in variant.steps:
-                    self._step(worker, target, path, step, hello)
+                    if primary or not step.name.startswith(ONE_PATH):
+                        self._step(worker, target, path, step, hello)
                 if path == "tcp":
                     self._connections(worker, target)
                 if hello["capabilities"].get("load"):
@@ -255,7 +262,7 @@ class Check:
                 self._error(worker, target, path, hello["capabilities"])
                 self._step(worker, target, path, variant.steps[1], hello)  # still usable after the error
                 self.ok(worker, {"op": "close"}, "close")
-                if path == ("tcp" if "tcp" in target.paths else target.paths[0]):
+                if primary:
                     self._read_only(worker, target, path, variant, hello)  # open after close, as the protocol allows
                 self._bye(worker)
             finally:
@@ -315,6 +322,16 @@ class Check:
             for _ in range(step.iterations):
                 checksum.add_rows(target.query(step.sql_on(target.dbms)))
             rows = checksum.rows
+        elif step.kind == "load":
+            sent = []  # a lazy load sends what the reference sends: one statement per parent and per child
+
+            def query(sql, params=()):
+                sent.append(sql)
+                return target.query(sql, params)
+            for v in values:
+                checksum.add_rows(association.entities(query, message["sql"], v,
+                                                       message["shape"]["table_columns"], message["load"]))
+            rows, self._lazy_statements = checksum.rows, len(sent) // max(1, len(values))
         elif step.kind == "exec" and step.reads_rows:
             for v in values:
                 checksum.add_rows(target.query(step.sql_on(target.dbms), v))
@@ -325,6 +342,34 @@ class Check:
             for v in values:
                 rows += target.changes(step.sql_on(target.dbms), v)
         return rows, checksum.hexdigest(), self._check(target, step)
+
+    def _unmapped(self, step: Step, target: Target, hello: dict) -> str | None:
+        """Why the runner would not send ``step`` to this layer: a feature of its shape the
+        layer's hello does not map (with its reason); None for a driver, or a mapped shape. A
+        layer must say, for every feature, that it maps it or why not — or say nothing, when its
+        API is SQL text (polars' read_database), and then answer "api": "raw" every time."""
+        shapes = hello["capabilities"].get("shapes")
+        if not self.method.layer or shapes is None:
+            return None
+        listed = set(shapes.get("maps", [])) | set(shapes.get("unsupported", {})) if isinstance(shapes, dict) else set()
+        self.expect(listed >= set(FEATURES), f"hello: capabilities.shapes must list every feature as mapped or "
+                                             f"unsupported (missing: {', '.join(sorted(set(FEATURES) - listed))})")
+        return unmapped(self._message(target, step), shapes, self.method.layer)
+
+    def _statements(self, answer: dict, message: dict, rows: int, where: str) -> None:
+        """A load's verification says how many statements it sent: a driver exactly what its
+        strategy sends by hand (PROTOCOL.md, Loading associations), a layer at least one per
+        operation."""
+        sent = answer.get("statements")
+        self.expect(isinstance(sent, int) and sent >= answer.get("n", 1),
+                    f"{where} (verify): a load answers 'statements', the statements it sent: got {sent!r}")
+        if self.method.layer:
+            return
+        strategy = message["load"]["strategy"]
+        want = {"joined": 1, "selectin": 1 + len(message["load"]["levels"]),
+                "lazy": self._lazy_statements}[strategy]
+        self.expect(sent == want * answer["n"], f"{where} (verify): sent {sent} statements, want {want} per "
+                                                f"{strategy} load × {answer['n']}")
 
     def _dump(self, answer: dict, where: str) -> None:
         """The rows a verification pass dumps (to explain a mismatch) are the rows it read:
@@ -358,6 +403,12 @@ class Check:
             return
         if step.mode == "record" and "record" not in hello["capabilities"].get("modes", []):
             return  # record-level access is for workers that list it (MariaDB's HANDLER)
+        if step.kind not in hello["capabilities"].get("kinds", [step.kind]):
+            return  # a kind the worker does not list is never sent to it (load, page)
+        if why := self._unmapped(step, target, hello):
+            if (note := f"{step.name} on {target.dbms}: {why}") not in self.outcome.notes:
+                self.outcome.notes.append(note)
+            return
         deviating = hello["capabilities"].get("deviations", {}).get(target.dbms, {})
         if step.name == "scan-types" and deviating:  # the method says how it reads these types otherwise
             kept = [c for c, t in types_columns(target.dbms).items() if t not in deviating]
@@ -380,6 +431,13 @@ class Check:
         self.expect(answer.get("n") == (step.iterations if step.kind != "batch" else -(-step.iterations // step.batch)),
                     f"{where} (verify): n = {answer.get('n')}")
         self.expect(answer.get("rows") == want_rows, f"{where} (verify): rows = {answer.get('rows')}, want {want_rows}")
+        if step.kind == "load":
+            self._statements(answer, message, want_rows, where)
+        self.expect(answer.get("api") in (None, "raw") and (answer.get("api") is None or self.method.layer),
+                    f"{where} (verify): api = {answer.get('api')!r}: only a layer answers \"api\": \"raw\"")
+        if self.method.layer and "shapes" not in hello["capabilities"]:
+            self.expect(answer.get("api") == "raw", f"{where} (verify): a layer whose hello lists no shapes runs SQL "
+                                                    f"text, and answers \"api\": \"raw\"")
         if step.reads_rows:
             self.expect(answer.get("checksum") == want_checksum,
                         f"{where} (verify): checksum {answer.get('checksum')}, want {want_checksum}")

@@ -113,6 +113,11 @@ class Cell(BaseModel):
                                                        "(e.g. policy=pooled): one curve per method, path and series")
     status: Literal["planned", "ok", "mismatch", "unsupported", "error", "timeout"]
     message: str | None
+    api: str | None = Field(None, description="raw: a layer method ran the step through its raw-SQL API, not its "
+                                              "query builder or ORM API (a statement of no shape)")
+    statements_per_op: float | None = Field(None, description="statements the verification pass sent per "
+                                                              "operation, as the worker counted them (round trips)")
+    parents_per_op: float | None = Field(None, description="load steps: the parent rows each load reads")
     unit: str = Field(description="what the figure counts per second: connections, rows or ops")
     figure: FigureSummary | None
     time_per_unit_ns: TimePerUnit | None

@@ -32,6 +32,7 @@ class Probe:
     version: str | None = None
     settings: dict[str, str] = field(default_factory=dict)
     kept: bool = False  # the hello was the one kept, not asked again
+    shapes: dict | None = None  # a layer's capabilities.shapes: the features it maps, and why not the others
 
 
 def cache_file() -> Path:
@@ -39,9 +40,13 @@ def cache_file() -> Path:
     return Path(base) / "accessbench" / "hello.json"
 
 
+# What a kept hello holds: raised whenever it keeps more of the hello, so older entries are asked again.
+KEPT_FORM = 2  # 2: a layer's capabilities.shapes
+
+
 def fingerprint(method: Method) -> str:
     """What the method's hello depends on: the files its worker runs from, as they are now."""
-    parts = [__version__, sys.executable, *method.command()]
+    parts = [__version__, str(KEPT_FORM), sys.executable, *method.command()]
     for path in method.files():
         try:
             stat = os.stat(path)
@@ -86,7 +91,8 @@ def probe(method: Method, timeout: float = 30.0, hello: dict | None = None) -> P
         return Probe(f"no: {hello.get('error', {}).get('message')}")
     servers = [m for m in (_server_missing(d) for d in method.dbms) if m]
     status = "yes" if not servers else f"external targets only: {servers[0]}"
-    return Probe(status, hello.get("runtime"), hello.get("driver_version"), hello.get("settings", {}), kept)
+    return Probe(status, hello.get("runtime"), hello.get("driver_version"), hello.get("settings", {}), kept,
+                 hello.get("capabilities", {}).get("shapes"))
 
 
 def probe_all(methods: list[Method], again: bool = False, timeout: float = 30.0) -> list[Probe]:
@@ -108,7 +114,8 @@ def probe_all(methods: list[Method], again: bool = False, timeout: float = 30.0)
     with ThreadPoolExecutor(max_workers=2) as pool:
         probes = list(pool.map(one, methods))
     fresh = {m.name: {"fingerprint": prints[m.name],
-                      "hello": {"ok": True, "runtime": p.runtime, "driver_version": p.version, "settings": p.settings}}
+                      "hello": {"ok": True, "runtime": p.runtime, "driver_version": p.version, "settings": p.settings,
+                                **({"capabilities": {"shapes": p.shapes}} if p.shapes is not None else {})}}
              for m, p in zip(methods, probes) if p.runtime is not None or p.version is not None or p.settings}
     if fresh != {name: kept.get(name) for name in fresh}:
         try:

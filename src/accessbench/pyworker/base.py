@@ -37,6 +37,18 @@ def cursor_text(cur, reads: bool) -> Op:
     return op
 
 
+# Every feature a statement's shape can use (protocol/PROTOCOL.md, Shapes), in its order: a
+# layer's hello says of each that its API maps it or why not (``Driver.shapes``).
+SHAPE_FEATURES = ("select", "get", "where", "star", "compare", "between", "in", "null", "like", "or", "join",
+                  "left-join", "aggregate", "group", "order", "limit", "offset", "insert", "update", "increment",
+                  "delete", "load-lazy", "load-joined", "load-selectin")
+
+
+def shapes(unsupported: dict[str, str]) -> dict:
+    """``capabilities.shapes`` of a layer that maps every feature but ``unsupported`` (each with why)."""
+    return {"maps": [f for f in SHAPE_FEATURES if f not in unsupported], "unsupported": dict(unsupported)}
+
+
 class Unsupported(Exception):
     """The driver cannot do what the step asks, as asked; answered as kind ``unsupported``."""
 
@@ -90,9 +102,24 @@ class Driver:
     then does ``hello`` list the ``pooled`` connection policy."""
 
     shape: dict | None = None
-    """A layer method's: the step statement's shape as the runner sent it (select, insert,
-    update or delete of which table, columns and keys; protocol: ``shape``), set before each
-    op is built; None for a statement of no plain shape, and for drivers."""
+    """The step statement's shape as the runner sent it (protocol: ``shape``), set before each
+    op is built; None for a statement of no shape. A layer builds its statement from it; a
+    driver reads it only for a load step (the parents' table: its columns and key)."""
+
+    default_api: ClassVar[str | None] = None
+    """What ``api`` is before any op of a step is built: None; ``"raw"`` for a layer whose API
+    is SQL text (polars' read_database), which runs every statement that way."""
+
+    api: str | None = None
+    """A layer's: ``"raw"`` once it has built an op that runs the step's statement through its
+    raw-SQL API (a statement of no shape, a table it does not map) rather than its builder; the
+    host answers it beside the figures (protocol: ``api``). Reset to ``default_api`` by the host
+    before each step's ops are built."""
+
+    counter: Any = None
+    """During a verification pass only: the pass's ``Statements`` (pyworker/association.py),
+    counting the statements it sends, from ``count_statements`` until ``stop_counting``; None
+    otherwise, so that ops built for a timed loop count nothing."""
 
     conn: Any = None
     """The connection the ops built next run on, the driver's own connection object: set by
@@ -112,6 +139,13 @@ class Driver:
         if cls.concurrency != PROCESSES and not cls.is_async:
             raise TypeError(f"{where}: concurrency = {cls.concurrency!r}, but only an AsyncDriver drives "
                             "several clients in one process")
+
+    def shapes(self) -> dict | None:
+        """``capabilities.shapes`` in ``hello`` (a layer's): ``{"maps": [feature, …],
+        "unsupported": {feature: why}}`` over every feature of suite/shape.py's FEATURES; None
+        for a driver, and for a layer whose API is SQL text (every answer then says ``api``
+        raw)."""
+        return None
 
     def version(self) -> str:
         from importlib.metadata import version
@@ -172,6 +206,45 @@ class Driver:
         ``record["table"]``; an exec op reads the records whose ``record["index"]`` key equals
         its argument (the key values as SQL literals, comma separated)."""
         raise Unsupported(f"{self.name} has no record-level access")
+
+    def count_statements(self, kind: str):
+        """A verification pass of a ``kind`` step is about to build its ops: start counting the
+        statements it sends and return the counter (a ``Statements``), or None where this method
+        does not count them. A driver counts the statements of its load ops, in their own code
+        (``load_op``); a layer overrides this to install its own hook, which ``stop_counting``
+        removes."""
+        if kind != "load":
+            return None
+        from .association import Statements
+
+        self.counter = Statements()
+        return self.counter
+
+    def stop_counting(self) -> None:
+        """The verification pass is over: no op built from now on counts."""
+        self.counter = None
+
+    def load_op(self, sql: str, load: dict) -> Op:
+        """A ``load`` step (protocol: Loading associations): a driver runs the hand-written
+        statements the message carries, by the step's strategy (pyworker/association.py), each
+        through ``bound``. A driver that has ``bound`` lists ``load`` in ``kinds``."""
+        from .association import by_hand
+
+        return by_hand(self.bound(), self.markers, sql, load, self.shape, self.counter)
+
+    @staticmethod
+    def cursor_bound(cur) -> Callable[[str, Any], list]:
+        """``bound`` of a DB-API driver whose one cursor runs and fetches (execute, fetchall)."""
+        def query(sql, params):
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+        return query
+
+    def bound(self) -> Callable[[str, Any], list]:
+        """The driver's bound execution, as its ``extended`` mode runs a statement: a function
+        of (a statement with the driver's markers, its parameters) → the rows read."""
+        raise Unsupported(f"{self.name} has no load steps")
 
     def result_rows(self, result: Any) -> list:
         """An op's result as a list of rows of Python values, for the verification pass

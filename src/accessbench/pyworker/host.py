@@ -73,6 +73,8 @@ class Session:
                 # steps under load: by duration, open loop at a rate, latency histograms, and
                 # the connection policies built for this driver; raw latencies on request too
                 "load": {"policies": [p for p in POLICIES if p != "pooled" or d.has_pool], "latencies": True},
+                # a layer's: the shape features its API maps, and why not the others (protocol: Shapes)
+                **({"shapes": d.shapes()} if d.shapes() is not None else {}),
                 **({"sqlstate": d.sqlstates} if d.sqlstates else {}),
                 **({"deviations": d.deviations} if d.deviations else {}),
             },
@@ -134,7 +136,7 @@ class Session:
         if kind not in d.kinds:
             raise Unsupported(f"{d.name} has no {kind} steps (it has {', '.join(d.kinds)})")
         sql = msg.get("sql")
-        reads = bool(msg.get("fetch", kind == "scan")) and kind in ("scan", "exec")
+        reads = kind == "load" or bool(msg.get("fetch", kind == "scan")) and kind in ("scan", "exec")
         args = self._args(kind, msg, n)
         clients = int(msg.get("clients", 1))
         if clients != 1 and d.concurrency == PROCESSES:
@@ -147,27 +149,37 @@ class Session:
         loaded = policy != "persistent" or any(msg.get(k) for k in ("duration_ms", "rate", "histogram"))
         pool = None
         build = lambda: self._op(kind, msg, sql, reads, len(args))  # noqa: E731
-        if policy == "per-request":
-            op = self._per_request(build)
-        elif policy == "pooled":
-            pool = d.pool(self.endpoint, int(msg.get("pool_size") or 1))  # filled before any clock
-            op = self._pooled(pool, build)
-        else:
-            op = build()
+        d.api = d.default_api  # a layer's ops say so when they run the statement as SQL text
+        # a verification pass counts the statements it sends, where the method can (a timed one never)
+        counter = d.count_statements(kind) if msg.get("verify") else None
         try:
+            if policy == "per-request":
+                op = self._per_request(build)
+            elif policy == "pooled":
+                pool = d.pool(self.endpoint, int(msg.get("pool_size") or 1))  # filled before any clock
+                op = self._pooled(pool, build)
+            else:
+                op = build()
             if msg.get("verify"):
-                return self._verify(op, args, reads, sql, int(msg.get("dump") or 0), bool(msg.get("size")))
-            if loaded:
+                answer = self._verify(op, args, reads, None if kind == "load" else sql, int(msg.get("dump") or 0),
+                                      bool(msg.get("size")))
+                if counter is not None:
+                    answer["statements"] = counter.n
+            elif loaded:
                 ops, conns = self._client_ops(op, build, clients, policy)
                 try:
-                    return self._loaded(ops, args, reads, sql, Load.from_step(msg), policy)
+                    answer = self._loaded(ops, args, reads, sql, Load.from_step(msg), policy)
                 finally:
                     self._close_clients(conns)
-            return self._timed(op, args, reads, sql, msg.get("latency_file"))
+            else:
+                answer = self._timed(op, args, reads, sql, msg.get("latency_file"))
+            return {**answer, "api": d.api} if d.api else answer
         except d.db_errors:
             d.recover()
             raise
         finally:
+            if counter is not None:
+                d.stop_counting()
             if pool is not None:
                 self._close_pool(pool)
             if policy != "persistent":  # what the step prepared went with its connections
@@ -187,6 +199,8 @@ class Session:
                 values = generators.rows(msg.get("params", []), n)
                 return [", ".join(sqltext.literal(x, self.endpoint["dbms"]) for x in v) for v in values]
             return exec_args(d, msg["sql"], msg["mode"], msg.get("params", []), n, self.endpoint["dbms"])
+        if kind == "load":  # the parents' parameters, bound (protocol: Loading associations)
+            return d.adapt(generators.rows(msg.get("params", []), n))
         if kind == "batch":
             size = int(msg["batch"])
             values = d.adapt(generators.rows(msg.get("params", []), n))
@@ -204,6 +218,8 @@ class Session:
             op = d.scan_op(sql)
         elif kind == "exec":
             op = d.exec_op(sql, msg["mode"], reads)
+        elif kind == "load":
+            op = d.load_op(sql, msg["load"])
         else:
             op = d.batch_op(sql)
         if msg.get("commit_every") and kind == "exec":
@@ -391,7 +407,7 @@ class Reading:
 
     def __init__(self, reads: bool, dump: int = 0, rows: Callable[[Any], list] = lambda result: result) -> None:
         self.reads, self.dump, self.rows = reads, dump, rows
-        self.checksum, self.changed, self.width = Checksum(), 0, 0
+        self.checksum, self.changed, self.width, self.values = Checksum(), 0, 0, 0
         self.dumped: list[list[dict]] = []
 
     def add(self, result: Any) -> None:
@@ -403,13 +419,14 @@ class Reading:
         if result and isinstance(result[0], dict):  # a dict row factory: its values, in column order
             result = [tuple(row.values()) for row in result]
         self.checksum.add_rows(result)
+        self.values += sum(map(len, result))  # a load's entities are rows of several tables
         self.dumped.extend([typed(v) for v in row] for row in result[:max(0, self.dump - len(self.dumped))])
         if result and not self.width:
             self.width = len(result[0])
 
     def answer(self, n: int) -> dict:
         rows = self.checksum.rows if self.reads else self.changed
-        return {"n": n, "rows": rows, "values": rows * self.width, "checksum": self.checksum.hexdigest(),
+        return {"n": n, "rows": rows, "values": self.values, "checksum": self.checksum.hexdigest(),
                 **({"dump": self.dumped} if self.dump and self.reads else {})}
 
 

@@ -234,7 +234,7 @@ def _transfer_sections(report: Report) -> list[tuple[str, Table, str]]:
     return [(t.title, Table([Column(name, numeric=i >= t.numeric_from) for i, name in enumerate(t.columns)],
                             [Row([TableCell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
                              for row in t.rows]), t.caption)
-            for t in (*report.transfers, *report.twins)]
+            for t in (*report.transfers, *report.twins, *report.associations)]
 
 
 def _pair_sections(report: Report) -> list[PairSection]:
@@ -448,7 +448,7 @@ def _step_table(step: StepReport, view: View) -> Table:
     rows = []
     for row in step.rows:
         rank = str(row.rank) if row.rank is not None else None
-        cells = [TableCell(rank or "–", rank, cls="rank"), TableCell(row.cell.method), TableCell(row.cell.target), TableCell(row.cell.path),
+        cells = [TableCell(rank or "–", rank, cls="rank"), TableCell(row.method_text), TableCell(row.cell.target), TableCell(row.cell.path),
                  _figure_cell(row.figure)]
         cells += [TableCell(row.spread_text, row.spread[0].sort if row.spread else None)] if view.spread_name else []
         cells += [TableCell(row.behind.text, row.behind.sort, cls="behind") if row.behind else TableCell("", cls="behind")]

@@ -30,7 +30,7 @@ def _step(report: Report, step: StepReport) -> list[str]:
                 ("peak memory", True), ("trials", True), ("verified", False)]
     rows = []
     for row in step.rows:
-        cells = [str(row.rank) if row.rank is not None else "–", row.cell.method, row.result.where, row.figure.text]
+        cells = [str(row.rank) if row.rank is not None else "–", row.method_text, row.result.where, row.figure.text]
         cells += [row.spread_text] if view.spread_name else []
         cells += [(("≈" if row.alike else "") + row.behind.text) if row.behind else "",
                   row.percentiles[50.0].text, row.percentiles[99.0].text, *([row.bytes_per_row.text] if wire else []),
@@ -60,7 +60,7 @@ def render_report(report: Report) -> str:
                         [[c.label] + [fmt.rate(at[n].row_rate.median) if n in (at := {round(x): pt for x, pt in c.points})
                                       else "" for n in sizes] for c in sweep.curves])
         lines += [""] + [f"- {v}" for v in sweep.verdicts]
-    for titled in (*report.transfers, *report.twins):
+    for titled in (*report.transfers, *report.twins, *report.associations):
         lines += ["", f"## {titled.title}", ""]
         lines += _table([(name, i >= titled.numeric_from) for i, name in enumerate(titled.columns)],
                         [titled.cells(row) for row in titled.rows])

@@ -16,7 +16,8 @@ from ..paths import SETTINGS as PATH_SETTINGS
 from ..stats import hosts, model as rt_model
 from ..stats.cells import CellResult, analyse, by_step
 from ..stats.compare import ALPHA, NOISE, compare
-from ..stats.layers import LayerCost, layer_costs
+from ..stats.layers import LayerCost, layer_costs, through
+from .associations import association_tables
 from ..stats.sizes import SizeSweep, size_sweeps
 from ..stats.stability import Flag, flags
 from ..stats.views import VIEWS, View
@@ -89,6 +90,12 @@ class CellRow:
     flags: list[Flag]
     per_client: str = ""             # under load: the clients' median rate [slowest–fastest]
     late: str = ""                   # open loop: the share of operations started late
+    through: str = ""                # a layer's cell run through its raw-SQL API says so (stats/layers.py)
+
+    @property
+    def method_text(self) -> str:
+        """The method as every report names the row: with "through X's raw-SQL API" where so."""
+        return f"{self.cell.method} ({self.through})" if self.through else self.cell.method
 
     @property
     def cell(self) -> dict:
@@ -205,6 +212,7 @@ class Report:
     pairs: list[PairTable] = field(default_factory=list)  # a study's pairs (S3's table), with its tallies
     transfers: list = field(default_factory=list)     # transfer.TransferTable: scans beside the wire's floor
     twins: list[TwinTable] = field(default_factory=list)  # TLS and compression cells beside their plain twins
+    associations: list = field(default_factory=list)  # associations.AssociationTable: load steps by strategy
     predictions: list = field(default_factory=list)   # stats.model.Prediction
     cold_starts: list[ColdStart] = field(default_factory=list)
     not_measured: list[NotMeasured] = field(default_factory=list)
@@ -227,7 +235,8 @@ def build(stored: StoredRun, view: str = "median") -> Report:
         study=study_table(stored, results), sizes=size_sweeps(results), pairs=study_pairs(stored, results),
         predictions=rt_model.checks(results),
         cold_starts=_cold_starts(stored, results), not_measured=_not_measured(results),
-        warnings=warnings(results), transfers=transfer_tables(results), twins=twin_tables(results))
+        warnings=warnings(results), transfers=transfer_tables(results), twins=twin_tables(results),
+        associations=association_tables(results, stored))
 
 
 # --- header ----------------------------------------------------------------------------------
@@ -340,7 +349,7 @@ def _row(view: View, r: CellResult, rank: int | None, best: CellResult | None) -
         bytes_per_row=Figure(r.bytes_per_row, f"{r.bytes_per_row:,.0f}" if r.bytes_per_row is not None else "—"),
         memory=_figure(r.peak_rss_bytes, fmt.size), growth=_figure(r.rss_growth_bytes, fmt.size), cv=Figure(r.rate.cv, f"{r.rate.cv:.1%}"),
         half_width=Figure(r.half_width, f"±{r.half_width:.1%}" if r.half_width is not None else "—"),
-        shares=time_shares(r), flags=flags(r), per_client=per_client, late=late)
+        shares=time_shares(r), flags=flags(r), per_client=per_client, late=late, through=through(r.cell))
 
 
 def _per_client(r: CellResult) -> tuple[str, str]:

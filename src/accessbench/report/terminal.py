@@ -156,7 +156,7 @@ def _step_table(report: Report, step: StepReport, width: int = PIPE_WIDTH, wide:
     unit = step.unit if wide else short_unit(step.unit)
     columns = [
         column("#", "right", (_rank(r) for r in rows), essential=True),
-        column("method", "left", (r.cell.method for r in rows), essential=True, names=True),
+        column("method", "left", (r.method_text for r in rows), essential=True, names=True),
         column("target/path", "left", (r.result.where for r in rows), essential=True, names=True),
         column(unit, "right", (r.figure.text for r in rows), essential=True),
         column("95% CI", "right", (r.spread_text for r in rows), essential=True),
@@ -200,7 +200,7 @@ def _view_table(report: Report, step: StepReport) -> Table:
         *([(view.spread_name, "right")] if view.spread_name else []),
         ("vs best", "right"), ("trials", "right"), ("verified", "left")])
     for row in step.rows:
-        table.add_row(_rank(row), row.cell.method, row.result.where, row.figure.text,
+        table.add_row(_rank(row), row.method_text, row.result.where, row.figure.text,
                       *([row.spread_text] if view.spread_name else []), row.behind.text if row.behind else "",
                       str(row.trials), _status(row))
     return table
@@ -346,7 +346,7 @@ def _transfer_tables(report: Report) -> list[Table]:
     """Each scan read beside the wire's floor (time per read, × the floor, per path), then each
     TLS or compressed cell beside its plain twin (what the attribute adds)."""
     tables = []
-    for titled in (*report.transfers, *report.twins):
+    for titled in (*report.transfers, *report.twins, *report.associations):
         table = _table(titled.title, [(name, "left" if i < titled.numeric_from else "right")
                                       for i, name in enumerate(titled.columns)], caption=titled.caption)
         for row in titled.rows:

@@ -15,6 +15,8 @@ from collections import Counter
 from .. import formatting as fmt
 from ..paths.floor import name_of as floor_name, write_csv
 from ..protocol.checksum import Checksum
+from ..protocol.generators import rows as generated_rows
+from ..suite.shape import unmapped
 from .context import RunContext
 from .diagnosis import DUMP_ROWS, explain
 from .executor import Executor
@@ -39,6 +41,12 @@ class Verification:
             if cell.step.kind not in caps.get("kinds", [cell.step.kind]):
                 raise CellFailed("unsupported", f"{cell.method} has no {cell.step.kind} steps (it has "
                                                 f"{', '.join(caps['kinds'])})")
+            message = ctx.message(cell)
+            method = ctx.method(cell)
+            # A layer is measured through its own API: a shape it does not map is unsupported,
+            # with its reason, never run through its raw-SQL API under its name.
+            if method.layer and (why := unmapped(message, caps.get("shapes"), method.layer)):
+                raise CellFailed("unsupported", why)
             modes, mode = caps.get("modes"), cell.step.mode
             if mode and modes is not None and mode not in modes:
                 # never run some other way: a worker may not know a mode it does not list.
@@ -49,10 +57,19 @@ class Verification:
             ctx.reset(cell)
             if ctx.method(cell).reads == "floor":
                 self._floor_file(cell)
-            answer = self.executor.ask(cell, {**ctx.message(cell), "verify": True})
+            answer = self.executor.ask(cell, {**message, "verify": True})
         except CellFailed as e:
             ctx.fail(cell, state, e)
             return
+        parents = None
+        if cell.step.kind == "load":  # the runner's own count of what a load's time is per
+            sql, values = message["sql"], generated_rows(message["params"], cell.step.iterations)
+            try:
+                parents = ctx.own(cell, "the parents' statement", sql,
+                                  lambda t: sum(len(t.query(sql, v)) for v in values)) / len(values)
+            except CellFailed as e:
+                ctx.fail(cell, state, e)
+                return
         check = None
         if cell.step.check:
             checksum = Checksum()
@@ -73,8 +90,16 @@ class Verification:
         ctx.store.update_cell(
             state.id, status="ok", checksum=answer.get("checksum"), check_checksum=check,
             verify_rows=answer["rows"], verify_values=answer.get("values"),
-            cold_first_op_ns=answer.get("first_op_ns"),
+            cold_first_op_ns=answer.get("first_op_ns"), statements_per_op=answer["statements"] / answer["n"] if answer.get("statements") is not None and answer.get("n") else None,
+            api=self._api(cell, message, answer), parents_per_op=parents,
         )
+
+    def _api(self, cell: Cell, message: dict, answer: dict) -> str | None:
+        """"raw" when a layer ran the step through its raw-SQL API: as it says, and always for
+        a statement of no shape (whatever a worker says, it had no shape to build from)."""
+        if not self.ctx.method(cell).layer or cell.step.kind in ("connect", "page"):
+            return None
+        return "raw" if answer.get("api") == "raw" or message.get("shape") is None else None
 
     def compare(self, cells: list[Cell], states: dict[Cell, CellState]) -> None:
         """Every method on the same target must have read and written the same data. The

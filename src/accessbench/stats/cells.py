@@ -24,6 +24,7 @@ UNITS = {
     "exec": ("ops", "n"),
     "batch": ("rows", "rows"),
     "page": ("requests", "n"),
+    "load": ("loads", "n"),  # one whole load: parents with their children and grandchildren
 }
 
 
@@ -156,7 +157,7 @@ def _times(result: CellResult, trials: list[Trial]) -> None:
         result.trial_ns = np.array([t.elapsed_ns for t in timed], dtype=float)
         result.shortest_trial_ns = float(result.trial_ns.min())
     result.per_op_ns = float(np.median([t.elapsed_ns / t.n for t in trials if t.n]))
-    if result.cell.kind in ("scan", "exec"):  # rows/s whatever the unit: a result-size sweep's figure
+    if result.cell.kind in ("scan", "exec", "load"):  # rows/s whatever the unit: a result-size sweep's figure
         read = [t for t in trials if t.n and t.rows and t.elapsed_ns > 0]
         if read:
             result.rows_per_op = float(np.median([t.rows / t.n for t in read]))

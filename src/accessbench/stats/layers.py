@@ -39,7 +39,18 @@ class LayerCost:
             cpu = (f" · client CPU {fmt.duration(self.layer.cpu_per_op_ns)} vs {fmt.duration(self.driver.cpu_per_op_ns)}"
                    " per op")
         verdict = "" if c.significant else f" (not significant: {c.reason})"
-        return f"{self.layer.cell.method} over {self.driver.label}: {cost}{verdict}{cpu}"
+        raw = f" ({label})" if (label := through(self.layer.cell)) else ""
+        return f"{self.layer.cell.method}{raw} over {self.driver.label}: {cost}{verdict}{cpu}"
+
+
+def through(cell) -> str:
+    """"through SQLAlchemy ORM's raw-SQL API" for a layer's cell that did not go through its
+    builder (a statement of no shape, or one it could not build): every report shows it beside
+    the cell's figure, so that a raw path is never reported under the layer's name silently."""
+    if getattr(cell, "api", None) != "raw":
+        return ""
+    layer = next((m.layer for m in catalog() if m.name == cell.method), None) or cell.method
+    return f"through {layer}'s raw-SQL API"
 
 
 def layer_costs(rs: list[CellResult]) -> list[LayerCost]:

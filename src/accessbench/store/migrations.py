@@ -135,4 +135,10 @@ MIGRATIONS = [
     """
     ALTER TABLE trials ADD COLUMN per_host TEXT;  -- JSON [{host, processes, clients, n, cpu_ns, wall_ns, cpus, busy, barrier_late_ns, clock_offset_ns, clock_uncertainty_ns}]
     """,
+    # 12: how a layer reached a step, and the statements a verification pass sent (round trips)
+    """
+    ALTER TABLE cells ADD COLUMN api TEXT;            -- 'raw': the layer ran it through its raw-SQL API
+    ALTER TABLE cells ADD COLUMN statements_per_op REAL;  -- statements the verification pass sent, per operation
+    ALTER TABLE cells ADD COLUMN parents_per_op REAL;     -- load steps: the parent rows each operation loads
+    """,
 ]

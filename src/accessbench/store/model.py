@@ -129,6 +129,9 @@ class Cell(Record):
     verify_values: int | None = None
     cold_first_op_ns: int | None = None
     warmups: int | None = None
+    api: str | None = None           # "raw": a layer ran the step through its raw-SQL API
+    statements_per_op: float | None = None  # statements the verification pass sent, per operation (round trips)
+    parents_per_op: float | None = None     # load steps: the parent rows each operation loads
     id: int = 0
     run_id: str = ""
 

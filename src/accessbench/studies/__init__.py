@@ -83,6 +83,13 @@ RECIPES = {r.study: r for r in [
                     "mariadb?auth=ed25519"],
            quick_targets=["postgresql", "postgresql?auth=md5", "postgresql?auth=scram", "mariadb"],
            in_all=False),
+    # Not a seed study: S1's question ("every layer above the API costs") asked of today's ORMs,
+    # query builders and row mappers as their users write them, on the workload Diesel's and
+    # the Go ORM benchmarks use (suites/orm.toml): every layer beside the driver it runs on.
+    Recipe("orm", "layers as their users write them: the ORM benchmarks' workload (Diesel, Go ORMs)", "orm",
+           "users × posts × comments; 1 to 10,000 rows, a slice, a page, a join, an aggregate, multi-row inserts, "
+           "100 × 10 × 10 loaded lazily, joined and select-in",
+           ["layers"], ["layers"], quick_targets=["postgresql", "mariadb", "sqlite"], in_all=False),
 ]}
 
 

@@ -29,6 +29,7 @@ from ..paths import parse as parse_path
 from ..targets import registry
 from .limits import (FILE_CEILING, INT64, LOOSEST, NESTING, Limits, column_problem, exceeded, generator_problem,
                      index_names, table_problem)
+from . import association
 from .locate import line_of
 from .model import Step, Study, Suite, Table, Variant, fit_problem
 from .readonly import write_in
@@ -219,6 +220,7 @@ def _variant(values: dict, raw_tables: list, raw_steps: list, varies: list[dict]
             table = table.model_copy(update={"rows": table.quick_rows})
         rows += table.rows
         tables[table.name] = table
+    _check_references(tables, refuse)
     steps: dict[str, Step] = {}
     for i, raw in enumerate(raw_steps):
         for step in _expand_step(raw, varies[i], values, ("steps", i), fail, work, refuse):
@@ -382,6 +384,22 @@ def _check_table(table: Table, loc: tuple, taken: dict[str, str], earlier_rows: 
             raise refuse(loc + ("columns", j), problem)
 
 
+def _check_references(tables: dict[str, Table], refuse) -> None:
+    """Each column's ``references`` names a table of the suite and its one-column primary key."""
+    for i, table in enumerate(tables.values()):
+        for j, column in enumerate(table.columns):
+            if column.references is None:
+                continue
+            name, key = column.references.split(".")
+            other = tables.get(name)
+            if other is None or other.primary_key != [key]:
+                why = (f"no table {name!r} in [[tables]]" if other is None
+                       else f"{key} is not {name}'s primary key ({', '.join(other.primary_key) or 'it has none'})")
+                raise refuse(("tables", i, "columns", j, "references"),
+                             f"references = {column.references!r}: {why}; a reference names another table's "
+                             "one-column primary key")
+
+
 # INSERT INTO t (a, b) VALUES (?, ?): the one statement shape whose markers name their columns.
 _INSERT = re.compile(r"^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*)\)\s*VALUES\s*\(([^()]*)\)\s*;?\s*$",
                      re.I | re.S)
@@ -428,6 +446,11 @@ def _check_step(step: Step, loc: tuple, tables: dict[str, Table], limits: Limits
             parse_path(name)
         except InputError as e:
             raise refuse(loc + ("paths",), str(e).replace("--path ", "path ", 1)) from None
+    if step.kind == "load":
+        try:
+            association.check(step, tables)
+        except ValueError as e:
+            raise refuse(loc, str(e)) from None
     if step.record is not None:
         table = tables.get(step.record.table)
         if table is None:

@@ -11,6 +11,7 @@ No worker parses SQL.
 from __future__ import annotations
 
 from ..protocol.prng import derive_seed
+from . import association
 from .shape import of_step
 
 
@@ -29,6 +30,8 @@ def step_message(step, dbms: str, seed: int, tables: list) -> dict:
     elif step.sql:
         message["sql"] = step.sql_on(dbms)
         message["shape"] = of_step(message["sql"], tables)
+    if step.kind == "load":
+        message["load"] = association.message(step, message["sql"], dbms, tables)
     if step.mode:
         message["mode"] = step.mode
     if step.mode == "record":

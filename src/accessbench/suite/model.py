@@ -21,7 +21,7 @@ from ..targets import registry
 from .limits import LOOSEST, STEP_NAME, identifier_problem, type_problem
 
 MODES = ("literal", "extended", "prepared")
-KINDS = ("connect", "scan", "exec", "batch", "page")
+KINDS = ("connect", "scan", "exec", "batch", "page", "load")
 SQL_TYPE = re.compile(
     r"^(smallint|integer|bigint|boolean|double|real|text|date|timestamp|bytes"
     r"|char\(\d+\)|varchar\(\d+\)|numeric\(\d+, ?\d+\))$"
@@ -265,6 +265,10 @@ class Column(Strict):
     name: str = Field(pattern=NAME.pattern)
     type: str
     gen: Generator
+    # A foreign key as the layers map it ("users.id": the other table's one-column primary key):
+    # what joins and association loading follow. No FOREIGN KEY constraint is created — the
+    # generators decide the values, and ORMs read relations from their mappings, not the schema.
+    references: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$")
 
     @field_validator("name")
     @classmethod
@@ -372,7 +376,7 @@ class RecordAccess(Strict):
 
 class Step(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-\[\]=,]+$", max_length=STEP_NAME)
-    kind: Literal["connect", "scan", "exec", "batch", "page"]
+    kind: Literal["connect", "scan", "exec", "batch", "page", "load"]
     description: str = ""
     params: list[Generator] = []  # before sql, so that sql's validator can count against it
     sql: str | None = None
@@ -384,6 +388,12 @@ class Step(Strict):
     # kind "page": a page of the web tier that runs no statement (docs/tier.md), measured on
     # tier methods only: the app server's static page, or its language's hello world.
     page: Literal["static", "hello"] | None = None
+    # kind "load": the rows ``sql`` selects from a parent table, each with its children in
+    # ``include``'s first table, theirs in the next … (each referencing the one before), loaded
+    # by ``load``: ``lazy`` (a query per parent and per child: the N+1 pattern), ``joined`` (one
+    # query of LEFT JOINs) or ``selectin`` (a query per level with an IN list of the keys read).
+    include: list[str] = Field([], max_length=8)
+    load: Literal["lazy", "joined", "selectin"] | None = None
     iterations: int = Field(ge=1)
     batch: int | None = Field(None, ge=1)
     commit_every: int = Field(0, ge=0)
@@ -460,6 +470,10 @@ class Step(Strict):
             return self
         if not self.sql:
             raise ValueError(f"a {self.kind} step needs sql")
+        if self.kind == "load" and not (self.include and self.load):
+            raise ValueError("a load step needs include = [child tables …] and load = lazy, joined or selectin")
+        if self.kind != "load" and (self.include or self.load):
+            raise ValueError(f"include and load apply to load steps only, not {self.kind}")
         if self.kind == "exec" and self.mode is None:
             raise ValueError("an exec step needs mode = literal, extended, prepared or record")
         if self.kind not in ("exec", "scan") and self.mode is not None or self.kind == "scan" and self.mode not in (None, "record"):
@@ -497,7 +511,7 @@ class Step(Strict):
     @property
     def reads_rows(self) -> bool:
         """Whether the statement returns rows the worker must read (and checksum)."""
-        if self.kind == "scan":
+        if self.kind in ("scan", "load"):
             return True
         if self.kind in ("connect", "page") or not self.sql:
             return False

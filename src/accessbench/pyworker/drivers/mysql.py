@@ -11,6 +11,7 @@ import tempfile
 from typing import Any, Callable
 
 from ..base import Driver, Op, Unsupported, cursor_scan, cursor_text
+from ..association import BY_HAND
 from .tls import CONTEXT_SETTING, Ask, ssl_context
 
 # A read_only endpoint's session: the server refuses every write (error 1792, SQLSTATE 25006).
@@ -168,6 +169,10 @@ def _remove(path: str) -> None:
         pass
 
 
+TEXT_PROTOCOL_LOAD = (BY_HAND + "; cursor.execute(sql, params), the driver interpolating the values into the text on "
+                      "the client, as every statement it sends with values")
+
+
 # The serving thread's OS id, so the runner can read its CPU time (one thread per connection).
 SERVER_TID = "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
 
@@ -278,6 +283,12 @@ class MariaDBDriver(Handlers, Driver):
 
 class TextProtocolDriver(MariaDBDriver):
     """A DB-API driver that interpolates parameters on the client and sends text-protocol
-    queries (COM_QUERY): ``literal`` (and HANDLER ``record`` reads) only."""
+    queries (COM_QUERY): ``literal`` (and HANDLER ``record`` reads) only. A load step's
+    statements go through its parameter API, ``execute(sql, params)``: what its users write,
+    the values interpolated on the client as every statement it sends."""
 
     paramstyle = "format"
+    kinds = (*MariaDBDriver.kinds, "load")
+
+    def bound(self):
+        return self.cursor_bound(self.cur)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
+from ..association import BY_HAND
 from ..base import Driver, Op
 from .columnar import arrow_rows, arrow_size
 
@@ -17,7 +18,13 @@ class Driver(Driver):
     modes = ("literal", "extended")
     batch_style = "executemany in one transaction per group"
     db_errors = (duckdb.Error,)
+    kinds = (*Driver.kinds, "load")
     variants = {"result": ("rows", "arrow")}
+
+    def configure(self, chosen: dict[str, str]) -> None:
+        super().configure(chosen)
+        if self.setting("result") == "arrow":  # no load (settings say why)
+            self.kinds = tuple(kind for kind in type(self).kinds if kind != "load")
 
     def version(self) -> str:
         return duckdb.__version__
@@ -33,6 +40,8 @@ class Driver(Driver):
             "extended": "execute(sql, params): the statement prepared on every execute",
             "prepared": "unsupported: the Python API prepares a parameterised statement on every execute and "
                         "keeps no statement handle",
+            "load": ("unsupported: a load reads entities as rows, and py-duckdb/result=arrow measures Arrow results"
+                     if self.setting("result") == "arrow" else BY_HAND + "; execute(sql, params), as extended"),
             "result": ("to_arrow_table(): a pyarrow Table, DuckDB's own columnar result" if self.setting("result") == "arrow"
                        else "fetchall(): a list of tuples"),
         }
@@ -80,6 +89,10 @@ class Driver(Driver):
         if reads:
             return lambda args: fetch(conn.execute(sql, args))
         return lambda args: conn.execute(sql, args).fetchone()[0]
+
+    def bound(self):
+        conn = self.conn
+        return lambda sql, params: conn.execute(sql, params).fetchall()
 
     def batch_op(self, sql: str) -> Op:
         conn, sql = self.conn, self.markers(sql)

@@ -9,6 +9,7 @@ import functools
 import mariadb
 import mariadb.constants.CLIENT
 
+from ..association import BY_HAND
 from ..base import Op, Unsupported
 from .mysql import (CONNECTOR_PYTHON_COMPRESS, CONNECTOR_PYTHON_TLS, INIT_COMMAND_READ_ONLY, RECORD_SETTING,
                     MariaDBDriver, connect_kwargs, connector_python_tls)
@@ -20,6 +21,7 @@ class Driver(MariaDBDriver):
     dbms = ("mariadb",)
     paramstyle = "qmark"
     modes = ("literal", "extended", "record")
+    kinds = (*MariaDBDriver.kinds, "load")
     batch_style = "executemany (COM_STMT_BULK_EXECUTE: one round trip per group) in one transaction per group"
     db_errors = (mariadb.Error,)
     has_pool = True
@@ -38,6 +40,7 @@ class Driver(MariaDBDriver):
             "cursor": "buffered (the whole result is read before execute returns)",
             "literal": "execute(text) on a text cursor: text protocol (COM_QUERY)",
             "record": RECORD_SETTING,
+            "load": BY_HAND + "; execute(sql, params) on a cursor(binary=True), as extended",
             "extended": "execute(sql, params) on a cursor(binary=True): the statement is prepared and executed "
                         "every time (binary protocol)",
             "prepared": "unsupported: Connector/Python 1.1 prepares again on every execute, even on a "
@@ -74,6 +77,16 @@ class Driver(MariaDBDriver):
             return cur.fetchall() if reads else cur.rowcount
 
         return op
+
+
+    def bound(self):
+        cur = self.conn.cursor(binary=True)
+
+        def query(sql, params):
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+        return query
 
 
 class _Pool:

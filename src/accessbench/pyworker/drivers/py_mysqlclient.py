@@ -8,8 +8,8 @@ import MySQLdb
 import MySQLdb.connections
 import MySQLdb.constants.CLIENT
 
-from .mysql import (INIT_COMMAND_READ_ONLY, MYSQLCLIENT_COMPRESS, MYSQLCLIENT_TLS, RECORD_SETTING, TextProtocolDriver,
-                    connect_kwargs, mysqlclient_tls)
+from .mysql import (INIT_COMMAND_READ_ONLY, MYSQLCLIENT_COMPRESS, MYSQLCLIENT_TLS, RECORD_SETTING, TEXT_PROTOCOL_LOAD,
+                    TextProtocolDriver, connect_kwargs, mysqlclient_tls)
 
 
 def arguments(endpoint: dict) -> dict:
@@ -62,6 +62,7 @@ class Driver(TextProtocolDriver):
             "cursor": "Cursor (mysql_store_result: the whole result is read before execute returns)",
             "literal": "execute(text): text protocol (mysql_real_query)",
             "record": RECORD_SETTING,
+            "load": TEXT_PROTOCOL_LOAD,
             "extended": "unsupported: MySQLdb interpolates parameters on the client",
             "prepared": "unsupported: MySQLdb has no binary-protocol prepared statements",
         }

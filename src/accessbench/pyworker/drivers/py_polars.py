@@ -24,6 +24,9 @@ class Driver(ReadsOnly):
     db_errors = (RuntimeError, adbc_driver_manager.Error)
     sqlstates = "none"
     variants = {"engine": tuple(ENGINES)}
+    # polars' API for a database is SQL text (read_database_uri(query)): no builder maps a
+    # statement's shape, so hello lists no shapes and every answer says the statement ran as text.
+    default_api = "raw"
     deviations = deviations("binary")  # over ConnectorX; over ADBC none (configure)
 
     def configure(self, chosen: dict[str, str]) -> None:
@@ -36,6 +39,8 @@ class Driver(ReadsOnly):
             "engine": engine + (" (one partition; connects inside every read)" if engine == "connectorx"
                                 else " (a new ADBC connection inside every read)"),
             "result": "read_database_uri(query, uri): a polars DataFrame",
+            "api": "SQL text is polars' API for a database (read_database_uri(query)): the step's statement as it "
+                   "is, every answer marked api raw; no shapes",
             "open": f"one read of {PROBE} (untimed) on PostgreSQL and MariaDB: an endpoint it cannot reach as asked "
                     "(TLS) fails open",
             "tls": ("as py-connectorx: " + CONNECTORX_TLS if engine == "connectorx"

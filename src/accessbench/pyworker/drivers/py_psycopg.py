@@ -6,6 +6,7 @@ import psycopg
 import psycopg.rows
 
 from ...protocol.checksum import float4_value
+from ..association import BY_HAND
 from ..base import Driver, Op, Unsupported
 from .pg import LIBPQ_READ_ONLY, GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
 
@@ -27,6 +28,7 @@ class Driver(Driver):
     dbms = ("postgresql",)
     paramstyle = "format"
     batch_style = "executemany (pipeline mode) in one transaction per group"
+    kinds = (*Driver.kinds, "load")
     db_errors = (psycopg.Error,)
     has_pool = True
     # row=dict: rows as dicts (psycopg.rows.dict_row), as many applications read them;
@@ -40,12 +42,18 @@ class Driver(Driver):
         super().configure(chosen)
         if self.setting("scan") != "query":  # a scan variant: its statements are py-psycopg's
             self.modes = ()
+        if self.setting("scan") != "query" or self.setting("row") == "dict":  # no load (settings say why)
+            self.kinds = tuple(kind for kind in type(self).kinds if kind != "load")
 
     def settings(self) -> dict[str, str]:
         settings = self._settings()
         if self.setting("scan") != "query":
             for mode in ("literal", "extended", "prepared"):
                 settings[mode] = f"unsupported: {self.name} measures scans; its statements are py-psycopg's"
+            settings["load"] = f"unsupported: {self.name} measures scans; its loads are py-psycopg's"
+        elif self.setting("row") == "dict":
+            settings["load"] = ("unsupported: the joined statement's columns share names (each table's id), which "
+                                "a dict row cannot hold apart; py-psycopg loads with tuple rows")
         return settings
 
     def _settings(self) -> dict[str, str]:
@@ -66,6 +74,8 @@ class Driver(Driver):
             "scan": {"query": "the statement itself, its rows fetched (fetchall)",
                      "copy-binary": COPY_SETTING.format(format="binary"),
                      "copy-text": COPY_SETTING.format(format="text")}[self.setting("scan")],
+            "load": BY_HAND + ("; execute(sql, params), prepared by psycopg itself after 5 executions" if auto
+                               else "; execute(sql, params, prepare=False)"),
             "row factory": "dict_row: each row a dict" if self.setting("row") == "dict" else "tuple_row (the default)",
             "pooled": "psycopg_pool.ConnectionPool, min_size = max_size = pool_size per process, filled before the "
                       "start; no check on borrow, no lifetime or idle limit; getconn/putconn inside each operation",
@@ -146,6 +156,15 @@ class Driver(Driver):
                 return cur.fetchall() if reads else cur.rowcount
 
         return op
+
+    def bound(self):
+        cur, prepare = self.cur, None if self.setting("prepare") == "auto" else False
+
+        def query(sql, params):
+            cur.execute(sql, params, prepare=prepare)
+            return cur.fetchall()
+
+        return query
 
     def _copy_op(self, sql: str) -> Op:
         """COPY (sql) TO STDOUT in the variant's format; the result's column types described

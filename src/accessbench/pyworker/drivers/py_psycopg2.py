@@ -10,6 +10,7 @@ import psycopg2.extras
 import psycopg2.extensions
 
 from ...protocol import sqltext
+from ..association import BY_HAND
 from ..base import Driver, Op, Unsupported, cursor_scan, cursor_text
 from .pg import LIBPQ_READ_ONLY, GetconnPool, connect_kwargs as _connect_kwargs, libpq_version as _libpq, tls_setting
 
@@ -28,6 +29,7 @@ class Driver(Driver):
     paramstyle = "format"
     batch_style = "executemany (one statement per row) in one transaction per group"
     modes = ("literal", "prepared")
+    kinds = (*Driver.kinds, "load")
     db_errors = (psycopg2.Error,)
     has_pool = True
 
@@ -36,6 +38,11 @@ class Driver(Driver):
 
     # cursor=dict: rows as dicts (psycopg2.extras.RealDictCursor), as many applications read them.
     variants = {"cursor": ("tuple", "dict")}
+
+    def configure(self, chosen: dict[str, str]) -> None:
+        super().configure(chosen)
+        if self.setting("cursor") == "dict":  # no load (settings say why)
+            self.kinds = tuple(kind for kind in type(self).kinds if kind != "load")
 
     def settings(self) -> dict[str, str]:
         return {
@@ -49,6 +56,10 @@ class Driver(Driver):
             "extended": "unsupported: psycopg2 interpolates parameters on the client",
             "prepared": "SQL PREPARE once, then EXECUTE name(params) over the simple protocol",
             "cursor": "client-side (buffered)",
+            "load": ("unsupported: the joined statement's columns share names (each table's id), which a dict row "
+                     "cannot hold apart; py-psycopg2 loads with tuple rows" if self.setting("cursor") == "dict"
+                     else BY_HAND + "; cursor.execute(sql, params), psycopg2 interpolating the values into the text "
+                                    "on the client, its only way to pass them"),
             "pooled": "psycopg2.pool.SimpleConnectionPool, minconn = maxconn = pool_size per process, opened before "
                       "the start; getconn/putconn inside each operation",
         }
@@ -119,6 +130,9 @@ class Driver(Driver):
             return cur.fetchall() if reads else cur.rowcount
 
         return op
+
+    def bound(self):
+        return self.cursor_bound(self.cur)
 
     def batch_op(self, sql: str) -> Op:
         cur, sql = self.cur, self.markers(sql)

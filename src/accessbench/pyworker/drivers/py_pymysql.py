@@ -7,8 +7,8 @@ import functools
 import pymysql
 import pymysql.constants.CLIENT
 
-from .mysql import (INIT_COMMAND_READ_ONLY, PYMYSQL_COMPRESS, PYMYSQL_TLS, RECORD_SETTING, TextProtocolDriver,
-                    connect_kwargs, pymysql_tls)
+from .mysql import (INIT_COMMAND_READ_ONLY, PYMYSQL_COMPRESS, PYMYSQL_TLS, RECORD_SETTING, TEXT_PROTOCOL_LOAD,
+                    TextProtocolDriver, connect_kwargs, pymysql_tls)
 
 
 class Driver(TextProtocolDriver):
@@ -32,6 +32,7 @@ class Driver(TextProtocolDriver):
             "cursor": "Cursor (buffered: the whole result is read before execute returns)",
             "literal": "execute(text): text protocol (COM_QUERY)",
             "record": RECORD_SETTING,
+            "load": TEXT_PROTOCOL_LOAD,
             "extended": "unsupported: PyMySQL interpolates parameters on the client",
             "prepared": "unsupported: PyMySQL has no binary-protocol prepared statements",
         }

@@ -8,7 +8,8 @@ import datetime as dt
 import pyodbc
 
 from ...protocol.sqltext import as_sqlite
-from ..base import Driver, Op
+from ..association import BY_HAND
+from ..base import Driver, Op, Unsupported
 from . import odbc
 from .mysql import SERVER_TID
 
@@ -27,6 +28,7 @@ class Driver(Driver):
     # fast_executemany binds timestamps with the precision the driver describes; psqlODBC's
     # makes them whole seconds, silently. Declared sizes keep the microseconds.
     TIMESTAMP_SIZE = (pyodbc.SQL_TYPE_TIMESTAMP, 26, 6)
+    kinds = (*Driver.kinds, "load")
     db_errors = (pyodbc.Error,)
 
     def settings(self) -> dict[str, str]:
@@ -37,6 +39,7 @@ class Driver(Driver):
                         "(pyodbc keeps the last prepared statement on a cursor)",
             "prepared": "one cursor, the same statement: SQLPrepare once, then SQLExecute",
             "fetch": "fetchall()",
+            "load": BY_HAND + "; a new cursor per statement, execute(sql, params), as extended",
             "batch on sqlite": "fast_executemany=False: with it the SQLite ODBC driver crashes the process",
             "batch timestamps": "setinputsizes (SQL_TYPE_TIMESTAMP, 26, 6): without it fast_executemany "
                                 "sends psqlODBC timestamps truncated to whole seconds",
@@ -83,11 +86,21 @@ class Driver(Driver):
 
         return connect
 
+    def _untyped(self) -> None:
+        """SQLite's ODBC driver gives a computed column (count(*), max(…)) no declared type and
+        answers it as text: such a read would disagree with every other method about the data,
+        so it is said, not measured."""
+        if self.dbms == "sqlite" and self.shape and "aggregate" in self.shape.get("features", ()):
+            raise Unsupported("the SQLite ODBC driver reads a computed column (an aggregate) as text, "
+                              "not as its value's type")
+
     def scan_op(self, sql: str) -> Op:
+        self._untyped()
         cur = self.cur
         return lambda _: cur.execute(sql).fetchall()
 
     def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        self._untyped()
         if mode == "literal":
             cur = self.cur
             if reads:
@@ -102,6 +115,10 @@ class Driver(Driver):
         if reads:
             return lambda args: cur.execute(sql, args).fetchall()
         return lambda args: cur.execute(sql, args).rowcount
+
+    def bound(self):
+        conn = self.conn
+        return lambda sql, params: conn.cursor().execute(sql, params).fetchall()
 
     def batch_op(self, sql: str) -> Op:
         cur = self.conn.cursor()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from ...protocol.sqltext import as_sqlite
+from ..association import BY_HAND
 from ..base import Driver, Op
 from .sqlite import database, read_only_setting
 
@@ -20,6 +21,7 @@ class Driver(Driver):
     dbms = ("sqlite",)
     paramstyle = "qmark"
     batch_style = "executemany in one transaction per group"
+    kinds = (*Driver.kinds, "load")
     db_errors = (sqlite3.Error,)
 
     def version(self) -> str:
@@ -32,6 +34,7 @@ class Driver(Driver):
             "prepared": f"cached_statements={STATEMENT_CACHE}: one prepared statement reused",
             "timestamps": "bound and read as ISO text",
             "read_only": read_only_setting("sqlite3.connect(uri, uri=True)"),
+            "load": BY_HAND + "; execute(sql, params) on the cached_statements=0 connection, as extended",
         }
 
     def sqlstate(self, error: BaseException) -> str | None:
@@ -83,6 +86,10 @@ class Driver(Driver):
         if reads:
             return lambda args: conn.execute(sql, args).fetchall()
         return lambda args: conn.execute(sql, args).rowcount
+
+    def bound(self):
+        conn = self.conn
+        return lambda sql, params: conn.execute(sql, params).fetchall()
 
     def batch_op(self, sql: str) -> Op:
         conn, sql = self.conn, self.markers(sql)
