@@ -192,6 +192,8 @@ type sqlDriver struct {
 	sqlArg string    // the statement with the driver's markers
 	args   [][]any
 	plan   *sqlPlan
+	hand   *handLoad  // a load step's statements (assoc.go)
+	plans  []*sqlPlan // a load step's result shapes: the parents, each level, the joined rows
 }
 
 func (d *sqlDriver) open(ep endpoint) error {
@@ -230,9 +232,12 @@ func (d *sqlDriver) serverPID() int64 { return d.pid }
 func (d *sqlDriver) configure(key, value string) error { return noSetting{} }
 
 func (d *sqlDriver) begin(st *step) error {
-	d.stmt, d.txStmt, d.tx, d.plan = nil, nil, nil, nil
+	d.stmt, d.txStmt, d.tx, d.plan, d.hand, d.plans = nil, nil, nil, nil, nil, nil
 	if st.sql != "" {
 		d.sqlArg = convertMarkers(st.sql, d.m.dollar())
+	}
+	if st.kind == kLoad {
+		d.hand, d.plans = newHandLoad(st, d.m.dollar()), make([]*sqlPlan, len(st.assoc.levels)+2)
 	}
 	if st.params != nil && st.mode != mLiteral && st.mode != mRecord { // those two are texts
 		d.args = d.m.adapt(st.params)
@@ -351,8 +356,45 @@ func (d *sqlDriver) op(st *step, i int, sk *sink) (int64, error) {
 			return 0, err
 		}
 		return int64(last - first), nil
+	case kLoad:
+		return d.hand.run(d, d.args[i], sk)
 	}
 	return 0, fail("internal", "unknown step kind")
+}
+
+// loads: every database/sql method has the hand-written load strategies (assoc.go).
+func (d *sqlDriver) loads() bool { return true }
+
+// assocQuery runs one statement of a hand-written load by DB.QueryContext with its arguments
+// (the extended mode), every row scanned into the typed destinations of its result shape (the
+// method's plan, as its scans decode), made at its first result and kept for the step.
+func (d *sqlDriver) assocQuery(result int, text string, args []any, row func(get func(int) value)) error {
+	rows, err := d.query(text, args...)
+	if err != nil {
+		return err
+	}
+	p := d.plans[result]
+	if p == nil {
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		p = d.m.plan(types)
+		d.plans[result] = p
+	}
+	get := func(c int) value { return p.values[c]() }
+	for rows.Next() {
+		if err := rows.Scan(p.dests...); err != nil {
+			rows.Close()
+			return err
+		}
+		row(get)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	return rows.Err()
 }
 
 func (d *sqlDriver) txBegin(st *step) error {
@@ -396,7 +438,7 @@ func (d *sqlDriver) end(st *step) {
 			fmt.Fprintln(os.Stderr, "abworker-go: closing the prepared statement:", err)
 		}
 	}
-	d.stmt, d.txStmt, d.args, d.plan = nil, nil, nil, nil
+	d.stmt, d.txStmt, d.args, d.plan, d.hand, d.plans = nil, nil, nil, nil, nil, nil
 }
 
 func (d *sqlDriver) read(st *step, rows *sql.Rows, err error, sk *sink) (int64, error) {

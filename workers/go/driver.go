@@ -92,6 +92,23 @@ type recorder interface {
 	recordAccess() string // how, in words (hello's settings)
 }
 
+// loader is a driver with load steps (PROTOCOL.md, Loading associations; assoc.go).
+type loader interface {
+	loads() bool
+}
+
+// shaper is a layer: which shape features it maps through its own API, and why not the others
+// (hello's capabilities.shapes).
+type shaper interface {
+	shapes() object
+}
+
+// apiTeller is a layer that may run a step's statement through its raw-SQL API (a statement
+// of no shape, a table its entities cannot be made for): api() is "raw" then, after begin.
+type apiTeller interface {
+	api() string
+}
+
 // connPool is a pool shared by the clients of one loaded step; closed after the trial.
 type connPool interface {
 	close()

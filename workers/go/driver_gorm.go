@@ -20,12 +20,17 @@ import (
 // the entity's schema, its callbacks, scanning into entities by reflection.
 //
 // Each shape goes through GORM's API as its users call it: a select by primary key is
-// Take(&entity) with the key as conditions, any other select Find(&[]entity), an insert
-// Create(&entity), an update by key loads the entity (Take) then Model(&entity).Updates the
-// columns set, any other update or a delete Table(t).Where(…).Updates/Delete, a batch
-// CreateInBatches inside Transaction; a statement of no plain shape is Raw(…).Rows() or
-// Exec(…). Every chain starts from the root *gorm.DB, a new Statement: GORM keeps no
-// identity map, so no read is answered from a cache.
+// Take(&entity) with the key as conditions, any other select of equalities Find(&[]entity),
+// an insert Create(&entity), an update by key loads the entity (Take) then Model(&entity).
+// Updates the columns set, any other update or a delete Table(t).Where(…).Updates/Delete, a
+// batch CreateInBatches inside Transaction. A richer shape (ranges, OR, IN, LIKE, ordering,
+// pages, joins, aggregates, increments) is GORM's chain with the condition fragments its users
+// write (Where("id > ?", x).Or(…), Order("id desc"), Limit, Offset, Joins("LEFT JOIN …"),
+// Select(…).Group(…), gorm.Expr("qty + ?", x)), built from the shape (gorm_query.go); a load
+// step goes through associations (Preload, Association). Only a statement of no shape (or of a
+// table the suite does not declare) is Raw(…).Rows() or Exec(…), and its answers say "api":
+// "raw". Every chain starts from the root *gorm.DB, a new Statement: GORM keeps no identity
+// map, so no read is answered from a cache.
 
 // layerUnder is the bare method under a layer: its identity (hello) and its database/sql
 // configuration.
@@ -54,6 +59,13 @@ type gormDriver struct {
 	groups  []any            // batch: a pointer to each group's slice of entities
 	raw     bool             // the statement goes by Raw/Exec
 	rawArgs [][]any
+	q       *gormQuery // a shape richer than the plain form: its chain (gorm_query.go)
+	res     *result    // a select of a join, an aggregate or a group: its row type (Scan)
+	ld      *gormLoad  // a load step: the entities and their associations
+
+	// statements counted by GORM callbacks, registered for verification passes only
+	counting bool
+	counted  int64
 }
 
 func newGormPgxDriver() dbDriver {
@@ -108,13 +120,16 @@ func (d *gormDriver) settings() map[string]string {
 		"tls":          d.base + "'s, through the *sql.DB it opens (the layer has no TLS setting of its own): " + under["tls"],
 		"layer":        "gorm.io/gorm " + moduleVersion("gorm.io/gorm") + " over " + d.base,
 		"driver":       driverSettings,
-		"gorm.Config":  "SkipDefaultTransaction true (GORM otherwise wraps every Create/Update/Delete in BEGIN … COMMIT, two round trips the bare driver does not make; GORM's documentation advises turning it off for speed, and writes grouped by commit_every or a batch are in a transaction of their own); Logger logger.Discard (nothing logged, no slow-query timer); PrepareStmt as the mode says; QueryFields false (SELECT *); TranslateError false; CreateBatchSize 0 (CreateInBatches gives the size); NamingStrategy unused (every statement names its table with Table(t) and every field its column by tag)",
+		"gorm.Config":  "SkipDefaultTransaction true (GORM otherwise wraps every Create/Update/Delete in BEGIN … COMMIT, two round trips the bare driver does not make; GORM's documentation advises turning it off for speed, and writes grouped by commit_every or a batch are in a transaction of their own); Logger logger.Discard (nothing logged, no slow-query timer); PrepareStmt as the mode says; QueryFields false (SELECT *); TranslateError false; CreateBatchSize 0 (CreateInBatches gives the size); NamingStrategy unused (every statement names its table with Table(t), a load's associations by the table set on their schemas, and every field its column by tag)",
 		"entities":     fmt.Sprintf(layerEntities, d.base[3:], boolean),
 		"session":      "every operation starts a new chain from the root *gorm.DB (a new Statement): GORM has no identity map or result cache, so every read goes to the server",
-		"reads":        "select whose where is the table's primary key: Table(t).Where(map{key: value}).Take(&entity) (… LIMIT $n, the 1 bound); any other select: Table(t).Where(map{column: value, …}).Find(&[]entity) (a scan: Find without Where); whole entities (SELECT *, every column), each value read from the entity's field",
-		"writes":       "insert: Table(t).Create(&entity) (no RETURNING: the key is given, autoIncrement off); update by primary key: Take(&entity) then Table(t).Model(&entity).Updates(map{column: value}) (a SELECT then an UPDATE of the columns set, WHERE the loaded key: load-modify-save as GORM users do, without Save's rewrite of every column); any other update: Table(t).Where(map{…}).Updates(map{…}); delete: Table(t).Where(map{…}).Delete(&entity)",
+		"reads":        "select whose where is the table's primary key: Table(t).Where(map{key: value}).Take(&entity) (… LIMIT $n, the 1 bound); another select of ANDed equalities: Table(t).Where(map{column: value, …}).Find(&[]entity) (a scan: Find without Where); a richer select of one table's columns: Table(t).Where(\"id > ?\", x).Or(…).Order(\"id desc\").Limit(n).Offset(m).Find(&[]entity) (see shapes); whole entities (SELECT *, every column), each value read from the entity's field. A join, an aggregate or a GROUP BY: Table(t).Select(\"t.a, u.b, count(*) AS count …\").Joins(\"LEFT JOIN u ON …\").Where(…).Group(…).Order(…).Scan(&[]row), row a struct type made (reflect.StructOf) from the shape's items, one field per result column typed as the bare driver decodes it (an aggregate as the DBMS types it: count bigint, sum of integers bigint on PostgreSQL and DECIMAL on MariaDB, avg numeric …), Select naming with AS each column Scan maps to a field by name (an aggregate, a second id)",
+		"writes":       "insert: Table(t).Create(&entity) (no RETURNING: the key is given, autoIncrement off); update by primary key: Take(&entity) then Table(t).Model(&entity).Updates(map{column: value}) (a SELECT then an UPDATE of the columns set, WHERE the loaded key: load-modify-save as GORM users do, without Save's rewrite of every column); any other update of equalities: Table(t).Where(map{…}).Updates(map{…}); delete: Table(t).Where(map{…}).Delete(&entity); a richer update or delete: Table(t).Where(fragments…).Update(\"c\", value) / Updates(map{…}), an increment as gorm.Expr(\"c + ?\", x), or .Delete(&entity); without a WHERE under Session(AllowGlobalUpdate: true), GORM's switch for it",
 		"values":       "conditions and updated columns bound as the bare driver binds them (" + d.base + "'s parameters); a created entity's fields are set from the generated values through their sql.Scanner and bound as those sql.Null* (driver.Valuer) values",
-		"statements":   "a statement of no plain shape (or of a table the suite does not declare): Raw(sql, args...).Rows(), each row scanned into the sql.Null* destinations " + d.base + " uses (GORM's own scan into maps would read numeric as float64, losing digits), or Exec(sql, args...)",
+		"statements":   "a statement of no shape (or of a table the suite does not declare, or an aggregate of no known result type): Raw(sql, args...).Rows(), each row scanned into the sql.Null* destinations " + d.base + " uses (GORM's own scan into maps would read numeric as float64, losing digits), or Exec(sql, args...); its answers carry \"api\": \"raw\"",
+		"shapes":       "every feature but load-joined through GORM's chain (gorm_query.go), its fragments written once per step from the shape as GORM users write them, names quoted as the DBMS quotes them, every value bound: compare/between/like: Where(\"c > ?\", x), Where(\"c BETWEEN ? AND ?\", a, b), Where(\"c LIKE ?\", p); in: Where(\"c IN ?\", []any{…}) (GORM expands the slice); null: Where(\"c IS NULL\"); or: a group condition, Where(db.Where(a).Or(b)); a literal of the statement bound as a value; order: Order(\"c desc\") per column; limit/offset: Limit(n), Offset(m) (GORM binds them); group: Group(\"c\") per column; aggregate: Select(\"count(*) AS count, max(c) AS max\"); join/left-join: Joins(\"JOIN u ON u.k = t.f\") / Joins(\"LEFT JOIN …\"), the fragment written from the shape's join over the declared reference (GORM's Joins takes a fragment, or an association name for belongs-to and has-one); increment: gorm.Expr(\"c + ?\", x). The step's SQL text is never used but for Raw",
+		"load":         "associations: entities made with reflect.StructOf carry a has-many field per level (Posts []Post `gorm:\"foreignKey:user_id;references:id\"`), their schemas given their tables' names (a StructOf type has no name for the NamingStrategy and no TableName method); lazy: GORM has no lazy loading, so the N+1 a GORM user writes: Find(&users), then per parent db.Model(&user).Association(\"Posts\").Find(&user.Posts), per post db.Model(&post).Association(\"Comments\").Find(&post.Comments); selectin: Preload(\"Posts.Comments\").Find(&users) (a query per level, WHERE user_id IN (…) of the keys read); joined: unsupported (" + gormNoJoined + ")",
+		"counting":     "statements of verification passes: a callback registered after each of GORM's gorm:create, gorm:query (preloads' queries included), gorm:update, gorm:delete, gorm:row (Rows, Scan) and gorm:raw (Exec) when the pass begins and removed when it ends, so the timed loop runs without it; it counts the statements GORM builds and runs (not BEGIN/COMMIT, so batch and commit_every steps answer none)",
 		"transactions": "commit_every: db.Begin() / tx.Commit() (BEGIN/COMMIT), the operations on the transaction's *gorm.DB",
 		"extended":     extended,
 		"prepared":     prepared,
@@ -153,7 +168,52 @@ func (d *gormDriver) wrap(ping bool) error {
 		return err
 	}
 	d.g, d.gp, d.gFor = g, g.Session(&gorm.Session{PrepareStmt: true}), d.db
+	if d.counting {
+		d.countOn(g)
+	}
+	if d.ld != nil {
+		return d.ld.name(g)
+	}
 	return nil
+}
+
+// countName is the callback that counts statements in verification passes.
+const countName = "accessbench:count"
+
+// countOn registers the counting callback after each of GORM's statement-running callbacks
+// (create, query — preloads run their queries through it too —, update, delete, row: Rows
+// and Scan, raw: Exec), on the *gorm.DB's callbacks, which its sessions share; countOff
+// removes it, so the timed loop runs without it.
+func (d *gormDriver) countOn(g *gorm.DB) {
+	count := func(db *gorm.DB) {
+		if !db.DryRun && db.Statement.SQL.Len() > 0 {
+			d.counted++
+		}
+	}
+	cb := g.Callback()
+	errs := []error{
+		cb.Create().After("gorm:create").Register(countName, count),
+		cb.Query().After("gorm:query").Register(countName, count),
+		cb.Update().After("gorm:update").Register(countName, count),
+		cb.Delete().After("gorm:delete").Register(countName, count),
+		cb.Row().After("gorm:row").Register(countName, count),
+		cb.Raw().After("gorm:raw").Register(countName, count),
+	}
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "abworker-go: registering GORM's counting callback:", err)
+		}
+	}
+}
+
+func (d *gormDriver) countOff(g *gorm.DB) {
+	cb := g.Callback()
+	cb.Create().Remove(countName)
+	cb.Query().Remove(countName)
+	cb.Update().Remove(countName)
+	cb.Delete().Remove(countName)
+	cb.Row().Remove(countName)
+	cb.Raw().Remove(countName)
 }
 
 func (d *gormDriver) open(ep endpoint) error {
@@ -184,6 +244,7 @@ func (d *gormDriver) dbFor(st *step) *gorm.DB {
 
 func (d *gormDriver) begin(st *step) error {
 	d.ent, d.rd, d.conds, d.sets, d.groups, d.rawArgs, d.raw = nil, nil, nil, nil, nil, nil, false
+	d.q, d.res, d.ld = nil, nil, nil
 	d.rows = reflect.Value{}
 	if st.kind == kExec && st.mode == mLiteral {
 		return unsupported("GORM binds every value (its ToSQL/Explain inlining is for logging, not for running statements)")
@@ -191,11 +252,20 @@ func (d *gormDriver) begin(st *step) error {
 	if err := d.sqlDriver.begin(st); err != nil {
 		return err
 	}
+	if st.verify && !d.counting { // GORM's callbacks count this pass's statements
+		d.counting, d.counted = true, 0
+		if d.g != nil {
+			d.countOn(d.g)
+		}
+	}
 	if st.kind == kConnect {
 		return nil
 	}
+	if st.kind == kLoad {
+		return d.beginLoad(st)
+	}
 	sh := st.shape
-	if !sh.mapped() || !sh.distinctWhere() {
+	if !sh.mapped() {
 		if st.kind == kBatch {
 			return unsupported("a GORM batch is CreateInBatches of entities, and this statement is not an insert into a table of the suite")
 		}
@@ -210,6 +280,9 @@ func (d *gormDriver) begin(st *step) error {
 		return unsupported("%v", err)
 	}
 	d.ent = ent
+	if !sh.plain || !sh.distinctWhere() { // GORM's chain of fragments (gorm_query.go)
+		return d.beginRich(st)
+	}
 	ncols := len(sh.columns)
 	switch sh.kind {
 	case "select":
@@ -252,6 +325,33 @@ func (d *gormDriver) begin(st *step) error {
 	return nil
 }
 
+// beginRich readies a shape richer than the plain form: the chain's fragments, written once
+// (as a GORM user writes them in the code), and for a join, an aggregate or a group the row
+// type Scan fills. A shape whose result cannot be typed (an aggregate of no known type) goes
+// by Raw, and says so.
+func (d *gormDriver) beginRich(st *step) error {
+	sh := st.shape
+	var err error
+	if sh.kind == "select" && !sh.entityRead() {
+		if d.res, err = resultFor(sh, d.dbmsName); err != nil {
+			fmt.Fprintf(os.Stderr, "abworker-go: %v: through GORM's Raw\n", err)
+			d.raw, d.rawArgs = true, d.args
+			return nil
+		}
+		d.rd, _ = d.res.reader(d.res.fields)
+		st.ncols = len(sh.items)
+	} else if sh.kind == "select" {
+		if d.rd, err = d.ent.reader(sh.columns); err != nil {
+			return unsupported("%v", err)
+		}
+		st.ncols = len(sh.columns)
+	}
+	if d.q, err = gormQueryOf(sh, d.res, d.dbmsName); err != nil {
+		return unsupported("%v", err)
+	}
+	return nil
+}
+
 // conditions: per operation, the where's columns and their values (the arguments from
 // offset on), before the clock; nil when the statement has no where.
 func (d *gormDriver) conditions(where []string, offset int) []map[string]any {
@@ -269,7 +369,21 @@ func (d *gormDriver) conditions(where []string, offset int) []map[string]any {
 	return out
 }
 
+// op is one operation; in a verification pass, the statements GORM's callbacks saw are
+// counted (not for batches and commit_every groups, whose BEGIN and COMMIT no callback sees).
 func (d *gormDriver) op(st *step, i int, sk *sink) (int64, error) {
+	if sk == nil || !d.counting || st.kind == kConnect {
+		return d.run(st, i, sk)
+	}
+	d.counted = 0
+	n, err := d.run(st, i, sk)
+	if st.kind != kBatch && st.commitEvery == 0 {
+		sk.sent(d.counted)
+	}
+	return n, err
+}
+
+func (d *gormDriver) run(st *step, i int, sk *sink) (int64, error) {
 	switch st.kind {
 	case kConnect:
 		db, err := d.m.openDB(d.ep)
@@ -293,6 +407,12 @@ func (d *gormDriver) op(st *step, i int, sk *sink) (int64, error) {
 		return int64(last - first), nil
 	}
 	g := d.dbFor(st)
+	switch {
+	case st.kind == kLoad:
+		return d.load(g, d.args[i], sk)
+	case d.q != nil:
+		return d.runRich(st, g, i, sk)
+	}
 	if d.raw {
 		var args []any
 		if st.kind == kExec {
@@ -410,9 +530,25 @@ func (d *gormDriver) end(st *step) {
 			p.Mux.Unlock()
 		}
 	}
+	if d.counting {
+		if d.g != nil {
+			d.countOff(d.g)
+		}
+		d.counting = false
+	}
 	d.sqlDriver.end(st)
 	d.ent, d.rd, d.conds, d.sets, d.groups, d.rawArgs = nil, nil, nil, nil, nil, nil
+	d.q, d.res, d.ld = nil, nil, nil
 	d.rows = reflect.Value{}
+}
+
+// api: "raw" when the step's statement went by Raw/Exec (PROTOCOL.md: no shape, or a table
+// the suite does not declare).
+func (d *gormDriver) api() string {
+	if d.raw {
+		return "raw"
+	}
+	return ""
 }
 
 // ---- steps under load ----------------------------------------------------------------------
@@ -451,4 +587,10 @@ func (d *gormDriver) take(g *gorm.DB, sh *shape, cond map[string]any) (reflect.V
 		return row, false, nil
 	}
 	return row, err == nil, err
+}
+
+// shapes: GORM maps every shape feature through its chain and associations but a has-many
+// association loaded by JOIN.
+func (d *gormDriver) shapes() object {
+	return shapesExcept(map[string]string{"load-joined": gormNoJoined})
 }

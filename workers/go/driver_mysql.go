@@ -233,6 +233,7 @@ func (d *mysqlDriver) settings() map[string]string {
 		"scan":              "DB.Query(sql) without arguments: COM_QUERY, text protocol",
 		"connect step":      "a fresh sql.OpenDB + DB.PingContext (which connects, then sends COM_PING) + DB.Close (COM_QUIT) per operation",
 		"parameters":        "database/sql values, bound by the driver in the binary protocol: int → int64 (LONGLONG), float → float64 (DOUBLE), bool → bool (TINY 1/0), text → string; decimal → its text as a string (the driver has no decimal type; the server converts it for the DECIMAL column); timestamp → time.Time in UTC, which the driver sends as a string with its fraction ('2001-05-01 00:00:00.00001'), so microseconds are kept; date → time.Time at midnight UTC, sent as the string 'YYYY-MM-DD' (the driver has no DATE parameter type); bytes → []byte, sent as a STRING of the raw bytes (nor a BLOB one); NULL → nil",
+		"load":              handLoadSetting("DB.QueryContext(sql, args...)"),
 		"decoding":          "rows.Scan into sql.Null* chosen by ColumnType.DatabaseTypeName: integer types (TINYINT(1)/BOOLEAN included: the driver has no boolean mapping) → NullInt64, DOUBLE → NullFloat64, FLOAT → NullFloat64 of the float32, DECIMAL → NullString (its text, scale kept), DATETIME/TIMESTAMP/DATE → NullTime (parseTime, UTC), TIME → its text, BLOB/BINARY/VARBINARY types → Null[[]byte], others → NullString; the driver converts text-protocol numbers to int64/float64 itself",
 	}
 }

@@ -40,8 +40,10 @@ type pgxDriver struct {
 	copyTable pgx.Identifier
 	copyCols  []string
 	plan      *pgxPlan
-	copySQL   string   // scan=copy-…: COPY (query) TO STDOUT (FORMAT …)
-	copyPlan  *pgxPlan // and the result's destinations, from its described types
+	copySQL   string     // scan=copy-…: COPY (query) TO STDOUT (FORMAT …)
+	copyPlan  *pgxPlan   // and the result's destinations, from its described types
+	hand      *handLoad  // a load step's statements (assoc.go)
+	plans     []*pgxPlan // a load step's result shapes: the parents, each level, the joined rows
 }
 
 func newPgxDriver() dbDriver { return &pgxDriver{} }
@@ -100,6 +102,7 @@ func (d *pgxDriver) settings() map[string]string {
 		"pooled":                     "pgxpool (pgx v5's pool) with this ConnConfig: MaxConns = MinConns = pool_size, filled before the barrier (pool_size connections acquired at once, then released); ShouldPing returns false (pgxpool otherwise pings a connection idle over 1 s when it is acquired), MaxConnLifetime = 0 and MaxConnIdleTime = 0 (no connection closed for age or idleness), HealthCheckPeriod = 24 h (the background check takes the idle connections out of the pool while it looks at them); each operation Pool.Acquire, the operation on its *pgx.Conn, Conn.Release (a commit_every transaction keeps its connection until COMMIT); prepared: Conn.Prepare(\"abw_pooled\") on the borrowed connection in every operation: parsed on each connection's first use, a lookup in pgx's map after that",
 		"per-request":                "per operation, inside its time: pgx.ConnectConfig with the ConnConfig parsed once before the barrier, the operation (prepared: Conn.Prepare on the new connection), Conn.Close (Terminate; what was prepared goes with the connection)",
 		"parameters":                 pgxParameters,
+		"load":                       handLoadSetting("Conn.Query(sql, args...) under QueryExecModeExec"),
 		"decoding":                   "rows.Scan into pgtype values chosen by the field descriptions' type OIDs: int2/int4/int8 → pgtype.Int2/Int4/Int8, float4/float8 → pgtype.Float4/Float8, numeric → pgtype.Numeric (rendered with its scale), bool → pgtype.Bool, text types → pgtype.Text, timestamp(tz) → pgtype.Timestamp(tz) (time.Time), date → pgtype.Date, time → pgtype.Time, bytea → []byte, others → any",
 	}
 	if d.copyOut != "" {
@@ -269,7 +272,10 @@ func (d *pgxDriver) classify(err error) *failure {
 
 func (d *pgxDriver) begin(st *step) error {
 	d.prepared = ""
-	d.plan = nil
+	d.plan, d.hand, d.plans = nil, nil, nil
+	if st.kind == kLoad {
+		d.hand, d.plans = newHandLoad(st, true), make([]*pgxPlan, len(st.assoc.levels)+2)
+	}
 	if d.copyOut != "" {
 		if st.kind == kExec && st.fetch {
 			return unsupported("go-pgx/scan=copy-%s reads whole results by COPY in scans; a statement that reads rows runs on go-pgx", d.copyOut)
@@ -386,8 +392,41 @@ func (d *pgxDriver) op(st *step, i int, sk *sink) (int64, error) {
 			return 0, err
 		}
 		return int64(last - first), nil
+	case kLoad:
+		return d.hand.run(d, d.args[i], sk)
 	}
 	return 0, fail("internal", "unknown step kind")
+}
+
+// loads: go-pgx has the hand-written load strategies (assoc.go); a scan=copy variant measures
+// scans only.
+func (d *pgxDriver) loads() bool { return d.copyOut == "" }
+
+// assocQuery runs one statement of a hand-written load by Conn.Query with its arguments
+// (QueryExecModeExec, as the extended mode), every row scanned into the typed destinations of
+// its result shape (made from the field descriptions at its first row, kept while they stay
+// the same).
+func (d *pgxDriver) assocQuery(result int, text string, args []any, row func(get func(int) value)) error {
+	rows, err := d.conn.Query(ctx, text, args...)
+	if err != nil {
+		return err
+	}
+	var p *pgxPlan
+	var raw [][]byte
+	get := func(c int) value { return p.values[c](raw[c]) }
+	for rows.Next() {
+		if p == nil {
+			p = planIn(&d.plans[result], rows.FieldDescriptions())
+		}
+		if err := rows.Scan(p.dests...); err != nil {
+			rows.Close()
+			return err
+		}
+		raw = rows.RawValues()
+		row(get)
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 func (d *pgxDriver) batchCopyGroup(first, last int) (int64, error) {
@@ -445,7 +484,7 @@ func (d *pgxDriver) end(st *step) {
 	}
 	d.prepared = ""
 	d.args = nil
-	d.plan = nil
+	d.plan, d.hand, d.plans = nil, nil, nil
 }
 
 // read decodes every row of a result into Go values (rows.Scan), checksumming them when verifying.
@@ -494,8 +533,11 @@ type pgxPlan struct {
 	row     []value // the row being checksummed
 }
 
-func (d *pgxDriver) planFor(fds []pgconn.FieldDescription) *pgxPlan {
-	if p := d.plan; p != nil && len(p.oids) == len(fds) {
+func (d *pgxDriver) planFor(fds []pgconn.FieldDescription) *pgxPlan { return planIn(&d.plan, fds) }
+
+// planIn: the plan kept in slot when the fields are the same, else a new one kept there.
+func planIn(slot **pgxPlan, fds []pgconn.FieldDescription) *pgxPlan {
+	if p := *slot; p != nil && len(p.oids) == len(fds) {
 		same := true
 		for c := range fds {
 			same = same && p.oids[c] == fds[c].DataTypeOID && p.formats[c] == fds[c].Format
@@ -513,7 +555,7 @@ func (d *pgxDriver) planFor(fds []pgconn.FieldDescription) *pgxPlan {
 		p.values = append(p.values, val)
 	}
 	p.row = make([]value, len(fds))
-	d.plan = p
+	*slot = p
 	return p
 }
 

@@ -63,6 +63,7 @@ func (d *pgxStdlibDriver) settings() map[string]string {
 		"scan":                       "DB.Query(sql, pgx.QueryExecModeSimpleProtocol): simple query protocol, text results",
 		"connect step":               "a fresh stdlib.GetConnector of the ConnConfig parsed once + sql.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
 		"parameters":                 pgxParameters + "; database/sql hands them to the adapter unchanged (its CheckNamedValue accepts every value) and the adapter to pgx",
+		"load":                       handLoadSetting("DB.QueryContext(sql, args...)"),
 		"decoding":                   pgSQLDecoding,
 	}
 }

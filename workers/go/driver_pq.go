@@ -48,6 +48,7 @@ func (d *pqDriver) settings() map[string]string {
 		"scan":                           "DB.Query(sql) without arguments: simple query protocol, text results",
 		"connect step":                   "a fresh sql.OpenDB + DB.PingContext (which connects) + DB.Close per operation",
 		"parameters":                     "database/sql values: int → int64, float → float64, bool → bool, text → string, decimal → its text as a string (lib/pq has no decimal type), date → time.Time at midnight UTC, bytes → []byte, timestamp → time.Time (UTC), NULL → nil; lib/pq sends every one as text of unspecified type (binary_parameters off), the server taking the type from the statement it described: bool as true/false, float64 as its shortest text, a time.Time with a Z suffix (which a timestamp without time zone and a date ignore), []byte as bytea hex (\\x…)",
+		"load":                           handLoadSetting("DB.QueryContext(sql, args...)"),
 		"decoding":                       pgSQLDecoding,
 	}
 }

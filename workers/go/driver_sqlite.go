@@ -53,6 +53,7 @@ func (d *sqliteDriver) settings() map[string]string {
 		"read_only":    sqliteReadOnly,
 		"timestamps":   "bound and read as ISO text (the target stores them as TEXT)",
 		"parameters":   "as the target stores them (SQLite has no boolean, date, decimal or timestamp type): int → int64, float → float64 (real), text → string, bytes → []byte (blob), NULL → nil; bool → Go bool, which the driver binds as integer 1/0; decimal → its text (the column's NUMERIC affinity converts it); date → 'YYYY-MM-DD' text; timestamp → 'YYYY-MM-DD HH:MM:SS[.ffffff]' text",
+		"load":         handLoadSetting("DB.QueryContext(sql, args...)"),
 		"decoding":     "rows.Scan into any: each value by its dynamic type (int64, float64, string, []byte, nil); the driver turns TEXT of columns declared DATE/DATETIME/TIMESTAMP into time.Time (none in the targets' tables)",
 	}
 }

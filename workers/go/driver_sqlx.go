@@ -45,6 +45,9 @@ type sqlxDriver struct {
 	ns     *sqlx.NamedStmt
 	types  []string // raw reads: the columns' database type names
 	row    []value
+	res    *result   // a select of a join, an aggregate or a group: its row type
+	raw    bool      // a statement of no shape: Queryx + SliceScan, no row type
+	ld     *sqlxLoad // a load step
 }
 
 func newSqlxPgxDriver() dbDriver {
@@ -95,8 +98,11 @@ func (d *sqlxDriver) settings() map[string]string {
 		"driver":       driverSettings,
 		"mapper":       "sqlx's default: struct fields by their `db` tag (strings.ToLower otherwise), the reflection cached per type; Unsafe off (a column with no field is an error)",
 		"entities":     fmt.Sprintf(layerEntities, d.base[3:], boolean),
-		"reads":        "the step's own SQL (sqlx runs the SQL its users write), its rows mapped into entities: Get(&entity, sql, args...) when the where is the table's primary key, else Select(&[]entity, sql, args...); each value read from the entity's field. A statement of no plain shape: Queryx(sql, args...) and SliceScan per row, each value converted by its column's database type as the bare driver decodes it",
-		"writes":       "insert: NamedExec(`INSERT INTO t (cols) VALUES (:col, …)`, &entity); update and delete: NamedExec of the statement's named form (`UPDATE t SET c = :c WHERE k = :w_k`, made from the shape) with a map of the values; a statement of no plain shape: Exec(sql, args...)",
+		"reads":        "the step's own SQL (sqlx's API is SQL text and a row mapper: it runs the SQL its users write, whatever its shape), its rows mapped into entities when they are one table's columns: Get(&entity, sql, args...) when the where is the table's primary key, else Select(&[]entity, sql, args...); each value read from the entity's field. A join, an aggregate or a GROUP BY: rows of a struct type made (reflect.StructOf) from the shape's items, one field per result column typed as the bare driver decodes it (an aggregate as the DBMS types it), read with Select(&[]row, sql, args...) by the db tags when the statement names every result column once, else with Queryx and Rows.Scan into the struct's fields in order (mapping by name would need aliases the statement does not have: a join's two id columns, an aggregate PostgreSQL names count and MariaDB count(*)). A statement of no shape: Queryx(sql, args...) and SliceScan per row, each value converted by its column's database type as the bare driver decodes it; its answers carry \"api\": \"raw\"",
+		"writes":       "insert: NamedExec(`INSERT INTO t (cols) VALUES (:col, …)`, &entity); update and delete of equalities: NamedExec of the statement's named form (`UPDATE t SET c = :c WHERE k = :w_k`, made from the shape) with a map of the values; a richer update or delete (a range, an increment) and a statement of no shape: Exec(sql, args...)",
+		"shapes":       "every feature: sqlx runs the statement's own text, and maps its rows into the step's struct (an entity, or a row type of the shape's items)",
+		"load":         "sqlx has no relations: the strategies written by hand with sqlx's calls, the statements the step carries, rebound by sqlx.Rebind; lazy: Select(&users, …), then per user Select(&posts, `… WHERE user_id = ?`, user.ID), per post Select(&comments, …); selectin: Select(&users, …), then per level sqlx.In(`… WHERE user_id IN (?)`, keys) (sqlx's own IN-list helper), Rebind, Select(&posts, query, args...); joined: one Queryx of the joined statement, each row Rows.Scan by position into one new entity per table (its columns repeat names), each entity kept the first time its key is seen",
+		"counting":     "statements of verification passes, counted by the worker: sqlx has no hook, and every Get, Select, Queryx, Exec and NamedExec the worker calls sends one statement (the prepared mode's Preparex not counted); batch and commit_every steps answer none",
 		"values":       "an update's or delete's values bound as the bare driver binds them (" + d.base + "'s parameters); an inserted entity's fields are set from the generated values through their sql.Scanner and bound as those sql.Null* (driver.Valuer) values",
 		"session":      "no cache of rows or entities: every read goes to the server",
 		"transactions": "commit_every: Beginx / Tx.Commit (BEGIN/COMMIT); a statement to be prepared is prepared before the transaction begins (one pooled connection)",
@@ -130,14 +136,22 @@ func (d *sqlxDriver) open(ep endpoint) error {
 
 func (d *sqlxDriver) begin(st *step) error {
 	d.ent, d.rd, d.named, d.nargs, d.groups, d.xs, d.ns, d.types = nil, nil, "", nil, nil, nil, nil, nil
+	d.res, d.raw, d.ld = nil, false, nil
 	if err := d.sqlDriver.begin(st); err != nil {
 		return err
 	}
 	sh := st.shape
-	if st.kind == kConnect || !sh.mapped() {
+	if st.kind == kLoad {
+		return d.beginLoad(st)
+	}
+	if st.kind == kConnect {
+		return nil
+	}
+	if !sh.mapped() {
 		if st.kind == kBatch {
 			return unsupported("an sqlx batch is one NamedExec of a slice of entities, and this statement is not an insert into a table of the suite")
 		}
+		d.raw = true // no shape: rows of no known type (SliceScan), no struct to map them into
 		return nil
 	}
 	if st.kind == kBatch && sh.kind != "insert" {
@@ -150,6 +164,17 @@ func (d *sqlxDriver) begin(st *step) error {
 	d.ent = ent
 	switch sh.kind {
 	case "select":
+		if !sh.entityRead() { // a join, an aggregate, a group: rows of its own struct type
+			if d.res, err = resultFor(sh, d.dbmsName); err != nil {
+				fmt.Fprintf(os.Stderr, "abworker-go: %v: rows read with SliceScan\n", err)
+				d.ent, d.raw = nil, true
+				return nil
+			}
+			d.ent = nil
+			d.rd, _ = d.res.reader(d.res.fields)
+			st.ncols = len(sh.items)
+			return nil
+		}
 		if d.rd, err = ent.reader(sh.columns); err != nil {
 			return unsupported("%v", err)
 		}
@@ -178,7 +203,9 @@ func (d *sqlxDriver) begin(st *step) error {
 			d.nargs[i] = rows.Index(i).Addr().Interface()
 		}
 	case "update", "delete":
-		if st.mode == mLiteral {
+		if st.mode == mLiteral || !sh.plain {
+			// a richer update or delete (a range, an increment): the step's own statement by
+			// Exec, as an sqlx user runs a statement with no struct to bind
 			return nil
 		}
 		// the named form: SET c = :c …, WHERE k = :w_k … (names of its own for the where, so
@@ -289,7 +316,13 @@ func (d *sqlxDriver) queryer(st *step, text string) (sqlxQueryer, error) {
 	return sqlxDirect{d.x, text}, nil
 }
 
+// op is one operation; in a verification pass every statement it sends is counted (sqlx has
+// no hook of its own: each Get, Select, Queryx, Exec and NamedExec the worker calls sends one;
+// a load counts its own), but for batches and commit_every groups (BEGIN and COMMIT besides).
 func (d *sqlxDriver) op(st *step, i int, sk *sink) (int64, error) {
+	if sk != nil && st.kind != kConnect && st.kind != kBatch && st.kind != kLoad && st.commitEvery == 0 {
+		sk.sent(1)
+	}
 	switch st.kind {
 	case kConnect:
 		db, err := d.m.openDB(d.ep)
@@ -302,6 +335,8 @@ func (d *sqlxDriver) op(st *step, i int, sk *sink) (int64, error) {
 			err = cerr
 		}
 		return 0, err
+	case kLoad:
+		return d.load(d.args[i], sk)
 	case kBatch:
 		first, last := st.group(i)
 		tx, err := d.x.Beginx()
@@ -376,6 +411,9 @@ func (d *sqlxDriver) op(st *step, i int, sk *sink) (int64, error) {
 			return 0, err
 		}
 		return res.RowsAffected()
+	}
+	if d.res != nil {
+		return d.readResult(q, args, sk)
 	}
 	rows, err := q.Queryx(args...)
 	if err != nil {
@@ -535,6 +573,66 @@ func (d *sqlxDriver) end(st *step) {
 	d.closeStmts()
 	d.sqlDriver.end(st)
 	d.ent, d.rd, d.nargs, d.groups, d.types = nil, nil, nil, nil, nil
+	d.res, d.ld = nil, nil
+}
+
+// api: "raw" for a statement of no shape, whose rows have no struct type (SliceScan).
+func (d *sqlxDriver) api() string {
+	if d.raw {
+		return "raw"
+	}
+	return ""
+}
+
+// shapes: sqlx runs the statement's own text, so it maps every feature: its rows go into a
+// struct made for the step's result (an entity, or a row type of the items).
+func (d *sqlxDriver) shapes() object { return shapesExcept(nil) }
+
+// readResult reads rows of a join, an aggregate or a group into the step's row type: by name
+// with Select (sqlx's mapper, the struct's db tags) when the statement names every result
+// column once; else, since mapping by name would need aliases the statement does not have (a
+// join's two id columns, an aggregate PostgreSQL names "count" and MariaDB "count(*)"), with
+// Queryx and Rows.Scan into the same struct's fields in order (sqlx.Rows is a *sql.Rows).
+func (d *sqlxDriver) readResult(q sqlxQueryer, args []any, sk *sink) (int64, error) {
+	typ := d.res.typ
+	if d.res.byName {
+		rows := reflect.New(reflect.SliceOf(typ))
+		if err := q.Select(rows.Interface(), args...); err != nil {
+			return 0, err
+		}
+		if sk != nil {
+			d.rd.addAll(sk, rows.Elem())
+		}
+		return int64(rows.Elem().Len()), nil
+	}
+	rows, err := q.Queryx(args...)
+	if err != nil {
+		return 0, err
+	}
+	out := reflect.MakeSlice(reflect.SliceOf(typ), 0, 0)
+	nf := typ.NumField()
+	for rows.Next() {
+		row := reflect.New(typ).Elem()
+		dests := make([]any, nf)
+		for f := range dests {
+			dests[f] = row.Field(f).Addr().Interface()
+		}
+		if err := rows.Scan(dests...); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		out = reflect.Append(out, row)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if sk != nil {
+		d.rd.addAll(sk, out)
+	}
+	return int64(out.Len()), nil
 }
 
 // ---- steps under load ----------------------------------------------------------------------
@@ -560,3 +658,185 @@ func (d *sqlxDriver) attach(p connPool) {
 }
 
 func (d *sqlxDriver) classify(err error) *failure { return d.under.classify(err) }
+
+// ---- load steps -------------------------------------------------------------------------------
+
+// sqlxLoad: sqlx has no relations, so a load is written by hand with sqlx's calls, as its
+// users write it: Select of each level into a slice of its table's entities, the statements
+// the message carries (PROTOCOL.md, Loading associations) with sqlx's Rebind for the markers;
+// lazy: Select per parent (and per child); selectin: one Select per level whose IN list is
+// made by sqlx.In, sqlx's own IN-list helper (the keys read expanded into markers); joined: one
+// Queryx of the joined statement, each row scanned into one entity per table and split.
+type sqlxLoad struct {
+	strategy string
+	ents     []*entity // parents, then each level
+	readers  []*reader
+	refAt    []int    // per table: the column the next level references (-1: the last)
+	keyAt    [][]int  // per table: its key's columns
+	parent   string   // the statements, rebound to the driver's markers
+	one      []string // per level
+	in       []string // per level: head + "?" + tail, a single ? that sqlx.In expands
+	joined   string
+	seen     []map[any]struct{}
+}
+
+func (d *sqlxDriver) beginLoad(st *step) error {
+	a := st.assoc
+	ents, err := loadEntities(a, d.dbmsName, false)
+	if err != nil {
+		return unsupported("%v", err)
+	}
+	bind := sqlx.BindType(d.bindName)
+	ld := &sqlxLoad{strategy: a.strategy, ents: ents, parent: sqlx.Rebind(bind, st.sql), joined: sqlx.Rebind(bind, a.joined)}
+	ld.refAt = append(ld.refAt, a.refAt)
+	ld.keyAt = append(ld.keyAt, keyColumns(a.parent))
+	for _, lv := range a.levels {
+		ld.one = append(ld.one, sqlx.Rebind(bind, lv.one))
+		ld.in = append(ld.in, lv.in[0]+"?"+lv.in[1])
+		ld.refAt = append(ld.refAt, lv.refAt)
+		ld.keyAt = append(ld.keyAt, lv.keyAt)
+	}
+	for _, e := range ents {
+		r, err := e.reader(e.fields)
+		if err != nil {
+			return unsupported("%v", err)
+		}
+		ld.readers = append(ld.readers, r)
+	}
+	d.ld = ld
+	return nil
+}
+
+// load is one load by the step's strategy; every statement counted in a verification pass.
+func (d *sqlxDriver) load(args []any, sk *sink) (int64, error) {
+	ld := d.ld
+	sent := func() {
+		if sk != nil {
+			sk.sent(1)
+		}
+	}
+	var n int64
+	keep := func(level int, rows reflect.Value) {
+		n += int64(rows.Len())
+		if sk != nil {
+			ld.readers[level].addAll(sk, rows)
+		}
+	}
+	if ld.strategy == "joined" {
+		sent()
+		return d.loadJoined(args, sk)
+	}
+	parents := reflect.New(reflect.SliceOf(ld.ents[0].typ))
+	sent()
+	if err := d.x.Select(parents.Interface(), ld.parent, args...); err != nil {
+		return 0, err
+	}
+	if ld.strategy == "selectin" {
+		rows := parents.Elem()
+		for level := 0; ; level++ {
+			keep(level, rows)
+			if level+1 == len(ld.ents) || rows.Len() == 0 {
+				return n, nil
+			}
+			keys := make([]any, rows.Len())
+			for k := range keys {
+				keys[k] = rows.Index(k).Field(ld.refAt[level]).Interface()
+			}
+			query, in, err := sqlx.In(ld.in[level], keys)
+			if err != nil {
+				return 0, err
+			}
+			children := reflect.New(reflect.SliceOf(ld.ents[level+1].typ))
+			sent()
+			if err := d.x.Select(children.Interface(), d.x.Rebind(query), in...); err != nil {
+				return 0, err
+			}
+			rows = children.Elem()
+		}
+	}
+	// lazy: each parent's children selected when it is reached, then each child's (nested loops)
+	var walk func(level int, rows reflect.Value) error
+	walk = func(level int, rows reflect.Value) error {
+		keep(level, rows)
+		if level+1 == len(ld.ents) {
+			return nil
+		}
+		for k := 0; k < rows.Len(); k++ {
+			children := reflect.New(reflect.SliceOf(ld.ents[level+1].typ))
+			sent()
+			if err := d.x.Select(children.Interface(), ld.one[level], rows.Index(k).Field(ld.refAt[level]).Interface()); err != nil {
+				return err
+			}
+			if err := walk(level+1, children.Elem()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(0, parents.Elem()); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// loadJoined: one Queryx of the joined statement; each row scanned by position (its columns
+// are the tables' columns in order, two of them named id: mapping by name would need aliases
+// the statement does not have) into one new entity per table, each kept the first time its key
+// is seen, none where the key is NULL.
+func (d *sqlxDriver) loadJoined(args []any, sk *sink) (int64, error) {
+	ld := d.ld
+	if ld.seen == nil {
+		ld.seen = make([]map[any]struct{}, len(ld.ents))
+		for k := range ld.seen {
+			ld.seen[k] = map[any]struct{}{}
+		}
+	}
+	kept := make([]reflect.Value, len(ld.ents))
+	for k, e := range ld.ents {
+		clear(ld.seen[k])
+		kept[k] = reflect.MakeSlice(reflect.SliceOf(e.typ), 0, 0)
+	}
+	rows, err := d.x.Queryx(ld.joined, args...)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	width := 0
+	for _, e := range ld.ents {
+		width += len(e.fields)
+	}
+	for rows.Next() {
+		vals := make([]reflect.Value, len(ld.ents))
+		dests := make([]any, 0, width)
+		for k, e := range ld.ents {
+			vals[k] = reflect.New(e.typ).Elem()
+			for f := range e.fields {
+				dests = append(dests, vals[k].Field(f).Addr().Interface())
+			}
+		}
+		if err := rows.Scan(dests...); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		for k, e := range ld.ents {
+			row := vals[k]
+			key, null := entityKey(func(c int) value { return e.read[c](row.Field(c)) }, 0, ld.keyAt[k])
+			if null {
+				break
+			}
+			if _, dup := ld.seen[k][key]; dup {
+				continue
+			}
+			ld.seen[k][key] = struct{}{}
+			kept[k] = reflect.Append(kept[k], row)
+			n++
+			if sk != nil {
+				ld.readers[k].add(sk, row)
+			}
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	return n, rows.Err()
+}

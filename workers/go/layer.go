@@ -69,6 +69,11 @@ type entity struct {
 	read   []func(reflect.Value) value // per field: its value as the driver's decoding gives it
 	dbms   string
 	fields []string // column per field
+	table  string   // the table it was made for (the first, for a type tables alike share)
+
+	rel     int     // the has-many field's index (a load step's entity), -1 for none
+	relName string  // its name, the association's
+	child   *entity // its element type
 }
 
 // entities: one type per table shape (columns, types and key) and DBMS, made when a step
@@ -80,34 +85,220 @@ var (
 )
 
 func entityFor(sh *shape, dbms string) (*entity, error) {
-	id := dbms + "|" + strings.Join(sh.tableColumns, ",") + "|" + strings.Join(sh.tableTypes, ",") + "|" + strings.Join(sh.key, ",")
+	return entityOf(&tableDef{name: sh.table, columns: sh.tableColumns, types: sh.tableTypes, key: sh.key}, dbms, nil, false)
+}
+
+// relation is a has-many field of an entity (a load step's, layer.go's GORM use): its name,
+// the child entity, the child's column referencing the parent and the referenced column.
+type relation struct {
+	name          string
+	child         *entity
+	column, refTo string
+}
+
+// entityOf makes (or finds) the entity type of a table. One type per column set (tables
+// alike share it), but for own (a load step's, for GORM): the table's own type (its name in a
+// tag: GORM keeps one schema, with its table name, per type), and with a relation, its
+// has-many field last: `gorm:"foreignKey:<child column>;references:<column>"`,
+// a slice of the child entity, as a GORM user declares a has-many association.
+func entityOf(t *tableDef, dbms string, rel *relation, own bool) (*entity, error) {
+	id := dbms + "|" + strings.Join(t.columns, ",") + "|" + strings.Join(t.types, ",") + "|" + strings.Join(t.key, ",")
+	if own {
+		id += "|" + t.name
+	}
+	if rel != nil {
+		id += "|" + rel.name + "|" + rel.child.typ.String()
+	}
 	entitiesMu.Lock()
 	defer entitiesMu.Unlock()
 	if e, ok := entities[id]; ok {
 		return e, nil
 	}
-	e := &entity{index: map[string]int{}, dbms: dbms}
-	fields := make([]reflect.StructField, len(sh.tableColumns))
-	for k, col := range sh.tableColumns {
-		typ, read, err := columnType(sh.tableTypes[k], dbms)
+	e := &entity{index: map[string]int{}, dbms: dbms, table: t.name, rel: -1}
+	fields := make([]reflect.StructField, len(t.columns), len(t.columns)+1)
+	for k, col := range t.columns {
+		typ, read, err := columnType(t.types[k], dbms)
 		if err != nil {
-			return nil, fmt.Errorf("table %s, column %s: %w", sh.table, col, err)
+			return nil, fmt.Errorf("table %s, column %s: %w", t.name, col, err)
 		}
 		tag := "column:" + col
-		for _, kc := range sh.key {
+		for _, kc := range t.key {
 			if kc == col {
 				tag += ";primaryKey;autoIncrement:false"
 			}
 		}
+		extra := ""
+		if own && k == 0 {
+			extra = ` table:"` + t.name + `"` // the table's own type (GORM's schema is per type)
+		}
 		fields[k] = reflect.StructField{Name: "F" + strconv.Itoa(k), Type: typ,
-			Tag: reflect.StructTag(`gorm:"` + tag + `" db:"` + col + `"`)}
+			Tag: reflect.StructTag(`gorm:"` + tag + `" db:"` + col + `"` + extra)}
 		e.index[col] = k
 		e.read = append(e.read, read)
 		e.fields = append(e.fields, col)
 	}
+	if rel != nil {
+		e.rel, e.relName, e.child = len(fields), rel.name, rel.child
+		fields = append(fields, reflect.StructField{Name: rel.name, Type: reflect.SliceOf(rel.child.typ),
+			Tag: reflect.StructTag(`gorm:"foreignKey:` + rel.column + `;references:` + rel.refTo + `" db:"-"`)})
+	}
 	e.typ = reflect.StructOf(fields)
 	entities[id] = e
 	return e, nil
+}
+
+// relationName: the has-many field's name for a child table, as Go exports it ("posts" →
+// "Posts"), made a valid exported identifier whatever the table's name.
+func relationName(table string) string {
+	var b strings.Builder
+	for k, r := range table {
+		switch {
+		case k == 0 && r >= 'a' && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+		case k == 0 && !(r >= 'A' && r <= 'Z'):
+			b.WriteString("T")
+			fallthrough
+		case r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			b.WriteRune(r)
+		default:
+			b.WriteString("_")
+		}
+	}
+	return b.String()
+}
+
+// loadEntities: the entity of each table of a load step, parents first, each (but the last)
+// with its has-many field of the next (GORM's associations); plain entities when relations
+// is false (sqlx, which has none).
+func loadEntities(a *assoc, dbms string, relations bool) ([]*entity, error) {
+	tables := []*tableDef{a.parent}
+	for k := range a.levels {
+		tables = append(tables, &a.levels[k].tableDef)
+	}
+	out := make([]*entity, len(tables))
+	for k := len(tables) - 1; k >= 0; k-- {
+		var rel *relation
+		if relations && k+1 < len(tables) {
+			lv := &a.levels[k]
+			rel = &relation{name: relationName(lv.name), child: out[k+1], column: lv.column, refTo: lv.parentColumn}
+		}
+		e, err := entityOf(tables[k], dbms, rel, relations)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = e
+	}
+	return out, nil
+}
+
+// ---- result rows of joins and aggregates ----------------------------------------------------
+
+// result is the row type of a select whose rows are not one table's entities (a join, an
+// aggregate, a group): one field per item, in order, typed as the bare driver decodes that
+// result column (a column's type from its table; an aggregate's as the DBMS types it), so
+// that its values checksum as the driver's.
+type result struct {
+	*entity
+	aliases []string // per item: a name no other item has (GORM's Select … AS, Scan's mapping)
+	names   []string // per item: the result column's name as the statement gives it ("" unknown)
+	byName  bool     // every name known and distinct: a row mapper can map by name (sqlx)
+}
+
+func resultFor(sh *shape, dbms string) (*result, error) {
+	r := &result{byName: true}
+	specs := &tableDef{name: sh.table}
+	used := map[string]bool{}
+	for _, it := range sh.items {
+		var typ, name, alias string
+		if it.fn == "" {
+			t, ok := sh.tables[it.table]
+			if !ok || t.index(it.column) < 0 {
+				return nil, fmt.Errorf("column %s.%s is not of a table of the suite", it.table, it.column)
+			}
+			typ, name = t.types[t.index(it.column)], it.column
+			alias = name
+			if used[alias] {
+				alias = it.table + "_" + it.column
+			}
+		} else {
+			var colType string
+			if it.column != "" {
+				t, ok := sh.tables[it.table]
+				if !ok || t.index(it.column) < 0 {
+					return nil, fmt.Errorf("column %s.%s is not of a table of the suite", it.table, it.column)
+				}
+				colType = t.types[t.index(it.column)]
+			}
+			var err error
+			if typ, err = aggregateType(it.fn, colType, dbms); err != nil {
+				return nil, err
+			}
+			name, alias = it.as, it.as // unnamed: PostgreSQL says "count", MariaDB "count(*)"
+			if alias == "" {
+				alias = it.fn
+				if used[alias] && it.column != "" {
+					alias = it.fn + "_" + it.column
+				}
+			}
+		}
+		for base, n := alias, 2; used[alias]; n++ {
+			alias = base + "_" + strconv.Itoa(n)
+		}
+		r.byName = r.byName && name != "" && !used[name]
+		used[alias], used[name] = true, true
+		r.aliases, r.names = append(r.aliases, alias), append(r.names, name)
+		specs.columns, specs.types = append(specs.columns, alias), append(specs.types, typ)
+	}
+	e, err := entityOf(specs, dbms, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	// db tags: the names the statement gives (a row mapper by name); gorm tags: the aliases
+	fields := make([]reflect.StructField, e.typ.NumField())
+	for k := range fields {
+		f := e.typ.Field(k)
+		dbTag := r.names[k]
+		if !r.byName || dbTag == "" {
+			dbTag = "-"
+		}
+		fields[k] = reflect.StructField{Name: f.Name, Type: f.Type,
+			Tag: reflect.StructTag(`gorm:"column:` + r.aliases[k] + `" db:"` + dbTag + `"`)}
+	}
+	r.entity = &entity{typ: reflect.StructOf(fields), index: e.index, read: e.read, dbms: dbms, fields: e.fields, rel: -1}
+	return r, nil
+}
+
+// aggregateType: the SQL type of an aggregate's result as the DBMS types it (as the bare
+// driver then decodes it): count is a bigint; min and max the column's type; sum of integers a
+// bigint on PostgreSQL (numeric of a bigint) and a DECIMAL on MariaDB; avg of integers a
+// numeric (DECIMAL); sum and avg of numeric a numeric; of floating point a double (PostgreSQL's
+// sum of real: real).
+func aggregateType(fn, colType, dbms string) (string, error) {
+	base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(colType)), "(")
+	switch fn {
+	case "count":
+		return "bigint", nil
+	case "min", "max":
+		return colType, nil
+	case "sum", "avg":
+		switch base {
+		case "smallint", "integer":
+			if fn == "sum" && dbms != "mariadb" {
+				return "bigint", nil
+			}
+			return "numeric", nil
+		case "bigint", "numeric":
+			return "numeric", nil
+		case "real":
+			if fn == "sum" && dbms != "mariadb" {
+				return "real", nil
+			}
+			return "double", nil
+		case "double":
+			return "double", nil
+		}
+	}
+	return "", fmt.Errorf("no result type for %s(%s)", fn, colType)
 }
 
 var (
@@ -266,5 +457,25 @@ func (r *reader) addAll(sk *sink, rows reflect.Value) {
 // The layers' common settings.
 const (
 	layerEntities = "one Go struct type per table of the suite, made with reflect.StructOf when a step first needs it from the shape's table_columns, table_types and key (tables known only at run time, so no generated code; the layer's reflection of it is cached by type as for any struct); each field the database/sql type go-%s scans the column into (smallint/integer/bigint → sql.NullInt64, double/real → sql.NullFloat64, numeric → sql.NullString, boolean → %s, char/varchar/text → sql.NullString, timestamp/date → sql.NullTime, bytes → sql.Null[[]byte]), so that every value is read as the bare driver reads it"
-	layerVerify   = "every value read from the entity's field (or, for a statement of no plain shape, from the scanned destinations), converted to the protocol's values as the bare driver's decoding does"
+	layerVerify   = "every value read from the entity's field (a join's or an aggregate's from its row type's field; a statement of no shape from the scanned destinations), converted to the protocol's values as the bare driver's decoding does; a load's entities each once, parents, children, grandchildren, every column of its table"
 )
+
+// shapeFeatures: every feature a shape can use (PROTOCOL.md, Shapes; suite/shape.py's
+// FEATURES), for a layer's hello to map or answer unsupported.
+var shapeFeatures = []string{"select", "get", "where", "star", "compare", "between", "in", "null", "like", "or",
+	"join", "left-join", "aggregate", "group", "order", "limit", "offset", "insert", "update", "increment",
+	"delete", "load-lazy", "load-joined", "load-selectin"}
+
+// shapesExcept: capabilities.shapes of a layer that maps every feature but those of why.
+func shapesExcept(why map[string]string) object {
+	maps := []string{}
+	unsupported := object{}
+	for _, f := range shapeFeatures {
+		if reason, ok := why[f]; ok {
+			unsupported = append(unsupported, kv{f, reason})
+		} else {
+			maps = append(maps, f)
+		}
+	}
+	return object{{"maps", maps}, {"unsupported", unsupported}}
+}

@@ -136,7 +136,24 @@ func (s *session) hello() object {
 		modes = append(modes, "record")
 		settings["record"] = r.recordAccess()
 	}
+	kinds := []string{"connect", "scan", "exec", "batch"}
+	if l, ok := d.(loader); ok && l.loads() {
+		kinds = append(kinds, "load")
+	}
 	settings["histogram"] = "a fixed array of (40 − 8 + 1) · 128 + 256 counts per client, bucket by integer operations, nothing allocated per operation; merged after the trial"
+	caps := object{
+		{"dbms", d.dbms()},
+		{"kinds", kinds},
+		{"modes", modes},
+		{"batch", d.batchStyle()},
+		{"concurrency", "goroutines (one per client)"},
+		// steps under load: clients, duration, open loop at a rate, histograms, and the
+		// connection policies built for every method of this worker
+		{"load", object{{"policies", []string{"persistent", "per-request", "pooled"}}}},
+	}
+	if sh, ok := d.(shaper); ok { // a layer: the shape features it maps, and why not the others
+		caps = append(caps, kv{"shapes", sh.shapes()})
+	}
 	return object{
 		{"protocol", protocolVersion},
 		{"name", s.name},
@@ -146,16 +163,7 @@ func (s *session) hello() object {
 		{"driver_version", d.driverVersion()},
 		{"methods", methodList()},
 		{"settings", settings},
-		{"capabilities", object{
-			{"dbms", d.dbms()},
-			{"kinds", []string{"connect", "scan", "exec", "batch"}},
-			{"modes", modes},
-			{"batch", d.batchStyle()},
-			{"concurrency", "goroutines (one per client)"},
-			// steps under load: clients, duration, open loop at a rate, histograms, and the
-			// connection policies built for every method of this worker
-			{"load", object{{"policies", []string{"persistent", "per-request", "pooled"}}}},
-		}},
+		{"capabilities", caps},
 	}
 }
 
@@ -408,6 +416,8 @@ func (s *session) runStep(st *step) (object, *failure) {
 	if f != nil {
 		fmt.Fprintf(os.Stderr, "abworker-go: step failed (%s): %s\n", f.kind, f.message)
 		d.recover(st) // leave the connection usable; the first error is the one answered
+	} else if a, ok := d.(apiTeller); ok && a.api() != "" {
+		answer = append(answer, kv{"api", a.api()}) // a layer that ran the statement as raw SQL says so
 	}
 	d.end(st)
 	return answer, f
@@ -451,7 +461,10 @@ func (s *session) verifyPass(st *step, runOp func(i int, sk *sink) (int64, error
 		rows += count
 	}
 	var values int64
-	if st.fetch {
+	switch {
+	case st.kind == kLoad: // entities of several tables
+		values = sk.values
+	case st.fetch:
 		values = rows * int64(sk.width)
 	}
 	answer := object{
@@ -463,6 +476,9 @@ func (s *session) verifyPass(st *step, runOp func(i int, sk *sink) (int64, error
 	}
 	if st.dump > 0 && st.fetch {
 		answer = append(answer, kv{"dump", sk.dump})
+	}
+	if sk.counted { // the statements the pass sent, as the method counts them (a load's always)
+		answer = append(answer, kv{"statements", sk.statements})
 	}
 	return answer, nil
 }

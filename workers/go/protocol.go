@@ -160,11 +160,16 @@ func nullable(valid *bool, val func() value) func() value {
 // first row and, when the step asks for a dump (to explain a checksum mismatch), the first
 // rows as typed values.
 type sink struct {
-	sum   uint64
-	rows  int64
-	width int
-	limit int       // rows to dump (the step's dump; 0: none)
-	dump  [][]typed // the first limit rows read, in the order read
+	sum    uint64
+	rows   int64
+	width  int
+	values int64 // every value of every row (a load's rows are of several tables)
+	// statements the pass's operations sent, as the method counts them (a load's, and
+	// whatever else the method counts); counted: the method counted them
+	statements int64
+	counted    bool
+	limit      int       // rows to dump (the step's dump; 0: none)
+	dump       [][]typed // the first limit rows read, in the order read
 }
 
 // newSink is a verification pass's sink, which also dumps the first limit rows (an empty
@@ -182,6 +187,7 @@ func (s *sink) add(row []value) {
 	}
 	s.sum += h
 	s.rows++
+	s.values += int64(len(row))
 	if len(s.dump) < s.limit {
 		out := make([]typed, len(row))
 		for c, v := range row {
@@ -189,6 +195,12 @@ func (s *sink) add(row []value) {
 		}
 		s.dump = append(s.dump, out)
 	}
+}
+
+// sent counts n statements sent to the DBMS (verification passes only: the sink exists there).
+func (s *sink) sent(n int64) {
+	s.statements += n
+	s.counted = true
 }
 
 func (s *sink) hex() string { return fmt.Sprintf("%016x", s.sum) }

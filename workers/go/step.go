@@ -12,9 +12,10 @@ const (
 	kScan
 	kExec
 	kBatch
+	kLoad // a parent table's rows with their children and grandchildren (assoc.go)
 )
 
-var stepKinds = map[string]stepKind{"connect": kConnect, "scan": kScan, "exec": kExec, "batch": kBatch}
+var stepKinds = map[string]stepKind{"connect": kConnect, "scan": kScan, "exec": kExec, "batch": kBatch, "load": kLoad}
 
 type execMode int
 
@@ -50,49 +51,8 @@ type step struct {
 	recIndex    string
 	endpoint    endpoint
 	ncols       int    // set by the driver: columns of the rows it read
-	shape       *shape // what sql does, as the runner worked it out; nil for no plain shape
-}
-
-// shape is the step message's `shape` (PROTOCOL.md), sent with every step that has sql: a
-// select, insert, update or delete of one table; columns read (select), written (insert) or
-// set (update), and where the columns compared with a marker, in the order of the step's
-// parameters. For a table of the suite, also every column, its SQL type as the suite declares
-// it and the primary key. A layer builds its operations from it (layer.go); a driver's batch
-// that writes otherwise than the statement (go-pgx/batch=copy) takes its table and columns
-// from an insert's (copyTarget). No worker parses SQL.
-type shape struct {
-	kind         string // select, insert, update, delete
-	table        string
-	columns      []string
-	where        []string
-	tableColumns []string // empty for a table the suite does not declare
-	tableTypes   []string
-	key          []string
-}
-
-// parseShape reads the message's shape; nil for null, or for one that names no table.
-func parseShape(v any) *shape {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	strs := func(key string) []string {
-		list, _ := m[key].([]any)
-		out := make([]string, 0, len(list))
-		for _, x := range list {
-			s, _ := x.(string)
-			out = append(out, s)
-		}
-		return out
-	}
-	sh := &shape{columns: strs("columns"), where: strs("where"), tableColumns: strs("table_columns"),
-		tableTypes: strs("table_types"), key: strs("key")}
-	sh.kind, _ = m["kind"].(string)
-	sh.table, _ = m["table"].(string)
-	if sh.table == "" || len(sh.tableTypes) != len(sh.tableColumns) {
-		return nil
-	}
-	return sh
+	shape       *shape // what sql does, as the runner worked it out (shape.go); nil for none
+	assoc       *assoc // load: the association to load and how (assoc.go)
 }
 
 // group returns the rows [first, last) of batch group i.
@@ -146,6 +106,16 @@ func (s *session) parseStep(msg map[string]any) (*step, *failure) {
 	}
 	if f := s.parseMode(st, msg); f != nil {
 		return nil, f
+	}
+	if st.kind == kLoad {
+		if l, ok := s.drv.(loader); !ok || !l.loads() {
+			return nil, unsupported("%s has no load steps", s.name)
+		}
+		if st.assoc, f = parseAssoc(msg["load"], st.shape); f != nil {
+			return nil, f
+		}
+		// its statements are bound: the driver's extended mode; each operation reads rows
+		st.mode, st.fetch = mExtended, true
 	}
 	if st.kind == kBatch && st.batch < 1 {
 		return nil, fail("protocol", "a batch step needs batch >= 1")
@@ -227,7 +197,7 @@ func (st *step) generate(specsAny any, dialect string) *failure {
 	if st.kind == kScan && st.nparams > 0 {
 		return fail("protocol", "a scan runs one query without params, but the sql has %d markers", st.nparams)
 	}
-	if st.kind != kExec && st.kind != kBatch {
+	if st.kind != kExec && st.kind != kBatch && st.kind != kLoad {
 		return nil
 	}
 	specs, _ := specsAny.([]any)

@@ -1,7 +1,8 @@
 /* One interface for every C driver: the message loop (main.c) parses a step, generates its
  * parameters, then calls step_begin (untimed, once per step), conn_begin (untimed, once per
  * connection the step runs on), op once per operation (timed or verified), conn_end and
- * step_end (untimed). A loaded step (load.c) runs one client per thread, each on its own
+ * step_end (untimed). A load step's operation is the host's (assoc.c: the strategies, the
+ * entities kept once), which calls the driver's query for each statement it sends. A loaded step (load.c) runs one client per thread, each on its own
  * ab_conn: everything a connection touches while it runs lives in its ab_conn, and what
  * step_begin makes is only read from then on. */
 #ifndef AB_DRIVER_H
@@ -13,7 +14,7 @@
 
 #include "protocol.h"
 
-enum { K_CONNECT, K_SCAN, K_EXEC, K_BATCH };
+enum { K_CONNECT, K_SCAN, K_EXEC, K_BATCH, K_LOAD };
 enum { M_NONE, M_LITERAL, M_EXTENDED, M_PREPARED, M_RECORD };
 
 /* ---- errors ------------------------------------------------------------------------------ */
@@ -34,7 +35,8 @@ int ab_fail(const char *kind, const char *sqlstate, const char *fmt, ...) __attr
 
 typedef struct ab_sink {
     ab_checksum sum;
-    int width; /* columns of the first row seen */
+    int width;      /* columns of the first row seen */
+    int64_t values; /* values of every row seen (a load's entities are rows of several widths) */
     /* with the step's dump: the first dump_max rows read, as typed values (NULL: no dump) */
     json_t *dump;
     int64_t dump_max;
@@ -64,6 +66,11 @@ typedef struct {
     int nwhere;
 } ab_shape;
 
+/* A load step's association (assoc.c): what the message's `load` says, read once per step. */
+typedef struct ab_assoc_spec ab_assoc_spec;
+/* One client's state while it loads (entities seen, keys to bind, statements sent). */
+typedef struct ab_assoc_run ab_assoc_run;
+
 typedef struct {
     int kind, mode;
     const char *sql;      /* neutral form ('?' markers); NULL for connect */
@@ -91,6 +98,8 @@ typedef struct {
     int ncols;        /* set by the driver: columns of the rows it read */
     ab_value *row;    /* a row buffer of rowcap values, allocated before the loop */
     int rowcap;
+    const ab_assoc_spec *assoc_spec; /* load: the association, shared by every client */
+    ab_assoc_run *assoc;             /* load: this client's state (each client's copy its own) */
 } ab_step;
 
 /* The step reads rows (a scan, or an exec step with fetch): its answers count values. */
@@ -117,19 +126,33 @@ static inline ab_value *ab_row(ab_step *st, int ncols)
     return ncols <= st->rowcap ? st->row : ab_row_grow(st, ncols);
 }
 
-/* Hands one decoded row to the verification sink (no-op when timed): the checksum, and while
- * fewer than dump_max rows are dumped, the same values typed. */
-static inline void ab_emit(ab_step *st, const ab_value *row, int ncols)
+/* Hands one row to the verification sink (no-op when timed): the checksum, and while fewer
+ * than dump_max rows are dumped, the same values typed. */
+static inline void ab_sink_row(ab_step *st, const ab_value *row, int ncols)
 {
     st->ncols = ncols;
     ab_sink *s = st->sink;
     if (s) {
         if (!s->sum.rows)
             s->width = ncols;
+        s->values += ncols;
         if (s->dump && (int64_t)s->sum.rows < s->dump_max)
             json_array_append_new(s->dump, ab_row_json(row, ncols));
         ab_checksum_add(&s->sum, row, ncols);
     }
+}
+
+/* A row a load step's statement read (assoc.c): split into its entities, each kept once. */
+void ab_assoc_row(ab_step *st, const ab_value *row, int ncols);
+
+/* Every row a driver decodes comes here: a load step's to its entities (each new one then to
+ * the sink), any other step's to the sink. */
+static inline void ab_emit(ab_step *st, const ab_value *row, int ncols)
+{
+    if (st->kind == K_LOAD)
+        ab_assoc_row(st, row, ncols);
+    else
+        ab_sink_row(st, row, ncols);
 }
 
 /* ---- the driver interface ------------------------------------------------------------------ */
@@ -174,7 +197,19 @@ typedef struct {
     /* optional: the largest result of the step on c, in bytes of the client's native form
      * (a verification asked for size); -1 when it cannot tell */
     int64_t (*result_bytes)(ab_conn *c);
+    /* optional, for load steps (the host's assoc.c runs the strategies and calls this for each
+     * statement; NULL: the driver has no load steps): runs sql — NUL-ended, its markers already
+     * in the driver's style (`mark`) — with params[0 … nparams−1] bound, the driver's extended
+     * mode, and hands each row it reads, decoded as its scans decode, to ab_emit; *count = rows
+     * read. The statement is the driver's own for this call: nothing of it outlives the call. */
+    int (*query)(ab_conn *c, ab_step *st, const char *sql, const ab_param *params, int nparams, int64_t *count);
+    int mark;                /* AB_MARK_QMARK (0) or AB_MARK_DOLLAR: how query's statements write markers */
+    const char *query_words; /* how query runs a statement, for hello's settings */
 } ab_driver;
+
+/* One operation of a load step (assoc.c): the whole load — the parents, their children and
+ * grandchildren by the step's strategy — through d->query; *count = entities read. */
+int ab_assoc_op(const ab_driver *d, ab_conn *c, ab_step *st, int64_t i, int64_t *count);
 
 /* One operation, with the BEGIN/COMMIT of commit_every around it: i picks the operation's
  * arguments, seq counts the operations this connection has run in the step (the same as i in
@@ -184,7 +219,7 @@ static inline int ab_run_op(const ab_driver *d, ab_conn *c, ab_step *st, int64_t
     int64_t k = st->commit_every;
     if (k && seq % k == 0 && d->txn_begin(c, st))
         return -1;
-    if (d->op(c, st, i, count))
+    if (st->kind == K_LOAD ? ab_assoc_op(d, c, st, i, count) : d->op(c, st, i, count))
         return -1;
     if (k && ((seq + 1) % k == 0 || seq + 1 == st->nops) && d->txn_commit(c, st))
         return -1;

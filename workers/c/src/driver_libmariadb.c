@@ -68,6 +68,14 @@ typedef struct {
 
 enum { R_INT, R_FLOAT4, R_FLOAT, R_DEC, R_VAR, R_DATETIME, R_DATE, R_TIME, R_NULL };
 
+/* A bound parameter's value of a fixed-size type. */
+typedef union {
+    signed char b;
+    int64_t i;
+    double f;
+    MYSQL_TIME tm;
+} pslot;
+
 struct ab_conn {
     MYSQL *m;
     int64_t tid;       /* the serving thread's OS id (TID), asked at open */
@@ -76,12 +84,7 @@ struct ab_conn {
     int handler_open;  /* record: HANDLER … OPEN done */
     /* prepared: the one-row parameter buffers bound once, filled per operation */
     MYSQL_BIND *pbind;
-    union {
-        signed char b;
-        int64_t i;
-        double f;
-        MYSQL_TIME tm;
-    } *pval;
+    pslot *pval;
     char **ptext;
     size_t *ptext_cap;
     unsigned long *plen;
@@ -94,6 +97,12 @@ struct ab_conn {
     int result_bound;   /* prepared: bound once per step */
     int kinds_cap;      /* text protocol: per-column kinds of the current result */
     int *kinds;
+    /* a load step's statement: its parameters bound per call (grown, never shrunk) */
+    MYSQL_BIND *qbind;
+    pslot *qval;
+    unsigned long *qlen;
+    my_bool *qnul;
+    int qcap;
 };
 
 /* ---- errors ------------------------------------------------------------------------------------- */
@@ -292,6 +301,10 @@ static void conn_free(ab_conn *c)
     free(c->rbind);
     free(c->rcols);
     free(c->kinds);
+    free(c->qbind);
+    free(c->qval);
+    free(c->qlen);
+    free(c->qnul);
     free(c);
 }
 
@@ -915,6 +928,68 @@ static int execute_bulk(ab_conn *c, ab_step *st, int64_t first, int64_t last)
     return 0;
 }
 
+/* A load step's parameter v bound at b as choose_param_type binds its type (a NULL: is_null,
+ * MYSQL_TYPE_NULL); fixed-size values in *slot, the others in place. */
+static void bind_value(MYSQL_BIND *b, const ab_param *v, pslot *slot, unsigned long *len, my_bool *nul)
+{
+    memset(b, 0, sizeof *b);
+    b->length = len;
+    b->is_null = nul;
+    *nul = v->type == AB_NULL;
+    *len = 0;
+    switch (v->type) {
+    case AB_NULL: b->buffer_type = MYSQL_TYPE_NULL; return;
+    case AB_INT: b->buffer_type = MYSQL_TYPE_LONGLONG, slot->i = v->i, *len = 8; break;
+    case AB_BOOL: b->buffer_type = MYSQL_TYPE_TINY, slot->b = (signed char)(v->i != 0), *len = 1; break;
+    case AB_FLOAT: b->buffer_type = MYSQL_TYPE_DOUBLE, slot->f = v->f, *len = 8; break;
+    case AB_TIMESTAMP:
+        b->buffer_type = MYSQL_TYPE_DATETIME, *len = sizeof(MYSQL_TIME);
+        micros_to_time(v->i, &slot->tm);
+        break;
+    case AB_DATE:
+        b->buffer_type = MYSQL_TYPE_DATE, *len = sizeof(MYSQL_TIME);
+        micros_to_time(v->i * 86400000000LL, &slot->tm);
+        slot->tm.time_type = MYSQL_TIMESTAMP_DATE;
+        break;
+    default: /* decimal text, bytes, text: in place */
+        b->buffer_type = v->type == AB_DECIMAL ? MYSQL_TYPE_NEWDECIMAL : v->type == AB_BYTES ? MYSQL_TYPE_BLOB
+                                                                                           : MYSQL_TYPE_STRING;
+        b->buffer = (void *)v->text;
+        b->buffer_length = *len = (unsigned long)v->len;
+        return;
+    }
+    b->buffer = slot;
+    b->buffer_length = *len;
+}
+
+/* A load step's statement, as extended runs one: its parameters bound, then
+ * mariadb_stmt_execute_direct (prepared and executed in one round trip, the handle's previous
+ * statement closed), every row read as 'reading' says and decoded. */
+static int load_query(ab_conn *c, ab_step *st, const char *sql, const ab_param *params, int n, int64_t *count)
+{
+    MYSQL_STMT *s = c->stmt;
+    unsigned int k = (unsigned int)n;
+    if (n > c->qcap) {
+        int cap = n > 2 * c->qcap ? n : 2 * c->qcap;
+        c->qbind = realloc(c->qbind, (size_t)cap * sizeof *c->qbind);
+        c->qval = realloc(c->qval, (size_t)cap * sizeof *c->qval);
+        c->qlen = realloc(c->qlen, (size_t)cap * sizeof *c->qlen);
+        c->qnul = realloc(c->qnul, (size_t)cap * sizeof *c->qnul);
+        if (!c->qbind || !c->qval || !c->qlen || !c->qnul)
+            return ab_fail("internal", NULL, "cannot allocate %d parameters", n);
+        c->qcap = cap;
+    }
+    for (int j = 0; j < n; j++)
+        bind_value(&c->qbind[j], &params[j], &c->qval[j], &c->qlen[j], &c->qnul[j]);
+    if (mysql_stmt_attr_set(s, STMT_ATTR_PREBIND_PARAMS, &k))
+        return fail_stmt(s);
+    if (k && mysql_stmt_bind_param(s, c->qbind))
+        return fail_stmt(s);
+    if (mariadb_stmt_execute_direct(s, sql, strlen(sql)))
+        return fail_stmt(s);
+    return stmt_result(c, st, 1, 1, count);
+}
+
 static int record_scan(ab_conn *c, ab_step *st, int64_t *count)
 {
     int64_t rows = 0, got;
@@ -1019,7 +1094,7 @@ static int conn_begin(ab_conn *c, ab_step *st)
         c->handler_open = 1;
         return 0;
     }
-    if ((st->kind == K_EXEC && st->mode != M_LITERAL) || st->kind == K_BATCH) {
+    if ((st->kind == K_EXEC && st->mode != M_LITERAL) || st->kind == K_BATCH || st->kind == K_LOAD) {
         if (!c->stmt && !(c->stmt = mysql_stmt_init(c->m)))
             return fail_my(c->m);
     }
@@ -1096,4 +1171,10 @@ const ab_driver ab_driver_libmariadb = {
     .server_pid = server_pid,
     .thread_begin = thread_begin,
     .thread_end = thread_end,
+    .query = load_query,
+    .mark = AB_MARK_QMARK,
+    .query_words = "as extended: parameters bound as 'parameters' says (each value as its row decoded it), "
+                   "mariadb_stmt_execute_direct on the step's statement handle (COM_STMT_PREPARE and COM_STMT_EXECUTE "
+                   "together, the previous statement closed first), the rows read as 'reading' says and decoded as the "
+                   "binary protocol's 'decoding' says (what a scan's text protocol gives)",
 };

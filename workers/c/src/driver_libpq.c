@@ -61,6 +61,12 @@ struct ab_conn {
     Oid *out_types;         /* scan=copy-…: the result's column types, described untimed */
     int out_nc;
     int64_t largest;        /* the step's largest buffered result (PQresultMemorySize), -1: none */
+    /* a load step's statement: its parameters as sent (grown, never shrunk; reused per call) */
+    const char **qvalues;
+    int *qlengths, *qformats;
+    Oid *qtypes;
+    int qcap;
+    ab_arena qarena;        /* binary and \x forms of its values; freed after the step */
 };
 
 /* ---- connection ------------------------------------------------------------------------------ */
@@ -215,6 +221,11 @@ static void hello(json_t *a, json_t *s, json_t *caps)
         json_object_set_new(s, "literal", json_string(why));
         json_object_set_new(s, "extended", json_string(why));
         json_object_set_new(s, "prepared", json_string(why));
+        /* nor its load steps: every statement's rows are read by c-libpq's own settings */
+        json_t *kinds = json_object_get(caps, "kinds");
+        for (size_t k = json_array_size(kinds); k-- > 0;)
+            if (!strcmp(json_string_value(json_array_get(kinds, k)), "load"))
+                json_array_remove(kinds, k);
     }
 }
 
@@ -236,6 +247,11 @@ static void conn_free(ab_conn *c)
     close_(c);
     free(c->scratch.p);
     free(c->out_types);
+    free(c->qvalues);
+    free(c->qlengths);
+    free(c->qformats);
+    free(c->qtypes);
+    ab_arena_free(&c->qarena);
     free(c);
 }
 
@@ -1104,6 +1120,41 @@ static void make_params(ab_step *st)
     }
 }
 
+/* ---- load steps: one statement with its parameters bound, as the extended mode runs it ---------- */
+
+/* sql ($n markers) with params bound as make_params binds each type (a NULL: type unspecified),
+ * PQexecParams — or, with scan=singlerow, PQsendQueryParams read row by row — every row decoded
+ * and handed on (assoc.c keeps the entities). */
+static int load_query(ab_conn *c, ab_step *st, const char *sql, const ab_param *params, int n, int64_t *count)
+{
+    if (n > c->qcap) {
+        int cap = n > 2 * c->qcap ? n : 2 * c->qcap;
+        c->qvalues = realloc(c->qvalues, (size_t)cap * sizeof *c->qvalues);
+        c->qlengths = realloc(c->qlengths, (size_t)cap * sizeof *c->qlengths);
+        c->qformats = realloc(c->qformats, (size_t)cap * sizeof *c->qformats);
+        c->qtypes = realloc(c->qtypes, (size_t)cap * sizeof *c->qtypes);
+        if (!c->qvalues || !c->qlengths || !c->qformats || !c->qtypes)
+            return ab_fail("internal", NULL, "cannot allocate %d parameters", n);
+        c->qcap = cap;
+    }
+    for (int j = 0; j < n; j++) {
+        const ab_param *v = &params[j];
+        c->qtypes[j] = param_oid(v->type);
+        c->qformats[j] = opt_binary && c->qtypes[j] != 0;
+        c->qlengths[j] = 0;
+        c->qvalues[j] = v->type == AB_NULL ? NULL
+                        : c->qformats[j]   ? pg_binary(v, &c->qarena, &c->qlengths[j])
+                                           : pg_text(v, &c->qarena, &c->qlengths[j]);
+    }
+    if (opt_singlerow) {
+        if (!PQsendQueryParams(c->pg, sql, n, c->qtypes, c->qvalues, c->qlengths, c->qformats, opt_binary))
+            return fail_conn(c->pg);
+        return take_single_rows(c, st, count);
+    }
+    PGresult *res = PQexecParams(c->pg, sql, n, c->qtypes, c->qvalues, c->qlengths, c->qformats, opt_binary);
+    return take_result(c, st, res, 1, count);
+}
+
 /* ---- COPY: INSERT INTO t (cols) VALUES (?, …) → COPY t (cols) FROM STDIN ---------------------------- */
 
 /* name double-quoted with every '"' doubled (as PQescapeIdentifier quotes, which needs a
@@ -1189,7 +1240,10 @@ static int step_begin(ab_step *st)
 {
     if (st->sql)
         sql_dollar = ab_sql_convert(st->sql, AB_MARK_DOLLAR);
-    if (st->params && st->nparams)
+    if (st->kind == K_LOAD && opt_copyout)
+        return ab_fail("unsupported", NULL, "c-libpq/scan=%s reads whole results by COPY in scans; a load step runs "
+                       "on c-libpq", opt_copyout == 1 ? "copy-binary" : "copy-text");
+    if (st->params && st->nparams && st->kind != K_LOAD) /* a load binds per statement (query) */
         make_params(st);
     if (st->kind == K_BATCH && opt_copy) {
         if (copy_statement(st))
@@ -1281,6 +1335,7 @@ static void conn_end(ab_conn *c, ab_step *st)
         PQclear(res);
     }
     c->prepared_name[0] = '\0';
+    ab_arena_free(&c->qarena);
 }
 
 static void step_end(ab_step *st)
@@ -1327,4 +1382,9 @@ const ab_driver ab_driver_libpq = {
     .step_end = step_end,
     .server_pid = server_pid,
     .result_bytes = result_bytes,
+    .query = load_query,
+    .mark = AB_MARK_DOLLAR,
+    .query_words = "PQexecParams of the statement ($n markers): the unnamed statement parsed every time, parameters as "
+                   "'parameters' says (each value read as its row decoded it), results as 'format' says (with "
+                   "scan=singlerow: PQsendQueryParams read row by row), every value decoded as a scan decodes it",
 };

@@ -106,6 +106,12 @@ struct ab_conn {
     SQLLEN *oneind;
     int onen;
     int prepared; /* SQLPrepare done in this step */
+    /* a load step's statement: its parameters' types and values, bound per call (grown) */
+    pcol *qp;
+    char *qbuf;
+    SQLLEN *qind;
+    size_t qbufcap;
+    int qcap;
     int autocommit_off;
 };
 
@@ -530,6 +536,9 @@ static void conn_free(ab_conn *cn)
     free(cn->onebuf);
     free(cn->one);
     free(cn->oneind);
+    free(cn->qp);
+    free(cn->qbuf);
+    free(cn->qind);
     free(cn->connstr);
     free(cn);
 }
@@ -969,25 +978,27 @@ static int bind_param(ab_conn *cn, int k, char *buf, SQLLEN *ind)
  * booleans SQL_BIT on PostgreSQL and integers 1/0 elsewhere, decimals their text as SQL_NUMERIC,
  * dates SQL_TYPE_DATE, bytes SQL_VARBINARY; SQLite, which has no timestamp, date or decimal
  * type, takes those as text. Sizes from the longest value. */
-static void choose_param_type(pcol *p, const ab_step *st, int j, int dbms)
+/* Widens *maxlen, *maxint and *maxscale to fit v (a decimal's digits before and after its point). */
+static void measure_param(const ab_param *v, size_t *maxlen, size_t *maxint, size_t *maxscale)
 {
-    int k = st->nparams, sqlite = dbms == DB_SQLITE;
-    size_t maxlen = 1, maxint = 1, maxscale = 0;
-    for (int64_t i = 0; i < st->n; i++) {
-        const ab_param *v = &st->params[i * k + j];
-        if (v->type == AB_NULL)
-            continue;
-        if (v->len > maxlen)
-            maxlen = v->len;
-        if (v->type == AB_DECIMAL) { /* precision and scale: digits before and after the point */
-            const char *dot = memchr(v->text, '.', v->len);
-            size_t before = (size_t)((dot ? dot : v->text + v->len) - v->text) - (v->text[0] == '-');
-            size_t after = dot ? v->len - (size_t)(dot - v->text) - 1 : 0;
-            maxint = before > maxint ? before : maxint;
-            maxscale = after > maxscale ? after : maxscale;
-        }
+    if (v->type == AB_NULL)
+        return;
+    if (v->len > *maxlen)
+        *maxlen = v->len;
+    if (v->type == AB_DECIMAL) {
+        const char *dot = memchr(v->text, '.', v->len);
+        size_t before = (size_t)((dot ? dot : v->text + v->len) - v->text) - (v->text[0] == '-');
+        size_t after = dot ? v->len - (size_t)(dot - v->text) - 1 : 0;
+        *maxint = before > *maxint ? before : *maxint;
+        *maxscale = after > *maxscale ? after : *maxscale;
     }
-    ab_type t = st->param_types[j];
+}
+
+/* p's C and SQL types for values of type t that fit the sizes measure_param found. */
+static void type_param(pcol *p, ab_type t, size_t maxlen, size_t maxint, size_t maxscale, int dbms)
+{
+    int sqlite = dbms == DB_SQLITE;
+    memset(p, 0, sizeof *p);
     if (t == AB_INT || (t == AB_BOOL && dbms != DB_PG))
         p->ctype = SQL_C_SBIGINT, p->sqltype = SQL_BIGINT, p->elem = 8, p->colsize = 19;
     else if (t == AB_FLOAT)
@@ -1006,6 +1017,14 @@ static void choose_param_type(pcol *p, const ab_step *st, int j, int dbms)
         p->ctype = SQL_C_BINARY, p->sqltype = SQL_VARBINARY, p->elem = (SQLLEN)maxlen, p->colsize = maxlen;
     else
         p->ctype = SQL_C_CHAR, p->sqltype = SQL_VARCHAR, p->elem = (SQLLEN)maxlen + 1, p->colsize = maxlen;
+}
+
+static void choose_param_type(pcol *p, const ab_step *st, int j, int dbms)
+{
+    size_t maxlen = 1, maxint = 1, maxscale = 0;
+    for (int64_t i = 0; i < st->n; i++)
+        measure_param(&st->params[i * st->nparams + j], &maxlen, &maxint, &maxscale);
+    type_param(p, st->param_types[j], maxlen, maxint, maxscale, dbms);
 }
 
 /* Value v (not NULL) in p's C type at dst; returns its length (the indicator). */
@@ -1157,6 +1176,49 @@ static int batch_array(ab_conn *cn, ab_step *st, int64_t first, int64_t last)
     return execute(cn) || finish(cn, st, 0, 0, &changed) ? -1 : 0;
 }
 
+/* A load step's statement, as extended runs one: each parameter bound by its own type (as
+ * choose_param_type binds a column of that type), SQLExecDirect, every row fetched as 'fetch'
+ * says and decoded. */
+static int load_query(ab_conn *cn, ab_step *st, const char *sql, const ab_param *params, int n, int64_t *count)
+{
+    if (n > cn->qcap) {
+        int cap = n > 2 * cn->qcap ? n : 2 * cn->qcap;
+        cn->qp = realloc(cn->qp, (size_t)cap * sizeof *cn->qp);
+        cn->qind = realloc(cn->qind, (size_t)cap * sizeof *cn->qind);
+        if (!cn->qp || !cn->qind)
+            return ab_fail("internal", NULL, "cannot allocate %d parameters", n);
+        cn->qcap = cap;
+    }
+    size_t total = 0;
+    for (int j = 0; j < n; j++) {
+        size_t maxlen = 1, maxint = 1, maxscale = 0;
+        measure_param(&params[j], &maxlen, &maxint, &maxscale);
+        type_param(&cn->qp[j], params[j].type, maxlen, maxint, maxscale, cn->dbms);
+        total += ((size_t)cn->qp[j].elem + 15) & ~(size_t)15;
+    }
+    if (total > cn->qbufcap) {
+        free(cn->qbuf);
+        if (!(cn->qbuf = malloc(total)))
+            return ab_fail("internal", NULL, "cannot allocate %zu bytes of parameters", total);
+        cn->qbufcap = total;
+    }
+    if (!OK(SQLFreeStmt(cn->stmt, SQL_RESET_PARAMS)))
+        return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLFreeStmt(RESET_PARAMS)");
+    char *at = cn->qbuf;
+    for (int j = 0; j < n; j++) {
+        const pcol *p = &cn->qp[j];
+        cn->qind[j] = params[j].type == AB_NULL ? SQL_NULL_DATA : put_param(p, &params[j], at);
+        SQLRETURN rc = SQLBindParameter(cn->stmt, (SQLUSMALLINT)(j + 1), SQL_PARAM_INPUT, p->ctype, p->sqltype,
+                                        p->colsize, p->digits, at, p->elem, &cn->qind[j]);
+        if (!OK(rc))
+            return fail_odbc(SQL_HANDLE_STMT, cn->stmt, "SQLBindParameter");
+        at += ((size_t)p->elem + 15) & ~(size_t)15;
+    }
+    if (exec_direct(cn, sql, strlen(sql)))
+        return -1;
+    return finish(cn, st, 1, 1, count);
+}
+
 static int op(ab_conn *cn, ab_step *st, int64_t i, int64_t *count)
 {
     switch (st->kind) {
@@ -1281,4 +1343,9 @@ const ab_driver ab_driver_odbc = {
     .conn_end = conn_end,
     .step_end = step_end,
     .server_pid = server_pid,
+    .query = load_query,
+    .mark = AB_MARK_QMARK,
+    .query_words = "as extended: SQLFreeStmt(SQL_RESET_PARAMS), each parameter bound with SQLBindParameter by its own "
+                   "type as 'parameters' says (each value as its row decoded it), SQLExecDirect, the rows fetched as "
+                   "'fetch' says and decoded as a scan decodes them",
 };

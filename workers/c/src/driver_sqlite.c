@@ -246,13 +246,14 @@ static int prepare(sqlite3 *db, const char *sql, size_t len, sqlite3_stmt **s)
     return 0;
 }
 
-/* prepare + (bind) + step + finalize */
-static int once(sqlite3 *db, ab_step *st, const char *sql, size_t len, const ab_param *row, int reads, int64_t *count)
+/* prepare + (bind the n values of row) + step + finalize */
+static int once(sqlite3 *db, ab_step *st, const char *sql, size_t len, const ab_param *row, int n, int reads,
+                int64_t *count)
 {
     sqlite3_stmt *s;
     if (prepare(db, sql, len, &s))
         return -1;
-    int rc = (row ? bind_row(db, s, row, st->nparams) : 0) || run(db, st, s, reads, count) ? -1 : 0;
+    int rc = (row ? bind_row(db, s, row, n) : 0) || run(db, st, s, reads, count) ? -1 : 0;
     sqlite3_finalize(s);
     return rc;
 }
@@ -270,9 +271,9 @@ static int exec_op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
     sqlite3 *db = c->db;
     const ab_param *row = &st->params[i * st->nparams];
     if (st->mode == M_LITERAL)
-        return once(db, st, st->texts[i], st->text_lens[i], NULL, st->fetch, count);
+        return once(db, st, st->texts[i], st->text_lens[i], NULL, 0, st->fetch, count);
     if (st->mode == M_EXTENDED)
-        return once(db, st, st->sql, strlen(st->sql), row, st->fetch, count);
+        return once(db, st, st->sql, strlen(st->sql), row, st->nparams, st->fetch, count);
     if (c->prepared)
         return step_again(db, st, c->prepared, row, st->fetch, count);
     /* parsed once, inside the first operation's time */
@@ -300,6 +301,12 @@ static int batch_op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
     return 0;
 }
 
+/* A load step's statement: as extended runs one (prepare, bind, step every row, finalize). */
+static int load_query(ab_conn *c, ab_step *st, const char *sql, const ab_param *params, int n, int64_t *count)
+{
+    return once(c->db, st, sql, strlen(sql), params, n, 1, count);
+}
+
 static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
 {
     switch (st->kind) {
@@ -312,7 +319,7 @@ static int op(ab_conn *c, ab_step *st, int64_t i, int64_t *count)
         return 0;
     }
     case K_SCAN:
-        return once(c->db, st, st->sql, strlen(st->sql), NULL, 1, count);
+        return once(c->db, st, st->sql, strlen(st->sql), NULL, 0, 1, count);
     case K_EXEC:
         return exec_op(c, st, i, count);
     case K_BATCH:
@@ -384,4 +391,8 @@ const ab_driver ab_driver_sqlite = {
     .conn_end = conn_end,
     .step_end = step_end,
     .server_pid = server_pid,
+    .query = load_query,
+    .mark = AB_MARK_QMARK,
+    .query_words = "sqlite3_prepare_v2 + bind (as 'parameters' says, each value as its row decoded it) + step every row "
+                   "+ finalize, per statement, as extended runs one; every value decoded as a scan decodes it",
 };

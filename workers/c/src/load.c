@@ -13,6 +13,8 @@
  * client's histogram (a fixed array: no allocation per operation); the answers merge here. */
 #include "load.h"
 
+#include "assoc.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -284,6 +286,7 @@ static void client_init(client *cl, trial *t, int k, ab_conn *session, const ab_
     cl->st.rowcap = 0;
     cl->st.sink = NULL;
     cl->st.ncols = 0;
+    cl->st.assoc = NULL; /* a load step's state: the client's own, made at its first operation */
     ab_row_grow(&cl->st, 64);
     cl->own = t->load->per_request || k > 0;
     cl->conn = cl->own ? t->d->conn_new() : session;
@@ -305,6 +308,7 @@ static int start_clients(trial *t, client *cls, pthread_t *tids, ab_conn *sessio
             if (cl->own)
                 t->d->conn_free(cl->conn);
             free(cl->st.row);
+            ab_assoc_free(&cl->st);
             return k;
         }
     }
@@ -396,6 +400,7 @@ json_t *ab_run_loaded(const ab_driver *d, ab_conn *session, ab_step *st, const a
         if (cls[k].own)
             d->conn_free(cls[k].conn);
         free(cls[k].st.row);
+        ab_assoc_free(&cls[k].st);
     }
     gate_destroy(&t.ready);
     gate_destroy(&t.done);

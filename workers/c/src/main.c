@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "assoc.h"
 #include "driver.h"
 #include "load.h"
 #include "protocol.h"
@@ -130,7 +131,7 @@ static const ab_driver *const DRIVERS[] = {&ab_driver_libpq, &ab_driver_odbc, &a
 
 /* the names of the step kinds and modes, by their K_ and M_ numbers */
 static const char *const STEP_KINDS[] = {[K_CONNECT] = "connect", [K_SCAN] = "scan", [K_EXEC] = "exec",
-                                          [K_BATCH] = "batch"};
+                                          [K_BATCH] = "batch", [K_LOAD] = "load"};
 static const char *const MODES[] = {[M_NONE] = NULL, [M_LITERAL] = "literal", [M_EXTENDED] = "extended",
                                     [M_PREPARED] = "prepared", [M_RECORD] = "record"};
 #define NKINDS ((int)(sizeof STEP_KINDS / sizeof *STEP_KINDS))
@@ -233,8 +234,9 @@ static json_t *hello_capabilities(void)
     json_t *caps = json_object(), *dbms = json_array(), *kinds = json_array(), *modes = json_array();
     for (int k = 0; k < 3 && drv->dbms[k]; k++)
         json_array_append_new(dbms, json_string(drv->dbms[k]));
-    for (int k = 0; k < NKINDS; k++)
-        json_array_append_new(kinds, json_string(STEP_KINDS[k]));
+    for (int k = 0; k < NKINDS; k++) /* load: with a driver that runs its statements (query) */
+        if (k != K_LOAD || drv->query)
+            json_array_append_new(kinds, json_string(STEP_KINDS[k]));
     for (int m = M_LITERAL; m <= M_PREPARED; m++)
         json_array_append_new(modes, json_string(MODES[m]));
     if (drv->record)
@@ -275,6 +277,17 @@ static void hello_host_settings(json_t *settings)
                                     "the last 100 µs to each intended start"));
 }
 
+/* How load steps run, when the method has them (a driver's variant may leave them out). */
+static void hello_load_settings(json_t *settings, json_t *caps)
+{
+    json_t *kinds = json_object_get(caps, "kinds");
+    for (size_t k = 0; k < json_array_size(kinds); k++)
+        if (!strcmp(json_string_value(json_array_get(kinds, k)), STEP_KINDS[K_LOAD])) {
+            json_object_set_new(settings, "load", json_string(AB_ASSOC_WORDS));
+            json_object_set_new(settings, "load statements", json_string(drv->query_words));
+        }
+}
+
 static json_t *on_hello(json_t *msg)
 {
     (void)msg;
@@ -287,6 +300,7 @@ static json_t *on_hello(json_t *msg)
     drv->hello(a, settings, caps); /* adds driver_version; methods comes right after it */
     json_object_set_new(a, "methods", hello_methods());
     hello_host_settings(settings);
+    hello_load_settings(settings, caps);
     json_object_set_new(a, "settings", settings);
     json_object_set_new(a, "capabilities", caps);
     return a;
@@ -612,14 +626,28 @@ static int write_latencies(const char *path, const uint64_t *lat, int64_t n)
     return 0;
 }
 
+/* The statements a verification pass's operations sent, as the worker counts them: a load's
+ * (assoc.c counts each it sends), one per operation of a scan or an exec step that sends no
+ * BEGIN/COMMIT and no HANDLER reads; -1 where the worker does not count (batches: a driver's
+ * batch style decides its round trips). */
+static int64_t statements_sent(const ab_step *st)
+{
+    if (st->kind == K_LOAD)
+        return ab_assoc_statements(st);
+    if ((st->kind == K_SCAN || st->kind == K_EXEC) && !st->commit_every && st->mode != M_RECORD)
+        return st->nops;
+    return -1;
+}
+
 /* The verification pass on connection c: every row checksummed, first_op_ns the cold start,
  * and with dump the first rows read as typed values (ab_emit writes them beside the checksum).
  * per_request: each operation connects, prepares, runs and disconnects on its own. */
 static json_t *verify_pass(ab_step *st, ab_conn *c, int per_request)
 {
     int64_t nops = st->nops, rows = 0, count;
-    int dumps = st->dump > 0 && ab_step_reads(st); /* statements that read no rows dump nothing */
-    ab_sink sink = {{0, 0}, 0, dumps ? json_array() : NULL, st->dump};
+    int reads = ab_step_reads(st) || st->kind == K_LOAD;
+    int dumps = st->dump > 0 && reads; /* statements that read no rows dump nothing */
+    ab_sink sink = {{0, 0}, 0, 0, dumps ? json_array() : NULL, st->dump};
     st->sink = &sink;
     int64_t start = now_ns(), first = 0;
     for (int64_t i = 0; i < nops; i++) {
@@ -637,8 +665,12 @@ static json_t *verify_pass(ab_step *st, ab_conn *c, int per_request)
     json_t *a = json_object();
     json_object_set_new(a, "n", json_integer(nops));
     json_object_set_new(a, "rows", json_integer(rows));
-    json_object_set_new(a, "values", json_integer(ab_step_reads(st) ? rows * sink.width : 0));
+    /* a load's entities are rows of their tables, of several widths */
+    json_object_set_new(a, "values", json_integer(st->kind == K_LOAD ? sink.values : reads ? rows * sink.width : 0));
     json_object_set_new(a, "checksum", json_string(hex));
+    int64_t sent = statements_sent(st);
+    if (sent >= 0)
+        json_object_set_new(a, "statements", json_integer(sent));
     json_object_set_new(a, "first_op_ns", json_integer(first));
     if (sink.dump)
         json_object_set_new(a, "dump", sink.dump);
@@ -766,7 +798,7 @@ static int parse_fields(json_t *msg, ab_step *st, const char *kind)
     st->verify = truthy(json_object_get(msg, "verify"));
     st->size = truthy(json_object_get(msg, "size"));
     json_t *fetch = json_object_get(msg, "fetch");
-    st->fetch = st->kind == K_SCAN || (st->kind == K_EXEC && (fetch ? truthy(fetch) : 0));
+    st->fetch = st->kind == K_SCAN || st->kind == K_LOAD || (st->kind == K_EXEC && (fetch ? truthy(fetch) : 0));
     if (st->kind != K_CONNECT && !(st->sql = json_string_value(json_object_get(msg, "sql"))))
         return proto_err("a %s step needs sql", kind);
     if (st->sql)
@@ -867,7 +899,7 @@ static int parse_params(json_t *msg, parsed_step *p)
     if (st->kind == K_SCAN && st->nparams)
         return ab_fail("protocol", NULL, "a scan runs one query without params, but the sql has %d markers",
                        st->nparams);
-    if (st->kind != K_EXEC && st->kind != K_BATCH)
+    if (st->kind != K_EXEC && st->kind != K_BATCH && st->kind != K_LOAD)
         return 0;
     if (nspecs != st->nparams)
         return ab_fail("protocol", NULL, "%d markers but %d params", st->nparams, nspecs);
@@ -881,6 +913,15 @@ static int parse_params(json_t *msg, parsed_step *p)
     }
     st->param_types = types;
     return 0;
+}
+
+/* A load step: the driver must run statements for it (query); the association's statements
+ * with their markers as the driver writes them. */
+static int parse_association(json_t *msg, ab_step *st)
+{
+    if (!drv->query)
+        return ab_fail("unsupported", NULL, "%s has no load steps", method_name);
+    return ab_assoc_parse(msg, st, drv->mark);
 }
 
 /* Parses and checks a step message into p (which step_free frees, whatever this returns). */
@@ -899,11 +940,14 @@ static int parse_step(json_t *msg, parsed_step *p)
         return proto_err("a batch step needs batch >= 1%s", "");
     st->nops = st->kind == K_BATCH ? (st->n + st->batch - 1) / st->batch : st->n;
     p->latency_file = json_string_value(json_object_get(msg, "latency_file"));
-    return parse_load(msg, st, &p->load, &p->loaded) || parse_params(msg, p) ? -1 : 0;
+    if (parse_load(msg, st, &p->load, &p->loaded) || parse_params(msg, p))
+        return -1;
+    return st->kind == K_LOAD ? parse_association(msg, st) : 0;
 }
 
 static void step_free(parsed_step *p)
 {
+    ab_assoc_free(&p->st);
     free(p->st.row);
     free(p->gens);
     free(p->marks);

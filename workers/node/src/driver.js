@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
+import { runAsync, runSync, statementOf } from './loading.js';
 import { ProtocolError } from './protocol.js';
 
 // The driver cannot do what was asked, as asked: answered as kind `unsupported`.
@@ -83,6 +84,20 @@ export class Driver {
     // inlines values itself in mode literal, so it is given them (`adaptLiterals`), not texts.
     this.shape = null;
     this.bindsLiterals = false;
+    // Set by the host before a step's op is built: `counter` ({n, on}) for the verification pass
+    // only (null for the timed one), counting the statements the op sends — a driver's own code
+    // counts them, a layer through its own hook, installed only then (on: true when it counts);
+    // `api` = 'raw' when the op runs the statement through a layer's raw-SQL API.
+    this.counter = null;
+    this.api = null;
+  }
+
+  // before a verification pass's op is built (untimed): what counting its statements needs
+  async beforeVerify() {}
+
+  // whether the method has `load` steps (protocol: Loading associations)
+  hasLoad() {
+    return typeof this.loadStatements === 'function';
   }
 
   // ---- who it is: hello ------------------------------------------------------------------------
@@ -152,6 +167,20 @@ export class Driver {
   // one group of rows per operation, in one transaction
   batchOp(sql, conn) {
     throw missing(this, 'batchOp(sql, conn)');
+  }
+
+  // load: a driver's hand-written strategies (loading.js), over what `loadStatements(conn)`
+  // gives — {query(sql, params) → [rows, meta] (or its promise), bind(value read) → parameter,
+  // kinds(meta) → column kinds}: the message's statements, bound in the driver's extended mode.
+  // A layer overrides loadOp with its own API.
+  loadOp(plan, conn) {
+    const { query, bind, kinds } = this.loadStatements(conn);
+    const run = (request, args) => {
+      const [sql, params] = statementOf(plan, request, args, bind);
+      return query(sql, params);
+    };
+    if (this.counter) this.counter.on = true;
+    return (this.sync ? runSync : runAsync)(plan, run, kinds, this.counter);
   }
 
   // mode record (only where `modes` lists it): may be async, untimed

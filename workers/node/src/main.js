@@ -17,7 +17,7 @@ import { Checksum, ProtocolError, generateValues, toJsonValue, typedValue } from
 import { PROCESSES, Unsupported } from './driver.js';
 import { DRIVERS, loadDriver } from './drivers/index.js';
 import { Histogram, Schedule, barrier, merge, runClient } from './load.js';
-import { KINDS, intField, parseStep } from './step.js';
+import { intField, kindsOf, parseStep } from './step.js';
 
 // ---- stdout belongs to the protocol ---------------------------------------------------------
 
@@ -89,7 +89,7 @@ class Session {
           'libuv thread pool), microsecond resolution',
         'event loop': 'one message at a time; every operation awaited before the next starts (no overlap of ' +
           'operations, except where the batch style says so); under load each client is its own such loop',
-        load: (d.concurrency === PROCESSES
+        'under load': (d.concurrency === PROCESSES
           ? 'one client per worker process (the runner starts one process per client); '
           : 'C clients as C async loops (tasks) on the one event loop of this process, interleaving at their ' +
             'awaits; ') +
@@ -113,12 +113,14 @@ class Session {
       },
       capabilities: {
         dbms: d.dbms,
-        kinds: KINDS,
+        kinds: kindsOf(d),
         modes: d.modes,
         batch: d.batchStyle(),
         concurrency: d.concurrency,
         jit: true,
         load: { policies: d.loadPolicies },
+        // a layer's: the shape features it maps through its own API, and why not the others
+        ...(d.shapes ? { shapes: d.shapes } : {}),
       },
     };
   }
@@ -204,15 +206,21 @@ class Session {
   async run(step) {
     const d = this.driver;
     d.shape = step.shape; // a layer's op builders read it
+    // the verification pass counts the statements its operations send (a layer's hook is
+    // installed when its op is built with a counter, and only then); `api` is set by a layer
+    // whose op runs the statement through its raw-SQL API
+    d.counter = step.verify ? { n: 0, on: false } : null;
+    d.api = null;
+    if (step.verify) await d.beforeVerify(); // untimed: what counting needs made (a layer's second client)
     const build = this.builder(step);
     const pool = { pool: null };
     try {
       if (step.verify) {
         const op = step.policy === 'persistent' ? await build() : await this.policyOp(step, build, pool);
-        return await this.verify(op, step.args, step.reads, step.dump);
+        return this.answer(await this.verify(op, step.args, step.reads, step.dump));
       }
-      if (step.loaded) return await this.loaded(step, build, pool);
-      return await this.timed(await build(), step.args, step.reads, step.latencyFile);
+      if (step.loaded) return this.answer(await this.loaded(step, build, pool));
+      return this.answer(await this.timed(await build(), step.args, step.reads, step.latencyFile));
     } catch (e) {
       if (d.isDbError(e)) {
         try {
@@ -223,6 +231,7 @@ class Session {
       }
       throw e;
     } finally {
+      d.counter = null;
       if (pool.pool !== null) {
         try {
           await d.closePool(pool.pool);
@@ -236,6 +245,14 @@ class Session {
         log('abworker-node: end of step:', e && e.stack ? e.stack : e);
       }
     }
+  }
+
+  // what every answer of the step adds: `api` (raw) and, counted, `statements`
+  answer(a) {
+    const d = this.driver;
+    if (d.api) a.api = d.api;
+    if (d.counter && d.counter.on) a.statements = d.counter.n;
+    return a;
   }
 
   // `build(conn)` makes the step's op on a connection (the session's own when conn is
@@ -257,6 +274,8 @@ class Session {
       }
       case 'scan':
         return (conn) => d.scanOp(sql, conn);
+      case 'load':
+        return (conn) => d.loadOp(step.plan, conn);
       case 'exec':
         return every > 0
           ? (conn) => (d.sync ? withCommitsSync : withCommits)(d, d.execOp(sql, mode, reads, conn), every, n, conn)
@@ -333,11 +352,20 @@ class Session {
   async verify(op, args, reads, dump) {
     const d = this.driver;
     const sum = new Checksum(dump);
-    let changed = 0, first = 0n, width = 0;
+    let changed = 0, first = 0n, width = 0, loads = false; // a load's width: the values read, summed
     const start = clock();
     for (let i = 0; i < args.length; i++) {
       const result = d.sync ? op(args[i]) : await op(args[i]);
-      if (reads) {
+      if (reads && result.levels) { // a load: each level's entities with their own kinds
+        loads = true;
+        let at = 0;
+        for (const [count, kinds] of result.levels) {
+          for (let r = 0; r < count; r++) {
+            width += result[at].length;
+            sum.addRow(result[at++], kinds);
+          }
+        }
+      } else if (reads) {
         const kinds = d.kinds();
         for (const row of result) sum.addRow(row, kinds);
         width = d.width() ?? width;
@@ -347,8 +375,9 @@ class Session {
       if (i === 0) first = clock() - start;
     }
     const rows = reads ? sum.rows : changed;
+    const values = !reads ? 0 : loads ? width : rows * width;
     return {
-      n: args.length, rows, values: reads ? rows * width : 0, checksum: sum.hex(), first_op_ns: first,
+      n: args.length, rows, values, checksum: sum.hex(), first_op_ns: first,
       ...(dump && reads ? { dump: sum.dumped } : {}),
     };
   }

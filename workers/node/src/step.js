@@ -8,9 +8,12 @@
 
 import { PROCESSES, Unsupported } from './driver.js';
 import { loadOf, Schedule } from './load.js';
+import { planOf } from './loading.js';
 import { ProtocolError, countMarkers, generateRows, inline, literal, segments } from './protocol.js';
 
 export const KINDS = ['connect', 'scan', 'exec', 'batch'];
+// the kinds a driver has: the four, and `load` where it has loading associations
+export const kindsOf = (driver) => (driver.hasLoad() ? [...KINDS, 'load'] : KINDS);
 const EXEC_MODES = ['literal', 'extended', 'prepared'];
 
 // ---- message fields -----------------------------------------------------------------------
@@ -40,10 +43,11 @@ export function truthy(v) {
 
 /**
  * @typedef {object} Step
- * @property {string} kind            connect, scan, exec or batch
+ * @property {string} kind            connect, scan, exec, batch or load
  * @property {string|undefined} mode  literal, extended, prepared or record (scan and exec only)
  * @property {string|null} sql        the statement with neutral `?` markers (null for connect)
- * @property {object|null} shape      a layer method's: what the statement does (null: no plain shape)
+ * @property {object|null} shape      a layer method's: what the statement does (null: no shape)
+ * @property {object|null} plan       load: the parents, the levels and their statements (loading.js)
  * @property {{table: string, index?: string}|null} record  the table (and index) of mode record
  * @property {number} n               iterations
  * @property {Array} args             one argument per operation (batch: one group of rows per
@@ -65,7 +69,8 @@ export function truthy(v) {
 /** @returns {Step} */
 export function parseStep(msg, driver, dbms) {
   const kind = msg.kind;
-  if (!KINDS.includes(kind)) throw new ProtocolError(`unknown step kind ${JSON.stringify(kind)}`);
+  if (kind === 'load' && !driver.hasLoad()) throw new Unsupported(`${driver.method} has no load steps`);
+  if (!KINDS.includes(kind) && kind !== 'load') throw new ProtocolError(`unknown step kind ${JSON.stringify(kind)}`);
   const n = intField(msg, 'iterations');
   if (n < 0) throw new ProtocolError('a step needs iterations >= 0');
   const sql = kind === 'connect' ? null : msg.sql;
@@ -74,7 +79,7 @@ export function parseStep(msg, driver, dbms) {
   if (!Array.isArray(specs)) throw new ProtocolError('params must be a list');
   const markers = sql === null ? 0 : countMarkers(sql);
   const mode = kind === 'scan' || kind === 'exec' ? msg.mode : undefined;
-  const step = { kind, mode, sql, record: null, n, args: null, reads: false, every: 0 };
+  const step = { kind, mode, sql, record: null, n, args: null, reads: false, every: 0, plan: null };
   // A layer method's: what the statement does (protocol: `shape`), worked out by the runner;
   // null for a statement of no plain shape, and for drivers. Set on the driver before its
   // parameters are adapted (a layer binds each by its column's type) and its op is built.
@@ -143,6 +148,15 @@ const PARSE_KIND = {
       step.args = driver.adapt(rows, types);
     }
     step.every = intField(msg, 'commit_every', 0);
+  },
+
+  // the parents' parameters, bound as the driver's extended mode binds them
+  load(step, msg, driver, dbms, specs, markers) {
+    checkParams(specs, markers);
+    step.plan = planOf(msg, step.shape);
+    step.reads = true;
+    const { rows, types } = generateRows(specs, step.n);
+    step.args = driver.bindsLiterals ? driver.adaptLiterals(rows, types) : driver.adapt(rows, types);
   },
 
   batch(step, msg, driver, dbms, specs, markers) {

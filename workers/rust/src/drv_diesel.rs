@@ -22,23 +22,308 @@
 use crate::host::{Client, Ctx, Described, Link, Method};
 use crate::load::ThreadPause;
 use crate::protocol::{self, Gv, Sink, Ty, Val};
-use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
+use crate::step::{Agg, Endpoint, Fail, Kind, Mode, Op, Operand, Res, Step, Strategy};
 use crate::Hello;
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::connection::{CacheSize, SimpleConnection, TransactionManager};
 use diesel::deserialize::{self, FromSql, QueryableByName};
 use diesel::prelude::*;
-use diesel::query_builder::BoxedSqlQuery;
+use diesel::query_builder::{AstPass, BoxedSqlQuery, QueryFragment, QueryId};
 use diesel::result::{DatabaseErrorKind, Error as DError};
 use diesel::row::{Field, Row};
 use diesel::serialize::{self, Output, ToSql};
 use diesel::sql_types as sql;
 use rust_decimal::Decimal;
+use diesel::connection::InstrumentationEvent;
 use std::any::Any;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A comparison of a condition on a column taken `.nullable()` (so that it appears on either
+/// side of a join), as the generated `term_<table>` functions write each column's: `$t` the
+/// column's Rust type (its values converted from the operands), `$text` whether `like`
+/// applies. IS [NOT] NULL is not nullable (`Pred::B`), any other comparison is (`Pred::N`).
+#[macro_export]
+macro_rules! cmp {
+    ($c:expr, $t:ty, $op:expr, $a:expr, $text:tt) => {{
+        let c = $c;
+        let a: &[&Gv] = $a;
+        let one = |k: usize| -> Res<Option<$t>> { cv::<Option<$t>>(a.get(k).copied().ok_or_else(|| Fail::protocol("a comparison lacks an operand"))?) };
+        match $op {
+            Op::Eq => Pred::N(Box::new(c.eq(one(0)?))),
+            Op::Ne => Pred::N(Box::new(c.ne(one(0)?))),
+            Op::Lt => Pred::N(Box::new(c.lt(one(0)?))),
+            Op::Le => Pred::N(Box::new(c.le(one(0)?))),
+            Op::Gt => Pred::N(Box::new(c.gt(one(0)?))),
+            Op::Ge => Pred::N(Box::new(c.ge(one(0)?))),
+            Op::Between => Pred::N(Box::new(c.between(one(0)?, one(1)?))),
+            Op::In => Pred::N(Box::new(c.eq_any(a.iter().map(|v| cv::<Option<$t>>(v)).collect::<Res<Vec<Option<$t>>>>()?))),
+            Op::IsNull => Pred::B(Box::new(c.is_null())),
+            Op::IsNotNull => Pred::B(Box::new(c.is_not_null())),
+            Op::Like => $crate::cmp!(@like $text, c, one),
+        }
+    }};
+    (@like true, $c:ident, $one:ident) => {
+        Pred::N(Box::new($c.like($one(0)?)))
+    };
+    (@like false, $c:ident, $one:ident) => {
+        return Err(Fail::unsupported("Diesel's like() is for text columns (TextExpressionMethods): this column is not text"))
+    };
+}
 
 mod schema {
     include!(concat!(env!("OUT_DIR"), "/diesel_schema.rs"));
+}
+
+// ---- a shape as Diesel's DSL takes it: positions instead of names --------------------------------
+
+/// A condition with each column as (side: 0 the FROM table, 1 the joined one; its position in
+/// its table) and its operands.
+pub enum RCond {
+    And(Vec<RCond>),
+    Or(Vec<RCond>),
+    Cmp { side: u8, col: usize, op: Op, args: Vec<Operand> },
+}
+
+/// A result column of an aggregate select: a column, `count(*)`, or a function of a column.
+pub enum AggItem {
+    Col(usize),
+    CountStar,
+    Agg(Agg, usize),
+}
+
+/// A select as Diesel's DSL builds it at run time: its condition, ordering (side, column,
+/// descending), page, the columns read (side, column), and an aggregate select's items, its
+/// GROUP BY column and, of each item, whether it holds bytes (MariaDB reports text of a
+/// binary collation as a blob: the suite's types tell them apart).
+pub struct Query {
+    pub filter: Option<RCond>,
+    pub order: Vec<(u8, usize, bool)>,
+    pub limit: Option<Operand>,
+    pub offset: Option<Operand>,
+    pub out: Vec<(u8, usize)>,
+    pub items: Vec<AggItem>,
+    pub group: Option<usize>,
+    pub bytes: Vec<bool>,
+}
+
+/// A select clause of items chosen at run time: diesel-dynamic-schema's
+/// `DynamicSelectClause`, which takes aggregates too (`count_star()`, `max(col)` …); its rows
+/// are read as `RawRow`s (`Untyped`: `QueryableByName`).
+pub struct Items<DB, QS> {
+    selects: Vec<Box<dyn QueryFragment<DB> + Send>>,
+    p: PhantomData<QS>,
+}
+
+impl<DB: diesel::backend::Backend, QS> Items<DB, QS> {
+    pub fn new() -> Self {
+        Items { selects: Vec::new(), p: PhantomData }
+    }
+    pub fn add<F>(&mut self, field: F)
+    where
+        F: QueryFragment<DB> + diesel::SelectableExpression<QS> + Send + 'static,
+    {
+        self.selects.push(Box::new(field))
+    }
+}
+
+impl<DB, QS> QueryId for Items<DB, QS> {
+    const HAS_STATIC_QUERY_ID: bool = false;
+    type QueryId = ();
+}
+
+impl<DB, QS> diesel::Expression for Items<DB, QS> {
+    type SqlType = sql::Untyped;
+}
+
+impl<DB, QS> diesel::AppearsOnTable<QS> for Items<DB, QS> where Self: diesel::Expression {}
+
+impl<DB, QS> diesel::SelectableExpression<QS> for Items<DB, QS> where Self: diesel::AppearsOnTable<QS> {}
+
+impl<DB: diesel::backend::Backend, QS> QueryFragment<DB> for Items<DB, QS> {
+    fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        for (k, f) in self.selects.iter().enumerate() {
+            if k > 0 {
+                pass.push_sql(", ");
+            }
+            f.walk_ast(pass.reborrow())?;
+        }
+        Ok(())
+    }
+}
+
+/// Valid with any GROUP BY: the items are the shape's, which the runner checked.
+impl<DB, QS, GB> diesel::expression::ValidGrouping<GB> for Items<DB, QS> {
+    type IsAggregate = diesel::expression::is_aggregate::Never;
+}
+
+/// A column taken by its SQL type alone (its own expression boxed, as diesel-dynamic-schema's
+/// `Column` is a column named at run time with a static SQL type): the comparisons of a
+/// condition are then typed by the SQL type, not by the column, so that they are compiled once
+/// per SQL type rather than once per column of every table.
+pub struct DynCol<DB, ST> {
+    col: Box<dyn QueryFragment<DB> + Send>,
+    p: PhantomData<ST>,
+}
+
+impl<DB: diesel::backend::Backend, ST> DynCol<DB, ST> {
+    pub fn new<C>(c: C) -> Self
+    where
+        C: QueryFragment<DB> + diesel::Expression<SqlType = ST> + Send + 'static,
+    {
+        DynCol { col: Box::new(c), p: PhantomData }
+    }
+}
+
+impl<DB, ST> QueryId for DynCol<DB, ST> {
+    const HAS_STATIC_QUERY_ID: bool = false;
+    type QueryId = ();
+}
+
+impl<DB, ST: diesel::expression::TypedExpressionType> diesel::Expression for DynCol<DB, ST> {
+    type SqlType = ST;
+}
+
+/// Any source: the shape (the runner's) names the column on a table of the query.
+impl<DB, ST, QS> diesel::AppearsOnTable<QS> for DynCol<DB, ST> where Self: diesel::Expression {}
+
+impl<DB, ST, QS> diesel::SelectableExpression<QS> for DynCol<DB, ST> where Self: diesel::Expression {}
+
+impl<DB, ST, GB> diesel::expression::ValidGrouping<GB> for DynCol<DB, ST> {
+    type IsAggregate = diesel::expression::is_aggregate::No;
+}
+
+impl<DB: diesel::backend::Backend, ST> QueryFragment<DB> for DynCol<DB, ST> {
+    fn walk_ast<'b>(&'b self, pass: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        self.col.walk_ast(pass)
+    }
+}
+
+/// A condition built on `DynCol`s (a boolean or a nullable boolean: WHERE takes either alike),
+/// attached to a query on source QS (`query.filter(Within::new(condition))`).
+pub struct Within<DB, QS> {
+    e: Box<dyn QueryFragment<DB> + Send>,
+    p: PhantomData<QS>,
+}
+
+impl<DB, QS> Within<DB, QS> {
+    pub fn new<ST>(e: Box<dyn diesel::BoxableExpression<(), DB, SqlType = ST>>) -> Self
+    where
+        DB: diesel::backend::Backend + 'static,
+        ST: 'static,
+    {
+        Within { e: Box::new(Boxed(e)), p: PhantomData }
+    }
+}
+
+/// A boxed condition as a query fragment.
+struct Boxed<DB, ST>(Box<dyn diesel::BoxableExpression<(), DB, SqlType = ST>>);
+
+impl<DB: diesel::backend::Backend, ST> QueryFragment<DB> for Boxed<DB, ST> {
+    fn walk_ast<'b>(&'b self, pass: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        self.0.walk_ast(pass)
+    }
+}
+
+impl<DB, QS> QueryId for Within<DB, QS> {
+    const HAS_STATIC_QUERY_ID: bool = false;
+    type QueryId = ();
+}
+
+impl<DB, QS> diesel::Expression for Within<DB, QS> {
+    type SqlType = sql::Nullable<sql::Bool>;
+}
+
+impl<DB, QS> diesel::AppearsOnTable<QS> for Within<DB, QS> where Self: diesel::Expression {}
+
+impl<DB, QS> diesel::expression::ValidGrouping<()> for Within<DB, QS> {
+    type IsAggregate = diesel::expression::is_aggregate::No;
+}
+
+impl<DB: diesel::backend::Backend, QS> QueryFragment<DB> for Within<DB, QS> {
+    fn walk_ast<'b>(&'b self, pass: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        self.e.walk_ast(pass)
+    }
+}
+
+/// An ordering (`column.asc()` / `.desc()`, boxed) on a query on source QS.
+pub struct OrderBy<DB, QS> {
+    o: Box<dyn QueryFragment<DB> + Send>,
+    p: PhantomData<QS>,
+}
+
+impl<DB, QS> OrderBy<DB, QS> {
+    pub fn new(o: Box<dyn QueryFragment<DB> + Send>) -> Self {
+        OrderBy { o, p: PhantomData }
+    }
+}
+
+impl<DB, QS> QueryId for OrderBy<DB, QS> {
+    const HAS_STATIC_QUERY_ID: bool = false;
+    type QueryId = ();
+}
+
+impl<DB, QS> diesel::Expression for OrderBy<DB, QS> {
+    type SqlType = diesel::expression::expression_types::NotSelectable;
+}
+
+impl<DB, QS> diesel::AppearsOnTable<QS> for OrderBy<DB, QS> where Self: diesel::Expression {}
+
+impl<DB: diesel::backend::Backend, QS> QueryFragment<DB> for OrderBy<DB, QS> {
+    fn walk_ast<'b>(&'b self, pass: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        self.o.walk_ast(pass)
+    }
+}
+
+/// A GROUP BY column chosen at run time, as `Items` is a select clause chosen at run time:
+/// `table.group_by(Grouping::new(column))`, so that a table's aggregate query is one type
+/// whichever column it groups by.
+pub struct Grouping<DB, QS> {
+    col: Box<dyn QueryFragment<DB> + Send>,
+    p: PhantomData<QS>,
+}
+
+impl<DB: diesel::backend::Backend, QS> Grouping<DB, QS> {
+    pub fn new<F>(col: F) -> Self
+    where
+        F: QueryFragment<DB> + diesel::SelectableExpression<QS> + Send + 'static,
+    {
+        Grouping { col: Box::new(col), p: PhantomData }
+    }
+}
+
+impl<DB, QS> QueryId for Grouping<DB, QS> {
+    const HAS_STATIC_QUERY_ID: bool = false;
+    type QueryId = ();
+}
+
+impl<DB, QS> diesel::Expression for Grouping<DB, QS> {
+    type SqlType = sql::Untyped;
+}
+
+impl<DB, QS, F> diesel::AppearsOnTable<F> for Grouping<DB, QS> where Self: diesel::Expression {}
+
+impl<DB: diesel::backend::Backend, QS> QueryFragment<DB> for Grouping<DB, QS> {
+    fn walk_ast<'b>(&'b self, pass: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        self.col.walk_ast(pass)
+    }
+}
+
+/// A join over a reference (`joinable!`): its query, generated per pair of tables, kind and order.
+pub trait JoinOps<C>: Sync {
+    /// the reference: the child table, its column, the parent table, its key column
+    fn on(&self) -> [&'static str; 4];
+    fn query(&self, c: &mut C, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>;
+}
+
+/// An association chain (`belongs_to`): a parent table, its children, their children.
+pub trait ChainOps<C>: Sync {
+    /// each level's table and the column referencing the level above
+    fn levels(&self) -> &'static [(&'static str, &'static str)];
+    fn tables(&self) -> Vec<&'static dyn TableOps<C>>;
+    /// The parents `q` selects with their children and grandchildren, by the strategy.
+    fn load(&self, c: &mut C, strategy: Strategy, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>;
 }
 
 /// SQLite's busy timeout (rusqlite's default, as rust-rusqlite sets it).
@@ -65,6 +350,17 @@ pub trait TableOps<C>: Sync {
     /// `update(table.find(key)).set(&changes[i])`, or `update(table.filter(..))`
     fn update(&self, c: &mut C, ch: &Rows, i: usize, key: Option<&[&Gv]>, filt: &[(usize, &Gv)]) -> Res<i64>;
     fn delete(&self, c: &mut C, key: Option<&[&Gv]>, filt: &[(usize, &Gv)]) -> Res<i64>;
+    /// `table.into_boxed().filter(..).then_order_by(..).limit(..).offset(..).load::<Entity>`, the
+    /// query's columns read from each entity
+    fn query(&self, c: &mut C, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>;
+    /// `table[.group_by(col)].select(items).into_boxed()…load::<RawRow>`
+    fn aggregate(&self, c: &mut C, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>;
+    /// `update(table.filter(condition)).set(&changes[i])`
+    fn update_where(&self, c: &mut C, ch: &Rows, i: usize, f: Option<&RCond>, row: &[Gv]) -> Res<i64>;
+    /// `update(table.filter(condition)).set(col.eq(col + v))`
+    fn increment(&self, c: &mut C, col: usize, v: &Gv, f: Option<&RCond>, row: &[Gv]) -> Res<i64>;
+    /// `delete(table.filter(condition))`
+    fn delete_where(&self, c: &mut C, f: Option<&RCond>, row: &[Gv]) -> Res<i64>;
 }
 
 pub fn fail(e: DError) -> Fail {
@@ -405,7 +701,7 @@ impl Cell {
 
 /// A row of a statement of no plain shape: every column by name, each value decoded by
 /// Diesel's own `FromSql` of the type the backend reports for it.
-struct RawRow(Vec<Cell>);
+pub struct RawRow(Vec<Cell>);
 
 fn raw_cells<'a, DB: diesel::backend::Backend, R: Row<'a, DB>>(
     row: &R,
@@ -490,6 +786,23 @@ impl QueryableByName<diesel::sqlite::Sqlite> for RawRow {
     }
 }
 
+/// An aggregate select's rows: on MariaDB a column Diesel reports as a blob read as text or
+/// bytes as `bytes` (the suite's types of the items) says.
+pub fn raw_rows_hinted(mut rows: Vec<RawRow>, bytes: &[bool], sink: &mut Sink) -> Res<i64> {
+    for r in rows.iter_mut() {
+        for (k, cell) in r.0.iter_mut().enumerate() {
+            if let Cell::Binary(b) = cell {
+                *cell = match bytes.get(k) {
+                    Some(true) => Cell::Bytes(std::mem::take(b)),
+                    Some(false) => Cell::Text(String::from_utf8(std::mem::take(b)).map_err(|e| Fail::db(format!("column {k}: {e}"), None))?),
+                    None => return Err(Fail::unsupported(MARIADB_BINARY)),
+                };
+            }
+        }
+    }
+    Ok(raw_rows(&rows, sink))
+}
+
 fn raw_rows(rows: &[RawRow], sink: &mut Sink) -> i64 {
     for r in rows {
         sink.begin_row();
@@ -551,6 +864,12 @@ pub trait Be: Sized + Send + Sync + 'static {
     }
     fn describe(c: &mut Self::Conn) -> Res<Described>;
     fn table(name: &str) -> Option<&'static dyn TableOps<Self::Conn>>;
+    /// The join of two compiled tables over their reference (`joinable!`), FROM `from`.
+    fn join(from: &str, to: &str, left: bool) -> Option<&'static dyn JoinOps<Self::Conn>>;
+    /// The association chain of a parent table and its levels (`belongs_to`).
+    fn chain(tables: &[&str]) -> Option<&'static dyn ChainOps<Self::Conn>>;
+    /// The references compiled as `joinable!` and `belongs_to`, in words.
+    fn relations() -> &'static [&'static str];
     /// The step's statement in the backend's markers.
     fn raw_sql(st: &Step) -> String {
         st.sql.clone()
@@ -650,6 +969,18 @@ impl Be for PgBe {
 
     fn table(name: &str) -> Option<&'static dyn TableOps<Self::Conn>> {
         schema::pg::table(name)
+    }
+
+    fn join(from: &str, to: &str, left: bool) -> Option<&'static dyn JoinOps<Self::Conn>> {
+        schema::pg::join(from, to, left)
+    }
+
+    fn chain(tables: &[&str]) -> Option<&'static dyn ChainOps<Self::Conn>> {
+        schema::pg::chain(tables)
+    }
+
+    fn relations() -> &'static [&'static str] {
+        schema::pg::RELATIONS
     }
 
     fn raw_sql(st: &Step) -> String {
@@ -763,6 +1094,18 @@ impl Be for MyBe {
 
     fn table(name: &str) -> Option<&'static dyn TableOps<Self::Conn>> {
         schema::mysql::table(name)
+    }
+
+    fn join(from: &str, to: &str, left: bool) -> Option<&'static dyn JoinOps<Self::Conn>> {
+        schema::mysql::join(from, to, left)
+    }
+
+    fn chain(tables: &[&str]) -> Option<&'static dyn ChainOps<Self::Conn>> {
+        schema::mysql::chain(tables)
+    }
+
+    fn relations() -> &'static [&'static str] {
+        schema::mysql::RELATIONS
     }
 
     fn raw(c: &mut Self::Conn, text: &str, row: &[Gv], types: &[Ty], reads: bool, _bytes: Option<&[bool]>, sink: &mut Sink) -> Res<i64> {
@@ -921,6 +1264,18 @@ impl Be for LiteBe {
         schema::sqlite::table(name)
     }
 
+    fn join(from: &str, to: &str, left: bool) -> Option<&'static dyn JoinOps<Self::Conn>> {
+        schema::sqlite::join(from, to, left)
+    }
+
+    fn chain(tables: &[&str]) -> Option<&'static dyn ChainOps<Self::Conn>> {
+        schema::sqlite::chain(tables)
+    }
+
+    fn relations() -> &'static [&'static str] {
+        schema::sqlite::RELATIONS
+    }
+
     fn raw(c: &mut Self::Conn, text: &str, row: &[Gv], types: &[Ty], reads: bool, _bytes: Option<&[bool]>, sink: &mut Sink) -> Res<i64> {
         let mut q = diesel::sql_query(text).into_boxed::<diesel::sqlite::Sqlite>();
         for (v, ty) in row.iter().zip(types) {
@@ -997,7 +1352,200 @@ pub enum How<C: 'static> {
     Batch { t: &'static dyn TableOps<C>, rows: Rows },
     Update { t: &'static dyn TableOps<C>, ch: Rows, key: Option<Vec<usize>>, filt: Vec<(usize, usize)> },
     Delete { t: &'static dyn TableOps<C>, key: Option<Vec<usize>>, filt: Vec<(usize, usize)> },
+    /// a select of one table's entities through the boxed DSL (a richer shape)
+    Query { t: &'static dyn TableOps<C>, q: Query },
+    /// an aggregate select (a dynamic select clause, `group_by`)
+    Aggregate { t: &'static dyn TableOps<C>, q: Query },
+    /// a select over a join (`joinable!`), entity tuples
+    Join { j: &'static dyn JoinOps<C>, q: Query },
+    /// `update(table.filter(condition)).set(&changes)`: `set` the parameter (or literal) of each column set
+    UpdateWhere { t: &'static dyn TableOps<C>, ch: Rows, f: Option<RCond> },
+    /// `update(table.filter(condition)).set(col.eq(col + v))`
+    Increment { t: &'static dyn TableOps<C>, col: usize, arg: Operand, f: Option<RCond> },
+    DeleteWhere { t: &'static dyn TableOps<C>, f: Option<RCond> },
+    /// a load through the associations (`belongs_to`)
+    Load { ch: &'static dyn ChainOps<C>, q: Query, strategy: Strategy },
     Raw { sql: String, bytes: Option<Vec<bool>> },
+}
+
+/// A table compiled in exactly as the suite declares it (columns, types and key).
+fn same_table<C>(t: &dyn TableOps<C>, columns: &[String], types: &[String], key: &[String]) -> bool {
+    let same = |a: &[&str], b: &[String]| b.len() == a.len() && b.iter().zip(a).all(|(x, y)| x == y);
+    same(t.columns(), columns) && same(t.types(), types) && same(t.key(), key)
+}
+
+/// The compiled table `name` of the shape's tables, when it is as the suite declares it.
+fn compiled_named<B: Be>(shape: &crate::step::Shape, name: &str) -> Option<&'static dyn TableOps<B::Conn>> {
+    let t = B::table(name)?;
+    let info = shape.table_info(name)?;
+    same_table(t, &info.columns, &info.types, &info.key).then_some(t)
+}
+
+/// A table of a query (the FROM table, then the joined one): its name, columns and types.
+pub struct Side<'a> {
+    pub name: &'a str,
+    pub columns: &'static [&'static str],
+    pub types: &'static [&'static str],
+}
+
+impl<'a> Side<'a> {
+    fn of<C>(name: &'a str, t: &'static dyn TableOps<C>) -> Side<'a> {
+        Side { name, columns: t.columns(), types: t.types() }
+    }
+}
+
+type Sides<'a> = &'a [Side<'a>];
+
+fn side_col(sides: Sides<'_>, c: &crate::step::ColRef) -> Res<(u8, usize)> {
+    for (k, side) in sides.iter().enumerate() {
+        if side.name == c.table {
+            let col = side.columns.iter().position(|x| *x == c.column);
+            return Ok((k as u8, col.ok_or_else(|| Fail::protocol(format!("the shape names a column {} its table does not have", c.column)))?));
+        }
+    }
+    Err(Fail::protocol(format!("the shape names a column of {}, which the statement does not read from", c.table)))
+}
+
+pub fn rcond(sides: Sides<'_>, f: &crate::step::Cond) -> Res<RCond> {
+    use crate::step::Cond;
+    Ok(match f {
+        Cond::And(ts) => RCond::And(ts.iter().map(|t| rcond(sides, t)).collect::<Res<_>>()?),
+        Cond::Or(ts) => RCond::Or(ts.iter().map(|t| rcond(sides, t)).collect::<Res<_>>()?),
+        Cond::Cmp { op, column, args } => {
+            let (side, col) = side_col(sides, column)?;
+            RCond::Cmp { side, col, op: *op, args: args.clone() }
+        }
+    })
+}
+
+/// The shape's select as Diesel's DSL takes it (positions in `sides`' tables).
+pub fn query_of(shape: &crate::step::Shape, sides: Sides<'_>, what: &str) -> Res<Query> {
+    use crate::step::Item;
+    let mut q = Query {
+        filter: shape.filter.as_ref().map(|f| rcond(sides, f)).transpose()?,
+        order: shape.order.iter().map(|o| side_col(sides, &o.column).map(|(s, c)| (s, c, o.desc))).collect::<Res<_>>()?,
+        limit: shape.limit.clone(),
+        offset: shape.offset.clone(),
+        out: Vec::new(),
+        items: Vec::new(),
+        group: None,
+        bytes: Vec::new(),
+    };
+    let aggregate = !shape.group.is_empty() || shape.items.iter().any(|i| matches!(i, Item::Agg { .. }));
+    let is_bytes = |s: u8, c: usize| sides[s as usize].types[c] == "bytes";
+    for it in &shape.items {
+        match it {
+            Item::Col(c) => {
+                let (s, k) = side_col(sides, c)?;
+                q.out.push((s, k));
+                q.items.push(AggItem::Col(k));
+                q.bytes.push(is_bytes(s, k));
+            }
+            Item::Agg { f, column: None } => {
+                q.items.push(AggItem::CountStar);
+                q.bytes.push(false);
+                let _ = f;
+            }
+            Item::Agg { f, column: Some(c) } => {
+                let (s, k) = side_col(sides, c)?;
+                q.items.push(AggItem::Agg(*f, k));
+                q.bytes.push(matches!(f, Agg::Min | Agg::Max) && is_bytes(s, k));
+            }
+        }
+    }
+    if aggregate {
+        if sides.len() > 1 {
+            return Err(Fail::unsupported(format!("an aggregate over a join: {what}")));
+        }
+        q.group = match shape.group.as_slice() {
+            [] => None,
+            [g] => Some(side_col(sides, g)?.1),
+            _ => return Err(Fail::unsupported(format!("GROUP BY more than one column: {what}"))),
+        };
+    }
+    Ok(q)
+}
+
+/// Why an aggregate select of some shapes is not Diesel's here.
+const DIESEL_AGG: &str = "Diesel's group_by and its select of aggregates are generated here per table and per column (its types are static: group_by of several columns takes a tuple, an aggregate over a join a select over the join source, each of whose types would have to be generated per combination)";
+
+/// A statement of a richer shape (its `where` is not the plain form), through Diesel's DSL.
+fn rich<B: Be>(st: &Step, shape: &crate::step::Shape, t: &'static dyn TableOps<B::Conn>, raw: How<B::Conn>) -> Res<How<B::Conn>> {
+    let one = [Side::of(&shape.table, t)];
+    let filter = || shape.filter.as_ref().map(|f| rcond(&one, f)).transpose();
+    Ok(match (st.kind, shape.kind.as_str()) {
+        (Kind::Scan, "select") | (Kind::Exec, "select") if st.kind == Kind::Scan || st.reads() => match shape.joins.as_slice() {
+            [] => {
+                let q = query_of(shape, &one, DIESEL_AGG)?;
+                if q.items.iter().any(|i| !matches!(i, AggItem::Col(_))) || q.group.is_some() {
+                    How::Aggregate { t, q }
+                } else {
+                    How::Query { t, q }
+                }
+            }
+            [j] => {
+                let jo = B::join(&shape.table, &j.table, j.left).ok_or_else(|| {
+                    Fail::unsupported(format!("no joinable! between {} and {} is generated (Diesel joins over a reference to a one-column primary key, one per pair of tables: {})", shape.table, j.table, B::relations().join(", ")))
+                })?;
+                let [child, fk, parent, pk] = jo.on();
+                let on = [(j.on.0.table.as_str(), j.on.0.column.as_str()), (j.on.1.table.as_str(), j.on.1.column.as_str())];
+                if !(on.contains(&(child, fk)) && on.contains(&(parent, pk))) {
+                    return Err(Fail::unsupported(format!("the join is not over the joinable! reference {child}.{fk} -> {parent}.{pk}")));
+                }
+                let other = compiled_named::<B>(shape, &j.table).ok_or_else(|| Fail::unsupported(format!("table {} is not compiled into the worker as the suite declares it", j.table)))?;
+                let sides = [Side::of(&shape.table, t), Side::of(&j.table, other)];
+                How::Join { j: jo, q: query_of(shape, &sides, DIESEL_AGG)? }
+            }
+            _ => return Err(Fail::unsupported("a join of three or more tables: the joins are generated here per reference, two tables each")),
+        },
+        (Kind::Exec, "update") if !st.reads() => {
+            let f = filter()?;
+            let set = &shape.set;
+            if set.iter().any(|a| t.key().contains(&a.column.as_str())) {
+                return Ok(raw);
+            }
+            if set.iter().all(|a| !a.add) {
+                // each operation's values of the columns set, as a changeset (before the clock)
+                let mut cols = vec![None; t.columns().len()];
+                for (j, a) in set.iter().enumerate() {
+                    cols[position(t, &a.column)?] = Some(j);
+                }
+                let vals: Vec<Gv> = (0..st.n).flat_map(|i| set.iter().map(move |a| a.arg.of(st.row(i)).clone())).collect();
+                How::UpdateWhere { t, ch: t.changes(&cols, &vals, set.len())?, f }
+            } else if let [a] = set.as_slice() {
+                How::Increment { t, col: position(t, &a.column)?, arg: a.arg.clone(), f }
+            } else {
+                return Err(Fail::unsupported("an update that adds to a column and sets others: Diesel's set takes a tuple of assignments whose type would have to be generated per set of columns; the increment (set(col.eq(col + v))) is generated per column, alone"));
+            }
+        }
+        (Kind::Exec, "delete") if !st.reads() => How::DeleteWhere { t, f: filter()? },
+        _ => raw,
+    })
+}
+
+/// A load step: the parents' select and the association chain of its levels (`belongs_to`).
+fn load_how<B: Be>(st: &Step) -> Res<How<B::Conn>> {
+    let (Some(shape), Some(spec)) = (st.shape.as_ref(), st.load.as_ref()) else { return Err(Fail::protocol("a load step needs its shape and load")) };
+    if spec.strategy == Strategy::Joined && (shape.limit.is_some() || shape.offset.is_some()) {
+        return Err(Fail::unsupported("a joined load of a page of parents: LIMIT/OFFSET would page the joined rows, not the parents"));
+    }
+    let mut names: Vec<&str> = vec![shape.table.as_str()];
+    names.extend(spec.levels.iter().map(|l| l.table.as_str()));
+    let ch = B::chain(&names).ok_or_else(|| {
+        Fail::unsupported(format!("no belongs_to chain {} is generated (associations over references to a one-column primary key: {})", names.join(" <- "), B::relations().join(", ")))
+    })?;
+    if ch.levels().iter().zip(&spec.levels).any(|((t, c), l)| *t != l.table || *c != l.column) {
+        return Err(Fail::unsupported("the load's levels reference other columns than the generated belongs_to"));
+    }
+    let tables = ch.tables();
+    let parent = compiled::<B>(shape).ok_or_else(|| Fail::unsupported(format!("table {} is not compiled into the worker as the suite declares it", shape.table)))?;
+    for (t, l) in tables[1..].iter().zip(&spec.levels) {
+        if !same_table(*t, &l.table_columns, &l.table_types, &l.key) {
+            return Err(Fail::unsupported(format!("table {} is not compiled into the worker as the suite declares it", l.table)));
+        }
+    }
+    let one = [Side::of(&shape.table, parent)];
+    Ok(How::Load { ch, q: query_of(shape, &one, DIESEL_AGG)?, strategy: spec.strategy })
 }
 
 /// The table of the shape when the schema compiled in has it as the suite declares it
@@ -1020,6 +1568,9 @@ fn how<B: Be>(st: &Step) -> Res<How<B::Conn>> {
     if st.kind == Kind::Exec && st.mode == Mode::Literal {
         return Err(Fail::unsupported(&LITERAL["unsupported: ".len()..]));
     }
+    if st.kind == Kind::Load {
+        return load_how::<B>(st);
+    }
     let shape = st.shape.as_ref();
     // of each column a select reads, whether the suite declares it bytes
     let bytes = shape.filter(|s| s.kind == "select").and_then(|s| {
@@ -1037,9 +1588,10 @@ fn how<B: Be>(st: &Step) -> Res<How<B::Conn>> {
         }
         return Ok(raw());
     };
+    let Some(plain_where) = shape.where_.as_ref() else { return rich::<B>(st, shape, t, raw()) };
     let np = st.nparams;
     let cols = |names: &[String]| names.iter().map(|c| position(t, c)).collect::<Res<Vec<_>>>();
-    let where_cols = cols(&shape.where_)?;
+    let where_cols = cols(plain_where)?;
     let ncols = shape.columns.len();
     // a where clause on exactly the key's columns: the key's values in the key's order
     let by_key = || -> Option<Vec<usize>> {
@@ -1047,7 +1599,7 @@ fn how<B: Be>(st: &Step) -> Res<How<B::Conn>> {
             return None;
         }
         let base = if shape.kind == "select" { 0 } else { ncols };
-        t.key().iter().map(|k| shape.where_.iter().position(|w| w == k).map(|p| base + p)).collect()
+        t.key().iter().map(|k| plain_where.iter().position(|w| w == k).map(|p| base + p)).collect()
     };
     let filt = |base: usize| where_cols.iter().enumerate().map(|(p, &c)| (c, base + p)).collect::<Vec<_>>();
     let by_column = |base: usize| -> Res<Vec<Option<usize>>> {
@@ -1095,6 +1647,19 @@ pub struct DieselClient<'c, B: Be> {
     how: &'c How<B::Conn>,
     own: Option<&'c mut B::Conn>,
     made: Option<B::Conn>,
+    /// verification: the statements Diesel's instrumentation saw start (StartQuery events)
+    counter: Option<Arc<AtomicU64>>,
+}
+
+/// Counts the statements a connection runs: Diesel's `Instrumentation` (a closure over its
+/// events), its StartQuery events. Installed on the verification pass's connections only.
+fn count_on<C: diesel::Connection>(c: &mut C, n: &Arc<AtomicU64>) {
+    let n = n.clone();
+    c.set_instrumentation(move |e: InstrumentationEvent<'_>| {
+        if let InstrumentationEvent::StartQuery { .. } = e {
+            n.fetch_add(1, Ordering::Relaxed);
+        }
+    });
 }
 
 /// The statement cache as the step's mode says (untimed, per connection): disabled for
@@ -1135,7 +1700,7 @@ impl<B: Be> Client for DieselClient<'_, B> {
         }
         let c = self.conn()?;
         let row = if st.nparams > 0 && st.kind != Kind::Batch { st.row(i) } else { &[] };
-        match how {
+        let r = match how {
             How::Connect => Ok(0),
             How::Get { t, key, out } => t.get(c, &at(row, key), out, sink),
             How::Select { t, filt, out } => t.select(c, &at_filt(row, filt), out, sink),
@@ -1149,10 +1714,21 @@ impl<B: Be> Client for DieselClient<'_, B> {
                 Some(k) => t.delete(c, Some(&at(row, k)), &[]),
                 None => t.delete(c, None, &at_filt(row, filt)),
             },
+            How::Query { t, q } => t.query(c, q, row, sink),
+            How::Aggregate { t, q } => t.aggregate(c, q, row, sink),
+            How::Join { j, q } => j.query(c, q, row, sink),
+            How::UpdateWhere { t, ch, f } => t.update_where(c, ch, i, f.as_ref(), row),
+            How::Increment { t, col, arg, f } => t.increment(c, *col, arg.of(row), f.as_ref(), row),
+            How::DeleteWhere { t, f } => t.delete_where(c, f.as_ref(), row),
+            How::Load { ch, q, strategy } => ch.load(c, *strategy, q, row, sink),
             How::Raw { sql, bytes } => {
                 B::raw(c, sql, row, &st.types, st.kind == Kind::Scan || st.reads(), bytes.as_deref(), sink)
             }
+        };
+        if let Some(n) = &self.counter {
+            sink.sent(n.swap(0, Ordering::Relaxed));
         }
+        r
     }
 
     async fn tx_begin(&mut self) -> Res<()> {
@@ -1177,6 +1753,9 @@ impl<B: Be> Client for DieselClient<'_, B> {
         let mut c = establish::<B>(self.cfg)?;
         B::ready(&mut c)?;
         c.set_prepared_statement_cache_size(cache_for(self.st));
+        if let Some(n) = &self.counter {
+            count_on(&mut c, n);
+        }
         self.made = Some(c);
         Ok(())
     }
@@ -1184,6 +1763,14 @@ impl<B: Be> Client for DieselClient<'_, B> {
     async fn disconnect(&mut self) -> Res<()> {
         self.made = None; // closed as it drops
         Ok(())
+    }
+
+    /// The verification pass's counting leaves the connection with it (a no-op
+    /// instrumentation in its place).
+    async fn end(&mut self) {
+        if let (Some(_), Some(c)) = (&self.counter, self.own.as_mut()) {
+            c.set_instrumentation(None::<Box<dyn diesel::connection::Instrumentation>>);
+        }
     }
 }
 
@@ -1198,19 +1785,22 @@ impl<B: Be> Method for Diesel<B> {
     fn hello(&self) -> Hello {
         let mut s: Vec<(&str, String)> = vec![
             ("layer", format!("Diesel {} (sync), features {} only, default features off", env!("ABW_V_DIESEL"), B::DBMS[0])),
-            ("schema", format!("table! per table, with a Queryable entity, an Insertable row (treat_none_as_default_value = false: a None is bound as NULL) and an AsChangeset of its other columns (a column left out unless set), generated by build.rs from the built-in suites' TOML (like = \"x\" copies x's columns): {}; a table not compiled in, or compiled otherwise than the step's suite declares it, goes through sql_query", match B::DBMS[0] {
+            ("schema", format!("table! per table, with a Queryable entity, an Insertable row (treat_none_as_default_value = false: a None is bound as NULL) and an AsChangeset of its other columns (a column left out unless set), generated by build.rs from the built-in suites' TOML (like = \"x\" copies x's columns): {}; a table not compiled in, or compiled otherwise than the step's suite declares it, goes through sql_query; from the suites' references (a column referencing another table's one-column primary key, one per pair of tables): joinable!, allow_tables_to_appear_in_same_query! and #[derive(Identifiable, Associations)] #[diesel(belongs_to(Parent, foreign_key = column))] on the entities: {}", match B::DBMS[0] {
                 "postgresql" => schema::pg::TABLES.join(", "),
                 "mariadb" => schema::mysql::TABLES.join(", "),
                 _ => schema::sqlite::TABLES.join(", "),
-            })),
-            ("reads", "a select whose where is the table's key: table.find(key).first::<Entity>(conn).optional(); any other select (a scan too): table.filter(col.eq(v).and(…)).load::<Entity>(conn) (the filter a Box<dyn BoxableExpression>, as Diesel builds one from values known at run time), table.load without a where; every value read from the entity's field".into()),
-            ("writes", "insert: insert_into(table).values(&row).execute (the row built from the parameters before the clock); update by the key: update(table.find(key)).set(&changes).execute; any other update: update(table.filter(…)).set(&changes); delete: delete(table.find(key)) or delete(table.filter(…))".into()),
-            ("statements", "a statement of no plain shape, or of a table not compiled in: sql_query(sql).into_boxed(), one bind::<ST, _> per parameter by its spec's type (bool, BigInt, Double, Numeric, Text, Date, Timestamp, Binary; a NULL as Nullable of it), then .load::<Row>() into a QueryableByName row of the worker's own that reads every column by the type the backend reports, through Diesel's FromSql, or .execute()".into()),
+            }, B::relations().join(", "))),
+            ("reads", "a select whose where is the table's key: table.find(key).first::<Entity>(conn).optional(); a select of equalities (a scan too): table.filter(col.eq(v).and(…)).load::<Entity>(conn) (the filter a Box<dyn BoxableExpression>, as Diesel builds one from values known at run time), table.load without a where; every value read from the entity's field (a select of some of its columns loads the entity: Diesel's default select clause, every column)".into()),
+            ("shapes", "a richer select through the boxed DSL: table.into_boxed(), .filter(condition) (a tree of Box<dyn BoxableExpression>: col.nullable().eq/ne/lt/le/gt/ge(v), .between(a, b), .eq_any(values) (IN; = ANY($1) on PostgreSQL), .is_null(), .is_not_null(), .like(pattern), combined with .and/.or), .then_order_by(col.asc()/.desc()), .limit(n), .offset(m), .load::<Entity>; a join: from.inner_join(to) / from.left_join(to) over joinable!, .into_boxed(), filtered, ordered and paged the same way, .load::<(Entity, Entity)> / <(Entity, Option<Entity>)>, the statement's columns read from the entities; an aggregate: table[.group_by(col)].select(items).into_boxed() with items a dynamic select clause (diesel-dynamic-schema's DynamicSelectClause, extended to aggregates: the columns, count_star(), count(col), sum, avg (Foldable types), min, max (SqlOrd types: not Numeric, whose SqlOrd Diesel lacks)), rows read as QueryableByName by the type the backend reports; generated per table and column by build.rs (Diesel's types are static: each column's comparisons, orderings and aggregates are written out). Not generated: a join of three or more tables, GROUP BY of several columns, an aggregate over a join (answered unsupported with the reason)".into()),
+            ("writes", "insert: insert_into(table).values(&row).execute (the row built from the parameters before the clock); update by the key: update(table.find(key)).set(&changes).execute; any other update: update(table.filter(…)).set(&changes) (the filter a condition tree as for selects); an increment: update(table.filter(…)).set(col.eq(col + v)) (generated per numeric column; with other assignments: unsupported); delete: delete(table.find(key)) or delete(table.filter(…))".into()),
+            ("load", "through the associations (belongs_to, generated from the suites' references): the parents by the boxed select of their shape; lazy = per parent Child::belonging_to(&parent).load (and per child for grandchildren): N+1; selectin = Child::belonging_to(&parents).load then grouped_by(&parents) per level (Diesel's documented eager loading: one query per level, = ANY($1) / IN (…)); joined = parent.left_join(child.left_join(grandchild)).into_boxed() filtered as the parents, loaded as (Parent, Option<(Child, Option<Grandchild>)>) and grouped by hand, each entity once by its key (a HashSet per level); every entity read from its fields; statements counted with Diesel's Instrumentation (set_instrumentation, its StartQuery events) on the verification pass only".into()),
+            ("counting", "verification passes count the statements Diesel runs with its Instrumentation (Connection::set_instrumentation with a closure counting StartQuery events), installed on the pass's connection and replaced by a no-op one after it; the timed passes run without it".into()),
+            ("statements", "a statement of no shape, or of a table not compiled in: sql_query(sql).into_boxed(), one bind::<ST, _> per parameter by its spec's type (bool, BigInt, Double, Numeric, Text, Date, Timestamp, Binary; a NULL as Nullable of it), then .load::<Row>() into a QueryableByName row of the worker's own that reads every column by the type the backend reports, through Diesel's FromSql, or .execute()".into()),
             ("literal", LITERAL.into()),
             ("scan", "as prepared: Diesel's default statement cache".into()),
             ("autocommit", "yes (Diesel's default); commit_every through the connection's TransactionManager (BEGIN … COMMIT)".into()),
             ("per-request", "Connection::establish and the method's setup (as open does), the operation, the connection dropped (closed): all inside the operation's time".into()),
-            ("load", "C clients = C OS threads (std::thread::scope), each with its own connection (persistent) or one per operation (per-request); no pool (Diesel's r2d2 integration is not built in)".into()),
+            ("under load", "C clients = C OS threads (std::thread::scope), each with its own connection (persistent) or one per operation (per-request); no pool (Diesel's r2d2 integration is not built in)".into()),
         ];
         s.extend(B::settings());
         Hello {
@@ -1222,6 +1812,8 @@ impl<B: Be> Method for Diesel<B> {
             policies: &["persistent", "per-request"],
             sqlstate: Some("by kind"),
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            load: true,
+            shapes: Some(shapes_json(FEATURES, &[])),
         }
     }
 
@@ -1259,16 +1851,25 @@ impl<B: Be> Method for Diesel<B> {
         Ok(Plan { how })
     }
 
+    /// A statement of no shape, or of a table not compiled in: Diesel's raw-SQL API.
+    fn api(plan: &Plan<B::Conn>) -> Option<&'static str> {
+        matches!(plan.how, How::Raw { .. }).then_some("raw")
+    }
+
     async fn client<'c>(ctx: Ctx<'c, Self>, link: Link<'c, Self>) -> Res<DieselClient<'c, B>> {
+        let counter = ctx.st.verify.then(|| Arc::new(AtomicU64::new(0)));
         let own = match link {
             Link::Own(c) => {
                 c.set_prepared_statement_cache_size(cache_for(ctx.st));
+                if let Some(n) = &counter {
+                    count_on(c, n);
+                }
                 Some(c)
             }
             Link::PerRequest => None,
             Link::Pool(_) => return Err(Fail::unsupported("Diesel's methods have no pool here")),
         };
-        Ok(DieselClient { cfg: ctx.cfg, st: ctx.st, how: &ctx.plan.how, own, made: None })
+        Ok(DieselClient { cfg: ctx.cfg, st: ctx.st, how: &ctx.plan.how, own, made: None, counter })
     }
 
     /// The step's cached statements do not outlive it: the cache is dropped (untimed); the
@@ -1277,4 +1878,16 @@ impl<B: Be> Method for Diesel<B> {
     async fn release(c: &mut B::Conn) {
         c.set_prepared_statement_cache_size(CacheSize::Disabled);
     }
+}
+
+/// Every feature of a shape (PROTOCOL.md, Shapes) and of a load step's strategy.
+pub const FEATURES: &[&str] = &[
+    "select", "get", "where", "star", "compare", "between", "in", "null", "like", "or", "join", "left-join", "aggregate", "group", "order", "limit",
+    "offset", "insert", "update", "increment", "delete", "load-lazy", "load-joined", "load-selectin",
+];
+
+/// `capabilities.shapes`: the features mapped through the layer's own API, and why not the others.
+pub fn shapes_json(maps: &[&str], unsupported: &[(&str, &str)]) -> serde_json::Value {
+    let u: serde_json::Map<String, serde_json::Value> = unsupported.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect();
+    serde_json::json!({"maps": maps, "unsupported": u})
 }

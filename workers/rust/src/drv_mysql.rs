@@ -5,6 +5,7 @@
 //! each mode does what it says. Under load: one OS thread per client; pooled = the crate's
 //! own `Pool`.
 
+use crate::assoc::{self, Fetch, LoadPlan, Markers};
 use crate::host::{Client, Ctx, Described, Link, Method, Slot};
 use crate::load::ThreadPause;
 use crate::pg::f32_as_text;
@@ -155,9 +156,11 @@ fn date_value(us: i64) -> Value {
 /// bytes as a (binary) string, dates and timestamps as the crate's Value::Date (sent as
 /// MYSQL_TYPE_DATETIME: a date as its 4 date bytes, a timestamp with its microseconds), NULL.
 fn adapt(values: &[Gv]) -> Vec<Value> {
-    values
-        .iter()
-        .map(|v| match v {
+    values.iter().map(value_of).collect()
+}
+
+fn value_of(v: &Gv) -> Value {
+    match v {
             Gv::Null => Value::NULL,
             Gv::Bool(b) => Value::Int(*b as i64),
             Gv::Int(i) => Value::Int(*i),
@@ -167,8 +170,24 @@ fn adapt(values: &[Gv]) -> Vec<Value> {
             Gv::Date(d) => date_value(*d as i64 * protocol::US_PER_DAY),
             Gv::Ts(us) => date_value(*us),
             Gv::Bytes(b) => Value::Bytes(b.clone()),
-        })
-        .collect()
+    }
+}
+
+/// A load's statements (`assoc`): `prep`, `exec_iter`, `close` (COM_STMT_PREPARE,
+/// COM_STMT_EXECUTE, COM_STMT_CLOSE), as the extended mode runs a statement, rows decoded as
+/// an exec step's.
+struct MyFetch<'a>(&'a mut Conn);
+
+impl Fetch for MyFetch<'_> {
+    async fn fetch(&mut self, sql: &str, params: &[Gv], _types: &[crate::protocol::Ty], rows: &mut Sink) -> Res<()> {
+        let p = if params.is_empty() { Params::Empty } else { Params::Positional(params.iter().map(value_of).collect()) };
+        let c = &mut *self.0;
+        let s = c.prep(sql).map_err(fail)?;
+        let r = c.exec_iter(&s, p).map_err(fail).and_then(|q| read(q, true, rows));
+        let closed = c.close(s).map_err(fail);
+        r?;
+        closed
+    }
 }
 
 /// The parameters of row i, as the crate takes them (by value: one Vec per execution).
@@ -468,11 +487,14 @@ pub struct Cfg {
 pub struct Plan {
     vals: Vec<Value>,
     rec: Option<Rec>,
+    /// a load step's statements (`assoc`)
+    load: Option<LoadPlan>,
 }
 
 pub struct MysqlClient<'c> {
     cfg: &'c Cfg,
     st: &'c Step,
+    load: Option<&'c LoadPlan>,
     e: Exec<'c>,
     slot: Slot<'c, Mysql, PooledConn>,
 }
@@ -493,6 +515,10 @@ impl Client for MysqlClient<'_> {
         match st.kind {
             Kind::Scan => scan_once(c, st, &self.e, sink),
             Kind::Batch => batch_group(c, st, &mut self.e, i),
+            Kind::Load => {
+                let plan = self.load.ok_or_else(|| Fail::internal("a load step without its plan"))?;
+                crate::host::block_on(assoc::load(&mut MyFetch(c), plan, st.row(i), sink))
+            }
             _ => exec_once(c, st, &mut self.e, i, sink),
         }
     }
@@ -577,7 +603,8 @@ impl Method for Mysql {
             ("parameters", "mysql::Value per marker: integers and booleans (1/0) as LONGLONG, floats as DOUBLE, text as strings, bytes as strings of their bytes (MYSQL_TYPE_VAR_STRING, the crate's only type for them), dates and timestamps as the crate's date-time value Value::Date, sent as MYSQL_TYPE_DATETIME (a date as its 4 date bytes, a timestamp with its microseconds: the crate has no separate DATE parameter type), NULL; decimals as their plain text (a string: mysql::Value has no decimal, so the server converts the text to the DECIMAL it is compared with or stored in); one Params::Positional Vec per execution (the crate takes parameters by value)".into()),
             ("rows changed", "QueryResult::affected_rows (matched rows, CLIENT_FOUND_ROWS)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread)".into()),
-            ("load", "C clients = C OS threads (std::thread::scope), each blocking on its own connection; persistent: client 0 uses the connection from open, the others each open their own (in parallel, with the open query for its thread id) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation, closed after the trial; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("under load", "C clients = C OS threads (std::thread::scope), each blocking on its own connection; persistent: client 0 uses the connection from open, the others each open their own (in parallel, with the open query for its thread id) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation, closed after the trial; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("load", crate::assoc::LOAD_SETTING.into()),
             ("per-request", "Conn::new (socket or TCP connect, handshake, authentication, SELECT @@max_allowed_packet), the step's statement prepared on it when the mode needs one (the HANDLER opened for a record step), the operation, the Conn dropped (COM_QUIT, the socket closed, not waited for): all inside the operation's time".into()),
             ("pool", format!("the crate's own mysql::Pool: PoolOpts with_constraints(PoolConstraints::new(pool_size, pool_size)) (Pool::new opens all pool_size connections, before the barrier), with_reset_connection(false) (no COM_RESET_CONNECTION round trip per return), with_check_health(false) (no COM_PING per borrow); statement cache 0, or {POOL_STMT_CACHE} in the prepared mode and for batches (prepared once per connection, on its first use, inside that operation's time); each operation: Pool::get_conn (a mutex-guarded queue), the operation, the PooledConn dropped back; the pool dropped after the trial")),
         ];
@@ -590,6 +617,8 @@ impl Method for Mysql {
             policies: &["persistent", "per-request", "pooled"],
             sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            load: true,
+            shapes: None,
         }
     }
 
@@ -627,7 +656,8 @@ impl Method for Mysql {
         if st.kind == Kind::Batch && cfg.ssl.is_some() {
             return Err(Fail::unsupported(TLS_BULK));
         }
-        Ok(Plan { vals: adapt(&st.values), rec: Rec::new(st) })
+        let load = if st.kind == Kind::Load { Some(LoadPlan::new(st, Markers::Question)?) } else { None };
+        Ok(Plan { vals: adapt(&st.values), rec: Rec::new(st), load })
     }
 
     /// The step's pool, filled before the barrier (settings pinned: see `hello`); a record
@@ -657,6 +687,6 @@ impl Method for Mysql {
         }
         let cached = matches!(link, Link::Pool(_));
         let e = Exec { vals: &ctx.plan.vals, rec, stmt: None, cached };
-        Ok(MysqlClient { cfg: ctx.cfg, st: ctx.st, e, slot: Slot::new(link) })
+        Ok(MysqlClient { cfg: ctx.cfg, st: ctx.st, load: ctx.plan.load.as_ref(), e, slot: Slot::new(link) })
     }
 }

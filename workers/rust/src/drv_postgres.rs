@@ -136,6 +136,7 @@ impl Client for PgClient<'_> {
         match st.kind {
             Kind::Scan => self.ops.scan(c, sink).await,
             Kind::Batch => batch_group(c, &mut self.ops, i),
+            Kind::Load => self.ops.load(c, i, sink).await,
             _ => self.ops.exec(c, i, sink).await,
         }
     }
@@ -207,7 +208,8 @@ impl Method for Postgres {
             ("statement cache", "none (the crate has none)".into()),
             ("tcp", "TCP_NODELAY on; TCP keepalives on (tokio-postgres default, idle 2 h)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread)".into()),
-            ("load", "C clients = C OS threads (std::thread::scope), each blocking on its own connection; persistent: client 0 uses the connection from open, the others each open their own (in parallel, with the open query for its backend pid) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("under load", "C clients = C OS threads (std::thread::scope), each blocking on its own connection; persistent: client 0 uses the connection from open, the others each open their own (in parallel, with the open query for its backend pid) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("load", crate::assoc::LOAD_SETTING.into()),
             ("per-request", "Config::connect(the connector of tls) (its own current-thread tokio runtime, startup, authentication), the step's statement prepared on it when the mode needs one, the operation, Client::close (Terminate, waits for the connection to end): all inside the operation's time".into()),
             ("pool", format!("r2d2 {} with r2d2_postgres {}'s PostgresConnectionManager(config, the connector of tls), wrapped so that each pooled connection keeps the step's prepared statement (prepared once per connection, on its first use, inside that operation's time: the postgres crate has no statement cache); Pool::builder().max_size(pool_size).min_idle(Some(pool_size)): build() waits until all pool_size connections are open, before the barrier; test_on_check_out(false) (no is_valid query per check-out), max_lifetime(None), idle_timeout(None), connection_timeout({R2D2_TIMEOUT_S} s); each operation: Pool::get, the operation, the PooledConnection dropped back (has_broken = Client::is_closed); the pool dropped after the trial", env!("ABW_V_R2D2"), env!("ABW_V_R2D2_POSTGRES"))),
         ];
@@ -220,6 +222,8 @@ impl Method for Postgres {
             policies: &["persistent", "per-request", "pooled"],
             sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            load: true,
+            shapes: None,
         }
     }
 

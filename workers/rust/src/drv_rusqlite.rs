@@ -2,9 +2,10 @@
 //! No settings. Under load: one OS thread per client, each with its own connection (or the
 //! pool's: r2d2 with r2d2_sqlite's manager).
 
+use crate::assoc::{self, Fetch, LoadPlan, Markers};
 use crate::host::{self, Client, Ctx, Described, Link, Method, R2D2_TIMEOUT_S};
 use crate::load::ThreadPause;
-use crate::protocol::{self, Gv, Sink, Val};
+use crate::protocol::{self, Gv, Sink, Ty, Val};
 use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
 use crate::Hello;
 use r2d2::PooledConnection;
@@ -119,9 +120,11 @@ impl ToSql for P {
 }
 
 fn adapt(values: &[Gv]) -> Vec<P> {
-    values
-        .iter()
-        .map(|v| match v {
+    values.iter().map(p_of).collect()
+}
+
+fn p_of(v: &Gv) -> P {
+    match v {
             Gv::Null => P::Null,
             Gv::Bool(b) => P::Int(*b as i64),
             Gv::Int(i) => P::Int(*i),
@@ -131,8 +134,19 @@ fn adapt(values: &[Gv]) -> Vec<P> {
             Gv::Date(d) => P::Text(protocol::format_date(*d)),
             Gv::Ts(us) => P::Text(protocol::format_ts(*us, false)),
             Gv::Bytes(b) => P::Blob(b.clone()),
-        })
-        .collect()
+    }
+}
+
+/// A load's statements (`assoc`): `Connection::prepare` + bind + step + finalize, as the
+/// extended mode runs a statement, rows decoded as an exec step's.
+struct LiteFetch<'a>(&'a Connection);
+
+impl Fetch for LiteFetch<'_> {
+    async fn fetch(&mut self, sql: &str, params: &[Gv], _types: &[Ty], rows: &mut Sink) -> Res<()> {
+        let p: Vec<P> = params.iter().map(p_of).collect();
+        run_stmt(&mut self.0.prepare(sql).map_err(fail)?, &p, true, rows)?;
+        Ok(())
+    }
 }
 
 /// Steps `stmt` with `params` to the end: every row decoded by its values' storage classes
@@ -268,8 +282,13 @@ fn batch_once<'c>(conn: &'c Connection, st: &Step, params: &[P], way: Way<'_, 'c
 }
 
 /// Operation i of the step on `conn`, its statements coming the client's `way`.
-fn operation<'c>(conn: &'c Connection, st: &Step, params: &[P], file: &str, way: Way<'_, 'c>, i: usize, sink: &mut Sink) -> Res<i64> {
+fn operation<'c>(conn: &'c Connection, st: &Step, plan: &Plan, file: &str, way: Way<'_, 'c>, i: usize, sink: &mut Sink) -> Res<i64> {
+    let params = &plan.params;
     match st.kind {
+        Kind::Load => {
+            let lp = plan.load.as_ref().ok_or_else(|| Fail::internal("a load step without its plan"))?;
+            crate::host::block_on(assoc::load(&mut LiteFetch(conn), lp, st.row(i), sink))
+        }
         Kind::Connect => connect_once(file),
         Kind::Scan => scan_once(conn, st, sink),
         Kind::Exec => exec_once(conn, st, params, way, i, sink),
@@ -282,9 +301,16 @@ pub struct Cfg {
     file: String,
 }
 
+/// What a step needs, made before the clock: its parameters as rusqlite binds them, and a
+/// load step's statements.
+pub struct Plan {
+    params: Vec<P>,
+    load: Option<LoadPlan>,
+}
+
 pub struct SqliteClient<'c> {
     st: &'c Step,
-    params: &'c [P],
+    params: &'c Plan,
     cfg: &'c Cfg,
     /// persistent: its connection, and BEGIN, COMMIT and the step's statement on it
     own: Option<(&'c Connection, Stmts<'c>)>,
@@ -356,7 +382,7 @@ impl Client for SqliteClient<'_> {
 impl Method for Rusqlite {
     type Config = Cfg;
     type Conn = Connection;
-    type Plan = Vec<P>;
+    type Plan = Plan;
     type Pool = r2d2::Pool<SqliteConnectionManager>;
     type Client<'c> = SqliteClient<'c>;
     type Pause = ThreadPause;
@@ -377,7 +403,8 @@ impl Method for Rusqlite {
             ("parameters", "by storage class, borrowed (ToSqlOutput::Borrowed): integers and booleans (1/0) as i64, floats as f64, text, bytes as blobs; SQLite has no boolean, decimal, date or timestamp type, so decimals are bound as their plain text, dates as YYYY-MM-DD and timestamps as YYYY-MM-DD HH:MM:SS[.ffffff] text (as the target stores them)".into()),
             ("rows changed", "Statement::execute (sqlite3_changes)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread (under load: every client's thread, and r2d2's)".into()),
-            ("load", "C clients = C OS threads (std::thread::scope), each with its own connection (SQLite's multi-thread mode: NO_MUTEX, no connection shared between threads); persistent: client 0 uses the connection from open, the others each open their own (as open does) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; BEGIN/COMMIT prepared per client before the barrier, a prepared statement per client in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("under load", "C clients = C OS threads (std::thread::scope), each with its own connection (SQLite's multi-thread mode: NO_MUTEX, no connection shared between threads); persistent: client 0 uses the connection from open, the others each open their own (as open does) before the barrier, untimed, and close it after the trial; each thread waits for start_at_unix_ns on the wall clock (sleep, then spin the last 100 µs), then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate), sleep until 100 µs before the intended start, then spin; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the client then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; BEGIN/COMMIT prepared per client before the barrier, a prepared statement per client in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("load", crate::assoc::LOAD_SETTING.into()),
             ("per-request", "open as open does (Connection::open_with_flags, busy timeout, PRAGMA foreign_keys = OFF), prepare what the operation needs (BEGIN/COMMIT of a batch with execute_batch), run it, Connection::close: all inside the operation's time".into()),
             ("pool", format!("r2d2 {} with r2d2_sqlite {}: SqliteConnectionManager::file(file).with_flags(rusqlite's defaults).with_init(busy timeout {BUSY_TIMEOUT_MS} ms, PRAGMA foreign_keys = OFF, statement cache capacity {POOL_STATEMENT_CACHE}); Pool::builder().max_size(pool_size).min_idle(Some(pool_size)): build() waits until all pool_size connections are open, before the barrier; test_on_check_out(false) (no is_valid statement per check-out), max_lifetime(None), idle_timeout(None), connection_timeout({R2D2_TIMEOUT_S} s); each operation: Pool::get, the operation, the PooledConnection dropped back; the prepared mode and a batch's statement, BEGIN and COMMIT through Connection::prepare_cached (rusqlite's per-connection cache: prepared once per connection, on its first use, inside that operation's time); literal and extended prepare every operation as in the plain loop", env!("ABW_V_R2D2"), env!("ABW_V_R2D2_SQLITE"))),
         ];
@@ -390,6 +417,8 @@ impl Method for Rusqlite {
             policies: &["persistent", "per-request", "pooled"],
             sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            load: true,
+            shapes: None,
         }
     }
 
@@ -415,12 +444,13 @@ impl Method for Rusqlite {
         }
     }
 
-    async fn plan(_cfg: &Cfg, _c: &mut Connection, st: &Step) -> Res<Vec<P>> {
-        Ok(adapt(&st.values))
+    async fn plan(_cfg: &Cfg, _c: &mut Connection, st: &Step) -> Res<Plan> {
+        let load = if st.kind == Kind::Load { Some(LoadPlan::new(st, Markers::Question)?) } else { None };
+        Ok(Plan { params: adapt(&st.values), load })
     }
 
     /// The step's pool, filled before the barrier (settings pinned: see `hello`).
-    async fn pool(cfg: &Cfg, _plan: &Vec<P>, _st: &Step, size: usize) -> Res<r2d2::Pool<SqliteConnectionManager>> {
+    async fn pool(cfg: &Cfg, _plan: &Plan, _st: &Step, size: usize) -> Res<r2d2::Pool<SqliteConnectionManager>> {
         let manager = SqliteConnectionManager::file(&cfg.file).with_flags(flags()).with_init(|c| {
             c.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))?;
             c.set_prepared_statement_cache_capacity(POOL_STATEMENT_CACHE);

@@ -20,22 +20,25 @@
 //! whose cache capacity is 0, `prepared` (and every step without a mode) on one with
 //! rust-sqlx's capacity. `literal` is unsupported: SeaORM binds every value.
 
-use crate::drv_diesel::{FromGv, Put};
+use crate::drv_diesel::{query_of, rcond, AggItem, FromGv, Put, Query, RCond, Side, FEATURES};
 use crate::drv_sqlx::{self, POOL_ACQUIRE_TIMEOUT_S, STATEMENT_CACHE_CAPACITY};
 use crate::host::{Client, Ctx, Described, Ended, Job, Link, Method};
 use crate::load::TaskPause;
 use crate::pg::{self, Col};
 use crate::protocol::{self, Gv, Sink, Ty, Val};
-use crate::step::{Endpoint, Fail, Kind, Mode, Res, Step};
+use crate::step::{Agg, Endpoint, Fail, Kind, Mode, Op, Operand, Res, Step, Strategy};
 use crate::Hello;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use rust_decimal::Decimal;
-use sea_orm::sea_query::{ArrayType, ColumnType, Expr, FromValueTuple, Nullable, ValueTuple, ValueType, ValueTypeErr};
+use sea_orm::sea_query::{ArrayType, Asterisk, ColumnType, Expr, ExprTrait, FromValueTuple, Func, Nullable, ValueTuple, ValueType, ValueTypeErr};
 use sea_orm::{
     ActiveModelBehavior, ActiveModelTrait, ColIdx, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
     DbErr, EntityTrait, ExecResult, IntoActiveModel, Iterable, PrimaryKeyTrait, QueryFilter, QueryResult,
     RuntimeErr, SqlxPostgresConnector, Statement, TransactionTrait, TryGetError, TryGetable, Value,
 };
+use sea_orm::{Condition, FromQueryResult, LoaderTrait, ModelTrait, Order, QueryOrder, QuerySelect, Related};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgValueFormat};
 use sqlx::{Column as _, Row as _, ValueRef as _};
 use std::any::Any;
@@ -139,7 +142,307 @@ pub trait Table: EntityTrait<ActiveModel: ActiveModelBehavior + Send + Sync, Mod
     const TYPES: &'static [&'static str];
     const KEY: &'static [&'static str];
     fn emit(m: &Self::Model, out: &[usize], sink: &mut Sink);
+    /// Column k of a model into the sink.
+    fn put(m: &Self::Model, k: usize, sink: &mut Sink);
     fn value(k: usize, v: &Gv) -> Res<Value>;
+}
+
+/// A whole model as a row of its table's columns.
+fn emit_all<E: Table>(m: &E::Model, sink: &mut Sink) {
+    sink.begin_row();
+    for k in 0..E::COLUMNS.len() {
+        E::put(m, k, sink);
+    }
+    sink.end_row(E::COLUMNS.len());
+}
+
+// ---- richer shapes: conditions, orderings, joins, aggregates, increments, associations --------------
+
+/// A comparison on column k of entity E: `Column.eq(v)`, `.ne`, `.lt`, `.lte`, `.gt`, `.gte`,
+/// `.between(a, b)`, `.is_in(values)`, `.is_null()`, `.is_not_null()`, `.like(pattern)`, each
+/// value a `Value` of the field's own type.
+fn term_of<E: Table>(k: usize, op: Op, a: &[&Gv]) -> Res<Expr> {
+    let c = *columns::<E>().get(k).ok_or_else(|| Fail::internal("no such column"))?;
+    let v = |i: usize| -> Res<Value> { E::value(k, a.get(i).copied().ok_or_else(|| Fail::protocol("a comparison lacks an operand"))?) };
+    Ok(match op {
+        Op::Eq => c.eq(v(0)?),
+        Op::Ne => c.ne(v(0)?),
+        Op::Lt => c.lt(v(0)?),
+        Op::Le => c.lte(v(0)?),
+        Op::Gt => c.gt(v(0)?),
+        Op::Ge => c.gte(v(0)?),
+        Op::Between => c.between(v(0)?, v(1)?),
+        Op::In => c.is_in(a.iter().map(|x| E::value(k, x)).collect::<Res<Vec<Value>>>()?),
+        Op::IsNull => c.is_null(),
+        Op::IsNotNull => c.is_not_null(),
+        Op::Like => match a.first() {
+            Some(Gv::Text(p)) => c.like(p.as_str()),
+            _ => return Err(Fail::unsupported("ColumnTrait::like takes a text pattern")),
+        },
+    })
+}
+
+/// The condition tree as SeaORM's `Condition::all()` / `Condition::any()` of column comparisons
+/// (each of the entity of its side).
+fn cond(f: &RCond, row: &[Gv], sides: &[Tbl]) -> Res<Condition> {
+    Ok(match f {
+        RCond::And(ts) => ts.iter().try_fold(Condition::all(), |c, t| Ok::<_, Fail>(c.add(cond(t, row, sides)?)))?,
+        RCond::Or(ts) => ts.iter().try_fold(Condition::any(), |c, t| Ok::<_, Fail>(c.add(cond(t, row, sides)?)))?,
+        RCond::Cmp { side, col, op, args } => {
+            let a: Vec<&Gv> = args.iter().map(|o| o.of(row)).collect();
+            Condition::all().add(with_entity!(sides[*side as usize], E => term_of::<E>(*col, *op, &a))?)
+        }
+    })
+}
+
+/// Column k of table t as an expression (`Column` into `Expr`: "table"."column").
+fn col_expr(t: Tbl, k: usize) -> Res<Expr> {
+    with_entity!(t, E => columns::<E>().get(k).map(|c| c.into_expr())).ok_or_else(|| Fail::internal("no such column"))
+}
+
+fn page(v: &Gv) -> Res<u64> {
+    match v {
+        Gv::Int(i) if *i >= 0 => Ok(*i as u64),
+        _ => Err(Fail::protocol("LIMIT and OFFSET take a count")),
+    }
+}
+
+/// `.filter(condition)`, `.order_by(col, Order)`, `.limit(n)`, `.offset(m)` of a select.
+fn shaped<Q: QueryFilter + QueryOrder + QuerySelect>(mut s: Q, q: &Query, row: &[Gv], sides: &[Tbl]) -> Res<Q> {
+    if let Some(f) = &q.filter {
+        s = s.filter(cond(f, row, sides)?);
+    }
+    for &(side, k, desc) in &q.order {
+        s = s.order_by(col_expr(sides[side as usize], k)?, if desc { Order::Desc } else { Order::Asc });
+    }
+    if let Some(l) = &q.limit {
+        s = s.limit(page(l.of(row))?);
+    }
+    if let Some(o) = &q.offset {
+        s = s.offset(page(o.of(row))?);
+    }
+    Ok(s)
+}
+
+/// `Entity::find().filter(..).order_by(..).limit(..).offset(..).all(db)`, the statement's columns
+/// read from each model.
+async fn query<E: Table>(db: &Db<'_>, t: Tbl, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64> {
+    let models = shaped(E::find(), q, row, &[t])?.all(db).await.map_err(fail)?;
+    let out: Vec<usize> = q.out.iter().map(|o| o.1).collect();
+    for m in &models {
+        E::emit(m, &out, sink);
+    }
+    Ok(models.len() as i64)
+}
+
+/// A row of an aggregate select, each value read by its column's type (as a raw row).
+struct AggRow(Vec<crate::protocol::Cell>);
+
+impl FromQueryResult for AggRow {
+    fn from_query_result(res: &QueryResult, _pre: &str) -> Result<Self, DbErr> {
+        let mut kept = Sink::keeping();
+        raw_rows(std::slice::from_ref(res), &mut kept).map_err(|e| DbErr::Type(e.message))?;
+        Ok(AggRow(kept.cells))
+    }
+}
+
+/// `Entity::find().select_only().column(col).expr(Func::count(Expr::col(Asterisk)))…
+/// .group_by(col)`, filtered, ordered and paged, `.into_model::<Row>().all(db)`.
+async fn aggregate<E: Table>(db: &Db<'_>, t: Tbl, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64> {
+    let cols = columns::<E>();
+    let col = |k: usize| cols.get(k).copied().ok_or_else(|| Fail::internal("no such column"));
+    let mut s = E::find().select_only();
+    for it in &q.items {
+        s = match *it {
+            AggItem::Col(k) => s.column(col(k)?),
+            AggItem::CountStar => s.expr(Func::count(Expr::col(Asterisk))),
+            AggItem::Agg(f, k) => {
+                let e = col(k)?.into_expr();
+                s.expr(match f {
+                    Agg::Count => Func::count(e),
+                    Agg::Sum => Func::sum(e),
+                    Agg::Min => Func::min(e),
+                    Agg::Max => Func::max(e),
+                    Agg::Avg => Func::avg(e),
+                })
+            }
+        };
+    }
+    if let Some(g) = q.group {
+        s = s.group_by(col(g)?);
+    }
+    let rows: Vec<AggRow> = shaped(s, q, row, &[t])?.into_model::<AggRow>().all(db).await.map_err(fail)?;
+    for r in &rows {
+        sink.begin_row();
+        for c in &r.0 {
+            sink.val(c.val());
+        }
+        sink.end_row(r.0.len());
+    }
+    Ok(rows.len() as i64)
+}
+
+/// A join over a relation: `A::find().find_also_related(B)` (LEFT JOIN) or
+/// `A::find().inner_join(B).select_also(B)`, filtered, ordered and paged; `.all(db)` into
+/// `(A::Model, Option<B::Model>)`, the statement's columns read from the models.
+async fn join<A: Table + Related<B>, B: Table>(db: &Db<'_>, sides: [Tbl; 2], left: bool, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64> {
+    let s = if left { A::find().find_also_related(B::default()) } else { A::find().inner_join(B::default()).select_also(B::default()) };
+    let rows = shaped(s, q, row, &sides)?.all(db).await.map_err(fail)?;
+    for (a, b) in &rows {
+        sink.begin_row();
+        for &(side, k) in &q.out {
+            match (side, b) {
+                (0, _) => A::put(a, k, sink),
+                (_, Some(b)) => B::put(b, k, sink),
+                (_, None) => sink.val(Val::Null),
+            }
+        }
+        sink.end_row(q.out.len());
+    }
+    Ok(rows.len() as i64)
+}
+
+/// `Entity::update_many().col_expr(col, Expr::value(v))….filter(condition).exec(db)`
+/// (`col_expr(col, Expr::col(col).add(v))` for an increment).
+async fn update_where<E: Table>(db: &Db<'_>, t: Tbl, set: &[(usize, bool, Operand)], f: Option<&RCond>, row: &[Gv]) -> Res<i64> {
+    let cols = columns::<E>();
+    let mut u = E::update_many();
+    for (k, add, arg) in set {
+        let c = *cols.get(*k).ok_or_else(|| Fail::internal("no such column"))?;
+        let v = E::value(*k, arg.of(row))?;
+        u = u.col_expr(c, if *add { c.into_expr().add(v) } else { Expr::value(v) });
+    }
+    if let Some(f) = f {
+        u = u.filter(cond(f, row, &[t])?);
+    }
+    Ok(u.exec(db).await.map_err(fail)?.rows_affected as i64)
+}
+
+/// `Entity::delete_many().filter(condition).exec(db)`
+async fn delete_where<E: Table>(db: &Db<'_>, t: Tbl, f: Option<&RCond>, row: &[Gv]) -> Res<i64> {
+    let mut d = E::delete_many();
+    if let Some(f) = f {
+        d = d.filter(cond(f, row, &[t])?);
+    }
+    Ok(d.exec(db).await.map_err(fail)?.rows_affected as i64)
+}
+
+/// A parent with its children through the relation: lazy = `parent.find_related(Child).all`
+/// per parent (N+1); selectin = `parents.load_many(Child, db)` (SeaORM's loader: one query
+/// per level with the keys read, IN); joined = `find_with_related(Child)` (one LEFT JOIN).
+async fn load2<P: Table + Related<C>, C: Table>(db: &Db<'_>, t: Tbl, s: Strategy, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>
+where
+    P::Model: Sync,
+    C::Model: Sync,
+{
+    let mut n = 0i64;
+    match s {
+        Strategy::Joined => {
+            let rows = shaped(P::find(), q, row, &[t])?.find_with_related(C::default()).all(db).await.map_err(fail)?;
+            for (p, cs) in &rows {
+                emit_all::<P>(p, sink);
+                n += 1;
+                for c in cs {
+                    emit_all::<C>(c, sink);
+                    n += 1;
+                }
+            }
+        }
+        Strategy::Selectin => {
+            let ps = shaped(P::find(), q, row, &[t])?.all(db).await.map_err(fail)?;
+            let cs = ps.load_many(C::default(), db).await.map_err(fail)?;
+            for (p, cs) in ps.iter().zip(&cs) {
+                emit_all::<P>(p, sink);
+                n += 1;
+                for c in cs {
+                    emit_all::<C>(c, sink);
+                    n += 1;
+                }
+            }
+        }
+        Strategy::Lazy => {
+            let ps = shaped(P::find(), q, row, &[t])?.all(db).await.map_err(fail)?;
+            for p in &ps {
+                emit_all::<P>(p, sink);
+                n += 1;
+                for c in p.find_related(C::default()).all(db).await.map_err(fail)? {
+                    emit_all::<C>(&c, sink);
+                    n += 1;
+                }
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// A parent, its children and theirs: lazy = `find_related` per parent and per child (N+1);
+/// selectin = `load_many` per level; joined = `find_also_related(Child).and_also_related(
+/// Grandchild).consolidate().all(db)` (one query, two LEFT JOINs, the rows consolidated by
+/// SeaORM into each parent's children and theirs).
+async fn load3<P: Table + Related<C>, C: Table + Related<G>, G: Table>(db: &Db<'_>, t: Tbl, s: Strategy, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>
+where
+    P::Model: Sync,
+    C::Model: Sync,
+    G::Model: Sync,
+{
+    let mut n = 0i64;
+    match s {
+        Strategy::Joined => {
+            let rows = shaped(P::find(), q, row, &[t])?
+                .find_also_related(C::default())
+                .and_also_related(G::default())
+                .consolidate()
+                .all(db)
+                .await
+                .map_err(fail)?;
+            for (p, cs) in &rows {
+                emit_all::<P>(p, sink);
+                n += 1;
+                for (c, gs) in cs {
+                    emit_all::<C>(c, sink);
+                    n += 1;
+                    for g in gs {
+                        emit_all::<G>(g, sink);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        Strategy::Selectin => {
+            let ps = shaped(P::find(), q, row, &[t])?.all(db).await.map_err(fail)?;
+            let cs = ps.load_many(C::default(), db).await.map_err(fail)?;
+            let flat: Vec<C::Model> = cs.iter().flatten().cloned().collect();
+            let gs = flat.load_many(G::default(), db).await.map_err(fail)?;
+            for p in &ps {
+                emit_all::<P>(p, sink);
+                n += 1;
+            }
+            for (c, gs) in flat.iter().zip(&gs) {
+                emit_all::<C>(c, sink);
+                n += 1;
+                for g in gs {
+                    emit_all::<G>(g, sink);
+                    n += 1;
+                }
+            }
+        }
+        Strategy::Lazy => {
+            let ps = shaped(P::find(), q, row, &[t])?.all(db).await.map_err(fail)?;
+            for p in &ps {
+                emit_all::<P>(p, sink);
+                n += 1;
+                for c in p.find_related(C::default()).all(db).await.map_err(fail)? {
+                    emit_all::<C>(&c, sink);
+                    n += 1;
+                    for g in c.find_related(G::default()).all(db).await.map_err(fail)? {
+                        emit_all::<G>(&g, sink);
+                        n += 1;
+                    }
+                }
+            }
+        }
+    }
+    Ok(n)
 }
 
 fn columns<E: Table>() -> Vec<E::Column> {
@@ -517,7 +820,107 @@ pub enum How {
     Batch { t: Tbl, rows: Rows },
     Update { t: Tbl, set: Vec<(usize, usize)>, key: Option<Vec<usize>>, filt: Vec<(usize, usize)> },
     Delete { t: Tbl, key: Option<Vec<usize>>, filt: Vec<(usize, usize)> },
+    /// a select of one entity through `find()` (a richer shape)
+    Query { t: Tbl, q: Query },
+    /// `select_only()…group_by(..)…into_model`
+    Aggregate { t: Tbl, q: Query },
+    /// a join over a relation
+    Join { sides: [Tbl; 2], left: bool, q: Query },
+    /// `update_many().col_expr(..)` (column, whether it adds, its operand) `.filter(condition)`
+    UpdateWhere { t: Tbl, set: Vec<(usize, bool, Operand)>, f: Option<RCond> },
+    DeleteWhere { t: Tbl, f: Option<RCond> },
+    /// a load through the relations: the parent's table and each level's
+    Load { tables: Vec<Tbl>, q: Query, strategy: Strategy },
     Raw { sql: String, values: Vec<Vec<Value>> },
+}
+
+/// Why an aggregate select of some shapes is not SeaORM's here.
+const SEA_AGG: &str = "SeaORM's select_only().column(..).expr(..).group_by(..) is built here on one entity's find(), grouped by one column";
+
+fn side(name: &str, t: Tbl) -> Side<'_> {
+    let (columns, types, _) = table_meta(t);
+    Side { name, columns, types }
+}
+
+/// The entity of table `name` as the shape's tables declare it, compiled in.
+fn compiled_named(shape: &crate::step::Shape, name: &str) -> Option<Tbl> {
+    let t = entities::table(name)?;
+    let info = shape.table_info(name)?;
+    let (cols, types, key) = table_meta(t);
+    let same = |a: &[&str], b: &[String]| b.len() == a.len() && b.iter().zip(a).all(|(x, y)| x == y);
+    (same(cols, &info.columns) && same(types, &info.types) && same(key, &info.key)).then_some(t)
+}
+
+/// A statement of a richer shape (its `where` is not the plain form), through SeaORM's API.
+fn rich(st: &Step, shape: &crate::step::Shape, t: Tbl, raw: How) -> Res<How> {
+    let one = [side(&shape.table, t)];
+    let filter = || shape.filter.as_ref().map(|f| rcond(&one, f)).transpose();
+    let (tcols, _, tkey) = table_meta(t);
+    let position = |c: &str| tcols.iter().position(|x| *x == c).ok_or_else(|| Fail::protocol(format!("the shape names a column {c} its table does not have")));
+    Ok(match (st.kind, shape.kind.as_str()) {
+        (Kind::Scan, "select") | (Kind::Exec, "select") if st.kind == Kind::Scan || st.reads() => match shape.joins.as_slice() {
+            [] => {
+                let q = query_of(shape, &one, SEA_AGG)?;
+                if q.items.iter().any(|i| !matches!(i, AggItem::Col(_))) || q.group.is_some() {
+                    How::Aggregate { t, q }
+                } else {
+                    How::Query { t, q }
+                }
+            }
+            [j] => {
+                let other = compiled_named(shape, &j.table).ok_or_else(|| Fail::unsupported(format!("table {} has no entity compiled into the worker as the suite declares it", j.table)))?;
+                let related = entities::with_related!(t, other, A, B => true, false);
+                let on_ref = shape.tables.iter().any(|ti| {
+                    ti.references.iter().any(|(c, to)| {
+                        let here = crate::step::ColRef { table: ti.name.clone(), column: c.clone() };
+                        (j.on.0 == here && j.on.1 == *to) || (j.on.1 == here && j.on.0 == *to)
+                    })
+                });
+                if !related || !on_ref {
+                    return Err(Fail::unsupported(format!("no SeaORM relation between {} and {} over the join's columns (relations are generated from the suites' references: {})", shape.table, j.table, entities::RELATIONS.join(", "))));
+                }
+                let sides = [side(&shape.table, t), side(&j.table, other)];
+                How::Join { sides: [t, other], left: j.left, q: query_of(shape, &sides, SEA_AGG)? }
+            }
+            _ => return Err(Fail::unsupported("a join of three or more tables: joins are built here over one relation (find_also_related / inner_join + select_also)")),
+        },
+        (Kind::Exec, "update") if !st.reads() => {
+            if shape.set.iter().any(|a| tkey.contains(&a.column.as_str())) {
+                return Ok(raw);
+            }
+            let set = shape.set.iter().map(|a| Ok((position(&a.column)?, a.add, a.arg.clone()))).collect::<Res<Vec<_>>>()?;
+            How::UpdateWhere { t, set, f: filter()? }
+        }
+        (Kind::Exec, "delete") if !st.reads() => How::DeleteWhere { t, f: filter()? },
+        _ => raw,
+    })
+}
+
+/// A load step: the parents' select and the relations of its levels.
+fn load_how(st: &Step) -> Res<How> {
+    let (Some(shape), Some(spec)) = (st.shape.as_ref(), st.load.as_ref()) else { return Err(Fail::protocol("a load step needs its shape and load")) };
+    if spec.strategy == Strategy::Joined && (shape.limit.is_some() || shape.offset.is_some()) {
+        return Err(Fail::unsupported("a joined load of a page of parents: LIMIT/OFFSET would page the joined rows, not the parents"));
+    }
+    let t = compiled(shape).ok_or_else(|| Fail::unsupported(format!("table {} has no entity compiled into the worker as the suite declares it", shape.table)))?;
+    let mut tables = vec![t];
+    for l in &spec.levels {
+        let lt = entities::table(&l.table).filter(|lt| {
+            let (cols, types, key) = table_meta(*lt);
+            let same = |a: &[&str], b: &[String]| b.len() == a.len() && b.iter().zip(a).all(|(x, y)| x == y);
+            same(cols, &l.table_columns) && same(types, &l.table_types) && same(key, &l.key)
+        });
+        tables.push(lt.ok_or_else(|| Fail::unsupported(format!("table {} has no entity compiled into the worker as the suite declares it", l.table)))?);
+    }
+    let known = match tables.as_slice() {
+        [p, c] => entities::with_chain2!(*p, *c, P, C => true, false),
+        [p, c, g] => entities::with_chain3!(*p, *c, *g, P, C, G => true, false),
+        _ => false,
+    };
+    if !known || spec.levels.iter().any(|l| !entities::RELATIONS.iter().any(|r| r.starts_with(&format!("{}.{} -> ", l.table, l.column)))) {
+        return Err(Fail::unsupported(format!("no has_many relations for the load's levels (one or two levels over relations generated from the suites' references: {})", entities::RELATIONS.join(", "))));
+    }
+    Ok(How::Load { tables, q: query_of(shape, &[side(&shape.table, t)], SEA_AGG)?, strategy: spec.strategy })
 }
 
 fn table_meta(t: Tbl) -> (&'static [&'static str], &'static [&'static str], &'static [&'static str]) {
@@ -540,6 +943,9 @@ fn how(st: &Step) -> Res<How> {
     if st.kind == Kind::Exec && st.mode == Mode::Literal {
         return Err(Fail::unsupported(&LITERAL["unsupported: ".len()..]));
     }
+    if st.kind == Kind::Load {
+        return load_how(st);
+    }
     let shape = st.shape.as_ref();
     let raw = || {
         let np = st.nparams;
@@ -556,17 +962,18 @@ fn how(st: &Step) -> Res<How> {
         }
         return Ok(raw());
     };
+    let Some(plain_where) = shape.where_.as_ref() else { return rich(st, shape, t, raw()) };
     let (tcols, _, tkey) = table_meta(t);
     let position = |c: &str| tcols.iter().position(|x| *x == c).ok_or_else(|| Fail::protocol(format!("the shape names a column {c} its table does not have")));
     let cols = |names: &[String]| names.iter().map(|c| position(c)).collect::<Res<Vec<_>>>();
-    let where_cols = cols(&shape.where_)?;
+    let where_cols = cols(plain_where)?;
     let ncols = shape.columns.len();
     let by_key = || -> Option<Vec<usize>> {
         if where_cols.len() != tkey.len() {
             return None;
         }
         let base = if shape.kind == "select" { 0 } else { ncols };
-        tkey.iter().map(|k| shape.where_.iter().position(|w| w == k).map(|p| base + p)).collect()
+        tkey.iter().map(|k| plain_where.iter().position(|w| w == k).map(|p| base + p)).collect()
     };
     let filt = |base: usize| where_cols.iter().enumerate().map(|(p, &c)| (c, base + p)).collect::<Vec<_>>();
     let by_column = || -> Res<Vec<Option<usize>>> {
@@ -611,6 +1018,19 @@ pub struct SeaClient<'c> {
     how: &'c How,
     db: Option<DatabaseConnection>,
     txn: Option<DatabaseTransaction>,
+    /// verification: the statements SeaORM ran (its metric callback)
+    counter: Option<Arc<AtomicU64>>,
+}
+
+/// Counts the statements SeaORM runs on `db` (and on the transactions it begins): its metric
+/// callback (`DatabaseConnection::set_metric_callback`), called once per statement executed.
+/// Installed on the verification pass's connection (a clone of the session's, whose own stays
+/// without it) only.
+fn count_on(db: &mut DatabaseConnection, n: &Arc<AtomicU64>) {
+    let n = n.clone();
+    db.set_metric_callback(move |_info| {
+        n.fetch_add(1, Ordering::Relaxed);
+    });
 }
 
 impl SeaClient<'_> {
@@ -632,7 +1052,7 @@ impl Client for SeaClient<'_> {
         }
         let db = self.db()?;
         let row = if st.nparams > 0 && st.kind != Kind::Batch { st.row(i) } else { &[] };
-        match how {
+        let r = match how {
             How::Connect => Ok(0),
             How::Get { t, key, out } => with_entity!(*t, E => get::<E>(&db, key, out, row, sink).await),
             How::Select { t, filt, out } => with_entity!(*t, E => select::<E>(&db, filt, out, row, sink).await),
@@ -640,6 +1060,18 @@ impl Client for SeaClient<'_> {
             How::Batch { t, rows } => with_entity!(*t, E => batch::<E>(&db, rows, st.group(i)).await),
             How::Update { t, set, key, filt } => with_entity!(*t, E => update::<E>(&db, set, key.as_deref(), filt, row).await),
             How::Delete { t, key, filt } => with_entity!(*t, E => delete::<E>(&db, key.as_deref(), filt, row).await),
+            How::Query { t, q } => with_entity!(*t, E => query::<E>(&db, *t, q, row, sink).await),
+            How::Aggregate { t, q } => with_entity!(*t, E => aggregate::<E>(&db, *t, q, row, sink).await),
+            How::Join { sides, left, q } => {
+                entities::with_related!(sides[0], sides[1], A, B => join::<A, B>(&db, *sides, *left, q, row, sink).await, Err(Fail::internal("no relation")))
+            }
+            How::UpdateWhere { t, set, f } => with_entity!(*t, E => update_where::<E>(&db, *t, set, f.as_ref(), row).await),
+            How::DeleteWhere { t, f } => with_entity!(*t, E => delete_where::<E>(&db, *t, f.as_ref(), row).await),
+            How::Load { tables, q, strategy } => match tables.as_slice() {
+                [p, c] => entities::with_chain2!(*p, *c, P, C => load2::<P, C>(&db, *p, *strategy, q, row, sink).await, Err(Fail::internal("no relation"))),
+                [p, c, g] => entities::with_chain3!(*p, *c, *g, P, C, G => load3::<P, C, G>(&db, *p, *strategy, q, row, sink).await, Err(Fail::internal("no relation"))),
+                _ => Err(Fail::internal("a load of no level")),
+            },
             How::Raw { sql, values } => {
                 let vals = if st.nparams > 0 && st.kind != Kind::Batch { values[i].clone() } else { Vec::new() };
                 let stmt = Statement::from_sql_and_values(DbBackend::Postgres, sql.as_str(), vals);
@@ -650,7 +1082,11 @@ impl Client for SeaClient<'_> {
                     Ok(db.execute_raw(stmt).await.map_err(fail)?.rows_affected() as i64)
                 }
             }
+        };
+        if let Some(n) = &self.counter {
+            sink.sent(n.swap(0, Ordering::Relaxed));
         }
+        r
     }
 
     async fn tx_begin(&mut self) -> Res<()> {
@@ -673,7 +1109,11 @@ impl Client for SeaClient<'_> {
     }
 
     async fn connect(&mut self) -> Res<()> {
-        self.db = Some(connect_db(self.cfg, capacity(self.st)).await?);
+        let mut db = connect_db(self.cfg, capacity(self.st)).await?;
+        if let Some(n) = &self.counter {
+            count_on(&mut db, n);
+        }
+        self.db = Some(db);
         Ok(())
     }
 
@@ -700,9 +1140,12 @@ impl Method for SeaOrm {
             ("read_only", pg::READ_ONLY_SETTING.into()),
             ("tls", drv_sqlx::TLS_SETTING.into()),
             ("pool", "every SeaORM operation takes the pool's one connection (Pool::acquire) and gives it back when done; sqlx then pings it (a Sync round trip, in a spawned task; not configurable) before it is idle again, and the next operation's acquire waits for that: a round trip per operation that rust-sqlx's bare PgConnection does not make".into()),
-            ("entities", format!("an entity per table (DeriveEntityModel: the key's fields primary_key, auto_increment = false; other fields Option, as non-key columns may hold NULL; no relations; the default ActiveModelBehavior), generated by build.rs from the built-in suites' TOML (like = \"x\" copies x's columns): {}; a table not compiled in, or compiled otherwise than the step's suite declares it, goes through the raw-SQL path", entities::TABLES.join(", "))),
+            ("entities", format!("an entity per table (DeriveEntityModel: the key's fields primary_key, auto_increment = false; other fields Option, as non-key columns may hold NULL; the default ActiveModelBehavior), generated by build.rs from the built-in suites' TOML (like = \"x\" copies x's columns): {}; a table not compiled in, or compiled otherwise than the step's suite declares it, goes through the raw-SQL path; relations from the suites' references (a column referencing another table's one-column key, one per pair of tables): DeriveRelation belongs_to (from the referencing column to the key) on the child, has_many on the parent, and Related both ways: {}", entities::TABLES.join(", "), entities::RELATIONS.join(", "))),
             ("types", "each field the Rust type rust-sqlx decodes its column into, read by SeaORM through sqlx's Decode: integer i32, smallint i16, bigint i64, boolean bool, double f64, real f32, char/varchar/text String, date chrono::NaiveDate, timestamp chrono::NaiveDateTime, bytes Vec<u8>, numeric a Numeric of the worker's own (rust_decimal::Decimal through SeaORM's Decimal read; sqlx 0.9.0 drops the scale of a zero, which is put back from the raw value's dscale as rust-sqlx does)".into()),
             ("reads", "a select whose where is the table's key: Entity::find_by_id(key).one(&db); any other select (a scan too): Entity::find().filter(Column.eq(v))….all(&db) (Entity::find().all(&db) without a where): every column of the model selected, every value read from the model's field".into()),
+            ("shapes", "a richer select: Entity::find().filter(Condition::all()/any() of Column.eq/ne/lt/lte/gt/gte(v), .between(a, b), .is_in(values), .is_null(), .is_not_null(), .like(pattern)).order_by(col, Order::Asc/Desc).limit(n).offset(m).all(&db) into models, the statement's columns read from them; a join: A::find().find_also_related(B) (LEFT JOIN) or A::find().inner_join(B).select_also(B), filtered, ordered and paged the same way, .all into (A::Model, Option<B::Model>); an aggregate: Entity::find().select_only().column(col).expr(Func::count(Expr::col(Asterisk)) / Func::count, sum, min, max, avg of a column).group_by(col), filtered, ordered, .into_model::<Row>() (a FromQueryResult of the worker's own reading each value by its column's type); an update: Entity::update_many().col_expr(col, Expr::value(v)) or col_expr(col, col.into_expr().add(v)) (an increment).filter(condition).exec; a delete: Entity::delete_many().filter(condition).exec. Not built: a join of three or more tables, GROUP BY of several columns, an aggregate over a join (answered unsupported with the reason)".into()),
+            ("load", "through the relations: the parents by Entity::find() with their shape; lazy = parent.find_related(Child).all(&db) per parent (and per child for grandchildren): N+1; selectin = parents.load_many(Child, &db) per level (SeaORM's LoaderTrait: one query per level, WHERE fk IN (the keys read)); joined = find_with_related(Child) (one level) or find_also_related(Child).and_also_related(Grandchild).consolidate().all(&db) (two levels): one query with LEFT JOINs, the rows consolidated by SeaORM into each parent's children; every entity read from its model".into()),
+            ("counting", "verification passes count the statements SeaORM runs with its metric callback (DatabaseConnection::set_metric_callback, called per statement executed, on the pass's clone of the connection and the transactions it begins); the timed passes run on a clone without it".into()),
             ("writes", "insert: ActiveModel::insert(&db) (INSERT … RETURNING the row into a Model; the ActiveModel built from the parameters before the clock, cloned per operation); update by the key: load-modify-save — Entity::find_by_id(key).one, into_active_model, set of each column the statement sets, ActiveModel::update (UPDATE … SET the changed columns WHERE the key RETURNING the row); any other update: Entity::update_many().col_expr(col, Expr::value(v)).filter(…).exec; delete: Entity::delete_by_id(key).exec or Entity::delete_many().filter(…).exec".into()),
             ("statements", "a statement of no plain shape, or of a table not compiled in: Statement::from_sql_and_values(DbBackend::Postgres, sql with $n markers, values) through query_all_raw / execute_raw; parameters as sea-query Values of their spec's type (BigInt, Double, Decimal, String, ChronoDate, ChronoDateTime, Bytes, Bool; a NULL as the None of its type), which sea-query-sqlx binds as rust-sqlx does; rows read with QueryResult::try_get_by_index by the Rust type of each column's type (oid and \"char\" from the row's raw value)".into()),
             ("literal", LITERAL.into()),
@@ -712,7 +1155,7 @@ impl Method for SeaOrm {
             ("autocommit", "yes; commit_every: db.begin() (BEGIN) before a group's first operation, its operations on &txn, txn.commit() (COMMIT) after its last".into()),
             ("logging", "sqlx statement logging off (rust-sqlx's options); SeaORM's tracing spans and debug_print have no subscriber or logger".into()),
             ("per-request", "the pool (one connection, the step's cache capacity) and SeaORM over it, the operation, DatabaseConnection::close (the pool closed: Terminate, socket shut): all inside the operation's time".into()),
-            ("load", "C clients = C tokio tasks on the worker's current-thread runtime, each with its own DatabaseConnection (persistent: its own two one-connection pools, opened before the barrier, untimed) or one per operation (per-request); no pooled policy".into()),
+            ("under load", "C clients = C tokio tasks on the worker's current-thread runtime, each with its own DatabaseConnection (persistent: its own two one-connection pools, opened before the barrier, untimed) or one per operation (per-request); no pooled policy".into()),
             ("batch", "Entity::insert_many(models).exec(&txn) in db.begin() … txn.commit(): one multi-row INSERT … VALUES (…), (…) RETURNING the key per group".into()),
         ];
         Hello {
@@ -724,6 +1167,8 @@ impl Method for SeaOrm {
             policies: &["persistent", "per-request"],
             sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            load: true,
+            shapes: Some(crate::drv_diesel::shapes_json(FEATURES, &[])),
         }
     }
 
@@ -773,8 +1218,14 @@ impl Method for SeaOrm {
         Ok(Plan { how: how(st)? })
     }
 
+    /// A statement of no shape, or of a table not compiled in: SeaORM's raw-SQL API.
+    fn api(plan: &Plan) -> Option<&'static str> {
+        matches!(plan.how, How::Raw { .. }).then_some("raw")
+    }
+
     async fn client<'c>(ctx: Ctx<'c, Self>, link: Link<'c, Self>) -> Res<SeaClient<'c>> {
-        let db = match link {
+        let counter = ctx.st.verify.then(|| Arc::new(AtomicU64::new(0)));
+        let mut db = match link {
             Link::Own(c) => Some(match (capacity(ctx.st), &c.bare) {
                 (0, Some((db, _, _))) => db.clone(),
                 (0, None) => return Err(Fail::internal("no connection for the extended mode")),
@@ -783,7 +1234,10 @@ impl Method for SeaOrm {
             Link::PerRequest => None,
             Link::Pool(_) => return Err(Fail::unsupported("rust-seaorm+sqlx has no pooled policy here")),
         };
-        Ok(SeaClient { cfg: ctx.cfg, st: ctx.st, how: &ctx.plan.how, db, txn: None })
+        if let (Some(n), Some(db)) = (&counter, db.as_mut()) {
+            count_on(db, n);
+        }
+        Ok(SeaClient { cfg: ctx.cfg, st: ctx.st, how: &ctx.plan.how, db, txn: None, counter })
     }
 
     /// A step's statements do not outlive it (untimed): the cached connection's statement

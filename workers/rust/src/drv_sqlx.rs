@@ -4,6 +4,7 @@
 //!
 //! Settings: `batch=rows|values` (default `rows`).
 
+use crate::assoc::{self, Fetch, LoadPlan, Markers};
 use crate::host::{Client, Ctx, Described, Ended, Job, Link, Method, Slot};
 use crate::load::TaskPause;
 use crate::pg::{self, Col};
@@ -262,21 +263,35 @@ enum Bind<'a> {
 }
 
 fn adapt<'a>(st: &'a Step) -> Vec<Bind<'a>> {
-    st.values
-        .iter()
-        .enumerate()
-        .map(|(k, v)| match v {
-            Gv::Null => Bind::Null(st.types[k % st.nparams.max(1)]),
-            Gv::Bool(b) => Bind::Bool(*b),
-            Gv::Int(i) => Bind::Int(*i),
-            Gv::Float(f) => Bind::Float(*f),
-            Gv::Dec(d) => Bind::Dec(*d),
-            Gv::Text(s) => Bind::Text(s),
-            Gv::Date(d) => Bind::Date(pg::naive_date(*d)),
-            Gv::Ts(us) => Bind::Ts(pg::naive_ts(*us)),
-            Gv::Bytes(b) => Bind::Bytes(b),
-        })
-        .collect()
+    st.values.iter().enumerate().map(|(k, v)| bind_of(v, st.types[k % st.nparams.max(1)])).collect()
+}
+
+fn bind_of(v: &Gv, ty: Ty) -> Bind<'_> {
+    match v {
+        Gv::Null => Bind::Null(ty),
+        Gv::Bool(b) => Bind::Bool(*b),
+        Gv::Int(i) => Bind::Int(*i),
+        Gv::Float(f) => Bind::Float(*f),
+        Gv::Dec(d) => Bind::Dec(*d),
+        Gv::Text(s) => Bind::Text(s),
+        Gv::Date(d) => Bind::Date(pg::naive_date(*d)),
+        Gv::Ts(us) => Bind::Ts(pg::naive_ts(*us)),
+        Gv::Bytes(b) => Bind::Bytes(b),
+    }
+}
+
+/// A load's statements (`assoc`): `sqlx::query(sql).bind(..).persistent(false).fetch_all`,
+/// as the extended mode runs a statement, rows decoded as an exec step's.
+struct SqlxFetch<'a>(&'a mut PgConnection);
+
+impl Fetch for SqlxFetch<'_> {
+    async fn fetch(&mut self, sql: &str, params: &[Gv], types: &[Ty], rows: &mut Sink) -> Res<()> {
+        let binds: Vec<Bind<'_>> = params.iter().zip(types).map(|(v, t)| bind_of(v, *t)).collect();
+        let q = bind(sqlx::query(AssertSqlSafe(sql.to_string())).persistent(false), &binds);
+        let got = q.fetch_all(&mut *self.0).await.map_err(fail)?;
+        decode_rows(&got, false, rows)?;
+        Ok(())
+    }
 }
 
 fn enc<'q, T: Encode<'q, Postgres>>(v: &T, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
@@ -426,12 +441,15 @@ fn values_prefix(st: &Step) -> Res<String> {
 /// batch=values: `INSERT INTO t (cols) ` of the step's insert shape (checked before the clock).
 pub struct Plan {
     prefix: String,
+    /// a load step's statements (`assoc`)
+    load: Option<LoadPlan>,
 }
 
 pub struct SqlxClient<'c> {
     cfg: &'c Cfg,
     st: &'c Step,
     prefix: &'c str,
+    load: Option<&'c LoadPlan>,
     e: Exec<'c>,
     slot: Slot<'c, Sqlx, PoolConnection<Postgres>>,
 }
@@ -453,6 +471,10 @@ impl Client for SqlxClient<'_> {
             Kind::Scan => scan_once(c, &e.sql, sink).await,
             Kind::Batch if self.cfg.values => batch_values(c, st, i, self.prefix, &e.binds).await,
             Kind::Batch => batch_rows(c, st, i, &e.sql, &e.binds).await,
+            Kind::Load => {
+                let plan = self.load.ok_or_else(|| Fail::internal("a load step without its plan"))?;
+                assoc::load(&mut SqlxFetch(c), plan, st.row(i), sink).await
+            }
             _ => exec_once(c, st, e, i, sink).await,
         }
     }
@@ -519,7 +541,8 @@ impl Method for Sqlx {
             ("decoding", "Row::try_get by column type OID: int2/int4/int8 → i16/i32/i64, float4 → f32 then its shortest text parsed as f64, float8 → f64, numeric → rust_decimal::Decimal (scale kept), bool, text types → &str, timestamp → chrono::NaiveDateTime → µs, timestamptz → DateTime<Utc>, date, time, bytea → &[u8] (Vec<u8> for text results)".into()),
             ("batch", batch.into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread".into()),
-            ("load", "C clients = C tokio tasks, all on the worker's current-thread runtime (one OS thread for every client and every connection's I/O); persistent: client 0 uses the connection from open, the others each open their own (at once, with a query for its backend pid) before the barrier, untimed, and close it after the trial; each task waits for start_at_unix_ns on the wall clock, then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate); a task ahead of schedule sleeps on a timerfd of its own registered with tokio's reactor (tokio's timer has 1 ms granularity) until 100 µs before the intended start, then spins with yield_now (the other tasks keep running) until it; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the task then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; the prepared mode prepares per connection (its statement cache), in a client's first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("under load", "C clients = C tokio tasks, all on the worker's current-thread runtime (one OS thread for every client and every connection's I/O); persistent: client 0 uses the connection from open, the others each open their own (at once, with a query for its backend pid) before the barrier, untimed, and close it after the trial; each task waits for start_at_unix_ns on the wall clock, then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate); a task ahead of schedule sleeps on a timerfd of its own registered with tokio's reactor (tokio's timer has 1 ms granularity) until 100 µs before the intended start, then spins with yield_now (the other tasks keep running) until it; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the task then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; the prepared mode prepares per connection (its statement cache), in a client's first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("load", crate::assoc::LOAD_SETTING.into()),
             ("per-request", "PgConnectOptions::connect (the options above), the operation (the prepared mode prepares into the new connection's statement cache), PgConnection::close (Terminate, socket shut): all inside the operation's time".into()),
             ("pool", format!("sqlx's own PgPool: PgPoolOptions::new().max_connections(pool_size).min_connections(pool_size).test_before_acquire(false) (no ping per acquire).max_lifetime(None).idle_timeout(None).acquire_timeout({POOL_ACQUIRE_TIMEOUT_S} s), connect_with(the options above): the pool opens its pool_size connections before the barrier; each operation: Pool::acquire, the operation on the PoolConnection (the prepared mode: that connection's statement cache, capacity {STATEMENT_CACHE_CAPACITY}, so prepared once per connection on its first use, inside that operation's time), the PoolConnection dropped; sqlx then gives it back from a spawned task that first pings it (a Sync round trip, not configurable) before it is idle again; Pool::close after the trial")),
         ];
@@ -536,6 +559,8 @@ impl Method for Sqlx {
             policies: &["persistent", "per-request", "pooled"],
             sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            load: true,
+            shapes: None,
         }
     }
 
@@ -568,7 +593,8 @@ impl Method for Sqlx {
 
     async fn plan(cfg: &Cfg, _c: &mut PgConnection, st: &Step) -> Res<Plan> {
         let prefix = if cfg.values && st.kind == Kind::Batch { values_prefix(st)? } else { String::new() };
-        Ok(Plan { prefix })
+        let load = if st.kind == Kind::Load { Some(LoadPlan::new(st, Markers::Dollar)?) } else { None };
+        Ok(Plan { prefix, load })
     }
 
     /// The step's pool (settings pinned: see `hello`); connect_with opens min_connections =
@@ -599,7 +625,7 @@ impl Method for Sqlx {
             texts: st.texts.iter().map(|t| Arc::from(t.as_str())).collect(),
             binds: if matches!(st.kind, Kind::Exec | Kind::Batch) { adapt(st) } else { Vec::new() },
         };
-        Ok(SqlxClient { cfg: ctx.cfg, st, prefix: &ctx.plan.prefix, e, slot: Slot::new(link) })
+        Ok(SqlxClient { cfg: ctx.cfg, st, prefix: &ctx.plan.prefix, load: ctx.plan.load.as_ref(), e, slot: Slot::new(link) })
     }
 
     /// A step's prepared statements do not outlive it (untimed).

@@ -254,6 +254,7 @@ impl Client for TpClient<'_> {
             (Kind::Scan, _) => self.ops.scan(c, sink).await,
             (Kind::Batch, Some(cp)) => batch_copy(c, st, i, cp, &mut self.copy_stmt).await,
             (Kind::Batch, None) => batch_pipeline(c, &mut self.ops, i).await,
+            (Kind::Load, _) => self.ops.load(c, i, sink).await,
             _ => self.ops.exec(c, i, sink).await,
         }
     }
@@ -337,7 +338,8 @@ impl Method for TokioPostgres {
             ("statement cache", "none (tokio-postgres has none)".into()),
             ("tcp", "TCP_NODELAY on; TCP keepalives on (tokio-postgres default, idle 2 h)".into()),
             ("cpu", "getrusage(RUSAGE_SELF): the whole process, which runs on one thread".into()),
-            ("load", "C clients = C tokio tasks, all on the worker's current-thread runtime (one OS thread for every client and every connection's I/O); persistent: client 0 uses the connection from open, the others each open their own (at once, with the open query for its backend pid) before the barrier, untimed, and close it after the trial; each task waits for start_at_unix_ns on the wall clock, then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate); a task ahead of schedule sleeps on a timerfd of its own registered with tokio's reactor (tokio's timer has 1 ms granularity) until 100 µs before the intended start, then spins with yield_now (the other tasks keep running) until it; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the task then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("under load", "C clients = C tokio tasks, all on the worker's current-thread runtime (one OS thread for every client and every connection's I/O); persistent: client 0 uses the connection from open, the others each open their own (at once, with the open query for its backend pid) before the barrier, untimed, and close it after the trial; each task waits for start_at_unix_ns on the wall clock, then reads CLOCK_MONOTONIC; open loop: uniform arrivals dealt to the clients in turn (client k's stream starts at phase_ns + k / rate); a task ahead of schedule sleeps on a timerfd of its own registered with tokio's reactor (tokio's timer has 1 ms granularity) until 100 µs before the intended start, then spins with yield_now (the other tasks keep running) until it; by duration the loop runs while the previous operation ended before the end: no operation starts at or after the end, the task then sleeps (untimed) until it, and one still behind schedule at the end stops there and counts the arrivals due before it that it never started as skipped; a prepared statement is prepared per client, in its first operation; latencies into a per-client fixed-array histogram, merged after the trial".into()),
+            ("load", crate::assoc::LOAD_SETTING.into()),
             ("per-request", "Config::connect(the connector of tls) with the Connection future spawned as a task, the step's statement prepared on it when the mode needs one, the operation, then the statement and client dropped and the connection task awaited (Terminate sent, socket closed): all inside the operation's time".into()),
             ("pool", format!("deadpool-postgres {} (deadpool {}): Manager::from_config(config, the connector of tls, ManagerConfig {{ recycling_method: Fast }}) (a check-out only looks at Client::is_closed, no query); Pool::builder(manager).max_size(pool_size), queue_mode Fifo, no wait/create/recycle timeouts; filled before the barrier by checking out pool_size connections at once and returning them; each operation: Pool::get, the step's statement from ClientWrapper::prepare_cached when the mode (or a batch) needs one (deadpool-postgres's per-connection statement cache: prepared once per connection, on its first use, inside that operation's time), the operation, the Object dropped back into the pool; the pool dropped after the trial (deadpool aborts the connections' tasks)", env!("ABW_V_DEADPOOL_POSTGRES"), env!("ABW_V_DEADPOOL"))),
         ];
@@ -362,6 +364,9 @@ impl Method for TokioPostgres {
             policies: &["persistent", "per-request", "pooled"],
             sqlstate: None,
             settings: s.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            // a scan variant's statements are rust-tokio-postgres's
+            load: self.copy_out.is_none(),
+            shapes: None,
         }
     }
 

@@ -166,6 +166,11 @@ pub trait Method: Sized + 'static {
     }
     /// What the step needs, made before the clock on the session's connection.
     async fn plan(cfg: &Self::Config, c: &mut Self::Conn, st: &Step) -> Res<Self::Plan>;
+    /// A layer's plan that runs the statement through its raw-SQL API rather than its
+    /// builder: `Some("raw")`, answered with the step (PROTOCOL.md, step: `api`).
+    fn api(_plan: &Self::Plan) -> Option<&'static str> {
+        None
+    }
     /// The step's pool, filled before the clock.
     async fn pool(_cfg: &Self::Config, _plan: &Self::Plan, _st: &Step, _size: usize) -> Res<Self::Pool> {
         Err(Fail::unsupported("this driver has no pool"))
@@ -180,7 +185,7 @@ pub trait Method: Sized + 'static {
 
 /// A trivial executor for synchronous drivers: their futures never wait, so the first poll
 /// completes them.
-fn block_on<F: Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = std::pin::pin!(f);
     let mut cx = Context::from_waker(Waker::noop());
     loop {
@@ -246,7 +251,7 @@ async fn verify_pass<C: Client>(c: &mut C, policy: Policy, st: &Step) -> Res<Out
         }
         rows += count;
     }
-    Ok(Outcome { n: st.nops, rows, first_ns: first, reads: st.reads(), sink, timed: None })
+    Ok(Outcome { n: st.nops, rows, first_ns: first, reads: st.reads(), sink, timed: None, api: None })
 }
 
 /// The timed pass: the monotonic clock read once before the loop and once after each
@@ -274,6 +279,7 @@ async fn timed_pass<C: Client>(c: &mut C, st: &Step) -> Res<Outcome> {
         reads: st.reads(),
         sink,
         timed: Some(Timed { elapsed_ns: prev - start, user_ns: after.0 - before.0, sys_ns: after.1 - before.1, lat }),
+        api: None,
     })
 }
 
@@ -627,7 +633,7 @@ impl<M: Method> Driver for Host<M> {
                 M::close_pool(p).await;
             }
             M::release(conn).await;
-            r
+            r.map(|o| Outcome { api: M::api(&plan), ..o })
         })
     }
 
@@ -669,7 +675,7 @@ impl<M: Method> Driver for Host<M> {
         let (ended, (user_ns, sys_ns)) = self.run_jobs(jobs);
         let results = self.wind_up(ended, pool);
         let clients = results.into_iter().collect::<Res<Vec<_>>>()?;
-        Ok(Loaded { clients, reads: st.reads(), user_ns, sys_ns, server_pids })
+        Ok(Loaded { clients, reads: st.reads(), user_ns, sys_ns, server_pids, api: M::api(&plan) })
     }
 }
 

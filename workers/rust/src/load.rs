@@ -466,6 +466,8 @@ pub struct Loaded {
     pub sys_ns: u64,
     /// the backends of the persistent connections, where the driver gives them
     pub server_pids: Vec<i64>,
+    /// `"raw"`: a layer ran the statement through its raw-SQL API
+    pub api: Option<&'static str>,
 }
 
 impl Loaded {
@@ -497,6 +499,9 @@ impl Loaded {
         a.insert("per_client".into(), Value::Array(per_client));
         if !self.server_pids.is_empty() {
             a.insert("server_pids".into(), json!(self.server_pids));
+        }
+        if let Some(api) = self.api {
+            a.insert("api".into(), json!(api));
         }
         a
     }

@@ -4,6 +4,7 @@
 //! line each way; stdout carries nothing else (fd 1 is pointed at stderr, the log, and the
 //! protocol is written to a private copy of the original stdout).
 
+mod assoc;
 mod drv_diesel;
 mod drv_mysql;
 mod drv_postgres;
@@ -41,6 +42,11 @@ pub struct Hello {
     /// Some("by kind") for a layer that names only some kinds of error (Diesel)
     pub sqlstate: Option<&'static str>,
     pub settings: Vec<(String, String)>,
+    /// whether it runs `load` steps (PROTOCOL.md, Loading associations)
+    pub load: bool,
+    /// a layer's `capabilities.shapes`: the features it maps through its own API and why
+    /// not the others (None for a driver)
+    pub shapes: Option<Value>,
 }
 
 pub struct Opened {
@@ -148,7 +154,7 @@ impl Session {
             "settings": settings,
             "capabilities": {
                 "dbms": h.dbms,
-                "kinds": ["connect", "scan", "exec", "batch"],
+                "kinds": if h.load { json!(["connect", "scan", "exec", "batch", "load"]) } else { json!(["connect", "scan", "exec", "batch"]) },
                 "modes": modes,
                 "batch": h.batch,
                 "concurrency": h.concurrency,
@@ -160,6 +166,9 @@ impl Session {
         let mut a = a;
         if let Some(kind) = h.sqlstate {
             a["capabilities"]["sqlstate"] = json!(kind);
+        }
+        if let Some(shapes) = h.shapes {
+            a["capabilities"]["shapes"] = shapes;
         }
         a.as_object().cloned().unwrap_or_default()
     }
@@ -203,6 +212,9 @@ impl Session {
             _ => Dialect::PostgreSQL,
         };
         let st = Step::parse(msg, dialect)?;
+        if st.kind == step::Kind::Load && !self.driver().hello().load {
+            return Err(Fail::unsupported(format!("{} has no load steps", self.method)));
+        }
         if st.mode == step::Mode::Record && !self.driver().modes().contains(&"record") {
             return Err(Fail::unsupported(format!("{} has no record-level access (mode record)", self.method)));
         }

@@ -4,6 +4,7 @@
 //! errors, what a step needs before the clock, and the operations of a scan and of an exec
 //! step in every mode, written once over the calls both crates have (`Calls`).
 
+use crate::assoc::{Fetch, LoadPlan, Markers};
 use crate::protocol::{Gv, Sink, Val};
 use crate::step::{Endpoint, Fail, Mode, Res, Step};
 use bytes::BytesMut;
@@ -602,6 +603,20 @@ pub async fn describe<K: Calls>(c: &mut K, iso: &mut bool) -> Res<crate::host::D
 
 // ---- the operations both drivers share ------------------------------------------------------
 
+/// A load's statements (`assoc`): `query(&str, params)` as the extended mode runs a statement
+/// (a named statement prepared, executed and closed), rows decoded as an exec step's.
+struct PgFetch<'a, K>(&'a mut K);
+
+impl<K: Calls> Fetch for PgFetch<'_, K> {
+    async fn fetch(&mut self, sql: &str, params: &[Gv], _types: &[crate::protocol::Ty], rows: &mut Sink) -> Res<()> {
+        let p: Vec<Param> = params.iter().map(|v| v.with_time(naive_date, naive_ts)).collect();
+        let refs: Vec<P<'_>> = p.iter().map(|x| x as P).collect();
+        let got = self.0.query(sql, &refs).await.map_err(fail)?;
+        decode_rows(&got, rows)?;
+        Ok(())
+    }
+}
+
 pub type P<'a> = &'a (dyn ToSql + Sync);
 
 /// The calls an operation makes on a connection: tokio-postgres's, awaited, or the postgres
@@ -622,6 +637,8 @@ pub struct Plan {
     pub sql: String,
     pub params: Vec<Param>,
     pub cols: Vec<Col>,
+    /// a load step's statements (`assoc`)
+    pub load: Option<LoadPlan>,
 }
 
 /// Column decoders of a literal statement: the simple protocol returns text with no type
@@ -636,13 +653,15 @@ pub async fn plan<K: Calls>(c: &mut K, st: &Step) -> Res<Plan> {
         c.check_connection().await.map_err(fail)?; // and waits for it, before the clock
     }
     let params = st.values.iter().map(|v| v.with_time(naive_date, naive_ts)).collect();
-    Ok(Plan { sql: crate::protocol::dollar_markers(&st.sql, &st.marks), params, cols })
+    let load = if st.kind == crate::step::Kind::Load { Some(LoadPlan::new(st, Markers::Dollar)?) } else { None };
+    Ok(Plan { sql: crate::protocol::dollar_markers(&st.sql, &st.marks), params, cols, load })
 }
 
 /// One client's operations of a scan or exec step, and the statement it prepared (the
 /// prepared mode's, or a batch's).
 pub struct Ops<'c> {
     pub st: &'c Step,
+    pub load: Option<&'c LoadPlan>,
     pub sql: &'c str,
     pub refs: Vec<P<'c>>,
     pub cols: &'c [Col],
@@ -651,7 +670,7 @@ pub struct Ops<'c> {
 
 impl<'c> Ops<'c> {
     pub fn new(plan: &'c Plan, st: &'c Step) -> Ops<'c> {
-        Ops { st, sql: &plan.sql, refs: plan.params.iter().map(|p| p as P).collect(), cols: &plan.cols, stmt: None }
+        Ops { st, load: plan.load.as_ref(), sql: &plan.sql, refs: plan.params.iter().map(|p| p as P).collect(), cols: &plan.cols, stmt: None }
     }
 
     /// The parameters of row r.
@@ -665,6 +684,12 @@ impl<'c> Ops<'c> {
     pub async fn scan<K: Calls>(&self, c: &mut K, sink: &mut Sink) -> Res<i64> {
         let rows = c.query(self.st.sql.as_str(), &[]).await.map_err(fail)?;
         decode_rows(&rows, sink)
+    }
+
+    /// Operation i of a load step (`assoc`): its statements as the extended mode runs them.
+    pub async fn load<K: Calls>(&self, c: &mut K, i: usize, sink: &mut Sink) -> Res<i64> {
+        let plan = self.load.ok_or_else(|| Fail::internal("a load step without its plan"))?;
+        crate::assoc::load(&mut PgFetch(c), plan, self.st.row(i), sink).await
     }
 
     /// Operation i of an exec step in its mode.

@@ -241,17 +241,94 @@ impl Val<'_> {
     }
 }
 
+/// A value read from a database, owned: what a load keeps of the rows it reads (the keys it
+/// binds next, each entity once), hashable by its canonical form.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Cell {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// the IEEE-754 bits
+    Float(u64),
+    Dec(Decimal),
+    DecText(String),
+    Text(String),
+    Bytes(Vec<u8>),
+    Ts(i64),
+    Date(i32),
+    Time(i64),
+}
+
+impl Cell {
+    pub fn of(v: &Val<'_>) -> Cell {
+        match *v {
+            Val::Null => Cell::Null,
+            Val::Bool(b) => Cell::Bool(b),
+            Val::Int(i) => Cell::Int(i),
+            Val::Float(f) => Cell::Float(f.to_bits()),
+            Val::Dec(d) => Cell::Dec(d),
+            Val::DecText(s) => Cell::DecText(s.to_string()),
+            Val::Text(s) => Cell::Text(s.to_string()),
+            Val::Bytes(b) => Cell::Bytes(b.to_vec()),
+            Val::Ts(t) => Cell::Ts(t),
+            Val::Date(d) => Cell::Date(d),
+            Val::Time(t) => Cell::Time(t),
+        }
+    }
+
+    pub fn val(&self) -> Val<'_> {
+        match self {
+            Cell::Null => Val::Null,
+            Cell::Bool(b) => Val::Bool(*b),
+            Cell::Int(i) => Val::Int(*i),
+            Cell::Float(f) => Val::Float(f64::from_bits(*f)),
+            Cell::Dec(d) => Val::Dec(*d),
+            Cell::DecText(s) => Val::DecText(s),
+            Cell::Text(s) => Val::Text(s),
+            Cell::Bytes(b) => Val::Bytes(b),
+            Cell::Ts(t) => Val::Ts(*t),
+            Cell::Date(d) => Val::Date(*d),
+            Cell::Time(t) => Val::Time(*t),
+        }
+    }
+
+    /// The value as a parameter to bind (a key read, bound in the next statement).
+    pub fn gv(&self) -> Gv {
+        match self {
+            Cell::Null => Gv::Null,
+            Cell::Bool(b) => Gv::Bool(*b),
+            Cell::Int(i) => Gv::Int(*i),
+            Cell::Float(f) => Gv::Float(f64::from_bits(*f)),
+            Cell::Dec(d) => Gv::Dec(*d),
+            Cell::DecText(s) => Decimal::from_str_exact(s).map(Gv::Dec).unwrap_or_else(|_| Gv::Text(s.clone())),
+            Cell::Text(s) => Gv::Text(s.clone()),
+            Cell::Bytes(b) => Gv::Bytes(b.clone()),
+            Cell::Ts(t) => Gv::Ts(*t),
+            Cell::Date(d) => Gv::Date(*d),
+            Cell::Time(t) => Gv::Text(format_ts(*t, false)[11..].to_string()),
+        }
+    }
+}
+
 /// Where decoded rows go. In a verification pass every value is folded into the checksum
 /// (and, while fewer than `dump` rows are dumped, also written as its typed value, so that a
 /// mismatch can be explained by the very values the checksum encoded); in a timed pass each
 /// value is only handed to `black_box`, so that decoding cannot be optimised away but
-/// nothing else is done with it.
+/// nothing else is done with it. A keeping sink (a load's statements) keeps every value
+/// owned (`cells`), as the load works with the rows it reads.
 pub struct Sink {
     pub verify: bool,
     pub sum: u64,
     pub rows: u64,
     pub width: usize, // columns of the first row seen (verification)
     pub ncols: usize, // columns of the last result read
+    /// the statements the pass sent, where the driver (or the layer's hook) counts them
+    pub statements: Option<u64>,
+    /// verifying or keeping: anything but the timed pass's black_box (one test on the timed path)
+    special: bool,
+    keep: bool,
+    /// a keeping sink's values, row after row
+    pub cells: Vec<Cell>,
     h: u64,
     scratch: String,
     dump: usize,        // rows to dump (verification with `dump`; 0: none)
@@ -267,6 +344,10 @@ impl Sink {
             rows: 0,
             width: 0,
             ncols: 0,
+            statements: None,
+            special: verify,
+            keep: false,
+            cells: Vec::new(),
             h: FNV_OFFSET,
             scratch: String::new(),
             dump: 0,
@@ -275,9 +356,20 @@ impl Sink {
         }
     }
 
+    /// A sink that keeps every value it is given, owned (`cells`; `ncols` values a row).
+    pub fn keeping() -> Self {
+        Sink { special: true, keep: true, ..Sink::new(false) }
+    }
+
     /// A verification sink that also dumps the first `rows` rows it is given.
     pub fn dumping(self, rows: usize) -> Self {
         Sink { dump: rows, ..self }
+    }
+
+    /// Counts `n` statements sent.
+    #[inline]
+    pub fn sent(&mut self, n: u64) {
+        self.statements = Some(self.statements.unwrap_or(0) + n);
     }
 
     /// The rows dumped, when a dump was asked for.
@@ -292,28 +384,44 @@ impl Sink {
 
     #[inline]
     pub fn val(&mut self, v: Val<'_>) {
-        if self.verify {
-            self.h = v.hash(self.h, &mut self.scratch);
-            if self.dumped.len() < self.dump {
-                self.row.push(v.typed());
-            }
+        if self.special {
+            self.special_val(v);
         } else {
             std::hint::black_box(&v);
+        }
+    }
+
+    fn special_val(&mut self, v: Val<'_>) {
+        if self.keep {
+            self.cells.push(Cell::of(&v));
+            return;
+        }
+        self.h = v.hash(self.h, &mut self.scratch);
+        if self.dumped.len() < self.dump {
+            self.row.push(v.typed());
         }
     }
 
     #[inline]
     pub fn end_row(&mut self, ncols: usize) {
         self.ncols = ncols;
-        if self.verify {
-            if self.rows == 0 {
-                self.width = ncols;
-            }
-            self.sum = self.sum.wrapping_add(self.h);
+        if self.special {
+            self.special_end(ncols);
+        }
+    }
+
+    fn special_end(&mut self, ncols: usize) {
+        if self.keep {
             self.rows += 1;
-            if self.dumped.len() < self.dump {
-                self.dumped.push(Value::Array(std::mem::take(&mut self.row)));
-            }
+            return;
+        }
+        if self.rows == 0 {
+            self.width = ncols;
+        }
+        self.sum = self.sum.wrapping_add(self.h);
+        self.rows += 1;
+        if self.dumped.len() < self.dump {
+            self.dumped.push(Value::Array(std::mem::take(&mut self.row)));
         }
     }
 

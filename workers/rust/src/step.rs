@@ -138,6 +138,8 @@ pub enum Kind {
     Scan,
     Exec,
     Batch,
+    /// a parent table's rows with their children and grandchildren (`load`)
+    Load,
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -164,45 +166,411 @@ pub struct Record {
 }
 
 /// What the step's statement does, as the runner worked it out (protocol: `shape`, sent
-/// with every step that has `sql`; None for a statement of no plain shape): a layer plans
-/// its calls from it, a driver's batch that writes otherwise than the statement (COPY, a
-/// multi-row VALUES) takes its table and columns from it. No worker parses SQL.
+/// with every step that has `sql`; None for a statement of no shape): a layer plans its calls
+/// from it, a driver's batch that writes otherwise than the statement (COPY, a multi-row
+/// VALUES) takes its table and columns from it. No worker parses SQL.
 #[derive(Clone, Debug)]
 pub struct Shape {
     /// select, insert, update or delete
     pub kind: String,
     pub table: String,
-    /// read (select), written (insert) or set (update), in the order of the markers
+    /// read (select: when every result column is one of `table`'s, else empty), written
+    /// (insert) or set (update), in the order of the markers
     pub columns: Vec<String>,
-    /// compared for equality with a marker, ANDed, after `columns` in the markers' order
-    pub where_: Vec<String>,
+    /// the plain form: compared for equality with a marker, ANDed, after `columns` in the
+    /// markers' order; None when the statement is richer (read `filter` and the rest then)
+    pub where_: Option<Vec<String>>,
+    /// what the shape uses (PROTOCOL.md, Shapes: `select`, `get`, `compare`, `order` …); the
+    /// runner never sends a layer a feature its hello does not map
+    #[allow(dead_code)]
+    pub features: Vec<String>,
+    /// the WHERE as a tree (select, update, delete), None without one
+    pub filter: Option<Cond>,
+    /// select: each result column
+    pub items: Vec<Item>,
+    /// select: `SELECT *` (`items` then lists every column of `table`)
+    #[allow(dead_code)]
+    pub star: bool,
+    pub joins: Vec<Join>,
+    pub group: Vec<ColRef>,
+    pub order: Vec<Order>,
+    pub limit: Option<Operand>,
+    pub offset: Option<Operand>,
+    /// update: each assignment
+    pub set: Vec<Assign>,
     /// for a table of the suite: all its columns, their SQL types as the suite declares
     /// them, and its primary key
     pub table_columns: Option<Vec<String>>,
     pub table_types: Option<Vec<String>>,
     pub key: Option<Vec<String>>,
+    /// every table of the suite the shape names, as an ORM maps an entity from it
+    pub tables: Vec<TableInfo>,
+}
+
+/// A column of a table, by the table's name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColRef {
+    pub table: String,
+    pub column: String,
+}
+
+/// An operand: the i-th marker's value (`params[i]`), or a literal of the statement.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Param(usize),
+    Value(Gv),
+}
+
+impl Operand {
+    /// Its value in an operation whose parameters are `row`.
+    #[inline]
+    pub fn of<'a>(&'a self, row: &'a [Gv]) -> &'a Gv {
+        match self {
+            Operand::Param(i) => row.get(*i).unwrap_or(&Gv::Null),
+            Operand::Value(v) => v,
+        }
+    }
+}
+
+/// A comparison operator of a condition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Between,
+    In,
+    IsNull,
+    IsNotNull,
+    Like,
+}
+
+/// A WHERE clause as a tree.
+#[derive(Clone, Debug)]
+pub enum Cond {
+    And(Vec<Cond>),
+    Or(Vec<Cond>),
+    Cmp { op: Op, column: ColRef, args: Vec<Operand> },
+}
+
+/// An aggregate function of a select item.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Agg {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+impl Agg {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agg::Count => "count",
+            Agg::Sum => "sum",
+            Agg::Min => "min",
+            Agg::Max => "max",
+            Agg::Avg => "avg",
+        }
+    }
+}
+
+/// A result column of a select: a column, or an aggregate (`count(*)`: no column).
+#[derive(Clone, Debug)]
+pub enum Item {
+    Col(ColRef),
+    Agg { f: Agg, column: Option<ColRef> },
+}
+
+#[derive(Clone, Debug)]
+pub struct Join {
+    /// false: an inner join; true: a left join
+    pub left: bool,
+    pub table: String,
+    /// `a = b`: `a` a column of a table before it, `b` of the joined table
+    pub on: (ColRef, ColRef),
+}
+
+#[derive(Clone, Debug)]
+pub struct Order {
+    pub column: ColRef,
+    pub desc: bool,
+}
+
+/// An assignment of an update: `column = arg`, or with `add` `column = column + arg`.
+#[derive(Clone, Debug)]
+pub struct Assign {
+    pub column: String,
+    pub add: bool,
+    pub arg: Operand,
+}
+
+/// A table of the suite as the shape gives it: its columns, their types, its key and its
+/// references (column → the table and column it references).
+#[derive(Clone, Debug)]
+pub struct TableInfo {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub types: Vec<String>,
+    pub key: Vec<String>,
+    pub references: Vec<(String, ColRef)>,
+}
+
+/// A literal of a shape (a JSON number, string or boolean) as a generated value: an integer,
+/// a float, text or a boolean; a layer converts it to its column's type as it does a
+/// parameter.
+fn literal_gv(v: &Value) -> Gv {
+    match v {
+        Value::Bool(b) => Gv::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Gv::Int(i),
+            None => Gv::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(t) => Gv::Text(t.clone()),
+        _ => Gv::Null,
+    }
 }
 
 impl Shape {
     fn parse(v: Option<&Value>) -> Res<Option<Shape>> {
         let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(None) };
-        let bad = || Fail::protocol("shape must be an object with kind, table, columns and where");
-        let names = |key: &str| -> Res<Option<Vec<String>>> {
-            match v.get(key) {
+        let bad = |what: &str| Fail::protocol(format!("shape: {what}"));
+        let names_of = |x: Option<&Value>, key: &str| -> Res<Option<Vec<String>>> {
+            match x {
                 None | Some(Value::Null) => Ok(None),
-                Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_string).ok_or_else(bad)).collect::<Res<Vec<_>>>().map(Some),
-                Some(_) => Err(bad()),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|x| x.as_str().map(str::to_string).ok_or_else(|| bad(&format!("{key} must be a list of names"))))
+                    .collect::<Res<Vec<_>>>()
+                    .map(Some),
+                Some(_) => Err(bad(&format!("{key} must be a list of names"))),
             }
         };
+        let names = |key: &str| names_of(v.get(key), key);
+        let col = |c: &Value| -> Res<ColRef> {
+            Ok(ColRef {
+                table: s(c, "table").ok_or_else(|| bad("a column needs a table"))?,
+                column: s(c, "column").ok_or_else(|| bad("a column needs a column"))?,
+            })
+        };
+        let operand = |o: &Value| -> Res<Operand> {
+            if let Some(p) = o.get("param") {
+                return protocol::json_int(p).filter(|p| *p >= 0).map(|p| Operand::Param(p as usize)).ok_or_else(|| bad("param must be an index"));
+            }
+            match o.get("value") {
+                Some(x) => Ok(Operand::Value(literal_gv(x))),
+                None => Err(bad("an operand is {\"param\": i} or {\"value\": v}")),
+            }
+        };
+        let opt_operand = |key: &str| -> Res<Option<Operand>> {
+            match v.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(o) => operand(o).map(Some),
+            }
+        };
+        let list = |key: &str| -> &[Value] { v.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) };
+        fn cond(c: &Value, col: &dyn Fn(&Value) -> Res<ColRef>, operand: &dyn Fn(&Value) -> Res<Operand>) -> Res<Cond> {
+            let bad = |what: &str| Fail::protocol(format!("shape: {what}"));
+            for (key, and) in [("and", true), ("or", false)] {
+                if let Some(terms) = c.get(key) {
+                    let terms = terms.as_array().ok_or_else(|| bad("and/or take a list"))?;
+                    let t = terms.iter().map(|t| cond(t, col, operand)).collect::<Res<Vec<_>>>()?;
+                    return Ok(if and { Cond::And(t) } else { Cond::Or(t) });
+                }
+            }
+            let op = match c.get("op").and_then(Value::as_str) {
+                Some("=") => Op::Eq,
+                Some("<>") => Op::Ne,
+                Some("<") => Op::Lt,
+                Some("<=") => Op::Le,
+                Some(">") => Op::Gt,
+                Some(">=") => Op::Ge,
+                Some("between") => Op::Between,
+                Some("in") => Op::In,
+                Some("is null") => Op::IsNull,
+                Some("is not null") => Op::IsNotNull,
+                Some("like") => Op::Like,
+                other => return Err(bad(&format!("unknown operator {other:?}"))),
+            };
+            let args = c.get("args").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            Ok(Cond::Cmp {
+                op,
+                column: col(c.get("column").ok_or_else(|| bad("a comparison needs a column"))?)?,
+                args: args.iter().map(operand).collect::<Res<Vec<_>>>()?,
+            })
+        }
+        let filter = match v.get("filter") {
+            None | Some(Value::Null) => None,
+            Some(f) => Some(cond(f, &col, &operand)?),
+        };
+        let items = list("items")
+            .iter()
+            .map(|it| -> Res<Item> {
+                match it.get("fn").and_then(Value::as_str) {
+                    None => col(it).map(Item::Col),
+                    Some(f) => Ok(Item::Agg {
+                        f: match f {
+                            "count" => Agg::Count,
+                            "sum" => Agg::Sum,
+                            "min" => Agg::Min,
+                            "max" => Agg::Max,
+                            "avg" => Agg::Avg,
+                            other => return Err(bad(&format!("unknown aggregate {other}"))),
+                        },
+                        column: match it.get("column") {
+                            None | Some(Value::Null) => None,
+                            Some(_) => Some(col(it)?),
+                        },
+                    }),
+                }
+            })
+            .collect::<Res<Vec<_>>>()?;
+        let joins = list("joins")
+            .iter()
+            .map(|j| -> Res<Join> {
+                let on = j.get("on").and_then(Value::as_array).filter(|o| o.len() == 2).ok_or_else(|| bad("a join's on is [a, b]"))?;
+                Ok(Join {
+                    left: j.get("type").and_then(Value::as_str) == Some("left"),
+                    table: s(j, "table").ok_or_else(|| bad("a join needs a table"))?,
+                    on: (col(&on[0])?, col(&on[1])?),
+                })
+            })
+            .collect::<Res<Vec<_>>>()?;
+        let group = list("group").iter().map(col).collect::<Res<Vec<_>>>()?;
+        let order = list("order")
+            .iter()
+            .map(|o| Ok(Order { column: col(o)?, desc: o.get("desc").and_then(Value::as_bool).unwrap_or(false) }))
+            .collect::<Res<Vec<_>>>()?;
+        let set = list("set")
+            .iter()
+            .map(|a| -> Res<Assign> {
+                Ok(Assign {
+                    column: s(a, "column").ok_or_else(|| bad("an assignment needs a column"))?,
+                    add: a.get("op").and_then(Value::as_str) == Some("+"),
+                    arg: operand(a.get("arg").ok_or_else(|| bad("an assignment needs an arg"))?)?,
+                })
+            })
+            .collect::<Res<Vec<_>>>()?;
+        let mut tables = Vec::new();
+        if let Some(Value::Object(m)) = v.get("tables") {
+            for (name, t) in m {
+                let mut references = Vec::new();
+                if let Some(Value::Object(r)) = t.get("references") {
+                    for (c, target) in r {
+                        references.push((c.clone(), col(target)?));
+                    }
+                }
+                tables.push(TableInfo {
+                    name: name.clone(),
+                    columns: names_of(t.get("columns"), "columns")?.unwrap_or_default(),
+                    types: names_of(t.get("types"), "types")?.unwrap_or_default(),
+                    key: names_of(t.get("key"), "key")?.unwrap_or_default(),
+                    references,
+                });
+            }
+        }
         Ok(Some(Shape {
-            kind: s(v, "kind").ok_or_else(bad)?,
-            table: s(v, "table").ok_or_else(bad)?,
+            kind: s(v, "kind").ok_or_else(|| bad("a shape needs a kind"))?,
+            table: s(v, "table").ok_or_else(|| bad("a shape needs a table"))?,
             columns: names("columns")?.unwrap_or_default(),
-            where_: names("where")?.unwrap_or_default(),
+            where_: names("where")?,
+            features: names("features")?.unwrap_or_default(),
+            filter,
+            items,
+            star: v.get("star").and_then(Value::as_bool).unwrap_or(false),
+            joins,
+            group,
+            order,
+            limit: opt_operand("limit")?,
+            offset: opt_operand("offset")?,
+            set,
             table_columns: names("table_columns")?,
             table_types: names("table_types")?,
             key: names("key")?,
+            tables,
         }))
+    }
+
+    /// The table of the suite named `name`, as the shape gives it.
+    pub fn table_info(&self, name: &str) -> Option<&TableInfo> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+/// One level of a `load` step (PROTOCOL.md, Loading associations): a table whose `column`
+/// references `parent_column` of the level above, its entity, and the drivers' statements.
+#[derive(Clone, Debug)]
+pub struct Level {
+    pub table: String,
+    pub column: String,
+    pub parent_column: String,
+    pub table_columns: Vec<String>,
+    pub table_types: Vec<String>,
+    pub key: Vec<String>,
+    /// the level's rows of one parent (one `?`)
+    pub one: String,
+    /// the rows of many parents: `head` + the markers joined by `, ` + `tail`
+    pub in_: (String, String),
+}
+
+/// Loading strategy of a `load` step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Strategy {
+    Lazy,
+    Joined,
+    Selectin,
+}
+
+/// A `load` step's association: how, the levels below the parents, the joined statement.
+#[derive(Clone, Debug)]
+pub struct LoadSpec {
+    pub strategy: Strategy,
+    pub levels: Vec<Level>,
+    pub joined: String,
+}
+
+impl LoadSpec {
+    fn parse(v: Option<&Value>) -> Res<Option<LoadSpec>> {
+        let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(None) };
+        let bad = |what: &str| Fail::protocol(format!("load: {what}"));
+        let names = |x: &Value, key: &str| -> Res<Vec<String>> {
+            x.get(key)
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad(&format!("{key} must be a list")))?
+                .iter()
+                .map(|n| n.as_str().map(str::to_string).ok_or_else(|| bad(&format!("{key} must be a list of names"))))
+                .collect()
+        };
+        let strategy = match v.get("strategy").and_then(Value::as_str) {
+            Some("lazy") => Strategy::Lazy,
+            Some("joined") => Strategy::Joined,
+            Some("selectin") => Strategy::Selectin,
+            other => return Err(bad(&format!("unknown strategy {other:?}"))),
+        };
+        let levels = v
+            .get("levels")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("levels must be a list"))?
+            .iter()
+            .map(|l| -> Res<Level> {
+                let in_ = l.get("in").and_then(Value::as_array).filter(|a| a.len() == 2).ok_or_else(|| bad("a level's in is [head, tail]"))?;
+                let text = |x: &Value| x.as_str().map(str::to_string).ok_or_else(|| bad("statements are text"));
+                Ok(Level {
+                    table: s(l, "table").ok_or_else(|| bad("a level needs a table"))?,
+                    column: s(l, "column").ok_or_else(|| bad("a level needs a column"))?,
+                    parent_column: s(l, "parent_column").ok_or_else(|| bad("a level needs a parent_column"))?,
+                    table_columns: names(l, "table_columns")?,
+                    table_types: names(l, "table_types")?,
+                    key: names(l, "key")?,
+                    one: s(l, "one").ok_or_else(|| bad("a level needs one"))?,
+                    in_: (text(&in_[0])?, text(&in_[1])?),
+                })
+            })
+            .collect::<Res<Vec<_>>>()?;
+        Ok(Some(LoadSpec { strategy, levels, joined: s(v, "joined").ok_or_else(|| bad("load needs joined"))? }))
     }
 }
 
@@ -230,6 +598,8 @@ pub struct Step {
     pub record: Option<Record>,
     /// what the statement does
     pub shape: Option<Shape>,
+    /// a `load` step's association
+    pub load: Option<LoadSpec>,
 }
 
 fn int_field(msg: &Value, key: &str, dflt: i64) -> Res<i64> {
@@ -259,6 +629,7 @@ impl Step {
             Some("scan") => Kind::Scan,
             Some("exec") => Kind::Exec,
             Some("batch") => Kind::Batch,
+            Some("load") => Kind::Load,
             Some(k) => return Err(Fail::protocol(format!("unknown step kind '{k}'"))),
             None => return Err(Fail::protocol("a step needs a kind")),
         };
@@ -276,7 +647,7 @@ impl Step {
             return Err(Fail::protocol("a batch step needs batch >= 1"));
         }
         let batch = batch.max(0) as usize;
-        let fetch = kind == Kind::Scan || (kind == Kind::Exec && truthy(msg.get("fetch")));
+        let fetch = matches!(kind, Kind::Scan | Kind::Load) || (kind == Kind::Exec && truthy(msg.get("fetch")));
         let sql = match kind {
             Kind::Connect => String::new(),
             _ => msg
@@ -313,7 +684,7 @@ impl Step {
         let mut texts = Vec::new();
         let nparams = marks.len();
         match kind {
-            Kind::Exec | Kind::Batch => {
+            Kind::Exec | Kind::Batch | Kind::Load => {
                 if specs.len() != nparams {
                     return Err(Fail::protocol(format!("{} markers but {} params", nparams, specs.len())));
                 }
@@ -372,6 +743,10 @@ impl Step {
             texts,
             record,
             shape: Shape::parse(msg.get("shape"))?,
+            load: match kind {
+                Kind::Load => Some(LoadSpec::parse(msg.get("load"))?.ok_or_else(|| Fail::protocol("a load step needs load"))?),
+                _ => None,
+            },
         })
     }
 
@@ -393,7 +768,7 @@ impl Step {
 
     /// Operation i reads rows (a scan, or an exec with `fetch`).
     pub fn reads(&self) -> bool {
-        self.fetch && matches!(self.kind, Kind::Scan | Kind::Exec)
+        self.fetch && matches!(self.kind, Kind::Scan | Kind::Exec | Kind::Load)
     }
 
     /// The parameters of row i.
@@ -446,6 +821,8 @@ pub struct Outcome {
     pub reads: bool,
     pub sink: Sink,
     pub timed: Option<Timed>,
+    /// `"raw"` when a layer ran the statement through its raw-SQL API (PROTOCOL.md, step)
+    pub api: Option<&'static str>,
 }
 
 impl Outcome {
@@ -455,6 +832,9 @@ impl Outcome {
         let mut a = Map::new();
         a.insert("n".into(), json!(self.n));
         a.insert("rows".into(), json!(self.rows));
+        if let Some(api) = self.api {
+            a.insert("api".into(), json!(api));
+        }
         match &self.timed {
             None => {
                 let values = if self.reads { self.rows * self.sink.width as i64 } else { 0 };
@@ -463,6 +843,9 @@ impl Outcome {
                 a.insert("first_op_ns".into(), json!(self.first_ns));
                 if let Some(dump) = self.sink.take_dump().filter(|_| self.reads) {
                     a.insert("dump".into(), dump);
+                }
+                if let Some(n) = self.sink.statements {
+                    a.insert("statements".into(), json!(n));
                 }
             }
             Some(t) => {

@@ -7,8 +7,17 @@
 // db.select({cols}).from(t).where(and(eq(t.k, v), …)) for reads (by key and any other),
 // db.insert(t).values({…}), db.update(t).set({…}).where(…), db.delete(t).where(…); prepared
 // mode is the same query's .prepare(name) with sql.placeholder() values, executed per
-// operation; a batch group is db.insert(t).values([rows]) inside db.transaction; a statement of
-// no plain shape goes through db.execute(sql`…`), Drizzle's raw-SQL API.
+// operation; a batch group is db.insert(t).values([rows]) inside db.transaction. A richer
+// statement is built from its shape with Drizzle's operators and builders:
+// where(and(gt(…), or(…), between(…), inArray(…), isNull(…), like(…))), innerJoin/leftJoin(t,
+// eq(a, b)) over the declared reference, count()/sum()/min()/max()/avg() with groupBy,
+// orderBy(asc/desc(…)), limit/offset, update(t).set({c: sql`${t.c} + ${x}`}) (Drizzle's
+// documented increment), delete(t).where(…). A load step goes through Drizzle's relational query
+// API (relations() between the tables' objects, db.query.<parent>.findMany({with: {…}})), which
+// on PostgreSQL reads everything in one statement (LATERAL joins aggregating each level with
+// json_agg): its eager load, `joined`; it has no lazy loading and no query-per-level loader. A
+// statement of no shape goes through db.execute(sql`…`), Drizzle's raw-SQL API, answered
+// "api": "raw".
 //
 // Reading: Drizzle gives each query pg type parsers of its own (timestamps and dates as their
 // text, everything else pg's defaults), then maps each value by its column builder. The
@@ -19,7 +28,10 @@
 // operation into µs since 1970 and days by this worker's parsers (as node-pg's type parsers
 // do): Drizzle's Date mode would keep only milliseconds.
 
-import { and, eq, sql } from 'drizzle-orm';
+import {
+  and, asc, avg, between, count, desc, eq, gt, gte, inArray, isNotNull, isNull, like, lt, lte, max, min, ne, or,
+  relations, sql, sum,
+} from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import {
   bigint, boolean, char, customType, date, doublePrecision, integer, numeric, pgTable, primaryKey, real, smallint, text,
@@ -28,7 +40,11 @@ import {
 
 import { PROCESSES, Unsupported, packageVersion } from '../driver.js';
 import { segments } from '../protocol.js';
-import { LITERAL_BOUND, batchShape, kindOfType, mapped, record, rowsOf, typesOf } from './layer.js';
+import {
+  LITERAL_BOUND, batchShape, itemKinds, kindOfType, mapped, operand, paramTargets, record, rich, rowsOf, shapesOf,
+  typesOf,
+} from './layer.js';
+import { K } from '../protocol.js';
 import PgDriver from './pg.js';
 import { OID, kindOf, parseDate, parseTime, parseTimestamp, parseTimestamptz, parseInt8 } from './pgtext.js';
 
@@ -65,6 +81,16 @@ const RAW = new Map([
 
 let statementCounter = 0;
 
+const SHAPES = shapesOf({
+  'load-lazy': "Drizzle's relations load nothing on access: its results are plain objects, and the relational " +
+    'query API reads every relation asked for (with) in the one statement of the query',
+  'load-selectin': "Drizzle's relational query API has no query-per-level loader: on PostgreSQL every `with` is " +
+    'read in the same statement (LATERAL joins aggregating each level with json_agg)',
+});
+
+const COMPARE = { '=': eq, '<>': ne, '<': lt, '<=': lte, '>': gt, '>=': gte };
+const AGGREGATE = { count, sum, min, max, avg };
+
 export default class DrizzlePg extends PgDriver {
   constructor(method) {
     super(method);
@@ -75,6 +101,21 @@ export default class DrizzlePg extends PgDriver {
     this.tables = new Map(); // table name → { table, decode: {column: parser} }
     this.lastKinds = null;
     this.lastWidth = undefined;
+    this.shapes = SHAPES;
+  }
+
+  hasLoad() {
+    return true;
+  }
+
+  // the db an op is built on: the verification pass's logs every query into its counter
+  // (Drizzle's logger, only on this instance), the timed pass's has no logger
+  dbFor(schema) {
+    const counter = this.counter;
+    if (counter) counter.on = true;
+    const logger = counter ? { logQuery: () => counter.n++ } : false;
+    if (!schema && !counter) return this.db;
+    return drizzle({ client: this.client, logger, ...(schema ? { schema } : {}) });
   }
 
   configure(key, value) {
@@ -102,8 +143,19 @@ export default class DrizzlePg extends PgDriver {
         "bigint({mode: 'bigint'}), char/varchar(length), text, numeric (its text), doublePrecision, real, boolean, " +
         "bytea (customType), timestamp({mode: 'string'}), date({mode: 'string'})",
       statements: 'built per operation: db.select({cols}).from(t).where(and(eq(t.c, v), …)) for reads (by key ' +
-        'and any other), db.insert(t).values({…}), db.update(t).set({…}).where(…), db.delete(t).where(…); a ' +
-        'statement of no plain shape: db.execute(sql`…`) with its values as parameters',
+        'and any other), db.insert(t).values({…}), db.update(t).set({…}).where(…), db.delete(t).where(…); richer ' +
+        'shapes: db.select() (every column) or db.select({fields}).from(t) with innerJoin/leftJoin(t2, eq(a, b)), ' +
+        '.where(and(…), or(…), eq/ne/lt/lte/gt/gte, between, inArray, isNull/isNotNull, like), count()/sum()/' +
+        'min()/max()/avg() (count a Number, sum and avg their text, min and max mapped as their column), ' +
+        '.groupBy(…), .orderBy(asc/desc(…)), .limit/.offset; update(t).set({c: sql`${t.c} + ${x}`}); a literal of ' +
+        'the statement bound as a value; a statement of no shape: db.execute(sql`…`) with its values as ' +
+        'parameters, answered "api": "raw"',
+      load: "joined = the relational query API: relations() between the tables' objects (one() on the child's " +
+        'referencing column, many() on the parent), drizzle({client, schema}), db.query.<parent>.findMany({where, ' +
+        'with: {<child>: {with: {<grandchild>: true}}}}): one statement (LATERAL joins, each level aggregated with ' +
+        "json_agg; nested values come through JSON, so a 64-bit integer or a numeric beyond a double's precision " +
+        'would not read back exactly — the suites\' related tables hold integers and text); lazy and selectin: ' +
+        'unsupported (capabilities.shapes)',
       literal: LITERAL_BOUND('Drizzle'),
       extended: "Drizzle's default: pg's client.query with the text and values, unnamed (parsed every time)",
       prepared: 'the query built once with sql.placeholder() values and .prepare(name) (a named statement ' +
@@ -116,10 +168,11 @@ export default class DrizzlePg extends PgDriver {
         'mode keeps milliseconds only)',
       parameters: "node-pg's: each value its PostgreSQL text, bytes a Buffer (the values Drizzle is given; " +
         'its column builders pass them on as they are)',
-      'query log': 'off (no logger)',
+      'query log': "off (no logger) for the timed pass; the verification pass's op is built on an instance with a " +
+        'logger whose logQuery counts the statements',
       cache: "none (Drizzle's NoopCache, the default)",
       connect: "node-pg's connect and end (Drizzle adds nothing to opening a connection)",
-      load: 'persistent connections only, one client per worker process',
+      'load clients': 'persistent connections only, one client per worker process',
     };
   }
 
@@ -127,6 +180,14 @@ export default class DrizzlePg extends PgDriver {
     const info = await super.open(ep);
     this.db = drizzle({ client: this.client, logger: false });
     return info;
+  }
+
+  // the table object of a table the shape names (`tables`)
+  tableNamed(shape, name) {
+    if (name === shape.table) return this.tableOf(shape);
+    const t = shape.tables && shape.tables[name];
+    if (!t) throw new Unsupported(`${this.method}: the shape names table ${name} without its columns`);
+    return this.tableOf({ table: name, table_columns: t.columns, table_types: t.types, key: t.key });
   }
 
   // the table object of the shape's table (built once per worker)
@@ -188,9 +249,177 @@ export default class DrizzlePg extends PgDriver {
     return name;
   }
 
+  // An operand in one operation: a marker's value (args) or, built once for a prepared query
+  // (args null), its placeholder p<i>; a literal as it is.
+  static value(op, args) {
+    if (!('param' in op)) return op.value;
+    return args === null ? sql.placeholder(`p${op.param}`) : args[op.param];
+  }
+
+  // the condition tree with Drizzle's operators
+  condition(shape, term, args) {
+    if (!term) return undefined;
+    if (term.and) return and(...term.and.map((t) => this.condition(shape, t, args)));
+    if (term.or) return or(...term.or.map((t) => this.condition(shape, t, args)));
+    const c = this.tableNamed(shape, term.column.table).table[term.column.column];
+    const v = term.args.map((a) => DrizzlePg.value(a, args));
+    switch (term.op) {
+      case 'between': return between(c, v[0], v[1]);
+      case 'in': return inArray(c, v);
+      case 'is null': return isNull(c);
+      case 'is not null': return isNotNull(c);
+      case 'like': return like(c, v[0]);
+      default: return COMPARE[term.op](c, v[0]);
+    }
+  }
+
+  // the placeholders' values of one operation (a LIMIT's or OFFSET's as a Number)
+  placeholderValues(shape) {
+    const targets = paramTargets(shape);
+    return (args) => {
+      const out = {};
+      for (let i = 0; i < targets.length; i++) out[`p${i}`] = targets[i] === 'count' ? Number(args[i]) : args[i];
+      return out;
+    };
+  }
+
+  // a richer select: db.select([fields]).from(t)[.innerJoin/.leftJoin][.where][.groupBy][.orderBy]
+  // [.limit][.offset], read by each item's field name
+  richReadOp(shape, mode) {
+    const db = this.dbFor();
+    const main = this.tableOf(shape).table;
+    const col = (c) => this.tableNamed(shape, c.table).table[c.column];
+    const names = [], decode = [], fields = {};
+    shape.items.forEach((it, i) => {
+      if ('fn' in it) {
+        const name = it.as || `${it.fn}_${i}`;
+        names.push(name);
+        fields[name] = it.column === null ? count() : AGGREGATE[it.fn](col(it));
+        decode.push(null);
+      } else {
+        const name = shape.star ? it.column : `${it.table}.${it.column}`;
+        names.push(name);
+        fields[name] = col(it);
+        decode.push(this.tableNamed(shape, it.table).decode[it.column]);
+      }
+    });
+    const kinds = itemKinds(shape, 'postgresql');
+    // sum and avg are their text (mapWith(String)): an integer sum a BigInt, a float's a Number
+    shape.items.forEach((it, i) => {
+      if (it.fn === 'sum' || it.fn === 'avg') decode[i] = kinds[i] === K.INT ? BigInt : kinds[i] === K.FLOAT ? Number : null;
+    });
+    // a LIMIT or OFFSET: a Number (a literal is read from the message as a BigInt), or its placeholder
+    const count_ = (op, args) => ('param' in op && args === null ? DrizzlePg.value(op, args) : Number(operand(op, args)));
+    const build = (args) => {
+      let q = shape.star ? db.select().from(main) : db.select(fields).from(main);
+      for (const j of shape.joins) {
+        const on = eq(col(j.on[0]), col(j.on[1]));
+        q = j.type === 'left' ? q.leftJoin(this.tableNamed(shape, j.table).table, on)
+          : q.innerJoin(this.tableNamed(shape, j.table).table, on);
+      }
+      if (shape.filter) q = q.where(this.condition(shape, shape.filter, args));
+      if (shape.group.length) q = q.groupBy(...shape.group.map(col));
+      if (shape.order.length) q = q.orderBy(...shape.order.map((o) => (o.desc ? desc(col(o)) : asc(col(o)))));
+      if (shape.limit) q = q.limit(count_(shape.limit, args));
+      if (shape.offset) q = q.offset(count_(shape.offset, args));
+      return q;
+    };
+    const read = (objects) => {
+      this.lastKinds = kinds;
+      this.lastWidth = names.length;
+      return rowsOf(objects, names, decode);
+    };
+    return this.queryOp(mode, build, this.placeholderValues(shape), read);
+  }
+
+  // a richer update or delete: its condition with Drizzle's operators, `c = c + x` as
+  // set({c: sql`${t.c} + ${x}`})
+  richWriteOp(shape, mode) {
+    const db = this.dbFor();
+    const { table } = this.tableOf(shape);
+    const changed = (r) => r.rowCount || 0;
+    const values = this.placeholderValues(shape);
+    if (shape.kind === 'delete') {
+      return this.queryOp(mode, (args) => db.delete(table).where(this.condition(shape, shape.filter, args)), values, changed);
+    }
+    const build = (args) => {
+      const data = {};
+      for (const s of shape.set) {
+        const v = DrizzlePg.value(s.arg, args);
+        data[s.column] = s.op === '+' ? sql`${table[s.column]} + ${v}` : v;
+      }
+      return db.update(table).set(data).where(this.condition(shape, shape.filter, args));
+    };
+    return this.queryOp(mode, build, values, changed);
+  }
+
+  // A load through the relational query API: relations() between the levels' table objects, a
+  // drizzle instance with them as its schema, db.query.<parent>.findMany({where, with}); the
+  // entities read from the nested objects, level by level.
+  loadOp(plan) {
+    if (plan.strategy !== 'joined') throw new Unsupported(`${this.method}: ${SHAPES.unsupported[`load-${plan.strategy}`]}`);
+    const shape = plan.shape;
+    const tables = [this.tableOf(shape), ...plan.levels.map((l) => this.tableOf({
+      table: l.table, table_columns: l.columns, table_types: l.types, key: l.key,
+    }))];
+    const names = [plan.table, ...plan.levels.map((l) => l.table)];
+    const columns = [plan.columns, ...plan.levels.map((l) => l.columns)];
+    // each level's relation on the level above is named after its table (a column of that name:
+    // with _rel), and the one back after the table above
+    const down = plan.levels.map((l, k) => (columns[k].includes(l.table) ? `${l.table}_rel` : l.table));
+    const schema = {};
+    names.forEach((name, k) => {
+      schema[`t${k}`] = tables[k].table;
+      schema[`r${k}`] = relations(tables[k].table, ({ one, many }) => {
+        const r = {};
+        if (k > 0) {
+          const l = plan.levels[k - 1];
+          const up = columns[k].includes(names[k - 1]) || names[k - 1] === down[k] ? `${names[k - 1]}_rel` : names[k - 1];
+          r[up] = one(tables[k - 1].table, { fields: [tables[k].table[l.column]], references: [tables[k - 1].table[l.parentColumn]] });
+        }
+        if (k < plan.levels.length) r[down[k]] = many(tables[k + 1].table);
+        return r;
+      });
+    });
+    const db = this.dbFor(schema);
+    let with_ = true;
+    for (let k = plan.levels.length - 1; k >= 0; k--) with_ = { [down[k]]: with_ === true ? true : { with: with_ } };
+    const query = db.query.t0;
+    const kinds = [shape.table_types, ...plan.levels.map((l) => l.types)].map((ts) => ts.map((t) => kindOfType(t, 'postgresql')));
+    const decode = tables.map((t, k) => columns[k].map((c) => t.decode[c]));
+    const order = shape.order.map((o) => (o.desc ? desc(tables[0].table[o.column]) : asc(tables[0].table[o.column])));
+    return async (args) => {
+      const parents = await query.findMany({
+        where: shape.filter ? this.condition(shape, shape.filter, args)
+          : shape.where && shape.where.length ? DrizzlePg.where(tables[0].table, shape.where, args) : undefined,
+        ...(order.length ? { orderBy: order } : {}),
+        ...(shape.limit ? { limit: Number(operand(shape.limit, args)) } : {}),
+        ...(shape.offset ? { offset: Number(operand(shape.offset, args)) } : {}),
+        with: with_,
+      });
+      const rows = [];
+      const levels = [];
+      let above = parents;
+      for (let k = 0; k < names.length; k++) {
+        const found = rowsOf(above, columns[k], decode[k]);
+        for (const row of found) rows.push(row);
+        levels.push([found.length, kinds[k]]);
+        if (k < plan.levels.length) {
+          const next = [];
+          for (const o of above) for (const child of o[down[k]]) next.push(child);
+          above = next;
+        }
+      }
+      rows.levels = levels;
+      return rows;
+    };
+  }
+
   readOp(text, mode) {
-    const db = this.db, shape = mapped(this.shape);
+    const shape = mapped(this.shape);
     if (!shape || shape.kind !== 'select') return this.rawOp(text, mode, true);
+    if (rich(shape)) return this.richReadOp(shape, mode);
+    const db = this.dbFor();
     const { table, decode } = this.tableOf(shape);
     const { columns, where } = shape;
     const fields = {};
@@ -207,8 +436,10 @@ export default class DrizzlePg extends PgDriver {
   execOp(text, mode, reads) {
     if (mode === 'literal') throw new Unsupported(`${this.method}: ${LITERAL_BOUND('Drizzle')}`);
     if (reads) return this.readOp(text, mode);
-    const db = this.db, shape = mapped(this.shape);
+    const shape = mapped(this.shape);
     if (!shape || shape.kind === 'select') return this.rawOp(text, mode, false);
+    if (rich(shape)) return this.richWriteOp(shape, mode);
+    const db = this.dbFor();
     const { table } = this.tableOf(shape);
     const { columns, where } = shape;
     const changed = (r) => r.rowCount || 0;
@@ -235,7 +466,8 @@ export default class DrizzlePg extends PgDriver {
   // name, built once with placeholders — db.execute itself has no name to give.
   rawOp(text, mode, reads) {
     const segs = segments(text);
-    const db = this.db;
+    const db = this.dbFor();
+    this.api = 'raw';
     const build = (args) => {
       const q = sql.raw(segs[0]);
       for (let i = 1; i < segs.length; i++) {
@@ -270,7 +502,7 @@ export default class DrizzlePg extends PgDriver {
     const shape = batchShape(this.shape, this.method, 'db.insert(t).values([rows])');
     const { table } = this.tableOf(shape);
     const { columns } = shape;
-    const db = this.db;
+    const db = this.dbFor();
     return async (group) => {
       const rows = group.map((values) => record(columns, values));
       await db.transaction(async (tx) => {

@@ -6,9 +6,17 @@
 // `knex(t).select(cols).where({key}).first()` for a read by key, `knex(t).select(cols)[.where]`
 // for any other read, `.insert({…})`, `.where({…}).update({…})`, `.where({…}).del()` — awaited
 // through Knex's pool (tarn) of one connection; a batch group is one multi-row
-// `trx(t).insert([rows])` inside `knex.transaction`; a statement of no plain shape goes
-// through `knex.raw(sql, bindings)` (Knex's own `?` markers, the suite's neutral ones). The
-// step's `shape` (worked out by the runner) says which; no SQL is parsed here. Knex gives
+// `trx(t).insert([rows])` inside `knex.transaction`. A richer statement is built from its shape
+// with the builder's own methods: where/orWhere with nested callbacks for AND and OR groups,
+// whereBetween, whereIn, whereNull/whereNotNull, where(col, 'like', v), join/leftJoin over the
+// declared reference, count/sum/min/max/avg with aliases, groupBy, orderBy([{column, order}]),
+// limit/offset, update({…}) and increment(col, x), del(). Knex has no relations: a load step
+// runs the hand-written strategies (loading.js) with the builder — the parents' query, then
+// knex(child).where(col, v) per parent (lazy), knex(child).whereIn(col, values) per level
+// (selectin), or the parents' query as a derived table leftJoin-ed to each level (joined). A
+// statement of no shape goes through `knex.raw(sql, bindings)` (Knex's own `?` markers, the
+// suite's neutral ones), answered "api": "raw". The step's `shape` (worked out by the runner)
+// says which; no SQL is parsed here. Knex gives
 // records (objects): every value is read from its record by column name. The driver under it
 // is configured as the bare method configures it (the same connection settings, pg's type
 // parsers, mysql2's number and date strings, better-sqlite3's safe integers and pragmas), so
@@ -20,8 +28,12 @@
 import knexFactory from 'knex';
 
 import { PROCESSES, Unsupported, packageVersion } from '../driver.js';
+import { IN, JOINED, ONE, PARENTS, runAsync } from '../loading.js';
 import { K, TEXT_FORMS } from '../protocol.js';
-import { LITERAL_BOUND, batchShape, byKey, kindOfType, mapped, record, rowsOf, typesOf } from './layer.js';
+import {
+  LITERAL_BOUND, batchShape, byKey, columnType, itemKinds, itemTypes, kindOfType, mapped, operand, record, rich, rowsOf,
+  shapesOf, typesOf,
+} from './layer.js';
 import Mysql2Driver, {
   COMPRESS_SETTING, READ_ONLY_SETTING as MYSQL_READ_ONLY, TLS_SETTING as MYSQL_TLS, decodeRows, initialize,
   kindOf as mysqlKindOf, parseDate, parseDatetime,
@@ -39,13 +51,27 @@ const SETTINGS = {
   pool: "Knex's own pool (tarn): min = max = 1 connection, made at open, never reaped; every operation " +
     'acquires it and releases it (acquireConnectionTimeout 60 s)',
   statements: 'built per operation: read by key knex(t).select(cols).where({key}).first(); other reads ' +
-    'knex(t).select(cols)[.where({…})]; insert knex(t).insert({…}); update knex(t).where({…}).update({…}); ' +
-    'delete knex(t).where({…}).del(); a statement of no plain shape: knex.raw(sql, bindings)',
-  rows: 'records (objects) as Knex returns them; every value read from its record by column name',
-  'query log': "off (no debug, no 'query' listeners)",
+    "knex(t).select(cols | '*')[.where({…})]; insert knex(t).insert({…}); update knex(t).where({…}).update({…}); " +
+    'delete knex(t).where({…}).del(); richer shapes with the builder: where/orWhere with nested callbacks ' +
+    "(AND and OR groups), where(col, op, v) for = <> < <= > >=, whereBetween, whereIn, whereNull/whereNotNull, " +
+    "where(col, 'like', v), join/leftJoin(t, a, b) over the declared reference (columns qualified t.c and " +
+    'aliased t__c), count/sum/min/max/avg({alias: col}) with groupBy, orderBy([{column, order}]), limit/offset, ' +
+    'update({…}) with increment(col, x) (Knex parseFloats the amount) and del(); a literal of the statement is ' +
+    'bound as a value; a statement of no shape: knex.raw(sql, bindings), answered "api": "raw"',
+  rows: 'records (objects) as Knex returns them; every value read from its record by column name (or alias)',
+  load: "Knex has no relations: the hand-written strategies (the worker's loading.js) written with the builder — " +
+    "lazy: the parents' query, then knex(child).select('*').where(col, v) per parent and per child (N+1); " +
+    "selectin: the parents, then knex(child).select('*').whereIn(col, values) per level over the distinct keys " +
+    "read; joined: knex.select({p0__c: 'p0.c', …}).from(parents.as('p0')).leftJoin('child as p1', 'p1.col', " +
+    "'p0.key') … (one query), each entity kept once by its key",
+  'query log': "no debug; the verification pass counts statements with a knex.on('query') listener, added when its " +
+    'op is built and removed after the step (the timed pass runs without it)',
   connect: "the driver's own connect and close, as the bare method (Knex adds nothing to opening a connection)",
-  load: "persistent connections only, one client per worker process (Knex's pool of one connection)",
+  'load clients': "persistent connections only, one client per worker process (Knex's pool of one connection)",
 };
+
+// Knex's builder has a form for every shape feature (load: the hand-written strategies above)
+const SHAPES = shapesOf({});
 
 function knexOf(client, connection, extra = {}) {
   return knexFactory({
@@ -67,10 +93,26 @@ const KnexLayer = (Base) => class extends Base {
     this.loadPolicies = ['persistent'];
     this.lastKinds = null;
     this.lastWidth = undefined;
+    this.shapes = SHAPES;
+    this.listening = null; // the verification pass's 'query' listener, while it is on
   }
 
   version() {
     return `${packageVersion('knex')} (${this.under} ${packageVersion(this.under)})`;
+  }
+
+  hasLoad() {
+    return true;
+  }
+
+  // the verification pass: count every query Knex runs (its 'query' event), from now to the end
+  // of the step
+  count() {
+    if (!this.counter || this.listening) return;
+    const counter = this.counter;
+    counter.on = true;
+    this.listening = () => counter.n++;
+    this.knex.on('query', this.listening);
   }
 
   batchStyle() {
@@ -119,14 +161,75 @@ const KnexLayer = (Base) => class extends Base {
     };
   }
 
+  // reading the items of a richer select: their kinds, and each value's decoder, by name
+  readingItems(shape) {
+    const names = this.itemNames(shape);
+    const kinds = itemKinds(shape, this.dbms[0]);
+    const decode = this.itemDecoders(shape);
+    return (objects) => {
+      this.lastKinds = kinds;
+      this.lastWidth = names.length;
+      return rowsOf(objects, names, decode);
+    };
+  }
+
+  // the name each item is read by: a column's own, or with joins table__column (aliased so); an
+  // aggregate's alias (the statement's, else fn_i)
+  itemNames(shape) {
+    const joined = shape.joins.length > 0;
+    return shape.items.map((it, i) => ('fn' in it ? it.as || `${it.fn}_${i}` : joined ? `${it.table}__${it.column}` : it.column));
+  }
+
+  // a value of each item as the bare driver reads it (default: as Knex gives it)
+  itemDecoders(shape) {
+    return shape.items.map(() => null);
+  }
+
+  // knex(t) with the shape's joins, items, condition, grouping, order and page, for one
+  // operation's values (`args`, in marker order)
+  selectQuery(shape, args) {
+    const joined = shape.joins.length > 0;
+    let b = this.knex(shape.table);
+    const names = this.itemNames(shape);
+    for (const j of shape.joins) {
+      const [a, c] = j.on;
+      b = b[j.type === 'left' ? 'leftJoin' : 'join'](j.table, `${a.table}.${a.column}`, `${c.table}.${c.column}`);
+    }
+    if (shape.star) {
+      b = b.select('*');
+    } else {
+      shape.items.forEach((it, i) => {
+        if (!('fn' in it)) b = b.select(joined ? { [names[i]]: `${it.table}.${it.column}` } : it.column);
+        else b = b[it.fn]({ [names[i]]: it.column === null ? '*' : joined ? `${it.table}.${it.column}` : it.column });
+      });
+    }
+    const col = joined ? (c) => `${c.table}.${c.column}` : (c) => c.column;
+    if (shape.where !== null) {
+      if (shape.where.length) b = b.where(record(shape.where, args));
+    } else if (shape.filter) {
+      b = KnexLayerFilter(b, shape.filter, args, col);
+    }
+    if (shape.group.length) b = b.groupBy(shape.group.map(col));
+    if (shape.order.length) b = b.orderBy(shape.order.map((o) => ({ column: col(o), order: o.desc ? 'desc' : 'asc' })));
+    if (shape.limit) b = b.limit(Number(operand(shape.limit, args)));
+    if (shape.offset) b = b.offset(Number(operand(shape.offset, args)));
+    return b;
+  }
+
   scanOp(sql) {
     return this.readOp(sql, 'extended');
   }
 
   readOp(sql, mode) {
     const knex = this.knex, shape = mapped(this.shape);
+    this.count();
     if (!shape || shape.kind !== 'select') {
+      this.api = 'raw';
       return async (args) => this.rawRows(await this.named(knex.raw(sql, args || []), mode, sql));
+    }
+    if (rich(shape)) {
+      const readItems = this.readingItems(shape);
+      return async (args) => readItems(await this.named(this.selectQuery(shape, args || []), mode, sql));
     }
     const { table, columns, where } = shape;
     const read = this.reading(shape, columns);
@@ -144,9 +247,12 @@ const KnexLayer = (Base) => class extends Base {
     this.checkMode(mode);
     if (reads) return this.readOp(sql, mode);
     const knex = this.knex, shape = mapped(this.shape);
+    this.count();
     if (!shape || shape.kind === 'select') {
+      this.api = 'raw';
       return async (args) => this.rawChanged(await this.named(knex.raw(sql, args), mode, sql));
     }
+    if (rich(shape)) return this.richWriteOp(shape, mode, sql);
     const { table, columns, where } = shape;
     switch (shape.kind) {
       case 'insert':
@@ -160,9 +266,79 @@ const KnexLayer = (Base) => class extends Base {
     }
   }
 
+  // an update or delete of a richer condition; an update's `c = c + ?` through increment()
+  richWriteOp(shape, mode, sql) {
+    const { table, filter } = shape;
+    const where = (args) => {
+      const b = this.knex(table);
+      return filter ? KnexLayerFilter(b, filter, args, (c) => c.column) : b;
+    };
+    if (shape.kind === 'delete') return (args) => this.named(where(args).del(), mode, sql);
+    const sets = shape.set.filter((s) => s.op === '=');
+    const increments = shape.set.filter((s) => s.op === '+');
+    return (args) => {
+      let b = where(args);
+      if (sets.length) {
+        const data = {};
+        for (const s of sets) data[s.column] = operand(s.arg, args);
+        b = b.update(data);
+      }
+      for (const s of increments) b = b.increment(s.column, operand(s.arg, args));
+      return this.named(b, mode, sql);
+    };
+  }
+
+  // A load (loading.js's strategies) with the builder: the parents' query, then each level's by
+  // where(col, v) or whereIn(col, values), or all at once left-joined; records read by name.
+  loadOp(plan) {
+    const knex = this.knex, dbms = this.dbms[0];
+    this.count();
+    const kindsOf = (types) => (dbms === 'sqlite' ? null : types.map((t) => kindOfType(t, dbms)));
+    const tables = [{ columns: plan.columns, types: plan.types }, ...plan.levels];
+    const decode = tables.map((t) => this.decoders(t.types));
+    const parents = plan.shape;
+    const readParents = (objects) => rowsOf(objects, plan.columns, decode[0]);
+    const aliases = {}, names = [];
+    tables.forEach((t, k) => t.columns.forEach((c) => {
+      names.push(`p${k}__${c}`);
+      aliases[`p${k}__${c}`] = `p${k}.${c}`;
+    }));
+    const allDecode = decode.flat();
+    const run = async (request, args) => {
+      switch (request[0]) {
+        case PARENTS: {
+          const b = rich(parents) ? this.selectQuery(parents, args) : knex(plan.table).select('*')
+            .where(record(parents.where, args));
+          return [readParents(await b), plan.types];
+        }
+        case ONE: {
+          const level = plan.levels[request[1]];
+          const found = await knex(level.table).select('*').where(level.column, request[2]);
+          return [rowsOf(found, level.columns, decode[request[1] + 1]), level.types];
+        }
+        case IN: {
+          const level = plan.levels[request[1]];
+          const found = await knex(level.table).select('*').whereIn(level.column, request[2]);
+          return [rowsOf(found, level.columns, decode[request[1] + 1]), level.types];
+        }
+        default: {
+          const sub = rich(parents) ? this.selectQuery(parents, args) : knex(plan.table).select('*')
+            .where(record(parents.where, args));
+          let b = knex.select(aliases).from(sub.as('p0'));
+          plan.levels.forEach((level, k) => {
+            b = b.leftJoin(`${level.table} as p${k + 1}`, `p${k + 1}.${level.column}`, `p${k}.${level.parentColumn}`);
+          });
+          return [rowsOf(await b, names, allDecode), tables.flatMap((t) => t.types)];
+        }
+      }
+    };
+    return runAsync(plan, run, kindsOf, null);
+  }
+
   batchOp(sql) {
     const { table, columns } = batchShape(this.shape, this.method, 'trx(t).insert([rows])');
     const knex = this.knex;
+    this.count();
     return async (group) => {
       const rows = group.map((values) => record(columns, values));
       await knex.transaction((trx) => trx(table).insert(rows));
@@ -182,8 +358,41 @@ const KnexLayer = (Base) => class extends Base {
   async endStep() {
     this.lastKinds = null;
     this.lastWidth = undefined;
+    if (this.listening) {
+      if (this.knex) this.knex.removeListener('query', this.listening);
+      this.listening = null;
+    }
   }
 };
+
+// A condition tree with the builder: a top-level AND as chained where(…), an OR as where(…)
+// then orWhere(…); a nested group as a where/orWhere callback (Knex's parenthesised group).
+function KnexLayerFilter(b, filter, args, col) {
+  const term = (q, t, or) => {
+    const w = or ? 'orWhere' : 'where';
+    if (t.and || t.or) {
+      return q[w]((sub) => {
+        const terms = t.and || t.or;
+        terms.forEach((x, i) => term(sub, x, t.or !== undefined && i > 0));
+      });
+    }
+    const c = col(t.column);
+    const v = t.args.map((a) => operand(a, args));
+    switch (t.op) {
+      case 'between': return q[or ? 'orWhereBetween' : 'whereBetween'](c, v);
+      case 'in': return q[or ? 'orWhereIn' : 'whereIn'](c, v);
+      case 'is null': return q[or ? 'orWhereNull' : 'whereNull'](c);
+      case 'is not null': return q[or ? 'orWhereNotNull' : 'whereNotNull'](c);
+      default: return q[w](c, t.op, v[0]); // = <> < <= > >= like
+    }
+  };
+  const terms = filter.and || filter.or;
+  if (!terms) return term(b, filter, false);
+  terms.forEach((x, i) => {
+    b = term(b, x, filter.or !== undefined && i > 0);
+  });
+  return b;
+}
 
 // ---- over node-pg ----------------------------------------------------------------------------
 
@@ -380,6 +589,17 @@ export class KnexMysql2 extends KnexLayer(Mysql2Driver) {
       if (k === K.TIMESTAMP) return parseDatetime;
       if (k === K.DATE) return parseDate;
       return null;
+    });
+  }
+
+  // an aggregate as MariaDB types it and mysql2's text protocol gives it: count a BIGINT (its
+  // text: BigInt), sum and avg a DECIMAL (its text, kept) or a DOUBLE, min and max their column's
+  itemDecoders(shape) {
+    const types = itemTypes(shape);
+    return shape.items.map((it, i) => {
+      if (it.fn === 'count') return (v) => BigInt(v);
+      if (it.fn === 'sum' || it.fn === 'avg') return null;
+      return this.decoders([types[i]])[0];
     });
   }
 

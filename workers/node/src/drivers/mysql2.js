@@ -21,6 +21,7 @@ import net from 'node:net';
 import mysql from 'mysql2';
 
 import { ASYNC_TASKS, Driver, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
+import { HAND_WRITTEN } from '../loading.js';
 import { K, TEXT_FORMS, convertMarkers, daysFromCivil } from '../protocol.js';
 import { tlsOf } from './tls.js';
 
@@ -409,6 +410,8 @@ export default class Mysql2Driver extends Driver {
         'integer (Number), other integers Number, DOUBLE Number, FLOAT (binary protocol) the shortest float32 ' +
         'decimal, DECIMAL string, strings string, binary strings and BIT Buffer',
       'rows changed': 'affectedRows of the OK packet (matched rows, with FOUND_ROWS)',
+      load: `${HAND_WRITTEN}; each statement as the extended mode runs it (execute, then unprepare: ` +
+        'COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_STMT_CLOSE); a key read binds as a BIGINT typed parameter',
       'load clients': "persistent: client 0 uses the session's connection, every other client its own connection " +
         'with the same configuration, opened before the barrier (untimed; its TID read for server_pids) and ' +
         "ended after the trial; a prepared step prepares on each (inside that client's first operation)",
@@ -578,6 +581,24 @@ export default class Mysql2Driver extends Driver {
     return async (values) => {
       if (stmt === null) stmt = await this.prepareOn(c, text); // inside the first operation's time
       return done(await run(stmt, values));
+    };
+  }
+
+  // load (loading.js): each statement as the extended mode runs it (execute, then unprepare); a
+  // value read binds as its type does (an integer as BIGINT: mysql2 would bind a Number as DOUBLE)
+  loadStatements(c = this.client) {
+    return {
+      query: async (sql, values) => {
+        const text = convertMarkers(sql, 'qmark');
+        try {
+          const { rows, fields } = await execute(c, text, values);
+          return [decodeRows(rows, fields, true), fields];
+        } finally {
+          c.unprepare(text);
+        }
+      },
+      bind: (v) => (typeof v === 'bigint' || Number.isInteger(v) ? LONGLONG(BigInt(v)) : v),
+      kinds: (fields) => fields.map(kindOf),
     };
   }
 

@@ -9,6 +9,7 @@
 import pg from 'pg';
 
 import { ASYNC_TASKS, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
+import { HAND_WRITTEN } from '../loading.js';
 import { convertMarkers } from '../protocol.js';
 import { PG_TEXT, PgTextDriver, kindOf, parserFor, startupParameters } from './pgtext.js';
 import { PG_TLS, pgSsl, pinned, tlsOf } from './tls.js';
@@ -53,6 +54,7 @@ export const READ_ONLY_SETTING = 'endpoint read_only: options=-c default_transac
 const BIND = { ...PG_TEXT, bytes: (v) => v };
 
 let statementCounter = 0;
+
 
 export default class PgDriver extends PgTextDriver {
   constructor(method) {
@@ -115,6 +117,7 @@ export default class PgDriver extends PgTextDriver {
         'BigInt µs since 1970 (microseconds kept, no time-zone shift), date → days, time → µs, others → string',
       batch: this.pipeline ? 'pipeline' : 'sequential',
       'rows changed': 'result.rowCount (from the command tag)',
+      load: `${HAND_WRITTEN}; each statement as the extended mode sends it (unnamed, parsed every time)`,
       'load clients': 'persistent: client 0 uses the session\'s pg.Client, every other client its own pg.Client ' +
         'with the same configuration, connected before the barrier (untimed) and ended after the trial; a prepared ' +
         'step prepares on each (inside that client\'s first operation)',
@@ -262,6 +265,19 @@ export default class PgDriver extends PgTextDriver {
     }
     const name = this.newName(c);
     return async (values) => done(await c.query({ name, text, values, rowMode: 'array' }));
+  }
+
+  // load (loading.js): each statement as the extended mode runs it (unnamed, parsed every time);
+  // a value read binds as pg binds it (its text: String of a Number or BigInt)
+  loadStatements(c = this.client) {
+    return {
+      query: async (sql, values) => {
+        const r = await c.query({ text: convertMarkers(sql, 'numeric'), values, rowMode: 'array', queryMode: 'extended' });
+        return [r.rows, r.fields];
+      },
+      bind: (v) => v,
+      kinds: (fields) => fields.map((f) => kindOf(f.dataTypeID)),
+    };
   }
 
   batchOp(sql, c = this.client) {

@@ -8,6 +8,7 @@
 import postgres from 'postgres';
 
 import { ASYNC_TASKS, Unsupported, bindRows, packageVersion } from '../driver.js';
+import { HAND_WRITTEN } from '../loading.js';
 import { convertMarkers } from '../protocol.js';
 import { OID, PARSERS, PG_TEXT, PgTextDriver, identity, kindOf, startupParameters } from './pgtext.js';
 import { PG_TLS, pgSsl, tlsOf } from './tls.js';
@@ -140,6 +141,8 @@ export default class PostgresJsDriver extends PgTextDriver {
       transactions: "commit_every: sql.unsafe('BEGIN'/'COMMIT') (simple); batches: sql.begin (BEGIN simple, " +
         'COMMIT a named statement prepared once per connection)',
       'rows changed': 'result.count (from the command tag)',
+      load: `${HAND_WRITTEN}; each statement as the extended mode runs it (sql.unsafe(text, params, ` +
+        '{prepare: false}): described, then bound; two round trips), a key read as its text',
       notices: 'logged to stderr (onnotice)',
       'load clients': "persistent: client 0 uses the session's instance, every other client its own postgres(options) " +
         'instance of one connection (the options above), connected by SELECT 1 before the barrier (untimed) and ' +
@@ -285,6 +288,20 @@ export default class PostgresJsDriver extends PgTextDriver {
     const text = this.uniqueText(sql);
     const opts = { prepare: true, simple: false };
     return async (params) => done(await s.unsafe(text, params, opts).values());
+  }
+
+  // load (loading.js): each statement as the extended mode runs it (unnamed, described then
+  // bound); a value read binds as its PostgreSQL text, untyped (the server infers it)
+  loadStatements(s = this.sql) {
+    const opts = { prepare: false, simple: false };
+    return {
+      query: async (sql, params) => {
+        const r = await s.unsafe(convertMarkers(sql, 'numeric'), params, opts).values();
+        return [r, r.columns];
+      },
+      bind: (v) => (typeof v === 'object' ? v : String(v)),
+      kinds: (columns) => columns.map((c) => kindOf(c.type)),
+    };
   }
 
   batchOp(sql, s = this.sql) {

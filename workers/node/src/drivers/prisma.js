@@ -11,8 +11,20 @@
 // Prisma is used as its users use it: findUnique({where: key, select}) for a read by key,
 // findMany({where, select}) for any other read, create({data}), update({where: key, data}) for
 // an update by key and updateMany({where, data}) for any other, deleteMany({where}); a batch
-// group is $transaction([createMany({data: rows})]); a statement of no plain shape goes
-// through $queryRawUnsafe / $executeRawUnsafe. Values read come from the records Prisma
+// group is $transaction([createMany({data: rows})]). A richer statement is built from its
+// shape: where {AND: […], OR: […]} with equals/not/lt/lte/gt/gte, {gte, lte} for BETWEEN, in, null
+// and {not: null}, a LIKE pattern as startsWith/contains/endsWith (decided before the clock;
+// any other pattern unsupported); orderBy, take, skip, select; groupBy({by, _count, _sum, _min,
+// _max, _avg, orderBy}) and aggregate({…}) without a GROUP BY; updateMany({data: {c: {increment:
+// x}}}). Prisma has no join of two tables' columns into rows: join shapes are unsupported (its
+// relation queries return nested objects). A load goes through the relations the generated
+// schema has (from the suites' `references`): include {child: {include: {grandchild: true}}}
+// with relationLoadStrategy "join" (the relationJoins preview feature: one statement, LATERAL
+// joins with JSON aggregation) or "query" (a statement per level with the keys read: select-in),
+// and lazy as Prisma's users write the N+1: findMany of the parents, then each parent's
+// children by findMany({where: {fk: parent.key}}) (Prisma has no lazy loading: results are
+// plain objects). A statement of no shape goes through $queryRawUnsafe / $executeRawUnsafe (or
+// the adapter's queryRaw), answered "api": "raw". Values read come from the records Prisma
 // returns, every one by its field name; timestamps, dates and numerics are String fields (see
 // the generator) whose text the worker's parsers turn into µs, days and the numeric's text, as
 // node-pg reads them.
@@ -27,7 +39,10 @@ import { PrismaPg } from '@prisma/adapter-pg';
 
 import { PROCESSES, Unsupported, packageVersion } from '../driver.js';
 import { K, TEXT_FORMS, convertMarkers } from '../protocol.js';
-import { LITERAL_BOUND, batchShape, byKey, kindOfType, mapped, record, rowsOf, typesOf } from './layer.js';
+import {
+  LITERAL_BOUND, batchShape, byKey, columnType, itemKinds, kindOfType, likeParts, mapped, operand, paramTargets, record,
+  rich, rowsOf, shapesOf, typesOf,
+} from './layer.js';
 import PgDriver from './pg.js';
 import { PG_TEXT, parseDate, parseTime, parseTimestamptz } from './pgtext.js';
 
@@ -61,6 +76,46 @@ function binderOf(sqlType) {
   return (v, type) => (typeof v === 'string' ? v : TEXT_FORMS[type](v));
 }
 
+// the Prisma field type of a column of the SQL type (scripts/prisma-generate.mjs)
+function fieldType(sqlType) {
+  if (sqlType === null) return 'Int';
+  const t = sqlType.toLowerCase();
+  if (/^(bigint|int8)$/.test(t)) return 'BigInt';
+  if (/^(integer|int|int4|smallint|int2)$/.test(t)) return 'Int';
+  if (/^(double|double precision|float8|float|real|float4)$/.test(t)) return 'Float';
+  if (/^bool/.test(t)) return 'Boolean';
+  if (/^(bytes|bytea)$/.test(t)) return 'Bytes';
+  return 'String';
+}
+
+// a literal of the statement (a JSON string, boolean or number: integers read as BigInt) as
+// Prisma takes it for a field of the column's SQL type
+function literalOf(sqlType, v) {
+  const t = sqlType.toLowerCase();
+  if (/^(bigint|int8)$/.test(t)) return BigInt(v);
+  if (typeof v === 'bigint' || typeof v === 'number') {
+    return /^(integer|int|int4|smallint|int2|double|double precision|float8|float|real|float4)$/.test(t) ? Number(v) : String(v);
+  }
+  return v;
+}
+
+// a LIKE pattern as Prisma's string filter, or unsupported
+function likeFilter(pattern) {
+  const parts = likeParts(pattern);
+  if (parts === null) {
+    throw new Unsupported(`node-prisma+pg: Prisma has no LIKE: the pattern ${JSON.stringify(pattern)} is no prefix, ` +
+      'infix or suffix (startsWith, contains, endsWith) nor an exact text');
+  }
+  return parts;
+}
+
+const SHAPES = shapesOf({
+  join: "Prisma has no join of two tables' columns into rows: its relation queries (include, select of a relation) " +
+    'return nested objects, read by a query per relation or a LATERAL JSON aggregation',
+  'left-join': "Prisma has no join of two tables' columns into rows: its relation queries (include, select of a " +
+    'relation) return nested objects, read by a query per relation or a LATERAL JSON aggregation',
+});
+
 // a raw statement's values, without a column to type them by: node-pg's (each value its
 // PostgreSQL text, the server inferring its type; bytes a Buffer)
 const RAW_BIND = { ...PG_TEXT, bytes: (v) => v };
@@ -82,6 +137,33 @@ export default class PrismaPgLayer extends PgDriver {
     this.named = new Set();
     this.lastKinds = null;
     this.lastWidth = undefined;
+    this.shapes = SHAPES;
+    this.counting = null; // the verification pass's client, logging its queries (made when first needed)
+    this.client = null;
+  }
+
+  hasLoad() {
+    return true;
+  }
+
+  // The verification pass's client: a second client of the same adapter (and pool) that logs
+  // every query Prisma runs as an event, counted ($on('query')) into the step's counter; made and
+  // connected once, before the first verification op is built (untimed).
+  async beforeVerify() {
+    if (this.counting !== null || !this.factory) return;
+    const counting = new PrismaClient({ adapter: this.factory, log: [{ emit: 'event', level: 'query' }] });
+    counting.$on('query', () => {
+      if (this.counter) this.counter.n++;
+    });
+    await counting.$connect();
+    this.counting = counting;
+  }
+
+  // the client an op is built on: the timed pass's has no log, the verification pass's counts
+  clientFor() {
+    if (!this.counter || this.counting === null) return this.prisma;
+    this.counter.on = true;
+    return this.counting;
   }
 
   configure(key, value) {
@@ -117,8 +199,25 @@ export default class PrismaPgLayer extends PgDriver {
       connection: pg_.connection,
       statements: 'read by key: findUnique({where: key, select}); other reads: findMany({where, select}); insert: ' +
         'create({data}) (Prisma returns the row: INSERT … RETURNING); update by key: update({where: key, data}) ' +
-        '(RETURNING the row), any other: updateMany({where, data}); delete: deleteMany({where}); a statement of no ' +
-        'plain shape: see raw reads',
+        '(RETURNING the row), any other: updateMany({where, data}); delete: deleteMany({where}); richer shapes: ' +
+        'findMany({where: {AND: […], OR: […], c: v | {not, lt, lte, gt, gte, in} | {gte, lte} (BETWEEN) | null | ' +
+        '{not: null} | {startsWith | contains | endsWith} (LIKE), orderBy: [{c: dir}], take, skip, select}), ' +
+        'groupBy({by, where, _count: {_all | c}, _sum, _min, _max, _avg, orderBy, take, skip}), aggregate({…}) ' +
+        'without a GROUP BY, updateMany({where, data: {c: v | {increment: x}}}), deleteMany({where}); a literal of ' +
+        "the statement given as the field's value; a LIKE pattern other than a prefix, infix, suffix or exact " +
+        "text: unsupported (before the clock); _avg over a non-float column: unsupported (Prisma's _avg is a " +
+        "Float, PostgreSQL's avg of an integer or numeric a numeric), _sum of a String field (numeric, timestamp " +
+        'kept as text): unsupported (Prisma sums numeric fields only); a statement of no shape: see raw reads, ' +
+        'answered "api": "raw"',
+      relations: "from the suites' references, in the generated schema: the child model's field named after the " +
+        'parent (one, optional), the parent\'s named after the child (many), relation name child_column; the ' +
+        'generator enables the relationJoins preview feature (Prisma 7.10: still a preview) for relationLoadStrategy',
+      load: 'joined = findMany({relationLoadStrategy: "join", where, include: {<child>: {include: {<grandchild>: ' +
+        'true}}}}) (relationJoins preview: one statement, LATERAL joins aggregating each level as JSON); selectin = ' +
+        'the same with relationLoadStrategy: "query" (Prisma\'s default without the preview: a statement per ' +
+        'level, WHERE fk IN the keys read); lazy = Prisma has no lazy loading (its results are plain objects with ' +
+        'no relation to touch), so the N+1 its users write: findMany of the parents, then for each parent ' +
+        'prisma.<child>.findMany({where: {fk: parent.key}}), and so for each child',
       literal: LITERAL_BOUND('Prisma'),
       extended: "the adapter's default: pg's client.query({text, values, rowMode: 'array'}), unnamed, parsed " +
         'every time',
@@ -131,9 +230,11 @@ export default class PrismaPgLayer extends PgDriver {
         'client, on the same pool): its column types and values as text where they have to be (timestamps, ' +
         "numerics, int8); $queryRawUnsafe would turn timestamps into Dates (milliseconds) and numerics into " +
         "Decimals (trailing zeros dropped); raw writes: $executeRawUnsafe; parameters as node-pg's (text, bytes Buffer)",
-      'query log': 'off (no log option), no tracing, no metrics',
+      'query log': "off (no log option), no tracing, no metrics, for the timed pass; the verification pass's ops run " +
+        "on a second client of the same adapter and pool with log [{emit: 'event', level: 'query'}], its $on('query') " +
+        'counting the statements',
       connect: "node-pg's connect and end (Prisma adds nothing to opening a connection)",
-      load: 'persistent connections only, one client per worker process',
+      'load clients': 'persistent connections only, one client per worker process',
     };
   }
 
@@ -151,6 +252,7 @@ export default class PrismaPgLayer extends PgDriver {
     const options = { statementNameGenerator: (q) => (this.naming ? this.naming(q.sql) : undefined) };
     if (ep.schema) options.schema = ep.schema;
     const factory = new PrismaPg(this.pool, options);
+    this.factory = factory;
     this.prisma = new PrismaClient({ adapter: factory });
     await this.prisma.$connect();
     this.adapter = await factory.connect(); // raw reads (below): the same pool, its one connection
@@ -160,8 +262,9 @@ export default class PrismaPgLayer extends PgDriver {
   }
 
   async close() {
-    const p = this.prisma, pool = this.pool;
-    this.prisma = this.pool = null;
+    const p = this.prisma, pool = this.pool, c = this.counting;
+    this.prisma = this.pool = this.counting = this.factory = null;
+    if (c) await c.$disconnect();
     if (p) await p.$disconnect();
     if (pool) await pool.end().catch(() => {});
   }
@@ -184,23 +287,199 @@ export default class PrismaPgLayer extends PgDriver {
 
   // the model of the shape's table, when the client was generated with the same table
   model(shape) {
-    const m = MODELS[shape.table];
-    if (!m || JSON.stringify(m.columns) !== JSON.stringify(shape.table_columns) ||
-        JSON.stringify(m.types) !== JSON.stringify(shape.table_types)) {
-      throw new Unsupported(`${this.method}: the Prisma client was generated without table ${shape.table} as this ` +
-        'suite defines it (models come from the built-in suites at build time)');
-    }
-    const name = shape.table.charAt(0).toLowerCase() + shape.table.slice(1);
-    return this.prisma[name];
+    return this.modelOf(shape.table, shape.table_columns, shape.table_types);
   }
 
-  // generated values → Prisma's types, by the columns the shape binds (in marker order)
+  modelOf(table, columns, types) {
+    const m = MODELS[table];
+    if (!m || JSON.stringify(m.columns) !== JSON.stringify(columns) || JSON.stringify(m.types) !== JSON.stringify(types)) {
+      throw new Unsupported(`${this.method}: the Prisma client was generated without table ${table} as this ` +
+        'suite defines it (models come from the built-in suites at build time)');
+    }
+    const name = table.charAt(0).toLowerCase() + table.slice(1);
+    return this.clientFor()[name];
+  }
+
+  // generated values → Prisma's types, by what each marker binds (in marker order): a column's
+  // field type, a LIMIT's or OFFSET's Int, a LIKE pattern's string filter (startsWith …)
   adapt(rows, types) {
     const shape = mapped(this.shape);
-    if (!shape) return rows.map((row) => row.map((v, k) => (v === null ? null : RAW_BIND[types[k]](v))));
-    const bound = shape.kind === 'select' || shape.kind === 'delete' ? shape.where : [...shape.columns, ...shape.where];
-    const binders = typesOf(shape, bound).map(binderOf);
+    if (!shape) {
+      return rows.map((row) => row.map((v, k) => (v === null ? null : RAW_BIND[types[k]](v))));
+    }
+    const binders = paramTargets(shape).map((target) => {
+      if (target === 'count') return (v) => Number(v);
+      if (target === 'pattern') return (v, type) => likeFilter(typeof v === 'string' ? v : TEXT_FORMS[type](v));
+      return binderOf(columnType(shape, target.table, target.column));
+    });
     return rows.map((row) => row.map((v, k) => (v === null ? null : binders[k](v, types[k]))));
+  }
+
+  // the condition tree as Prisma's where: {AND: […]}, {OR: […]}, a field's filter
+  static where(shape, term, args) {
+    if (term.and) return { AND: term.and.map((t) => PrismaPgLayer.where(shape, t, args)) };
+    if (term.or) return { OR: term.or.map((t) => PrismaPgLayer.where(shape, t, args)) };
+    const type = columnType(shape, term.column.table, term.column.column);
+    const v = term.args.map((a) => ('param' in a ? args[a.param] : term.op === 'like' ? likeFilter(a.value) : literalOf(type, a.value)));
+    const c = term.column.column;
+    switch (term.op) {
+      case '=': return { [c]: v[0] };
+      case '<>': return { [c]: { not: v[0] } };
+      case '<': return { [c]: { lt: v[0] } };
+      case '<=': return { [c]: { lte: v[0] } };
+      case '>': return { [c]: { gt: v[0] } };
+      case '>=': return { [c]: { gte: v[0] } };
+      case 'between': return { [c]: { gte: v[0], lte: v[1] } };
+      case 'in': return { [c]: { in: v } };
+      case 'is null': return { [c]: null };
+      case 'is not null': return { [c]: { not: null } };
+      default: return { [c]: v[0] }; // like: its string filter
+    }
+  }
+
+  // the where of any shape: the plain one's equalities, or the tree
+  static whereOf(shape, args) {
+    if (shape.where !== null) return record(shape.where, args || []);
+    return shape.filter ? PrismaPgLayer.where(shape, shape.filter, args) : {};
+  }
+
+  // a richer read: findMany, or groupBy / aggregate when it aggregates; each item read from the
+  // record (an aggregate from _count._all, _sum.c, …)
+  richReadOp(shape) {
+    if (shape.joins.length) throw new Unsupported(`${this.method}: ${SHAPES.unsupported.join}`);
+    const model = this.model(shape);
+    const kinds = itemKinds(shape, 'postgresql');
+    const take = (args) => (shape.limit ? { take: Number(operand(shape.limit, args)) } : {});
+    const skip = (args) => (shape.offset ? { skip: Number(operand(shape.offset, args)) } : {});
+    const orderBy = shape.order.map((o) => ({ [o.column]: o.desc ? 'desc' : 'asc' }));
+    const order = orderBy.length ? { orderBy } : {};
+    const aggregated = shape.items.some((it) => 'fn' in it);
+    const getters = shape.items.map((it, i) => {
+      const type = it.column === null ? null : columnType(shape, it.table, it.column);
+      if (!('fn' in it)) {
+        const decode = decoderOf(type);
+        return decode === null ? (o) => o[it.column] : (o) => (o[it.column] === null ? null : decode(o[it.column]));
+      }
+      const field = it.column === null ? '_all' : it.column;
+      const key = `_${it.fn}`;
+      const prismaType = fieldType(type);
+      if (it.fn === 'avg' && kinds[i] !== K.FLOAT) {
+        throw new Unsupported(`${this.method}: Prisma's _avg is a Float (a JavaScript number), while PostgreSQL's avg of ` +
+          `${type} is a numeric: the value read would not be the statement's`);
+      }
+      if (it.fn === 'sum' && prismaType === 'String') {
+        throw new Unsupported(`${this.method}: Prisma has no _sum of a String field (${it.column}, ${type}, is kept as ` +
+          'text in this client)');
+      }
+      const decode = it.fn === 'min' || it.fn === 'max' ? decoderOf(type)
+        : it.fn === 'sum' && kinds[i] === K.DECIMAL ? (v) => String(v) : null;
+      return (o) => {
+        const v = o[key][field];
+        return v === null || v === undefined ? null : decode === null ? v : decode(v);
+      };
+    });
+    const read = (objects) => {
+      this.lastKinds = kinds;
+      this.lastWidth = getters.length;
+      const rows = new Array(objects.length);
+      for (let r = 0; r < objects.length; r++) rows[r] = getters.map((g) => g(objects[r]));
+      return rows;
+    };
+    if (!aggregated && !shape.group.length) {
+      const select = shape.star ? undefined : Object.fromEntries(shape.items.map((it) => [it.column, true]));
+      return async (args) => read(await model.findMany({
+        where: PrismaPgLayer.whereOf(shape, args), ...(select ? { select } : {}), ...order, ...take(args), ...skip(args),
+      }));
+    }
+    const asked = {};
+    for (const it of shape.items) {
+      if ('fn' in it) (asked[`_${it.fn}`] ??= {})[it.column === null ? '_all' : it.column] = true;
+    }
+    if (!shape.group.length) {
+      return async (args) => read([await model.aggregate({ where: PrismaPgLayer.whereOf(shape, args), ...asked, ...order, ...take(args), ...skip(args) })]);
+    }
+    const by = shape.group.map((g) => g.column);
+    return async (args) => read(await model.groupBy({
+      by, where: PrismaPgLayer.whereOf(shape, args), ...asked, ...order, ...take(args), ...skip(args),
+    }));
+  }
+
+  // a richer update (updateMany, `c = c + x` as {increment: x}) or delete (deleteMany)
+  richWriteOp(shape) {
+    const model = this.model(shape);
+    if (shape.kind === 'delete') return async (args) => (await model.deleteMany({ where: PrismaPgLayer.whereOf(shape, args) })).count;
+    const types = shape.set.map((s) => columnType(shape, shape.table, s.column));
+    return async (args) => {
+      const data = {};
+      shape.set.forEach((s, i) => {
+        const v = 'param' in s.arg ? args[s.arg.param] : literalOf(types[i], s.arg.value);
+        data[s.column] = s.op === '+' ? { increment: v } : v;
+      });
+      return (await model.updateMany({ where: PrismaPgLayer.whereOf(shape, args), data })).count;
+    };
+  }
+
+  // A load through the generated relations: include, with relationLoadStrategy "join" (joined) or
+  // "query" (selectin); lazy: the N+1 a Prisma user writes (findMany per parent and per child).
+  loadOp(plan) {
+    const shape = plan.shape;
+    const parent = this.model(shape);
+    const levels = plan.levels.map((l) => this.modelOf(l.table, l.columns, l.types));
+    const tables = [plan.table, ...plan.levels.map((l) => l.table)];
+    const fields = plan.levels.map((l, k) => {
+      const child = (MODELS[tables[k]].children || []).find((c) => c.table === l.table && c.column === l.column);
+      if (!child) {
+        throw new Unsupported(`${this.method}: the Prisma client has no relation ${tables[k]} → ${l.table}.${l.column} ` +
+          '(relations come from the built-in suites\' references at build time)');
+      }
+      return child.field;
+    });
+    const columns = [plan.columns, ...plan.levels.map((l) => l.columns)];
+    const kinds = [plan.types, ...plan.levels.map((l) => l.types)].map((ts) => ts.map((t) => kindOfType(t, 'postgresql')));
+    const decode = [plan.types, ...plan.levels.map((l) => l.types)].map((ts) => ts.map(decoderOf));
+    const order = shape.order.map((o) => ({ [o.column]: o.desc ? 'desc' : 'asc' }));
+    const query = (args) => ({
+      where: PrismaPgLayer.whereOf(shape, args),
+      ...(order.length ? { orderBy: order } : {}),
+      ...(shape.limit ? { take: Number(operand(shape.limit, args)) } : {}),
+      ...(shape.offset ? { skip: Number(operand(shape.offset, args)) } : {}),
+    });
+    const entities = (found) => { // found[k]: level k's records
+      const rows = [], counts = [];
+      found.forEach((objects, k) => {
+        for (const row of rowsOf(objects, columns[k], decode[k])) rows.push(row);
+        counts.push([objects.length, kinds[k]]);
+      });
+      rows.levels = counts;
+      return rows;
+    };
+    if (plan.strategy === 'lazy') {
+      return async (args) => {
+        const found = [await parent.findMany(query(args))];
+        for (let k = 0; k < levels.length; k++) {
+          const l = plan.levels[k], next = [];
+          for (const o of found[k]) {
+            const key = o[l.parentColumn];
+            if (key === null) continue;
+            for (const child of await levels[k].findMany({ where: { [l.column]: key } })) next.push(child);
+          }
+          found.push(next);
+        }
+        return entities(found);
+      };
+    }
+    let include = true;
+    for (let k = fields.length - 1; k >= 0; k--) include = { [fields[k]]: include === true ? true : { include } };
+    const relationLoadStrategy = plan.strategy === 'joined' ? 'join' : 'query';
+    return async (args) => {
+      const found = [await parent.findMany({ relationLoadStrategy, ...query(args), include })];
+      for (let k = 0; k < fields.length; k++) {
+        const next = [];
+        for (const o of found[k]) for (const child of o[fields[k]]) next.push(child);
+        found.push(next);
+      }
+      return entities(found);
+    };
   }
 
   // the where of a key: {id: v} or, for a compound key, {k1_k2: {k1, k2}}
@@ -234,6 +513,7 @@ export default class PrismaPgLayer extends PgDriver {
   readOp(sql) {
     const shape = mapped(this.shape);
     if (!shape || shape.kind !== 'select') return this.rawRead(sql);
+    if (rich(shape)) return this.richReadOp(shape);
     const model = this.model(shape);
     const { columns, where } = shape;
     const select = {};
@@ -261,12 +541,16 @@ export default class PrismaPgLayer extends PgDriver {
   // timestamps into Dates (milliseconds only) and numerics into Decimals (trailing zeros dropped).
   rawRead(sql) {
     const text = convertMarkers(sql, 'numeric');
+    this.api = 'raw';
+    const adapter = this.adapter, counter = this.counter;
+    if (counter) counter.on = true; // the adapter runs it: one statement, counted here
     return async (args) => {
       const values = args || [];
       const argTypes = values.map((v) => ({ scalarType: v instanceof Uint8Array ? 'bytes' : 'string', arity: 'scalar' }));
       let r;
       try {
-        r = await this.adapter.queryRaw({ sql: text, args: values, argTypes });
+        if (counter) counter.n++;
+        r = await adapter.queryRaw({ sql: text, args: values, argTypes });
       } catch (e) {
         throw e && e.cause ? Object.assign(new Error(e.cause.message || e.message), { code: e.cause.originalCode }) : e;
       }
@@ -286,8 +570,11 @@ export default class PrismaPgLayer extends PgDriver {
     const shape = mapped(this.shape);
     if (!shape || shape.kind === 'select') {
       const text = convertMarkers(sql, 'numeric');
-      return (args) => this.prisma.$executeRawUnsafe(text, ...args);
+      const client = this.clientFor();
+      this.api = 'raw';
+      return (args) => client.$executeRawUnsafe(text, ...args);
     }
+    if (rich(shape)) return this.richWriteOp(shape);
     const model = this.model(shape);
     const { columns, where } = shape;
     const n = columns.length;
@@ -319,8 +606,9 @@ export default class PrismaPgLayer extends PgDriver {
     const shape = batchShape(this.shape, this.method, 'createMany({data: rows})');
     const model = this.model(shape);
     const { columns } = shape;
+    const client = this.clientFor();
     return async (group) => {
-      await this.prisma.$transaction([model.createMany({ data: group.map((values) => record(columns, values)) })]);
+      await client.$transaction([model.createMany({ data: group.map((values) => record(columns, values)) })]);
       return group.length;
     };
   }

@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 
 import { Driver, PROCESSES, bindRows, packageVersion } from '../driver.js';
+import { HAND_WRITTEN } from '../loading.js';
 import { ProtocolError, TEXT_FORMS } from '../protocol.js';
 
 const OPEN = { timeout: 5000 }; // busy timeout in ms, as c-sqlite and Python's sqlite3
@@ -86,6 +87,8 @@ export default class SqliteDriver extends Driver {
         "timestamps as 'YYYY-MM-DD HH:MM:SS[.ffffff]' text (SQLite has no decimal, date or timestamp type: as " +
         'the target stores them), bytes as Buffer (BLOB), NULL as null',
       'rows changed': 'run().changes (0 for read-only statements)',
+      load: `${HAND_WRITTEN}; each statement as the extended mode runs it (db.prepare(sql).raw(true).all(values)), ` +
+        'synchronously (the strategy a generator the worker drives without awaiting)',
       concurrency: 'synchronous API: every operation blocks the event loop thread; under load one client per ' +
         'worker process (the runner starts one process per client)',
       'per-request': 'new Database(file, {timeout: 5000}), defaultSafeIntegers(true), the three pragmas above, the ' +
@@ -185,6 +188,16 @@ export default class SqliteDriver extends Driver {
     return (args) => {
       if (s === null) s = db.prepare(sql); // parsed once, inside the first operation's time
       return this.run(s, args, reads);
+    };
+  }
+
+  // load (loading.js): each statement as the extended mode runs it (prepared, run, left to the
+  // GC), synchronously; a value read binds as it is (integers are BigInt already)
+  loadStatements(db = this.db) {
+    return {
+      query: (sql, values) => [db.prepare(sql).raw(true).all(values), null],
+      bind: (v) => v,
+      kinds: () => null,
     };
   }
 

@@ -21,6 +21,10 @@ abstract class Driver {
     /** the DBMSs it reaches (capabilities.dbms): an open of another is unsupported */
     abstract List<String> dbms();
 
+    /** what the method adds to hello's capabilities: a layer's shapes (PROTOCOL.md, Shapes) */
+    void capabilities(ObjectNode caps) {
+    }
+
     /** how a batch step is done, in words (capabilities.batch) */
     abstract String batchStyle();
 
@@ -57,6 +61,12 @@ abstract class Driver {
 
     /** operation i: returns rows read (reads), or rows changed/written */
     abstract long op(Step st, int i) throws SQLException, WorkerError;
+
+    /** Whether a verification answer gives the statements its pass sent (Step.statements,
+     * counted by the driver's code or the layer's own hook, for the verification pass only). */
+    boolean countsStatements(Step st) {
+        return false;
+    }
 
     /** BEGIN of a commit_every group, on the connection the step uses (inside the operation's time) */
     abstract void txnBegin(Step st) throws SQLException;

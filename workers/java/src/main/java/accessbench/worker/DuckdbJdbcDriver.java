@@ -71,7 +71,8 @@ final class DuckdbJdbcDriver extends JdbcDriver {
         s.put("scan", "the step's Statement: executeQuery, every row read");
         s.put("parameters", "int setLong, bool setBoolean, float setDouble, decimal setBigDecimal, text setString, "
                 + "date setObject(LocalDate), timestamp setObject(LocalDateTime), bytes setBytes, NULL setNull");
-        s.put("decoding", "by the column's JDBC type: integers getLong, DOUBLE getDouble, REAL getFloat as PostgreSQL "
+        s.put("decoding", "by the column's JDBC type: integers getLong (HUGEINT, UHUGEINT, UBIGINT — Types.OTHER — getObject(BigInteger), "
+                + "its low 64 bits), DOUBLE getDouble, REAL getFloat as PostgreSQL "
                 + "prints it, DECIMAL getBigDecimal, BOOLEAN getBoolean, DATE/TIMESTAMP getObject(LocalDate/"
                 + "LocalDateTime), BLOB getBytes, the rest getString");
     }
@@ -130,6 +131,12 @@ final class DuckdbJdbcDriver extends JdbcDriver {
                 case Types.TIMESTAMP_WITH_TIMEZONE -> D_TIMESTAMPTZ;
                 case Types.TIME -> D_TIME;
                 case Types.BLOB, Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY -> D_BYTES;
+                // 128-bit and unsigned integers (a sum of integers is a HUGEINT): Types.OTHER, read
+                // as BigInteger, an integer like any other (its low 64 bits)
+                case Types.OTHER -> switch (md.getColumnTypeName(c + 1)) {
+                    case "HUGEINT", "UHUGEINT", "UBIGINT" -> D_UINT64;
+                    default -> D_TEXT;
+                };
                 default -> D_TEXT;
             };
         }

@@ -38,6 +38,7 @@ abstract class JdbcDriver extends Driver {
     Statement stmt;        // the step's Statement (literal, scan), where one serves the step
     PreparedStatement ps;  // the step's PreparedStatement (prepared, batch): made in the first operation
     byte[] decoders;       // per column, from the step's first result
+    byte[][] loadDecoders; // a load step's: per statement slot (parents, each level, joined), from its first result
     int[] nullTypes;       // per parameter: the SQL type setNull binds (sqlType of its ValueType)
 
     JdbcDriver() {
@@ -126,6 +127,7 @@ abstract class JdbcDriver extends Driver {
         stmt = null;
         ps = null;
         decoders = null;
+        loadDecoders = st.association != null ? new byte[st.association.levels.length + 2][] : null;
         nullTypes = null;
         if (st.types != null) {
             nullTypes = new int[st.types.length];
@@ -164,8 +166,55 @@ abstract class JdbcDriver extends Driver {
                 case Step.RECORD -> recordOp(st, i);
                 default -> preparedOp(st, i);
             };
+            case Step.LOAD -> loadOp(st, i);
             default -> batchOp(st, i); // Step.BATCH
         };
+    }
+
+    /** Whether the verification answer gives the statements the pass sent (Step.statements):
+     * a driver counts what its own code sends for a load (PROTOCOL.md, Loading associations). */
+    @Override
+    boolean countsStatements(Step st) {
+        return st.kind == Step.LOAD;
+    }
+
+    /** A load by hand (Association: lazy, selectin or joined), every statement bound and run as
+     * the extended mode runs it (loadStatement). */
+    long loadOp(Step st, int i) throws SQLException, WorkerError {
+        return st.association.run(st, st.params[i], this::loadQuery);
+    }
+
+    /** One statement of a load: a new PreparedStatement, bound, executed, every row decoded with
+     * the decoders of its slot (chosen at the slot's first result), closed. */
+    void loadQuery(Step st, int slot, String sql, Object[] args, Association.Rows rows) throws SQLException {
+        try (PreparedStatement p = loadStatement(st, sql)) {
+            bind(p, args, loadNullTypes(st, args));
+            try (ResultSet rs = p.executeQuery()) {
+                byte[] dec = loadDecoders[slot];
+                if (dec == null)
+                    dec = loadDecoders[slot] = decoders(rs);
+                decoders = dec; // binaryColumns reads the step's decoders
+                final Row row = st.row;
+                final int nc = dec.length;
+                boolean[] binary = binaryColumns(rs);
+                while (rs.next()) {
+                    row.reset(nc);
+                    decode(rs, row, dec, binary);
+                    rows.row(row);
+                }
+            }
+        }
+    }
+
+    /** A load statement, prepared as the extended mode prepares (a driver's own override). */
+    PreparedStatement loadStatement(Step st, String sql) throws SQLException {
+        return conn(st).prepareStatement(sql);
+    }
+
+    /** The NULL bind types of a load statement's parameters: the parents' are the step's; a
+     * level's keys are never NULL. */
+    private int[] loadNullTypes(Step st, Object[] args) {
+        return nullTypes != null && nullTypes.length == args.length ? nullTypes : new int[args.length];
     }
 
     /** A connect step's operation: connect and close, with the session's URL and properties. */
@@ -385,76 +434,82 @@ abstract class JdbcDriver extends Driver {
         long count = 0;
         while (rs.next()) {
             row.reset(nc);
-            for (int c = 0; c < nc; c++) {
-                int j = c + 1;
-                switch (dec[c]) {
-                    case D_INT -> {
-                        long v = rs.getLong(j);
-                        if (v == 0 && rs.wasNull())
-                            row.setNull(c);
-                        else
-                            row.setLong(c, v);
-                    }
-                    case D_UINT64 -> {
-                        BigInteger v = rs.getObject(j, BigInteger.class);
-                        if (v == null)
-                            row.setNull(c);
-                        else
-                            row.setLong(c, v.longValue()); // the same 64 bits
-                    }
-                    case D_DOUBLE -> {
-                        double v = rs.getDouble(j);
-                        // a NULL reads as 0 (JDBC's rule), or NaN (DuckDB's driver)
-                        if ((v == 0 || v != v) && rs.wasNull())
-                            row.setNull(c);
-                        else
-                            row.setDouble(c, v);
-                    }
-                    case D_FLOAT -> {
-                        float v = rs.getFloat(j);
-                        if ((v == 0 || v != v) && rs.wasNull())
-                            row.setNull(c);
-                        else
-                            row.setDouble(c, float4AsText(v));
-                    }
-                    case D_FLOAT4 -> {
-                        double v = binary[c] ? float4AsText(rs.getFloat(j)) : rs.getDouble(j);
-                        if (v == 0 && rs.wasNull())
-                            row.setNull(c);
-                        else
-                            row.setDouble(c, v);
-                    }
-                    case D_DECIMAL -> row.set(c, Row.DECIMAL, rs.getBigDecimal(j));
-                    case D_NUMERIC -> {
-                        Object v;
-                        try {
-                            v = rs.getBigDecimal(j);
-                        } catch (SQLException e) { // NaN, ±Infinity: no BigDecimal; their text
-                            v = rs.getString(j);
-                        }
-                        row.set(c, Row.DECIMAL, v);
-                    }
-                    case D_BOOL -> {
-                        boolean v = rs.getBoolean(j);
-                        if (!v && rs.wasNull())
-                            row.setNull(c);
-                        else
-                            row.setBool(c, v);
-                    }
-                    case D_TIMESTAMP -> row.set(c, Row.TIMESTAMP, rs.getObject(j, LocalDateTime.class));
-                    case D_TIMESTAMPTZ -> row.set(c, Row.TIMESTAMP, rs.getObject(j, OffsetDateTime.class));
-                    case D_DATE -> row.set(c, Row.DATE, rs.getObject(j, LocalDate.class));
-                    case D_TIME -> row.set(c, Row.TIME, rs.getObject(j, LocalTime.class));
-                    case D_BYTES -> row.set(c, Row.BYTES, rs.getBytes(j));
-                    case D_VALUE -> setValue(row, c, rs.getObject(j));
-                    default -> row.set(c, Row.TEXT, rs.getString(j));
-                }
-            }
+            decode(rs, row, dec, binary);
             st.emit(row);
             count++;
         }
         st.ncols = nc;
         return count;
+    }
+
+    /** Decodes the current row of rs into row (reset to dec.length columns) by dec. */
+    static void decode(ResultSet rs, Row row, byte[] dec, boolean[] binary) throws SQLException {
+        final int nc = dec.length;
+        for (int c = 0; c < nc; c++) {
+            int j = c + 1;
+            switch (dec[c]) {
+                case D_INT -> {
+                    long v = rs.getLong(j);
+                    if (v == 0 && rs.wasNull())
+                        row.setNull(c);
+                    else
+                        row.setLong(c, v);
+                }
+                case D_UINT64 -> {
+                    BigInteger v = rs.getObject(j, BigInteger.class);
+                    if (v == null)
+                        row.setNull(c);
+                    else
+                        row.setLong(c, v.longValue()); // the same 64 bits
+                }
+                case D_DOUBLE -> {
+                    double v = rs.getDouble(j);
+                    // a NULL reads as 0 (JDBC's rule), or NaN (DuckDB's driver)
+                    if ((v == 0 || v != v) && rs.wasNull())
+                        row.setNull(c);
+                    else
+                        row.setDouble(c, v);
+                }
+                case D_FLOAT -> {
+                    float v = rs.getFloat(j);
+                    if ((v == 0 || v != v) && rs.wasNull())
+                        row.setNull(c);
+                    else
+                        row.setDouble(c, float4AsText(v));
+                }
+                case D_FLOAT4 -> {
+                    double v = binary[c] ? float4AsText(rs.getFloat(j)) : rs.getDouble(j);
+                    if (v == 0 && rs.wasNull())
+                        row.setNull(c);
+                    else
+                        row.setDouble(c, v);
+                }
+                case D_DECIMAL -> row.set(c, Row.DECIMAL, rs.getBigDecimal(j));
+                case D_NUMERIC -> {
+                    Object v;
+                    try {
+                        v = rs.getBigDecimal(j);
+                    } catch (SQLException e) { // NaN, ±Infinity: no BigDecimal; their text
+                        v = rs.getString(j);
+                    }
+                    row.set(c, Row.DECIMAL, v);
+                }
+                case D_BOOL -> {
+                    boolean v = rs.getBoolean(j);
+                    if (!v && rs.wasNull())
+                        row.setNull(c);
+                    else
+                        row.setBool(c, v);
+                }
+                case D_TIMESTAMP -> row.set(c, Row.TIMESTAMP, rs.getObject(j, LocalDateTime.class));
+                case D_TIMESTAMPTZ -> row.set(c, Row.TIMESTAMP, rs.getObject(j, OffsetDateTime.class));
+                case D_DATE -> row.set(c, Row.DATE, rs.getObject(j, LocalDate.class));
+                case D_TIME -> row.set(c, Row.TIME, rs.getObject(j, LocalTime.class));
+                case D_BYTES -> row.set(c, Row.BYTES, rs.getBytes(j));
+                case D_VALUE -> setValue(row, c, rs.getObject(j));
+                default -> row.set(c, Row.TEXT, rs.getString(j));
+            }
+        }
     }
 
     /** A value by its own class: Integer/Long → long, Double → double, String → text, byte[] →

@@ -26,6 +26,11 @@ abstract class LayerDriver extends JdbcDriver {
     Connection cached;
     private long mainPid, cachedPid;
 
+    /** Every feature of a shape (PROTOCOL.md, Shapes; suite/shape.py FEATURES), in its order. */
+    static final List<String> FEATURES = List.of("select", "get", "where", "star", "compare", "between", "in", "null",
+            "like", "or", "join", "left-join", "aggregate", "group", "order", "limit", "offset", "insert", "update",
+            "increment", "delete", "load-lazy", "load-joined", "load-selectin");
+
     LayerDriver(Over over) {
         this.over = over;
     }

@@ -253,7 +253,7 @@ public final class Main {
         s.put("time zone", "JVM default set to UTC at start");
         s.put("decoding", "every value of every row read into a Java value (long, double, BigDecimal, String, byte[], "
                 + "LocalDateTime, LocalDate, boolean); checksums only in verification passes");
-        s.put("load", "a loaded step's C clients are C platform threads (java.lang.Thread, one per client, started "
+        s.put("clients", "steps under load: a loaded step's C clients are C platform threads (java.lang.Thread, one per client, started "
                 + "per step) in this one JVM; connections are opened in those threads before the barrier (untimed); "
                 + "the barrier waits for the wall clock (Instant.now) to reach start_at_unix_ns with LockSupport.parkNanos, "
                 + "spinning the last 100 µs, then each client starts its own System.nanoTime clock; open loop: client k "
@@ -285,6 +285,7 @@ public final class Main {
                 + "connection itself (unwrapped from Hikari's proxy, so they outlive a borrow): a prepared step "
                 + "prepares once per pooled connection, in the operation that first borrows it; commit_every as "
                 + "per-request");
+        s.put("load", Association.BY_HAND); // a layer's settings say how it loads instead
         drv.settings(s);
         ObjectNode caps = a.putObject("capabilities");
         ArrayNode dbms = caps.putArray("dbms");
@@ -295,6 +296,7 @@ public final class Main {
         ArrayNode modes = caps.putArray("modes");
         drv.modes().forEach(modes::add);
         caps.put("batch", drv.batchStyle());
+        drv.capabilities(caps); // a layer's shapes: what it maps through its own API, and why not the rest
         caps.put("concurrency", "threads (one platform thread per client)");
         caps.put("jit", true);
         // user_ns counts nanoseconds (Cpu: schedstat and the thread's CPU clock)
@@ -442,6 +444,8 @@ public final class Main {
                 Load.loaded(drv, st, load, a);
             else
                 timed(st, a);
+            if (st.api != null) // the layer ran the statement through its raw-SQL API: every report says so
+                a.put("api", st.api);
             done = true;
         } finally {
             if (!done) { // leave the connection usable; the first error is the one answered
@@ -478,6 +482,8 @@ public final class Main {
         ArrayNode dump = st.dump > 0 && st.reads() ? F.arrayNode() : null;
         Checksum sink = new Checksum(dump, st.dump);
         st.sink = sink;
+        st.statements = 0;
+        st.values = 0;
         long rows = 0, first = 0;
         long start = System.nanoTime();
         for (int i = 0; i < st.nops; i++) {
@@ -487,8 +493,10 @@ public final class Main {
         }
         a.put("n", st.nops);
         a.put("rows", rows);
-        a.put("values", st.reads() ? rows * Math.max(sink.width, 0) : 0);
+        a.put("values", st.kind == Step.LOAD ? st.values : st.reads() ? rows * Math.max(sink.width, 0) : 0);
         a.put("checksum", sink.hex());
+        if (drv.countsStatements(st))
+            a.put("statements", st.statements);
         if (dump != null)
             a.set("dump", dump);
         a.put("first_op_ns", first);
@@ -509,6 +517,7 @@ public final class Main {
         final int nops = st.nops;
         final long[] lat = new long[nops]; // allocated before the clock
         long rows = 0;
+        st.values = 0;
         Cpu before = Cpu.before();
         final long start = System.nanoTime();
         long prev = start;
@@ -530,6 +539,8 @@ public final class Main {
             }
         }
         putFigures(a, st, nops, prev - start, rows, st.ncols, before, after, nops > 0 ? lat[0] : 0);
+        if (st.kind == Step.LOAD) // entities of several tables: their values counted as read
+            a.put("values", st.values);
         putServerPids(a, drv.serverPids(st));
     }
 

@@ -44,6 +44,11 @@ abstract class Over {
     /** whether the bare driver reads a BOOLEAN column as an integer 0/1 (MariaDB's TINYINT(1)) */
     abstract boolean booleanIsInteger();
 
+    /** whether the DBMS's sum() of a column of this declared integer type is an exact decimal
+     * (numeric) rather than an integer: what a sum of integers read through a layer that types
+     * it as a Long is converted to, so that it is the value the DBMS gives */
+    abstract boolean exactSum(String sqlType);
+
     /** the connections and what extended and prepared are on them, in words */
     abstract void settings(ObjectNode s);
 
@@ -101,6 +106,13 @@ abstract class Over {
         @Override
         boolean booleanIsInteger() {
             return false;
+        }
+
+        /** PostgreSQL: sum(smallint|integer) is a bigint, sum(bigint) a numeric */
+        @Override
+        boolean exactSum(String sqlType) {
+            String t = sqlType.toLowerCase(java.util.Locale.ROOT).strip();
+            return t.equals("bigint") || t.equals("int8") || t.equals("bigserial");
         }
 
         @Override
@@ -175,6 +187,12 @@ abstract class Over {
 
         @Override
         boolean booleanIsInteger() {
+            return true;
+        }
+
+        /** MariaDB: the sum of any exact number is a DECIMAL */
+        @Override
+        boolean exactSum(String sqlType) {
             return true;
         }
 

@@ -342,6 +342,7 @@ final class PgjdbcDriver extends JdbcDriver {
     @Override
     void stepBegin(Step st) throws SQLException, WorkerError {
         super.stepBegin(st);
+        hasFloat4 = false; // any result of the step's (a load's statements each have their own) has a float4
         if (fetchSize > 0 && st.kind == Step.EXEC && st.mode == Step.LITERAL && st.fetch)
             throw WorkerError.unsupported("fetchSize=" + fetchSize + " with literal reads: the simple query protocol "
                     + "has no row-limited Execute, so pgjdbc would read the whole result anyway");
@@ -384,6 +385,28 @@ final class PgjdbcDriver extends JdbcDriver {
         return p;
     }
 
+    /** A load's statement on the main connection (prepareThreshold=0: unnamed, parsed at every
+     * execution, as extended), with the fetch size. */
+    @Override
+    PreparedStatement loadStatement(Step st, String sql) throws SQLException {
+        PreparedStatement p = conn.prepareStatement(sql);
+        if (fetchSize > 0)
+            p.setFetchSize(fetchSize);
+        return p;
+    }
+
+    /** With a fetch size, a load runs in one transaction (pgjdbc reads with a cursor only with
+     * autocommit off), unless commit_every has one open. */
+    @Override
+    long loadOp(Step st, int i) throws SQLException, WorkerError {
+        if (fetchSize == 0 || !conn.getAutoCommit())
+            return super.loadOp(st, i);
+        txnBegin(st);
+        long rows = super.loadOp(st, i);
+        txnCommit(st);
+        return rows;
+    }
+
     @Override
     long execute(Step st, PreparedStatement p) throws SQLException {
         if (!st.fetch)
@@ -416,7 +439,6 @@ final class PgjdbcDriver extends JdbcDriver {
         PgResultSet pg = rs.unwrap(PgResultSet.class);
         int nc = rs.getMetaData().getColumnCount();
         byte[] decoders = new byte[nc];
-        hasFloat4 = false;
         for (int c = 0; c < nc; c++) {
             decoders[c] = switch (pg.getColumnOID(c + 1)) {
                 case INT2OID, INT4OID, INT8OID, OIDOID, XIDOID, CIDOID -> D_INT;

@@ -48,4 +48,25 @@ final class Row {
         type[c] = v == null ? NULL : t;
         o[c] = v;
     }
+
+    /** Column c's value as an object (Boolean, Long, Double, or the object slot's), null for
+     * NULL: a key to keep an entity once by, or a value to bind (association loading). */
+    Object value(int c) {
+        return switch (type[c]) {
+            case NULL -> null;
+            case BOOL -> l[c] != 0;
+            case INT -> l[c];
+            case FLOAT -> d[c];
+            default -> o[c];
+        };
+    }
+
+    /** This row made of n columns of src from column from (a joined row's segment). */
+    void copy(Row src, int from, int n) {
+        reset(n);
+        System.arraycopy(src.type, from, type, 0, n);
+        System.arraycopy(src.l, from, l, 0, n);
+        System.arraycopy(src.d, from, d, 0, n);
+        System.arraycopy(src.o, from, o, 0, n);
+    }
 }

@@ -6,8 +6,8 @@ import java.util.List;
 /** One step as parsed from its message, with everything made before the clock starts: parse
  * answers every protocol error (and a mode or policy the method lacks) before anything runs. */
 final class Step {
-    static final int CONNECT = 0, SCAN = 1, EXEC = 2, BATCH = 3;
-    static final String[] KINDS = {"connect", "scan", "exec", "batch"};
+    static final int CONNECT = 0, SCAN = 1, EXEC = 2, BATCH = 3, LOAD = 4;
+    static final String[] KINDS = {"connect", "scan", "exec", "batch", "load"};
     static final int NONE = 0, LITERAL = 1, EXTENDED = 2, PREPARED = 3, RECORD = 4;
     static final String[] MODES = {"", "literal", "extended", "prepared", "record"};
 
@@ -27,7 +27,11 @@ final class Step {
     String recordTable;   // record mode: the table, its index (exec: the key's) and the handler's
     String recordIndex;   // name (one per step, the same on every connection: HANDLER names are per
     String handler;       // session)
-    Shape shape;          // a layer method's: what the statement does (null: no plain shape, or a driver)
+    Shape shape;          // what the statement does (null: no shape): a layer's builder builds it from this
+    Association association; // a load step's: the levels below the parents and the strategy
+    String api;           // "raw": a layer ran the statement through its raw-SQL API (answered as such)
+    long statements;      // statements the pass's operations sent, where the method counts them
+    long values;          // a load's values read (entities × their columns), counted as they are read
     JsonNode endpoint;
     String latencyFile;   // timed pass: where the per-operation latencies go; null: nowhere
     Load load;            // steps under load: clients, duration, rate, policy; null: a plain step
@@ -53,7 +57,7 @@ final class Step {
         st.verify = Fields.truthy(msg.get("verify"));
         long dump = st.verify ? Fields.integer(msg, "dump", 0) : 0;
         st.dump = (int) Math.max(0, Math.min(dump, Integer.MAX_VALUE));
-        st.fetch = st.kind == SCAN || (st.kind == EXEC && Fields.truthy(msg.get("fetch")));
+        st.fetch = st.kind == SCAN || st.kind == LOAD || (st.kind == EXEC && Fields.truthy(msg.get("fetch")));
         st.endpoint = endpoint;
         JsonNode lf = msg.get("latency_file");
         st.latencyFile = lf != null && lf.isTextual() ? lf.textValue() : null;
@@ -67,6 +71,8 @@ final class Step {
             st.nparams = segments.size() - 1;
         }
         st.shape = Shape.parse(msg);
+        if (st.kind == LOAD)
+            st.association = Association.parse(msg, st.shape);
         st.mode = mode(msg, st.kind);
         if (st.mode != NONE && !drv.modes().contains(MODES[st.mode])) { // the driver's own reason, where it gives one
             String why = drv.noModeWhy(MODES[st.mode]);
@@ -98,6 +104,7 @@ final class Step {
             case "scan" -> SCAN;
             case "exec" -> EXEC;
             case "batch" -> BATCH;
+            case "load" -> LOAD;
             default -> throw WorkerError.protocol("unknown step kind '" + kind + "'");
         };
     }
@@ -140,7 +147,7 @@ final class Step {
         int nspecs = specs != null && specs.isArray() ? specs.size() : 0;
         if (kind == SCAN && nparams != 0)
             throw WorkerError.protocol("a scan runs one query without params, but the sql has " + nparams + " markers");
-        if (kind != EXEC && kind != BATCH)
+        if (kind != EXEC && kind != BATCH && kind != LOAD)
             return;
         if (nspecs != nparams)
             throw WorkerError.protocol(nparams + " markers but " + nspecs + " params");
@@ -191,6 +198,8 @@ final class Step {
         s.recordIndex = recordIndex;
         s.handler = handler;
         s.shape = shape;
+        s.association = association;
+        s.api = api;
         s.endpoint = endpoint;
         return s;
     }
@@ -202,6 +211,6 @@ final class Step {
     }
 
     boolean reads() {
-        return fetch && (kind == SCAN || kind == EXEC);
+        return fetch && (kind == SCAN || kind == EXEC || kind == LOAD);
     }
 }
