@@ -126,7 +126,17 @@ class Driver(Driver):
 
         return connect
 
+    def _named_rows(self) -> None:
+        """A dict row holds one value per column name: a result whose columns repeat a name (a
+        join reading each table's id) cannot be read so, and is said rather than misread."""
+        items = (self.shape or {}).get("items") or []
+        names = [i.get("as") or i.get("column") or i.get("fn") for i in items]
+        if self.setting("row") == "dict" and len(set(names)) != len(names):
+            raise Unsupported("the result's columns repeat a name (each joined table's), which a dict row cannot "
+                              "hold apart")
+
     def scan_op(self, sql: str) -> Op:
+        self._named_rows()
         cur = self.cur
         if self.setting("scan") != "query":
             return self._copy_op(sql)
@@ -138,6 +148,7 @@ class Driver(Driver):
         return scan
 
     def exec_op(self, sql: str, mode: str, reads: bool) -> Op:
+        self._named_rows()
         cur = self.cur
         if self.setting("scan") != "query" and reads:
             raise Unsupported(f"{self.name} reads whole results by COPY in scans; a statement that reads rows "
