@@ -4,6 +4,8 @@ API — on real runs, SQLite's layers beside their driver."""
 
 from __future__ import annotations
 
+import html
+
 from accessbench.store import Store
 
 from .conftest import accessbench
@@ -58,9 +60,9 @@ def test_a_layer_builds_a_page_with_its_own_api_and_names_its_raw_sql_api_where_
     text = " ".join(result.stdout.split())
     assert "py-sqlalchemy-core+sqlite3 (through SQLAlchemy Core's raw-SQL API)" in text
     assert "py-sqlalchemy-core+sqlite3 (through SQLAlchemy Core's raw-SQL API) over py-sqlite3" in text  # its layer cost
-    for fmt in ("md",):
+    for fmt in ("md", "html"):
         exported = accessbench("--store", store, "export", "last", "--format", fmt, cwd=tmp_path)
-        assert "through SQLAlchemy ORM's raw-SQL API" in exported.stdout
+        assert "through SQLAlchemy ORM's raw-SQL API" in html.unescape(exported.stdout), fmt
 
 
 def test_methods_long_lists_what_each_layer_maps_and_why_not_the_rest():

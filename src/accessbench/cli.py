@@ -212,31 +212,7 @@ def _add_run(sub) -> None:
     # Options a resumed run keeps default to None, so that a given value can be told from a
     # default (filled in by runner.prepare's RUN_DEFAULTS).
     run.add_argument("--suite", default=None, help="built-in suite name or a suite TOML file (default quick)")
-    adhoc = run.add_argument_group(
-        "your own statements, over the data that is there",
-        "Instead of --suite: each statement becomes a step measured in every protocol mode by every available "
-        "method, verified and stored like any run, over the tables already on the target — created nothing, "
-        "read-only sessions (the server refuses a write). Give an external --target (a URL, or env).")
-    adhoc.add_argument("--sql", action="append", default=None, metavar="STATEMENT",
-                       help="a query with ? markers (repeat for several steps)")
-    adhoc.add_argument("--param", action="append", default=None, metavar="GENERATOR",
-                       help="a ? marker's values, as a generator call: uniform(1, 1000), choice('r', 'i'), "
-                            "text('user-####'), const(42), decimal('0.00', '99.99', 2) — one per marker, in order "
-                            "(several --sql: each takes as many as it has markers)")
-    adhoc.add_argument("--sql-file", default=None, metavar="FILE",
-                       help="statements each ended by ; at a line's end, each declared by comment lines before "
-                            "it: -- step: NAME, -- param: GENERATOR (docs/suites.md, Ad-hoc statements)")
-    adhoc.add_argument("--data", action="append", default=None, metavar="FILE",
-                       help="or measure a managed or embedded target holding your data: an SQLite or DuckDB "
-                            "database file (copied, opened read-only), a pg_dump archive, or a SQL dump "
-                            "(pg_dump, mariadb-dump) loaded into the run's own server (--target postgresql, "
-                            "sqlite …; one file per target)")
-    adhoc.add_argument("--mode", type=_csv, default=None, metavar="M[,M…]",
-                       help="protocol modes to measure: literal, extended, prepared (default: all three)")
-    adhoc.add_argument("--iterations", type=_at_least_one, default=None, metavar="N",
-                       help="statements a trial runs (default 200; --quick a tenth)")
-    adhoc.add_argument("--save-suite", default=None, metavar="FILE",
-                       help="also write the statements as a suite TOML file, to keep and run with --suite FILE")
+    _add_adhoc_options(run)
     run.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",
                      help="postgresql[@VERSION][?auth=METHOD], mariadb[@VERSION][?auth=METHOD] (managed servers; VERSION "
                      "one installed here: postgresql@13 to @18, as make setup installs them, mariadb@10.11; without "
@@ -283,6 +259,35 @@ def _add_run(sub) -> None:
                      "its own unless given)")
     _add_width_options(run)
     run.set_defaults(func=cmd_run)
+
+
+def _add_adhoc_options(run) -> None:
+    """`run`'s options for the user's own statements over the data that is there."""
+    adhoc = run.add_argument_group(
+        "your own statements, over the data that is there",
+        "Instead of --suite: each statement becomes a step measured in every protocol mode by every available "
+        "method, verified and stored like any run, over the tables already on the target — created nothing, "
+        "read-only sessions (the server refuses a write). Give an external --target (a URL, or env).")
+    adhoc.add_argument("--sql", action="append", default=None, metavar="STATEMENT",
+                       help="a query with ? markers (repeat for several steps)")
+    adhoc.add_argument("--param", action="append", default=None, metavar="GENERATOR",
+                       help="a ? marker's values, as a generator call: uniform(1, 1000), choice('r', 'i'), "
+                            "text('user-####'), const(42), decimal('0.00', '99.99', 2) — one per marker, in order "
+                            "(several --sql: each takes as many as it has markers)")
+    adhoc.add_argument("--sql-file", default=None, metavar="FILE",
+                       help="statements each ended by ; at a line's end, each declared by comment lines before "
+                            "it: -- step: NAME, -- param: GENERATOR (docs/suites.md, Ad-hoc statements)")
+    adhoc.add_argument("--data", action="append", default=None, metavar="FILE",
+                       help="or measure a managed or embedded target holding your data: an SQLite or DuckDB "
+                            "database file (copied, opened read-only), a pg_dump archive, or a SQL dump "
+                            "(pg_dump, mariadb-dump) loaded into the run's own server (--target postgresql, "
+                            "sqlite …; one file per target)")
+    adhoc.add_argument("--mode", type=_csv, default=None, metavar="M[,M…]",
+                       help="protocol modes to measure: literal, extended, prepared (default: all three)")
+    adhoc.add_argument("--iterations", type=_at_least_one, default=None, metavar="N",
+                       help="statements a trial runs (default 200; --quick a tenth)")
+    adhoc.add_argument("--save-suite", default=None, metavar="FILE",
+                       help="also write the statements as a suite TOML file, to keep and run with --suite FILE")
 
 
 def _add_measuring_options(run) -> None:

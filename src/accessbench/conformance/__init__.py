@@ -82,6 +82,11 @@ class Outcome:
     notes: list[str] = field(default_factory=list)  # modes answered `unsupported`, with why
     failure: str | None = None
 
+    def note(self, text: str) -> None:
+        """Keep a note once (a step refused on every path is noted for the first)."""
+        if text not in self.notes:
+            self.notes.append(text)
+
 
 def script() -> Suite:
     text = (resources.files("accessbench") / "conformance" / "script.toml").read_text()
@@ -314,9 +319,10 @@ class Check:
     def _message(self, target: Target, step: Step) -> dict:
         return step_message(step, target.dbms, self.seed, self.tables)
 
-    def _reference(self, target: Target, step: Step, message: dict) -> tuple[int, str, str | None]:
-        """(rows, checksum, check) as the runner's own connection sees the step's effect."""
-        checksum, rows = Checksum(), 0
+    def _reference(self, target: Target, step: Step, message: dict) -> tuple[int, str, str | None, int | None]:
+        """(rows, checksum, check, statements) as the runner's own connection sees the step's
+        effect; statements: a load's, per operation, loaded lazily (one per parent and child)."""
+        checksum, rows, statements = Checksum(), 0, None
         values = generated_rows(message["params"], step.iterations)
         if step.kind == "scan":
             for _ in range(step.iterations):
@@ -331,7 +337,7 @@ class Check:
             for v in values:
                 checksum.add_rows(association.entities(query, message["sql"], v,
                                                        message["shape"]["table_columns"], message["load"]))
-            rows, self._lazy_statements = checksum.rows, len(sent) // max(1, len(values))
+            rows, statements = checksum.rows, len(sent) // max(1, len(values))
         elif step.kind == "exec" and step.reads_rows:
             for v in values:
                 checksum.add_rows(target.query(step.sql_on(target.dbms), v))
@@ -341,7 +347,7 @@ class Check:
                 target.execute(sql)
             for v in values:
                 rows += target.changes(step.sql_on(target.dbms), v)
-        return rows, checksum.hexdigest(), self._check(target, step)
+        return rows, checksum.hexdigest(), self._check(target, step), statements
 
     def _unmapped(self, step: Step, target: Target, hello: dict) -> str | None:
         """Why the runner would not send ``step`` to this layer: a feature of its shape the
@@ -356,7 +362,7 @@ class Check:
                                              f"unsupported (missing: {', '.join(sorted(set(FEATURES) - listed))})")
         return unmapped(self._message(target, step), shapes, self.method.layer)
 
-    def _statements(self, answer: dict, message: dict, rows: int, where: str) -> None:
+    def _statements(self, answer: dict, message: dict, lazy: int | None, where: str) -> None:
         """A load's verification says how many statements it sent: a driver exactly what its
         strategy sends by hand (PROTOCOL.md, Loading associations), a layer at least one per
         operation."""
@@ -367,7 +373,7 @@ class Check:
             return
         strategy = message["load"]["strategy"]
         want = {"joined": 1, "selectin": 1 + len(message["load"]["levels"]),
-                "lazy": self._lazy_statements}[strategy]
+                "lazy": lazy}[strategy]
         self.expect(sent == want * answer["n"], f"{where} (verify): sent {sent} statements, want {want} per "
                                                 f"{strategy} load × {answer['n']}")
 
@@ -397,42 +403,29 @@ class Check:
 
     def _step(self, worker: WorkerProcess, target: Target, path: str, step: Step, hello: dict) -> None:
         where = f"{target.name}/{path} step {step.name}"
-        if why := target.refuses_step(step):  # as the runner refuses it (DuckDB's workers only read)
-            if (note := f"{step.name} on {target.dbms}: {why}") not in self.outcome.notes:
-                self.outcome.notes.append(note)
-            return
-        if step.mode == "record" and "record" not in hello["capabilities"].get("modes", []):
-            return  # record-level access is for workers that list it (MariaDB's HANDLER)
-        if step.kind not in hello["capabilities"].get("kinds", [step.kind]):
-            return  # a kind the worker does not list is never sent to it (load, page)
-        if why := self._unmapped(step, target, hello):
-            if (note := f"{step.name} on {target.dbms}: {why}") not in self.outcome.notes:
-                self.outcome.notes.append(note)
+        if self._skips(target, step, hello):
             return
         deviating = hello["capabilities"].get("deviations", {}).get(target.dbms, {})
         if step.name == "scan-types" and deviating:  # the method says how it reads these types otherwise
             kept = [c for c, t in types_columns(target.dbms).items() if t not in deviating]
             step = step.model_copy(update={"sql": f"SELECT {', '.join(kept)} FROM conf_types", "sql_for": {}})
             for kind, how in deviating.items():
-                if (note := f"{kind} on {target.dbms}: {how} (left out of its check of every type)") not in self.outcome.notes:
-                    self.outcome.notes.append(note)
+                self.outcome.note(f"{kind} on {target.dbms}: {how} (left out of its check of every type)")
         message = self._message(target, step)
-        want_rows, want_checksum, want_check = self._reference(target, step, message)
+        want_rows, want_checksum, want_check, want_statements = self._reference(target, step, message)
         for sql in step.reset:
             target.execute(sql)
         answer = self.ask(worker, {**message, "verify": True, **({"dump": DUMP} if step.reads_rows else {})})
         if not answer["ok"]:
             error = answer.get("error", {})
             self.expect(error.get("kind") == "unsupported", f"{where} (verify): {error}")
-            note = f"{step.name} on {target.dbms}: {error.get('message')}"
-            if note not in self.outcome.notes:  # once, not once per path
-                self.outcome.notes.append(note)
+            self.outcome.note(f"{step.name} on {target.dbms}: {error.get('message')}")  # once, not once per path
             return
         self.expect(answer.get("n") == (step.iterations if step.kind != "batch" else -(-step.iterations // step.batch)),
                     f"{where} (verify): n = {answer.get('n')}")
         self.expect(answer.get("rows") == want_rows, f"{where} (verify): rows = {answer.get('rows')}, want {want_rows}")
         if step.kind == "load":
-            self._statements(answer, message, want_rows, where)
+            self._statements(answer, message, want_statements, where)
         self.expect(answer.get("api") in (None, "raw") and (answer.get("api") is None or self.method.layer),
                     f"{where} (verify): api = {answer.get('api')!r}: only a layer answers \"api\": \"raw\"")
         if self.method.layer and "shapes" not in hello["capabilities"]:
@@ -449,6 +442,24 @@ class Check:
             return  # measured under load only (a tier method): its loaded steps are checked in _loaded
         for sql in step.reset:
             target.execute(sql)
+        self._timed(worker, message, want_rows, where)
+
+    def _skips(self, target: Target, step: Step, hello: dict) -> bool:
+        """Whether the step is not for this worker on this target (noted where it has a reason)."""
+        if why := target.refuses_step(step):  # as the runner refuses it (DuckDB's workers only read)
+            self.outcome.note(f"{step.name} on {target.dbms}: {why}")
+            return True
+        if step.mode == "record" and "record" not in hello["capabilities"].get("modes", []):
+            return True  # record-level access is for workers that list it (MariaDB's HANDLER)
+        if step.kind not in hello["capabilities"].get("kinds", [step.kind]):
+            return True  # a kind the worker does not list is never sent to it (load, page)
+        if why := self._unmapped(step, target, hello):
+            self.outcome.note(f"{step.name} on {target.dbms}: {why}")
+            return True
+        return False
+
+    def _timed(self, worker: WorkerProcess, message: dict, want_rows: int, where: str) -> None:
+        """A timed pass: its counts, its rows, and a latency file that adds up to its time."""
         latency_file = os.path.join(self.workdir, "latencies.bin")
         answer = self.ok(worker, {**message, "latency_file": latency_file}, f"{where} (timed)")
         for key in ("n", "elapsed_ns", "rows", "user_ns", "sys_ns", "first_op_ns"):

@@ -69,40 +69,55 @@ def loader(fetch: Fetch, load: dict, parent_columns: list[str], parent_key: list
     columns = [parent_columns, *(level["table_columns"] for level in levels)]
     at = [columns[k].index(level["parent_column"]) for k, level in enumerate(levels)]
     strategy = load["strategy"]
-    parents, one, many = fetch.parents, fetch.one, fetch.many
-
     if strategy == "lazy":
-        def lazy(args):
-            above = list(parents(args))
-            found = list(above)
-            for k, i in enumerate(at):
-                below: list = []
-                for row in above:
-                    if row[i] is not None:
-                        below += one(k, row[i])
-                found += below
-                above = below
-            return found
-        return lazy
-
+        return _lazy(fetch, at)
     if strategy == "selectin":
-        def selectin(args):
-            above = list(parents(args))
-            found = list(above)
-            for k, i in enumerate(at):
-                keys = list(dict.fromkeys(row[i] for row in above if row[i] is not None))
-                if not keys:
-                    break
-                above = list(many(k, keys))
-                found += above
-            return found
-        return selectin
+        return _selectin(fetch, at)
+    if strategy == "joined":
+        return _joined(fetch, columns, [parent_key, *(level["key"] for level in levels)])
+    raise ValueError(f"unknown load strategy {strategy!r}")
 
-    if strategy != "joined":
-        raise ValueError(f"unknown load strategy {strategy!r}")
+
+def _lazy(fetch: Fetch, at: list[int]) -> Op:
+    """The parents, then one statement per row above for each level below."""
+    parents, one = fetch.parents, fetch.one
+
+    def lazy(args):
+        above = list(parents(args))
+        found = list(above)
+        for k, i in enumerate(at):
+            below: list = []
+            for row in above:
+                if row[i] is not None:
+                    below += one(k, row[i])
+            found += below
+            above = below
+        return found
+    return lazy
+
+
+def _selectin(fetch: Fetch, at: list[int]) -> Op:
+    """The parents, then one statement per level below, its keys IN a list."""
+    parents, many = fetch.parents, fetch.many
+
+    def selectin(args):
+        above = list(parents(args))
+        found = list(above)
+        for k, i in enumerate(at):
+            keys = list(dict.fromkeys(row[i] for row in above if row[i] is not None))
+            if not keys:
+                break
+            above = list(many(k, keys))
+            found += above
+        return found
+    return selectin
+
+
+def _joined(fetch: Fetch, columns: list[list[str]], keys: list[list[str]]) -> Op:
+    """One joined statement, each entity taken once from the rows it repeats in."""
     # each entity's slice of a joined row, and its key's positions in the row
     spans, start = [], 0
-    for names, key in zip(columns, [parent_key, *(level["key"] for level in levels)]):
+    for names, key in zip(columns, keys):
         spans.append((start, start + len(names), [start + names.index(k) for k in key]))
         start += len(names)
     joined = fetch.joined

@@ -207,6 +207,16 @@ class Driver:
         its argument (the key values as SQL literals, comma separated)."""
         raise Unsupported(f"{self.name} has no record-level access")
 
+    def dict_rows(self) -> None:
+        """The driver reads rows as dicts: a dict holds one value per column name, so a result
+        whose columns repeat a name (a join reading each table's id) cannot be read so, and is
+        said rather than misread."""
+        items = (self.shape or {}).get("items") or []
+        names = [i.get("as") or i.get("column") or i.get("fn") for i in items]
+        if len(set(names)) != len(names):
+            raise Unsupported("the result's columns repeat a name (each joined table's), which a dict row cannot "
+                              "hold apart")
+
     def count_statements(self, kind: str):
         """A verification pass of a ``kind`` step is about to build its ops: start counting the
         statements it sends and return the counter (a ``Statements``), or None where this method

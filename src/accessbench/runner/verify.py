@@ -35,50 +35,15 @@ class Verification:
         ctx = self.ctx
         try:
             self.executor.open(cell)  # its hello says what it does
-            caps = ctx.capabilities.get(cell.method, {})
-            if why := ctx.target(cell).refuses_step(cell.step):
-                raise CellFailed("unsupported", why)
-            if cell.step.kind not in caps.get("kinds", [cell.step.kind]):
-                raise CellFailed("unsupported", f"{cell.method} has no {cell.step.kind} steps (it has "
-                                                f"{', '.join(caps['kinds'])})")
-            message = ctx.message(cell)
-            method = ctx.method(cell)
-            # A layer is measured through its own API: a shape it does not map is unsupported,
-            # with its reason, never run through its raw-SQL API under its name.
-            if method.layer and (why := unmapped(message, caps.get("shapes"), method.layer)):
-                raise CellFailed("unsupported", why)
-            modes, mode = caps.get("modes"), cell.step.mode
-            if mode and modes is not None and mode not in modes:
-                # never run some other way: a worker may not know a mode it does not list.
-                # Its own reason, where its settings give one ("extended": "unsupported: …").
-                why = str(ctx.settings.get(cell.method, {}).get(mode, ""))
-                why = why.removeprefix("unsupported: ") if why.startswith("unsupported") else f"it has {', '.join(modes)}"
-                raise CellFailed("unsupported", f"{cell.method} has no {mode} mode: {why}")
+            message = self._admit(cell)
             ctx.reset(cell)
             if ctx.method(cell).reads == "floor":
                 self._floor_file(cell)
             answer = self.executor.ask(cell, {**message, "verify": True})
+            parents, check = self._parents(cell, message), self._check(cell)
         except CellFailed as e:
             ctx.fail(cell, state, e)
             return
-        parents = None
-        if cell.step.kind == "load":  # the runner's own count of what a load's time is per
-            sql, values = message["sql"], generated_rows(message["params"], cell.step.iterations)
-            try:
-                parents = ctx.own(cell, "the parents' statement", sql,
-                                  lambda t: sum(len(t.query(sql, v)) for v in values)) / len(values)
-            except CellFailed as e:
-                ctx.fail(cell, state, e)
-                return
-        check = None
-        if cell.step.check:
-            checksum = Checksum()
-            try:
-                checksum.add_rows(ctx.own(cell, "check", cell.step.check, lambda t: t.query(cell.step.check)))
-            except CellFailed as e:
-                ctx.fail(cell, state, e)
-                return
-            check = f"{checksum.hexdigest()}/{checksum.rows}"
         state.status, state.key = "ok", (answer["rows"], answer.get("checksum"), check)
         first = self.done.verified(cell)
         if first is not None and first != state.key:  # a resumed cell must read what it read before
@@ -87,12 +52,56 @@ class Verification:
                                         f"{f', table check {check}' if check else ''}; first {first[0]} rows, "
                                         f"{first[1]}{f', table check {first[2]}' if first[2] else ''}")
             return
+        statements = answer.get("statements")
         ctx.store.update_cell(
             state.id, status="ok", checksum=answer.get("checksum"), check_checksum=check,
             verify_rows=answer["rows"], verify_values=answer.get("values"),
-            cold_first_op_ns=answer.get("first_op_ns"), statements_per_op=answer["statements"] / answer["n"] if answer.get("statements") is not None and answer.get("n") else None,
+            cold_first_op_ns=answer.get("first_op_ns"),
+            statements_per_op=statements / answer["n"] if statements is not None and answer.get("n") else None,
             api=self._api(cell, message, answer), parents_per_op=parents,
         )
+
+    def _admit(self, cell: Cell) -> dict:
+        """The cell's step message, or CellFailed (unsupported) with why this method does not run
+        this step here."""
+        ctx = self.ctx
+        caps = ctx.capabilities.get(cell.method, {})
+        if why := ctx.target(cell).refuses_step(cell.step):
+            raise CellFailed("unsupported", why)
+        if cell.step.kind not in caps.get("kinds", [cell.step.kind]):
+            raise CellFailed("unsupported", f"{cell.method} has no {cell.step.kind} steps (it has "
+                                            f"{', '.join(caps['kinds'])})")
+        message = ctx.message(cell)
+        method = ctx.method(cell)
+        # A layer is measured through its own API: a shape it does not map is unsupported,
+        # with its reason, never run through its raw-SQL API under its name.
+        if method.layer and (why := unmapped(message, caps.get("shapes"), method.layer)):
+            raise CellFailed("unsupported", why)
+        modes, mode = caps.get("modes"), cell.step.mode
+        if mode and modes is not None and mode not in modes:
+            # never run some other way: a worker may not know a mode it does not list.
+            # Its own reason, where its settings give one ("extended": "unsupported: …").
+            why = str(ctx.settings.get(cell.method, {}).get(mode, ""))
+            why = why.removeprefix("unsupported: ") if why.startswith("unsupported") else f"it has {', '.join(modes)}"
+            raise CellFailed("unsupported", f"{cell.method} has no {mode} mode: {why}")
+        return message
+
+    def _parents(self, cell: Cell, message: dict) -> float | None:
+        """A load step: the parent rows each operation loads, by the runner's own count (what a
+        load's time is per)."""
+        if cell.step.kind != "load":
+            return None
+        sql, values = message["sql"], generated_rows(message["params"], cell.step.iterations)
+        return self.ctx.own(cell, "the parents' statement", sql,
+                            lambda t: sum(len(t.query(sql, v)) for v in values)) / len(values)
+
+    def _check(self, cell: Cell) -> str | None:
+        """The checksum of the step's check statement (the table after a write), by the runner."""
+        if not cell.step.check:
+            return None
+        checksum = Checksum()
+        checksum.add_rows(self.ctx.own(cell, "check", cell.step.check, lambda t: t.query(cell.step.check)))
+        return f"{checksum.hexdigest()}/{checksum.rows}"
 
     def _api(self, cell: Cell, message: dict, answer: dict) -> str | None:
         """"raw" when a layer ran the step through its raw-SQL API: as it says, and always for

@@ -75,8 +75,8 @@ def message(step, sql: str, dbms: str, tables: list) -> dict:
 
 def check(step, tables: dict) -> None:
     """Why ``step`` (a load step) cannot be loaded from ``tables``, as a ValueError."""
-    chain = levels(_parent(step, tables), step.include, tables)
-    for table in [tables[_parent(step, tables)], *(level[0] for level in chain)]:
+    parent = _parent(step, tables)
+    for table in [tables[parent], *(level[0] for level in levels(parent, step.include, tables))]:
         if not table.primary_key:
             raise ValueError(f"table {table.name} needs a primary key: a layer keeps each entity once by it")
 

@@ -70,10 +70,6 @@ class Shape:
     features: tuple[str, ...] = field(default=(), compare=False)
 
     @property
-    def plain(self) -> bool:
-        return self.where is not None
-
-    @property
     def tables(self) -> tuple[str, ...]:
         return (self.table, *(j["table"] for j in self.joins))
 

@@ -108,6 +108,71 @@ def _attribute(column: str, taken: set[str]) -> str:
     return name
 
 
+# What settings() says of the models and the connection, and of the API each step goes through.
+CONNECTION = {
+    "models": "one Model per table of the suite, made when a step first needs it from the table's columns, SQL "
+              "types and primary key (a composite key: CompositePrimaryKey); Meta.managed = False, db_table "
+              "= the table; non-key fields null=True; a column referencing another table the step names: "
+              "ForeignKey(that model, DO_NOTHING, db_column=the column, related_name=this table's name; not "
+              "null, Django's default), named without its _id (user_id: user); made per set of tables a "
+              "step names, in an Apps registry of their own (with an app config, so reverse relations "
+              "resolve)",
+    "database": "ENGINE django.db.backends.postgresql (psycopg 3); CONN_MAX_AGE None (the session's one "
+                "persistent connection), CONN_HEALTH_CHECKS False, AUTOCOMMIT True, ATOMIC_REQUESTS False; "
+                "host, port, TLS (OPTIONS, below) and search_path (OPTIONS 'options') as py-psycopg",
+    "binding": "OPTIONS server_side_binding=True: psycopg's server-side binding cursor, values sent apart "
+               "from the text (Django's default, False, has psycopg's ClientCursor merge them into it)",
+    "prepare_threshold": "OPTIONS prepare_threshold=None (Django's default too): no automatic preparation",
+    "async guard": "DJANGO_ALLOW_ASYNC_UNSAFE=true: steps under load call the synchronous ops one at a time "
+                   "from the host's asyncio scheduler, which Django's event-loop check would refuse",
+    "DEBUG": "False: no query log (connection.queries), no debug cursor wrapper; LOGGING_CONFIG None",
+    "time zones": "USE_TZ False, TIME_ZONE None: no SET TIME ZONE on connect; timestamp columns read as "
+                  "naive datetimes, as py-psycopg reads them",
+}
+API = {
+    "cursor": "a new Django cursor per statement (the ORM's own way), client-side (buffered), text results",
+    "no identity map": "Django has none: each operation builds and evaluates a new QuerySet (its result "
+                       "cache lives and dies with it), so no read is answered from a cache; no query cache",
+    "reads": "by primary key: Model.objects.get(pk=key) (Django adds LIMIT 21); a select of one table's "
+             "columns: Model.objects.filter(...).order_by(...)[offset:offset + limit] iterated into model "
+             "instances (every column of the table loaded), each value read from the instance's attribute; "
+             "joins: filter(...).values_list('col', 'fk__col', 'related__col') through the ForeignKeys; "
+             "aggregates: values('group col').annotate(Count('*'), Max('col')…).values_list(…) for GROUP BY, "
+             "aggregate(…) without one (Avg of integers and Sum of bigints with output_field=DecimalField(), "
+             "the numeric PostgreSQL answers, as the driver reads it); a QuerySet built anew per operation",
+    "conditions": "filter(col=x, col__gt=x, col__lt=x, col__gte=x, col__lte=x, col__range=(a, b), "
+                  "col__in=[…], col__isnull=True/False, col__startswith=prefix) for ANDed terms, Q(…) | Q(…) "
+                  "for OR, ~Q(col=x) for <> (with col__isnull=False where the field is nullable: SQL's <> "
+                  "never keeps NULL); a ForeignKey's column as fk__key (answered from the column itself)",
+    "like": "unsupported at run time for a pattern that is not a prefix: " + LIKE_PREFIX,
+    "joins": "inner join along a ForeignKey: values_list('fk__col') (INNER JOIN); from the referenced table: "
+             "values_list('related__col') (LEFT OUTER JOIN), filter(related__isnull=False) for an inner "
+             "join; unsupported: " + NO_FORWARD_LEFT_JOIN,
+    "writes": "insert: Model.objects.create(**values) (one INSERT); update by primary key: objects.get(pk=…), "
+              "set the fields, save(update_fields=[…]) (a SELECT then an UPDATE); any other update: "
+              "filter(…).update(col=x, col=F('col') + x); delete: filter(…).delete() (Django's collector: a "
+              "fast delete inside transaction.atomic)",
+    "load": "through the ForeignKeys' reverse relations: lazy = the parents' QuerySet iterated, then "
+            "parent.<children>.all() for each parent and child.<grandchildren>.all() for each child (a query "
+            "each); selectin = prefetch_related('<children>__<grandchildren>') on the parents' QuerySet (a "
+            "query per level, the keys read IN a list), then the same attribute access, from its cache; "
+            "joined unsupported: " + NO_JOINED_LOAD,
+    "statement count": "connection.execute_wrapper(counter), entered for a verification pass and left after "
+                       "it, so the timed loop runs without it: the statements Django executes on its cursors "
+                       "(transaction.atomic()'s BEGIN and COMMIT are psycopg's own, not counted)",
+    "statements": "a statement of no shape, or of a table not mapped: connection.cursor().execute(sql, "
+                  "params), Django's raw-SQL API, answered as api raw; rows as the cursor returns them",
+    "transactions": "commit_every: transaction.set_autocommit(False) … transaction.commit(), Django's manual "
+                    "transactions (psycopg sends BEGIN before the first statement); a batch group: "
+                    "transaction.atomic()",
+    "literal": "unsupported: Django binds every value (the ORM and cursor.execute(sql, params) send values "
+               "apart from the SQL text, never the caller's literal statement)",
+    "extended": "server-side binding, prepare_threshold None: parsed every time, as py-psycopg's extended",
+    "prepared": "prepare_threshold=0 on the open connection for the step (as OPTIONS['prepare_threshold'] "
+                "= 0): psycopg prepares each statement at its first execution, then executes it prepared",
+}
+
+
 class Driver(BaseDriver):
     name = "py-django+psycopg"
     driver = "django"
@@ -140,68 +205,12 @@ class Driver(BaseDriver):
         return {
             "layer": f"Django {django.__version__} ORM, standalone: settings.configure() in the worker (no project, "
                      "no installed apps), no migrations, no table created or dropped",
-            "models": "one Model per table of the suite, made when a step first needs it from the table's columns, SQL "
-                      "types and primary key (a composite key: CompositePrimaryKey); Meta.managed = False, db_table "
-                      "= the table; non-key fields null=True; a column referencing another table the step names: "
-                      "ForeignKey(that model, DO_NOTHING, db_column=the column, related_name=this table's name; not "
-                      "null, Django's default), named without its _id (user_id: user); made per set of tables a "
-                      "step names, in an Apps registry of their own (with an app config, so reverse relations "
-                      "resolve)",
-            "database": "ENGINE django.db.backends.postgresql (psycopg 3); CONN_MAX_AGE None (the session's one "
-                        "persistent connection), CONN_HEALTH_CHECKS False, AUTOCOMMIT True, ATOMIC_REQUESTS False; "
-                        "host, port, TLS (OPTIONS, below) and search_path (OPTIONS 'options') as py-psycopg",
-            "binding": "OPTIONS server_side_binding=True: psycopg's server-side binding cursor, values sent apart "
-                       "from the text (Django's default, False, has psycopg's ClientCursor merge them into it)",
-            "prepare_threshold": "OPTIONS prepare_threshold=None (Django's default too): no automatic preparation",
-            "async guard": "DJANGO_ALLOW_ASYNC_UNSAFE=true: steps under load call the synchronous ops one at a time "
-                           "from the host's asyncio scheduler, which Django's event-loop check would refuse",
-            "DEBUG": "False: no query log (connection.queries), no debug cursor wrapper; LOGGING_CONFIG None",
-            "time zones": "USE_TZ False, TIME_ZONE None: no SET TIME ZONE on connect; timestamp columns read as "
-                          "naive datetimes, as py-psycopg reads them",
+            **CONNECTION,
             "tls": "OPTIONS, passed by Django to psycopg.connect: " + tls_setting(psycopg.pq.version()),
             "read_only": "OPTIONS 'options', passed by Django to psycopg.connect, as py-psycopg: " + LIBPQ_READ_ONLY,
             "implementation": psycopg.pq.__impl__,
             "libpq": libpq_version(psycopg.pq.version()),
-            "cursor": "a new Django cursor per statement (the ORM's own way), client-side (buffered), text results",
-            "no identity map": "Django has none: each operation builds and evaluates a new QuerySet (its result "
-                               "cache lives and dies with it), so no read is answered from a cache; no query cache",
-            "reads": "by primary key: Model.objects.get(pk=key) (Django adds LIMIT 21); a select of one table's "
-                     "columns: Model.objects.filter(...).order_by(...)[offset:offset + limit] iterated into model "
-                     "instances (every column of the table loaded), each value read from the instance's attribute; "
-                     "joins: filter(...).values_list('col', 'fk__col', 'related__col') through the ForeignKeys; "
-                     "aggregates: values('group col').annotate(Count('*'), Max('col')…).values_list(…) for GROUP BY, "
-                     "aggregate(…) without one (Avg of integers and Sum of bigints with output_field=DecimalField(), "
-                     "the numeric PostgreSQL answers, as the driver reads it); a QuerySet built anew per operation",
-            "conditions": "filter(col=x, col__gt=x, col__lt=x, col__gte=x, col__lte=x, col__range=(a, b), "
-                          "col__in=[…], col__isnull=True/False, col__startswith=prefix) for ANDed terms, Q(…) | Q(…) "
-                          "for OR, ~Q(col=x) for <> (with col__isnull=False where the field is nullable: SQL's <> "
-                          "never keeps NULL); a ForeignKey's column as fk__key (answered from the column itself)",
-            "like": "unsupported at run time for a pattern that is not a prefix: " + LIKE_PREFIX,
-            "joins": "inner join along a ForeignKey: values_list('fk__col') (INNER JOIN); from the referenced table: "
-                     "values_list('related__col') (LEFT OUTER JOIN), filter(related__isnull=False) for an inner "
-                     "join; unsupported: " + NO_FORWARD_LEFT_JOIN,
-            "writes": "insert: Model.objects.create(**values) (one INSERT); update by primary key: objects.get(pk=…), "
-                      "set the fields, save(update_fields=[…]) (a SELECT then an UPDATE); any other update: "
-                      "filter(…).update(col=x, col=F('col') + x); delete: filter(…).delete() (Django's collector: a "
-                      "fast delete inside transaction.atomic)",
-            "load": "through the ForeignKeys' reverse relations: lazy = the parents' QuerySet iterated, then "
-                    "parent.<children>.all() for each parent and child.<grandchildren>.all() for each child (a query "
-                    "each); selectin = prefetch_related('<children>__<grandchildren>') on the parents' QuerySet (a "
-                    "query per level, the keys read IN a list), then the same attribute access, from its cache; "
-                    "joined unsupported: " + NO_JOINED_LOAD,
-            "statement count": "connection.execute_wrapper(counter), entered for a verification pass and left after "
-                               "it, so the timed loop runs without it: the statements Django executes on its cursors "
-                               "(transaction.atomic()'s BEGIN and COMMIT are psycopg's own, not counted)",
-            "statements": "a statement of no shape, or of a table not mapped: connection.cursor().execute(sql, "
-                          "params), Django's raw-SQL API, answered as api raw; rows as the cursor returns them",
-            "transactions": "commit_every: transaction.set_autocommit(False) … transaction.commit(), Django's manual "
-                            "transactions (psycopg sends BEGIN before the first statement); a batch group: "
-                            "transaction.atomic()",
-            "literal": "unsupported: Django binds every value (the ORM and cursor.execute(sql, params) send values "
-                       "apart from the SQL text, never the caller's literal statement)",
-            "extended": "server-side binding, prepare_threshold None: parsed every time, as py-psycopg's extended",
-            "prepared": "prepare_threshold=0 on the open connection for the step (as OPTIONS['prepare_threshold'] "
-                        "= 0): psycopg prepares each statement at its first execution, then executes it prepared",
+            **API,
         }
 
     # connection life

@@ -127,13 +127,8 @@ class Driver(Driver):
         return connect
 
     def _named_rows(self) -> None:
-        """A dict row holds one value per column name: a result whose columns repeat a name (a
-        join reading each table's id) cannot be read so, and is said rather than misread."""
-        items = (self.shape or {}).get("items") or []
-        names = [i.get("as") or i.get("column") or i.get("fn") for i in items]
-        if self.setting("row") == "dict" and len(set(names)) != len(names):
-            raise Unsupported("the result's columns repeat a name (each joined table's), which a dict row cannot "
-                              "hold apart")
+        if self.setting("row") == "dict":
+            self.dict_rows()
 
     def scan_op(self, sql: str) -> Op:
         self._named_rows()
