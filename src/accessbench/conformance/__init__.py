@@ -38,9 +38,12 @@ from ..net import connections_to
 from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
 
 TIMEOUT = 60.0
-# Steps checked on one path per target (tcp where it has one): what they check — a layer's
-# mapping of a shape, the statements a load strategy sends — is the same on every path.
-ONE_PATH = ("shape-", "load-")
+# The whole script runs on one path per target (tcp where it has one), and on each other path
+# only the steps that show the worker reaches the server by it and reads and writes there:
+# connecting, a scan, selects and inserts in every mode. The rest — every type, record access,
+# batches, a layer's mapping of each shape, the statements a load strategy sends, steps under
+# load — checks what the worker does with the rows, which no path changes.
+EVERY_PATH = ("connect", "scan-items", "select-", "insert-")
 DUMP = 1_000  # rows a verification pass is asked to dump (every row of the script's steps but the largest)
 
 
@@ -258,11 +261,11 @@ class Check:
                 self.expect(isinstance(opened.get("connect_ns"), int), "open: no connect_ns")
                 primary = path == ("tcp" if "tcp" in target.paths else target.paths[0])
                 for step in variant.steps:
-                    if primary or not step.name.startswith(ONE_PATH):
+                    if primary or step.name.startswith(EVERY_PATH):
                         self._step(worker, target, path, step, hello)
                 if path == "tcp":
                     self._connections(worker, target)
-                if hello["capabilities"].get("load"):
+                if primary and hello["capabilities"].get("load"):
                     self._loaded(worker, target, path, variant, hello["capabilities"])
                 self._error(worker, target, path, hello["capabilities"])
                 self._step(worker, target, path, variant.steps[1], hello)  # still usable after the error
