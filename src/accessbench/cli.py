@@ -82,6 +82,15 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _rules(text: str):
+    from .stats.gate import parse_rule
+
+    try:
+        return [parse_rule(part) for part in _csv(text)]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _cluster(text: str):
     from .cluster import parse
 
@@ -346,6 +355,27 @@ def _add_stored_runs(sub) -> None:
     copy.add_argument("--to", required=True, metavar="STORE",
                       help="the store to copy into: a SQLite file (made if missing) or postgresql://…")
     copy.set_defaults(func=cmd_copy)
+    history = sub.add_parser(
+        "history", help="a cell's figure over every stored run, with the runs where it changed",
+        description="Each cell — the same suite, step, method, target and path — followed over every run in the store, "
+        "oldest first: its median figure with the 95% CI, and against the run before it that measured the same cell "
+        "a verdict as `compare` gives one ('1.30× slower [1.25–1.35]'), marked where it is significant: a "
+        "Mann-Whitney U p under --alpha and the ratio's CI outside the larger of --noise and the host's calibrated "
+        "drift (compare --calibrate). Only verified cells are followed.",
+        epilog="examples:\n  accessbench history --method py-psycopg --step sel1-prepared\n"
+        "  accessbench --store postgresql://team@db/bench history --target postgresql --changes\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    for option, what in (("--method", "methods"), ("--step", "steps"), ("--target", "targets"), ("--path", "paths")):
+        history.add_argument(option, type=_csv, default=None, metavar=f"{option[2:].upper()}[,…]",
+                             help=f"only these {what}, by name as runs store them (default: all)")
+    history.add_argument("--changes", action="store_true", help="only the cells that changed significantly")
+    history.add_argument("--alpha", type=_fraction, default=0.05, metavar="P",
+                         help="significance level of the Mann-Whitney U test (default 0.05)")
+    history.add_argument("--noise", type=_percent, default=0.03, metavar="PCT",
+                         help="changes whose CI reaches within this are not called significant (default 3%%)")
+    history.add_argument("--width", type=_columns, default=None, metavar="N",
+                         help="the output's width in columns (default: the terminal's, or 120 in a pipe or file)")
+    history.set_defaults(func=cmd_history)
     show = sub.add_parser("show", help="print a stored run's report again, without rerunning")
     show.add_argument("run", metavar="RUN", help=RUN_HELP)
     show.add_argument("--view", choices=VIEWS, default="median", help=VIEW_HELP)
@@ -370,7 +400,9 @@ def _add_compare(sub) -> None:
         "  accessbench compare 20261121-0551 20261122-0930\n"
         "  accessbench compare last other-machine.db:last     a run from another results file\n"
         "  accessbench compare RUN_TCP RUN_TCP_250US          one path each: the path's cost, cell by cell\n"
-        "  accessbench compare RUN_1 RUN_2 --calibrate        two runs of identical settings: this host's drift\n",
+        "  accessbench compare RUN_1 RUN_2 --calibrate        two runs of identical settings: this host's drift\n"
+        "  accessbench compare main.db:last last --fail-on 'slower>5%,mismatch' --summary gate.md\n"
+        "                                                     a CI job's gate: exit 1 on a regression (docs/ci.md)\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     compare.add_argument("run", metavar="RUN_A", help="the reference run: id, unique prefix, 'last', or FILE.db:RUN")
     compare.add_argument("other", nargs="?", metavar="RUN_B", help="the run compared with RUN_A (same forms)")
@@ -387,6 +419,19 @@ def _add_compare(sub) -> None:
                          help="RUN_A and RUN_B were made with identical settings on this host: store how far "
                               "their cells drifted apart, the floor later run-to-run comparisons on this host "
                               "call differences above")
+    gate = compare.add_argument_group(
+        "a regression gate (for a CI job)",
+        "With --fail-on, compare exits 1 when a cell trips a rule, 0 when none does (2 on bad input), and "
+        "says which cells tripped it and why. A speed rule is tripped only by a difference the comparison calls "
+        "significant — beyond the host's measured drift — and larger than its limit.")
+    gate.add_argument("--fail-on", type=_rules, action="append", default=None, metavar="RULE[,RULE…]",
+                      help="slower>PCT: a cell significantly slower than RUN_A's by more than PCT; faster>PCT: "
+                           "faster by more (a figure to re-base); width>PCT: a cell of RUN_B whose median's 95%% CI "
+                           "half-width is wider (too loose to judge); mismatch: a cell of RUN_B that is a mismatch "
+                           "or reads other rows, checksum or table check than RUN_A's (repeat or comma-separate)")
+    gate.add_argument("--summary", default=None, metavar="FILE",
+                      help="also write the gate's verdict as Markdown, for a CI job's page "
+                           "(e.g. $GITHUB_STEP_SUMMARY)")
     compare.set_defaults(func=cmd_compare)
 
 
@@ -642,6 +687,27 @@ def shapes_text(layer: str, shapes: dict | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from .report.history import render_history
+    from .stats.history import series
+    from .store import Store
+
+    must_exist(args.store)
+    with Store(args.store) as store:
+        runs, cells, trials = store.history(method=args.method, step=args.step, target=args.target, path=args.path)
+        lines = series(runs, cells, trials, lambda host: store.drift(host)[0], args.alpha, args.noise)
+    if args.changes:
+        lines = [s for s in lines if s.changes]
+    if not lines:
+        asked = ", ".join(f"--{k} {','.join(v)}" for k, v in (("method", args.method), ("step", args.step),
+                                                             ("target", args.target), ("path", args.path)) if v)
+        raise InputError(f"history: no verified cell in {shown(args.store)}"
+                         + (f" matches {asked}" if asked else "") + (" changed significantly" if args.changes else ""))
+    console = _console()
+    _print(render_history(lines, color=_color(console), width=args.width or console.width))
+    return 0
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from .runner.resume import orphaned
     from .store import Store
@@ -771,6 +837,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if (args.other is None) == (args.base is None):
         raise InputError("compare: give either RUN_B (run against run) or --base METHOD (methods inside RUN_A)")
+    if args.summary and not args.fail_on:
+        raise InputError("compare --summary: it writes the gate's verdict; give the rules with --fail-on")
     console = _console()
     width = console.width if console.is_terminal else None
     reference = _load(args.store, args.run)
@@ -785,7 +853,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                      for target, path in without]
         _print(render_comparison(pairs, "base", "method", [], unmatched, color=_color(console),
                                  width=width, by_method=True, show_all=args.show_all))
-        return 0
+        return _gate(args, pairs, results, [f"run {reference.run.id}: every method against {', '.join(args.base)}"],
+                     f"a difference is called only beyond ±{args.noise:.1%}")
     candidate = _load(args.store, args.other)
     a, b = analyse(reference), analyse(candidate)
     across = axis_change(a, b)  # the path or target that changed between the runs, if that is what did
@@ -811,7 +880,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _print(render_comparison(pairs, "A", "B", differences(reference, candidate), unmatched,
                              color=_color(console), width=width, show_all=args.show_all,
                              legend=legend + drift_lines(drift) + ([] if across else step_shift_lines(pairs))))
-    return 0
+    return _gate(args, pairs, b, legend, f"a difference is called only beyond ±{drift.found.floor:.1%} (the larger "
+                                         "of --noise and the drift between the runs)")
+
+
+def _gate(args: argparse.Namespace, pairs, candidates, legend: list[str], floor: str) -> int:
+    """compare --fail-on: 1 when a cell trips a rule, else 0; the verdict printed, and written
+    as Markdown with --summary."""
+    if not args.fail_on:
+        return 0
+    from .report.gate import gate_lines, summary
+    from .stats.gate import trips
+
+    rules = list(dict.fromkeys(rule for given in args.fail_on for rule in given))
+    tripped = trips(rules, pairs, candidates)
+    _print("\n".join(gate_lines(rules, tripped, len(pairs))) + "\n")
+    if args.summary:
+        try:
+            with open(args.summary, "w", encoding="utf-8") as out:
+                out.write(summary(rules, tripped, len(pairs), legend, floor))
+        except OSError as e:
+            raise InputError(f"--summary {args.summary}: cannot write it ({e.strerror or e})") from None
+    return 1 if tripped else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:

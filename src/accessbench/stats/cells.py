@@ -145,6 +145,14 @@ def analyse(stored: StoredRun) -> list[CellResult]:
     return results
 
 
+def timed(cell: Cell, trials: list[Trial]) -> CellResult:
+    """A cell's timed figures alone, from its trials (what `history` follows over runs)."""
+    result = CellResult(cell, UNITS[cell.kind][0], floor=cell.method in FLOORS)
+    if trials:
+        _times(result, trials)
+    return result
+
+
 def _times(result: CellResult, trials: list[Trial]) -> None:
     """The main figure (units per second) and time per unit, one value per trial; per-op time,
     rows per operation and the first operation's time, each the median over trials."""

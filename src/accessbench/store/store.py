@@ -262,6 +262,29 @@ class Store:
             found[row[0]] = (found[row[0]][0], row[1])
         return found
 
+    def history(self, **equal: list[str] | None) -> tuple[list[Run], list[Cell], dict[int, list[Trial]]]:
+        """Every verified cell over every run, oldest run first, narrowed by ``equal`` (column →
+        the values it may have: method, step, target, path), with its timed trials — for
+        ``accessbench history``. Latencies and histograms are not read."""
+        where, params = ["c.status = 'ok'"], []
+        for column, values in equal.items():
+            if values:
+                where.append(f"c.{column} IN ({', '.join('?' * len(values))})")
+                params += values
+        cells = [Cell.from_row(r) for r in self.execute(
+            f"SELECT c.* FROM cells c JOIN runs r ON r.id = c.run_id WHERE {' AND '.join(where)}"
+            " ORDER BY r.started_at, r.id, c.variant, c.step_index, c.target, c.path, c.method", tuple(params)).fetchall()]
+        ids = list(dict.fromkeys(c.run_id for c in cells))
+        runs = [self.run(i) for i in ids]
+        trials: dict[int, list[Trial]] = {}
+        columns = "t.id, t.cell_id, t.seq, t.n, t.rows, t.elapsed_ns, t.phase"
+        for r in self.execute(f"SELECT {columns} FROM trials t JOIN cells c ON c.id = t.cell_id JOIN runs r ON "
+                              f"r.id = c.run_id WHERE t.phase = 'trial' AND {' AND '.join(where)} ORDER BY t.cell_id, "
+                              "t.seq", tuple(params)).fetchall():
+            trial = Trial.from_row(r)
+            trials.setdefault(trial.cell_id, []).append(trial)
+        return runs, cells, trials
+
     def resolve(self, ref: str) -> str:
         """A run id from a full id, a unique prefix, or ``last``."""
         if ref in ("last", "latest"):

@@ -1,0 +1,59 @@
+"""`accessbench history`: each cell followed over the store's runs, oldest first, with the run
+where it changed significantly marked; filters; and a filter that matches nothing is one line."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from .conftest import accessbench
+
+STEPS = "sel1-prepared,scan-6k"
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory) -> tuple[str, list[str]]:
+    """Three real runs of two steps on SQLite; the third one's sel1-prepared then made twice as
+    slow in the store — a stand-in for a driver release that slowed it, so that the change is
+    known for certain (two real runs of one setting differ only by noise)."""
+    store = str(tmp_path_factory.mktemp("history") / "results.db")
+    for _ in range(3):
+        result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", "py-sqlite3",
+                             "--step", STEPS, "--trials", "5", "--precision", "0", "--no-report")
+        assert result.returncode == 0, result.stderr[-3000:]
+    with sqlite3.connect(store) as db:
+        runs = [r[0] for r in db.execute("SELECT id FROM runs ORDER BY started_at, id")]
+        db.execute("UPDATE trials SET elapsed_ns = elapsed_ns * 2 WHERE cell_id IN (SELECT id FROM cells WHERE "
+                   "run_id = ? AND step = 'sel1-prepared')", (runs[-1],))
+    return store, runs
+
+
+def test_a_cell_is_followed_over_every_run_oldest_first_and_the_slowdown_is_marked_at_its_run(three_runs):
+    store, runs = three_runs
+    result = accessbench("--store", store, "history", "--step", "sel1-prepared", "--noise", "25%")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "sel1-prepared · py-sqlite3 @ sqlite/inproc (suite quick)" in out
+    assert [out.index(r) for r in runs] == sorted(out.index(r) for r in runs)  # oldest first
+    last = next(line for line in out.splitlines() if runs[-1] in line)
+    assert "▼ " in last and "× slower [" in last, last  # about 2×, against the second run's own figure
+    assert f"py-sqlite3 @ sqlite/inproc · sel1-prepared at {runs[-1]}" in " ".join(out.split())
+
+
+def test_only_the_cells_asked_for_and_with_changes_only_those_that_changed(three_runs):
+    store, runs = three_runs
+    both = accessbench("--store", store, "history", "--method", "py-sqlite3", "--noise", "25%")
+    assert both.returncode == 0, both.stderr
+    assert "scan-6k · py-sqlite3" in both.stdout and "sel1-prepared · py-sqlite3" in both.stdout
+    assert "2 cells over 3 runs" in both.stdout
+    changed = accessbench("--store", store, "history", "--changes", "--noise", "25%")
+    assert "sel1-prepared · py-sqlite3" in changed.stdout
+    assert "scan-6k · py-sqlite3" not in changed.stdout or "▼" in changed.stdout.split("scan-6k")[1]
+
+
+def test_a_filter_that_matches_nothing_is_one_line_and_exit_2(three_runs):
+    store, _ = three_runs
+    result = accessbench("--store", store, "history", "--method", "py-nosuch")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().endswith("no verified cell in " + store + " matches --method py-nosuch")
