@@ -57,3 +57,18 @@ def test_a_filter_that_matches_nothing_is_one_line_and_exit_2(three_runs):
     result = accessbench("--store", store, "history", "--method", "py-nosuch")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.strip().endswith("no verified cell in " + store + " matches --method py-nosuch")
+
+
+def test_report_history_writes_a_page_of_each_cells_history_that_the_reports_cells_link_to(three_runs, tmp_path):
+    import re
+
+    store, runs = three_runs
+    result = accessbench("--store", store, "report", "last", "--history", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / f"accessbench-{runs[-1]}.html").read_text()
+    history = (tmp_path / f"accessbench-{runs[-1]}-history.html").read_text()
+    links = set(re.findall(rf'href="accessbench-{runs[-1]}-history\.html#(cell-[0-9a-f]+)"', report))
+    assert len(links) == 2  # py-sqlite3's two cells
+    assert all(f'id="{anchor}"' in history for anchor in links)
+    assert history.count("<svg") == 2 and all(run in history for run in runs)
+    assert "▼ " in history and "× slower [" in history

@@ -446,6 +446,10 @@ def _add_outputs(sub) -> None:
     report.add_argument("--out", default=DEFAULT_REPORTS, metavar="DIR",
                         help=f"directory for accessbench-RUN.html (default ./{DEFAULT_REPORTS})")
     report.add_argument("--view", choices=VIEWS, default="median", help=VIEW_HELP)
+    report.add_argument("--history", action="store_true",
+                        help="also write accessbench-RUN-history.html: each cell of the run over every run in the "
+                             "store that measured it, a chart and a table with its significant changes marked "
+                             "(as `accessbench history`); the report's cells link to it")
     report.set_defaults(func=cmd_report)
 
     export = sub.add_parser(
@@ -799,12 +803,15 @@ def _load(store_path: str, ref: str, option: str = "--store"):
 
 
 def _write_report(stored, directory: str, view: str = "median", option: str = "--out") -> str:
-    html = FORMATS["html"].write(stored, view=view)
-    path = os.path.join(directory, f"accessbench-{stored.run.id}.html")
+    return _write_file(directory, f"accessbench-{stored.run.id}.html", FORMATS["html"].write(stored, view=view), option)
+
+
+def _write_file(directory: str, name: str, text: str, option: str = "--out") -> str:
+    path = os.path.join(directory, name)
     try:
         os.makedirs(directory, exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
-            f.write(html)
+            f.write(text)
     except OSError as e:
         raise InputError(f"{option} {directory}: cannot write the report ({e.strerror or e})") from None
     return path
@@ -905,8 +912,24 @@ def _gate(args: argparse.Namespace, pairs, candidates, legend: list[str], floor:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    path = _write_report(_load(args.store, args.run), args.out, args.view)
-    _print(f"wrote {path} (self-contained: open it in any browser, offline)\n")
+    stored = _load(args.store, args.run)
+    if not args.history:
+        path = _write_report(stored, args.out, args.view)
+        _print(f"wrote {path} (self-contained: open it in any browser, offline)\n")
+        return 0
+    from .report.history import page_name, render_history_html
+    from .report.html import render_html
+    from .stats.history import series
+    from .store import Store
+
+    with Store(args.store) as store:
+        runs, cells, trials = store.history()
+        lines = series(runs, cells, trials, lambda host: store.drift(host)[0])
+    lines = [s for s in lines if any(p.run.id == stored.run.id for p in s.points)]
+    history = _write_file(args.out, page_name(stored.run), render_history_html(stored.run, lines))
+    path = _write_file(args.out, f"accessbench-{stored.run.id}.html", render_html(stored, args.view, page_name(stored.run)))
+    _print(f"wrote {path} and {history}, its cells over {len({p.run.id for s in lines for p in s.points})} runs "
+           "(self-contained: open them in any browser, offline)\n")
     return 0
 
 

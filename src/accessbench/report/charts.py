@@ -640,3 +640,17 @@ def ratio_chart(rows: Sequence[RatioRow], width: float) -> str:
         out.append("".join(parts))
     out.append("</svg>")
     return "".join(out)
+
+
+def history_chart(cell: str, series: Sequence[Series], legend: Sequence[LegendItem], runs: Sequence[str],
+                  unit: str, width: float) -> str:
+    """A cell's figure over the runs that measured it, oldest first: the runs along x (their
+    dates), the median on a value axis; each significant change its own point, in red."""
+    values = [p.y for s in series for p in s.points if p.y > 0]
+    if not values:
+        return ""
+    y = value_scale(values, 0, 1)
+    return _line_chart("history", cell, "", series, legend, width,
+                       x_ticks=[(i, t) for i, t in enumerate(runs)], x=(0, max(len(runs) - 1, 1), False),
+                       y=(y.lo, y.hi, y.log), y_form="rate", y_title=f"{unit}/s · median over trials",
+                       x_kind="category", y_rule="value")

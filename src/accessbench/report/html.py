@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cache, partial
-from pathlib import Path
+from functools import partial
 
-import jinja2
 from markupsafe import Markup
 
 from ..stats.cells import CellResult
@@ -18,10 +16,10 @@ from ..store import StoredRun
 from . import charts
 from .. import formatting as fmt
 from ..stats.sizes import is_size_sweep
+from .assets import asset, template
 from .figures import step_title
+from .history import anchor as history_anchor
 from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, against, build, verdict
-
-TEMPLATES = Path(__file__).parent / "templates"
 
 # Layout constants (px): the bar chart shares a row with the time breakdown when there is one.
 PAGE_W = 980
@@ -95,16 +93,17 @@ class SweepSection:
     verdicts: list[str] = field(default_factory=list)  # its crossovers, named
 
 
-def render_html(stored: StoredRun, view: str = "median") -> str:
-    """The whole report as one HTML document."""
-    return render_report(build(stored, view))
+def render_html(stored: StoredRun, view: str = "median", history: str | None = None) -> str:
+    """The whole report as one HTML document; with ``history`` (the history page's file name,
+    `report --history`) each cell's method links to its section there."""
+    return render_report(build(stored, view), history)
 
 
-def render_report(report: Report) -> str:
+def render_report(report: Report, history: str | None = None) -> str:
     stored, results = report.stored, report.results
     anchors = {(s.variant, s.step): f"step-{i + 1}" for i, s in enumerate(report.steps)}
     versions = _target_versions(stored)
-    return _template().render(
+    return template("report.html.j2").render(
         run=stored.run,
         view=report.view,
         top_n=charts.TOP_N,
@@ -118,7 +117,7 @@ def render_report(report: Report) -> str:
         study=_study(report),
         study_pairs=_pair_sections(report),
         transfers=_transfer_sections(report),
-        steps=[_step_section(s, report.view, anchors[(s.variant, s.step)]) for s in report.steps],
+        steps=[_step_section(s, report.view, anchors[(s.variant, s.step)], history) for s in report.steps],
         filters=_filters(results, versions),
         target_versions=_json(versions),
         methods=_methods(stored),
@@ -127,22 +126,9 @@ def render_report(report: Report) -> str:
         environment=_pairs(_flatten(stored.run.environment)),
         settings=_pairs(_flatten(stored.run.settings)),
         targets=_targets(stored),
-        css=Markup(_asset("report.css")),
-        script=Markup(_asset("report.js")),
+        css=Markup(asset("report.css")),
+        script=Markup(asset("report.js")),
     )
-
-
-@cache
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template("report.html.j2")
-
-
-@cache
-def _asset(name: str) -> str:
-    """CSS and script live beside the template and are inlined verbatim (ours, trusted)."""
-    return (TEMPLATES / name).read_text(encoding="utf-8")
 
 
 def _filter_data(r: CellResult) -> dict[str, str]:
@@ -349,7 +335,7 @@ def _sweep_point(r: CellResult) -> str:
 
 # --- one step ------------------------------------------------------------------------------------
 
-def _step_section(step: StepReport, view: View, anchor: str) -> StepSection:
+def _step_section(step: StepReport, view: View, anchor: str, history: str | None = None) -> StepSection:
     breakdown = _breakdown_chart(step)
     bars = charts.bar_chart(step.step, [_bar(row) for row in step.rows], _axis_title(view, step),
                             view.form, BARS_W_PAIRED if breakdown else PAGE_W, step.variant)
@@ -359,7 +345,7 @@ def _step_section(step: StepReport, view: View, anchor: str) -> StepSection:
         bars=Markup(bars), breakdown=Markup(breakdown),
         percentiles=[Markup(c) for c in charts.panels(panels, partial(_percentile_chart, step))],
         more=_beyond_top(panels),
-        table=_step_table(step, view),
+        table=_step_table(step, view, history),
         not_measured=[f"{r.label} ({r.cell.status})" for r in step.not_measured],
         layer_costs=[c.text for c in step.layer_costs],
         layer_stack=Markup(_layer_stack_chart(step)),
@@ -427,7 +413,7 @@ def _percentile_chart(step: StepReport, panel: charts.Panel, series, legend) -> 
                                    step.variant, panel.title)
 
 
-def _step_table(step: StepReport, view: View) -> Table:
+def _step_table(step: StepReport, view: View, history: str | None = None) -> Table:
     columns = [Column("#", True, "rank among verified cells"), Column("method"), Column("target"), Column("path")]
     columns += [Column(step.unit, True, view.rule)]
     columns += [Column(view.spread_name, True)] if view.spread_name else []
@@ -448,7 +434,9 @@ def _step_table(step: StepReport, view: View) -> Table:
     rows = []
     for row in step.rows:
         rank = str(row.rank) if row.rank is not None else None
-        cells = [TableCell(rank or "–", rank, cls="rank"), TableCell(row.method_text), TableCell(row.cell.target), TableCell(row.cell.path),
+        method = TableCell(row.method_text, title="its figure over every stored run" if history else None,
+                           href=f"{history}#{history_anchor(row.cell)}" if history and row.rank is not None else None)
+        cells = [TableCell(rank or "–", rank, cls="rank"), method, TableCell(row.cell.target), TableCell(row.cell.path),
                  _figure_cell(row.figure)]
         cells += [TableCell(row.spread_text, row.spread[0].sort if row.spread else None)] if view.spread_name else []
         cells += [TableCell(row.behind.text, row.behind.sort, cls="behind") if row.behind else TableCell("", cls="behind")]

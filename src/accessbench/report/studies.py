@@ -83,18 +83,14 @@ def _short(claim: str, most: int = 60) -> str:
 
 
 def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], directory: str) -> str:
-    import jinja2
+    from .assets import asset, template
 
-    from .html import TEMPLATES, _asset
-
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     studies = [(r.study.upper(), r.title, runs.get(r.study), [f for f in findings if f.study == r.study])
                for r in RECIPES.values()]
     ratios = [RatioRow(f"{f.study.upper()} · {_short(f.claim)}", *f.ratio, f.published_ratio, f.verdict)
               for f in findings if f.ratio is not None]
-    html = env.get_template("studies.html.j2").render(
-        studies=[(*s, tally(s[3])) for s in studies], tally=tally(findings), css=_asset("report.css"),
+    html = template("studies.html.j2").render(
+        studies=[(*s, tally(s[3])) for s in studies], tally=tally(findings), css=asset("report.css"),
         heading=heading(findings),
         chart=ratio_chart(ratios, 960),
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
