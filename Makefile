@@ -113,6 +113,13 @@ $(PG_SERVERS): servers/postgresql/package.json servers/postgresql/package-lock.j
 	for d in servers/postgresql/node_modules/postgresql-*; do (cd $$d && node scripts/hydrate-symlinks.js) || exit 1; done
 	@touch $@
 
+# Methods at other versions of their driver (py-psycopg@3.2.10), each installed beside the pinned
+# one: the versions src/accessbench/methods/versions.toml declares (methods/versions.py).
+VERSIONS := $(CACHE)/versions/.installed
+$(VERSIONS): src/accessbench/methods/versions.toml $(VENV)/.installed
+	$(VENV)/bin/python -c 'import sys; from accessbench.methods.versions import install; sys.exit(install())'
+	@touch $@
+
 # The web tier's Python pages run under gunicorn as an unprivileged user (www-data, when we are
 # root), who cannot run an interpreter kept in root's home: they get Debian's python3 with the
 # app server and the drivers at the versions of accessbench's own environment.
@@ -127,7 +134,7 @@ $(WEB_PYTHON)/.installed: $(VENV)/.installed
 setup: system-deps
 	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
 	@$(MAKE) --no-print-directory -j7 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers
-	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed
+	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed $(VERSIONS)
 
 # The first run answers in minutes: the quick suite at --quick sizes on every DBMS, every default
 # method, trials added for precision within 3 minutes (README: its measured time).

@@ -48,10 +48,10 @@ DUMP = 1_000  # rows a verification pass is asked to dump (every row of the scri
 
 
 def same_worker(method: Method) -> set[str]:
-    """The catalog's methods (without settings) that ``method``'s worker program runs: those of
-    its language's worker, or every tier method (one tier worker runs them all)."""
-    return {m.name.split("/")[0] for m in catalog()
-            if (m.tier and method.tier) or (not m.tier and not method.tier and m.language == method.language)}
+    """The catalog's methods (without settings or versions) that ``method``'s worker program
+    runs: those of its language's worker, or every tier method (one tier worker runs them all)."""
+    return {m.name.split("/")[0] for m in catalog() if not m.version
+            and ((m.tier and method.tier) or (not m.tier and not method.tier and m.language == method.language))}
 
 
 def types_ddl(dbms: str) -> str:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ..worker_process import workers_dir
+from . import versions
 
 
 # language → (how to start its worker, "{workers}" standing for workers_dir(); the file that
@@ -84,6 +85,9 @@ class Method(BaseModel):
     # read's), which the runner counts against a session pooler's pool and a server's
     # max_connections (runner/plan.py Room). A tier method's app server holds one per process.
     connections: int = Field(1, ge=1)
+    # Another version of its driver than the pinned one (methods/versions.toml): the method is
+    # its base's entry, named base@version, with the driver's packages at that version.
+    version: str | None = None
 
     @property
     def app_server(self) -> int | None:
@@ -120,6 +124,8 @@ class Method(BaseModel):
 
             base = next((m for m in catalog() if m.name == self.name.split("/")[0] and m.web), None)
             return missing(self.name, base.web.servers if base else None)
+        if self.version and not versions.installed(self.name.partition("@")[0], self.version):
+            return f"version {self.version} is not installed here: make setup installs the versions methods/versions.toml declares"
         if self.language == "python" and importlib.util.find_spec(self.module) is None:
             hint = f" (pip install {self.package})" if self.package else ""
             return f"Python module {self.module} is not installed{hint}"
@@ -143,7 +149,37 @@ def catalog() -> tuple[Method, ...]:
     for m in methods:
         if (m.layer is None) != (m.over is None) or (m.over is not None and m.over not in names):
             raise ValueError(f"catalog: {m.name}: a layer method names its layer and a known method it runs on (over)")
-    return methods
+    return methods + tuple(_versioned(methods))
+
+
+def _versioned(methods: tuple[Method, ...]):
+    """Each version methods/versions.toml declares, as its method's entry under its own name."""
+    by_name = {m.name: m for m in methods}
+    for entry in versions.declared().values():
+        if entry.method not in by_name:
+            raise ValueError(f"methods/versions.toml: {entry.method} is not a method of the catalog")
+        base = by_name[entry.method]
+        for version in entry.versions:
+            yield base.model_copy(update={"name": f"{base.name}@{version}", "version": version, "default": False,
+                                          "summary": f"{base.summary} At {version} (methods/versions.toml)."})
+
+
+def _check_version(name: str, known: dict[str, Method], option: str) -> None:
+    """A method at a version: one that is installed here, or one line saying which are and how
+    to add one."""
+    base, _, version = name.partition("@")
+    if base not in known:
+        return  # unknown, said with the others
+    have = [m.version for m in known.values() if m.version and m.name.startswith(f"{base}@")
+            and versions.installed(base, m.version)]
+    if known[base].language == "c":
+        raise InputError(f"{option} {name}: {base}'s library comes from Debian's package: it has one version "
+                         f"here, the installed one (`accessbench methods` names it)")
+    if name in known and version in have:
+        return
+    raise InputError(f"{option} {name}: {'not installed' if name in known else 'not a version declared'} here "
+                     f"(installed: {', '.join(have) if have else 'none'}, and {base} without @ is its pinned "
+                     "version); to add one, list it in src/accessbench/methods/versions.toml and run make setup")
 
 
 # Names that stand for several methods in --method.
@@ -161,6 +197,9 @@ def select(names: list[str] | None, option: str = "--method") -> list[Method]:
     known = {m.name: m for m in catalog()}
     if not names:
         return [m for m in known.values() if m.default]
+    for name in names:
+        if "@" in name:
+            _check_version(name, known, option)
     unknown = [n for n in names if n not in known and n not in GROUPS]
     if unknown:
         raise InputError(f"{option} {','.join(unknown)}: unknown (known: {', '.join(known)}; "

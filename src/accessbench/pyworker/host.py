@@ -499,7 +499,7 @@ def failure(e: Exception) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0].split("/", 1)[0] not in DRIVERS:
+    if len(argv) != 1 or argv[0].split("/", 1)[0].partition("@")[0] not in DRIVERS:
         print(f"usage: python -m accessbench.pyworker METHOD  (one of {', '.join(DRIVERS)})", file=sys.stderr)
         return 2
     # stdout belongs to the protocol: keep a private copy of it and send everything else
@@ -507,7 +507,12 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    base, _, settings = argv[0].partition("/")
+    named, _, settings = argv[0].partition("/")
+    base, _, version = named.partition("@")
+    if version:  # another version of the driver (methods/versions.py): its packages come first
+        from ..methods.versions import directory
+
+        sys.path.insert(0, str(directory(base, version)))
     try:
         module, _, name = DRIVERS[base].partition(":")  # "module" (its Driver) or "module:Class"
         driver = getattr(importlib.import_module(module), name or "Driver")()
@@ -520,6 +525,7 @@ def main(argv: list[str]) -> int:
             driver = Missing(argv[0], why)
         else:
             driver.configure(chosen)
+            driver.name = argv[0]  # as the runner named it, version and settings included
     serve(Session(driver), sys.stdin, out)
     return 0
 

@@ -20,6 +20,8 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from ..store.model import Run
 
+# The upgrade study's psycopg versions (before and after PR #1187, today's pinned) and psycopg2.
+UPGRADE = ["py-psycopg@3.2.10", "py-psycopg@3.2.11", "py-psycopg", "py-psycopg2"]
 # The C methods: S4's "C CLI program" (ODBC is the CLI) and the native APIs beside it.
 C_NATIVE = ["c-odbc", "c-libpq", "c-libmariadb", "c-sqlite"]
 
@@ -90,6 +92,12 @@ RECIPES = {r.study: r for r in [
            "users × posts × comments; 1 to 10,000 rows, a slice, a page, a join, an aggregate, multi-row inserts, "
            "100 × 10 × 10 loaded lazily, joined and select-in",
            ["layers"], ["layers"], quick_targets=["postgresql", "mariadb", "sqlite"], in_all=False),
+    # Not a seed study: an upgrade, as psycopg's PR #1187 measured it — the same read by the
+    # driver before and after, and today's pinned version and psycopg2 beside them (the versions
+    # are installed side by side: methods/versions.toml).
+    Recipe("upgrade", "did the upgrade help? psycopg 3.2.10 against 3.2.11 (PR #1187), psycopg2 beside",
+           "psycopg-upgrade", "1,000,000 rows × 10 text columns read whole (--quick: 100,000)",
+           UPGRADE, UPGRADE, targets=["postgresql"], quick_targets=["postgresql"], in_all=False),
 ]}
 
 

@@ -410,6 +410,13 @@ CLAIMS: list[Claim] = [
     untestable("s5", "Rule of thumb: requests/s × 5–10 s of thinking ≈ concurrent users carried",
                "504 requests/s: 2,520–5,040 users", "arithmetic, not a measurement: the s5 study table applies it "
                "to today's requests/s"),
+    # upgrade: psycopg PR #1187's read of 1,000,000 rows × 10 text columns (suites/psycopg-upgrade.toml)
+    ratio("upgrade", "psycopg 3.2.11 reads the rows faster than 3.2.10 (PR #1187)", "0.868 → 0.483 s: 1.80×",
+          0.868 / 0.483, Cells(("py-psycopg@3.2.11",), "read", PG), Cells(("py-psycopg@3.2.10",), "read", PG)),
+    ratio("upgrade", "psycopg2 reads them faster than psycopg 3.2.10", "0.522 vs 0.868 s: 1.66×", 0.868 / 0.522,
+          Cells(("py-psycopg2",), "read", PG), Cells(("py-psycopg@3.2.10",), "read", PG)),
+    ratio("upgrade", "psycopg 3.2.11 reads them a little faster than psycopg2", "0.483 vs 0.522 s: 1.08×",
+          0.522 / 0.483, Cells(("py-psycopg@3.2.11",), "read", PG), Cells(("py-psycopg2",), "read", PG)),
     # orm: S1's layer question on today's layers, as their users write them (suites/orm.toml)
     Claim("orm", "S1: every layer above the API costs, as its users write it (ADO over ODBC then)",
           "5,734 vs 6,266/s: 0.92×", _orm_layers),
