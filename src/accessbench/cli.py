@@ -187,13 +187,13 @@ def shapes_text(layer: str, shapes: dict | None) -> str:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from .report.history import render_history
-    from .stats.history import series
+    from .stats.history import stored
     from .store import Store
 
     must_exist(args.store)
     with Store(args.store) as store:
-        runs, cells, trials = store.history(method=args.method, step=args.step, target=args.target, path=args.path)
-        lines = series(runs, cells, trials, lambda host: store.drift(host)[0], args.alpha, args.noise)
+        lines = stored(store, args.alpha, args.noise, method=args.method, step=args.step, target=args.target,
+                       path=args.path)
     if args.changes:
         lines = [s for s in lines if s.changes]
     if not lines:
@@ -413,12 +413,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 0
     from .report.history import page_name, render_history_html
     from .report.html import render_html
-    from .stats.history import series
+    from .stats.history import stored as history_of
     from .store import Store
 
     with Store(args.store) as store:
-        runs, cells, trials = store.history()
-        lines = series(runs, cells, trials, lambda host: store.drift(host)[0])
+        lines = history_of(store)
     lines = [s for s in lines if any(p.run.id == stored.run.id for p in s.points)]
     history = _write_file(args.out, page_name(stored.run), render_history_html(stored.run, lines))
     path = _write_file(args.out, f"accessbench-{stored.run.id}.html", render_html(stored, args.view, page_name(stored.run)))

@@ -63,3 +63,10 @@ def _floor(a: Run, b: Run, drift) -> float:
     if drift is None or host is None or host != calibration_host(b.environment):
         return 0.0
     return drift(host) or 0.0
+
+
+def stored(store, alpha: float = ALPHA, noise: float = NOISE, **equal: list[str] | None) -> list[Series]:
+    """Every verified cell of ``store`` over its runs, narrowed by ``equal`` (method, step,
+    target, path), each change weighed against the host's calibrated drift."""
+    runs, cells, trials = store.history(**equal)
+    return series(runs, cells, trials, lambda host: store.drift(host)[0], alpha, noise)

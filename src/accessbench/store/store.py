@@ -275,7 +275,9 @@ class Store:
             f"SELECT c.* FROM cells c JOIN runs r ON r.id = c.run_id WHERE {' AND '.join(where)}"
             " ORDER BY r.started_at, r.id, c.variant, c.step_index, c.target, c.path, c.method", tuple(params)).fetchall()]
         ids = list(dict.fromkeys(c.run_id for c in cells))
-        runs = [self.run(i) for i in ids]
+        found = {r["id"]: Run.from_row(r) for r in self.execute(
+            f"SELECT * FROM runs WHERE id IN ({', '.join('?' * len(ids))})", tuple(ids)).fetchall()} if ids else {}
+        runs = [found[i] for i in ids]  # one query for them all (a team's store is remote)
         trials: dict[int, list[Trial]] = {}
         columns = "t.id, t.cell_id, t.seq, t.n, t.rows, t.elapsed_ns, t.phase"
         for r in self.execute(f"SELECT {columns} FROM trials t JOIN cells c ON c.id = t.cell_id JOIN runs r ON "
