@@ -4,6 +4,9 @@ HANDLER — run for real against mariadbd started by the tests."""
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import pymysql
 import pytest
 
@@ -166,6 +169,24 @@ def test_an_external_mariadb_touches_only_its_own_database_and_keeps_no_password
     finally:
         server.admin = None  # its database is gone: nothing to close there
         server.stop()
+
+
+def test_managed_servers_started_at_once_each_install_and_answer(workdir):
+    # Parallel test workers start several servers together; sharing /tmp, their installers
+    # once collided on internal temporary table names and one of them failed.
+    servers = [ManagedMariaDB() for _ in range(6)]
+    dirs = [os.path.join(workdir, str(n)) for n in range(len(servers))]
+    for path in dirs:
+        os.mkdir(path)
+        os.chmod(path, 0o755)
+    try:
+        with ThreadPoolExecutor(len(servers)) as pool:
+            list(pool.map(lambda pair: pair[0].start(pair[1]), zip(servers, dirs)))
+        for server in servers:
+            assert server.query("SELECT 1") == [(1,)]
+    finally:
+        for server in servers:
+            server.stop()
 
 
 def test_a_bad_server_setting_is_one_clear_line(tmp_path, workdir):

@@ -52,8 +52,10 @@ def _maria_type(neutral: str) -> str:
 
 
 def _first_error(log: str) -> str:
-    """The line that says why MariaDB stopped: its first [ERROR] other than 'Aborting'."""
-    errors = [line.split("[ERROR]", 1)[1].strip() for line in log.splitlines() if "[ERROR]" in line]
+    """The line that says why MariaDB stopped: its first [ERROR] other than 'Aborting', or the
+    installer's own ``ERROR: code message`` line."""
+    errors = [line.split("[ERROR]", 1)[1].strip() if "[ERROR]" in line else line.strip()
+              for line in log.splitlines() if "[ERROR]" in line or line.startswith("ERROR:")]
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     return next((e for e in errors if e != "Aborting"), lines[-1] if lines else "no output")
 
@@ -307,15 +309,19 @@ class ManagedMariaDB(MariaDBTarget):
             os.chmod(workdir, 0o755)
         self.base = self.own_directory(workdir)
         datadir, rundir = os.path.join(self.base, "data"), os.path.join(self.base, "run")
+        # its own temporary directory: servers installed at once in a shared /tmp collide on the
+        # names of their internal temporary tables ("Unknown table 'mysql.tmp_user_sys'")
+        tmpdir = os.path.join(self.base, "tmp")
         os.makedirs(rundir)
+        os.makedirs(tmpdir)
         if os.geteuid() == 0:
             server = pwd.getpwnam("mysql")
-            for path in (self.base, rundir):
+            for path in (self.base, rundir, tmpdir):
                 os.chown(path, server.pw_uid, server.pw_gid)
         self.socket = os.path.join(rundir, "mariadb.sock")
         result = subprocess.run(
             [self.install_db, "--no-defaults", f"--datadir={datadir}", "--auth-root-authentication-method=socket",
-             "--skip-test-db", "--skip-name-resolve", *(["--user=mysql"] if os.geteuid() == 0 else [])],
+             "--skip-test-db", "--skip-name-resolve", f"--tmpdir={tmpdir}", *(["--user=mysql"] if os.geteuid() == 0 else [])],
             capture_output=True, text=True, start_new_session=True)
         if result.returncode != 0:
             raise TargetUnavailable(f"mariadb-install-db failed: {_first_error(result.stderr + result.stdout)}")
@@ -326,7 +332,7 @@ class ManagedMariaDB(MariaDBTarget):
             tls = [f"--ssl-ca={ca}", f"--ssl-cert={cert}", f"--ssl-key={key}"]
         self.command = [
             self.mariadbd, "--no-defaults", f"--datadir={datadir}", f"--socket={self.socket}", f"--port={self.port}",
-            "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={os.path.join(rundir, 'mariadb.pid')}",
+            f"--tmpdir={tmpdir}", "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={os.path.join(rundir, 'mariadb.pid')}",
             "--max-connections=300", "--skip-log-bin", "--local-infile=1",
             "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin",  # byte order, as PostgreSQL's C locale
             *tls,
