@@ -5,6 +5,7 @@ kept, and everyone's runs listed with who made them where."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import signal
 import sqlite3
@@ -15,6 +16,7 @@ import time
 import psycopg
 import pytest
 
+from accessbench.store import Store
 from accessbench.targets.postgresql import ManagedPostgres
 
 from .conftest import SCRATCH, accessbench
@@ -193,3 +195,35 @@ def test_a_run_stopped_with_ctrl_c_in_a_postgresql_store_is_resumed_there_measur
         seqs.setdefault(step, []).append(seq)
     assert seqs and all(s == list(range(trials)) for s in seqs.values())
     assert everything_but_the_store(server) == before
+
+
+def test_a_ctrl_c_landing_anywhere_in_a_store_write_still_lets_the_run_be_stored_as_interrupted(server):
+    # Ctrl-C raised at random moments in the middle of writes: some land between sending a
+    # statement and reading its answer, leaving psycopg's connection mid-exchange. The run's
+    # last write, that it was interrupted, must land every time all the same.
+    class Suite:
+        name, source, text = "interrupted", "builtin:none", ""
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    rng = random.Random(5)
+    store = Store(url(server))
+    try:
+        for n in range(150):
+            run_id = f"interrupted-{n}"
+            store.begin_run(run_id, Suite, settings={}, environment={}, version="0")
+            signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.0005, 0.02))
+            with pytest.raises(KeyboardInterrupt):
+                while True:
+                    store.note_environment(run_id, "writes", n)
+            store.end_run(run_id, "interrupted", "interrupted by the user")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        store.close()
+    with connect(server) as c:
+        statuses = c.execute("SELECT status, count(*) FROM accessbench_results.runs"
+                             " WHERE id LIKE 'interrupted-%' GROUP BY status").fetchall()
+    assert statuses == [("interrupted", 150)]

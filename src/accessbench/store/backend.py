@@ -8,11 +8,12 @@ A PostgreSQL store lives in the schema ``accessbench_results`` and touches nothi
 schema is made by accessbench, holds a ``schema_version`` table that says so, and a schema of
 that name without it is refused, left as it is. Migrations run under an advisory lock, so two
 runs starting at once on a new database do not both migrate it. The URL's password is used to
-connect and never kept: not in the store, not in a message.
+connect (and, after a Ctrl-C, to reconnect) and never written: not in the store, not in a message.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
@@ -117,6 +118,9 @@ class PostgreSQLBackend:
     def __init__(self, spec: str) -> None:
         import psycopg
 
+        # psycopg logs the rollback it could not make on the way out of a Ctrl-C; the run says
+        # it was interrupted in its one line, and the next write reconnects (``_settle``)
+        logging.getLogger("psycopg").addHandler(logging.NullHandler())
         self.errors = (psycopg.Error,)
         url = parse(spec, SCHEMES, option="--store")
         self.url = url
@@ -125,13 +129,19 @@ class PostgreSQLBackend:
                                   **url.query}
         if url.password is not None:
             params["password"] = url.password
+        self._params = {k: v for k, v in params.items() if v is not None}
         try:
-            self.db = psycopg.connect(**{k: v for k, v in params.items() if v is not None}, autocommit=True,
-                                      connect_timeout=10, application_name="accessbench results store",
-                                      row_factory=_rows)
+            self.db = self._connect()
         except psycopg.Error as e:
             raise InputError(f"--store {self.name}: cannot connect ({self.redact(e)})") from None
-        self.db.execute(f"SET search_path = {SCHEMA}")
+
+    def _connect(self):
+        import psycopg
+
+        db = psycopg.connect(**self._params, autocommit=True, connect_timeout=10,
+                             application_name="accessbench results store", row_factory=_rows)
+        db.execute(f"SET search_path = {SCHEMA}")
+        return db
 
     def redact(self, error: Exception) -> str:
         return redact(first_line(error), self.url.text)
@@ -145,8 +155,21 @@ class PostgreSQLBackend:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        self._settle()
         with self.db.transaction():
             yield
+
+    def _settle(self) -> None:
+        """A Ctrl-C that lands inside a statement can leave the connection mid-exchange ("another
+        command is already in progress"), and the run's last write, that it was interrupted,
+        would then fail. Such a connection is dropped, which rolls back its unfinished
+        transaction on the server, and the write goes over a new one: every commit before stays."""
+        from psycopg.pq import TransactionStatus
+
+        if not self.db.closed and self.db.info.transaction_status == TransactionStatus.IDLE:
+            return
+        self.db.close()
+        self.db = self._connect()
 
     def _ours(self) -> int:
         """The schema's version: 0 when there is no schema yet; a schema of the name that
