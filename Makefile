@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= python3
 STORE ?= accessbench.db
 
-.PHONY: setup system-deps pg-servers workers worker-c worker-java worker-go worker-rust worker-node quickstart test clean help
+.PHONY: setup system-deps pg-servers tools workers worker-c worker-java worker-go worker-rust worker-node quickstart test clean help
 
 help:
 	@echo "make quickstart   install everything, run the quick suite on PostgreSQL, MariaDB and SQLite, print the report"
@@ -113,6 +113,19 @@ $(PG_SERVERS): servers/postgresql/package.json servers/postgresql/package-lock.j
 	for d in servers/postgresql/node_modules/postgresql-*; do (cd $$d && node scripts/hydrate-symlinks.js) || exit 1; done
 	@touch $@
 
+# run --profile folds perf's stacks and draws flame graphs with inferno (crates.io), built once
+# into .cache/tools; without cargo, profiles of native code say so and the rest still runs.
+INFERNO := $(CACHE)/tools/bin/inferno-flamegraph
+tools:
+ifeq ($(call have,cargo),)
+	@$(MAKE) --no-print-directory $(INFERNO)
+else
+	@echo "*** SKIPPING inferno: cargo not found; run --profile's native profiles and flame graphs will say so ***"
+endif
+
+$(INFERNO):
+	CARGO_HOME=$(CACHE)/cargo cargo install -q --locked --root $(CACHE)/tools inferno@0.12.8
+
 # Methods at other versions of their driver (py-psycopg@3.2.10), each installed beside the pinned
 # one: the versions src/accessbench/methods/versions.toml declares (methods/versions.py).
 VERSIONS := $(CACHE)/versions/.installed
@@ -133,7 +146,7 @@ $(WEB_PYTHON)/.installed: $(VENV)/.installed
 
 setup: system-deps
 	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
-	@$(MAKE) --no-print-directory -j7 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers
+	@$(MAKE) --no-print-directory -j7 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers tools
 	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed $(VERSIONS)
 
 # The first run answers in minutes: the quick suite at --quick sizes on every DBMS, every default

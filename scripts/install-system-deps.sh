@@ -12,7 +12,9 @@ packages=(postgresql-15 gcc make pkg-config libpq-dev libsqlite3-dev libjansson-
           # generators, and Debian's own Python for the Python pages (an interpreter the app
           # server's unprivileged user can run)
           apache2 apache2-utils libapache2-mod-php8.2 php8.2-cli php8.2-fpm php8.2-pgsql php8.2-mysql wrk
-          python3 python3-venv python3-dev)
+          python3 python3-venv python3-dev
+          linux-perf  # run --profile: the sampler of native workers and of the servers' backends
+          )
 # Debian's own python3 needs python3-venv for `python3 -m venv`; other Pythons bring it.
 python3 -c 'import ensurepip' 2>/dev/null || packages+=(python3-venv)
 

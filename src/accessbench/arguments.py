@@ -251,6 +251,7 @@ def _add_run(sub) -> None:
                      "own network namespace, optionally held to X CPUs; root). Paths: tcp only. A plain step runs "
                      "on this host")
     run.add_argument("--allow-idle-halt", action="store_true", default=None, help=IDLE_HELP)
+    _add_profile_option(run)
     run.add_argument("--raw-latencies", action="store_true",
                      help="steps under load also keep every operation's latency, where the worker can write them "
                      "(Python's), beside the histogram they are summarised in: to check it (large)")
@@ -371,6 +372,7 @@ def _add_stored_runs(sub) -> None:
     show.add_argument("run", metavar="RUN", help=RUN_HELP)
     show.add_argument("--view", choices=VIEWS, default="median", help=VIEW_HELP)
     _add_width_options(show)
+    _add_profile_selection(show)
     show.set_defaults(command="show")
 
 
@@ -516,3 +518,34 @@ def _add_checks(sub) -> None:
     reproduce.set_defaults(command="reproduce")
     suites = sub.add_parser("suites", help="list the built-in suites")
     suites.set_defaults(command="suites")
+
+
+def _add_profile_option(run) -> None:
+    run.add_argument("--profile", nargs="?", type=_seconds, const=2.0, default=0.0, metavar="SECONDS",
+                     help="after each cell's timed trials, sample where its client and its server backend spend "
+                     "their CPU, in a trial of its own lasting SECONDS (default 2): perf (C, Go, Rust, Node, the "
+                     "servers), py-spy (Python), JFR (Java). `accessbench show RUN --profile` and the HTML report "
+                     "show them; no timed figure includes a profile's trial (docs/profiles.md)")
+
+
+def _add_profile_selection(show) -> None:
+    """`show --profile`'s options: which profiles, against which method, as a flame graph."""
+    profile = show.add_argument_group(
+        "profiles (a run made with --profile)",
+        "accessbench show last --profile --method rust-diesel+sqlite --step get-prepared   where its CPU went; "
+        "add --against rust-rusqlite for how each frame's share differs from the driver's, and --flamegraph "
+        "FILE.svg for the flame graph (a differential one with --against)")
+    profile.add_argument("--profile", action="store_true", help="the cells' profiles: the frames that hold the CPU, "
+                         "client and server")
+    for option in ("--method", "--step", "--target", "--path"):
+        profile.add_argument(option, type=_csv, default=None, metavar=f"{option[2:].upper()}[,…]",
+                             help=f"only the profiles of these {option[2:]}s")
+    profile.add_argument("--side", choices=("client", "server"), default=None,
+                         help="only the client's profiles (the worker, and an embedded engine in it) or the server "
+                         "backend's")
+    profile.add_argument("--against", default=None, metavar="METHOD",
+                         help="each profile beside the same cell's profile of METHOD (a layer's driver, another version)")
+    profile.add_argument("--flamegraph", default=None, metavar="FILE",
+                         help="write the one profile selected as an SVG flame graph (with --against: differential, "
+                         "red where it spends a larger share than METHOD, blue a smaller)")
+    profile.add_argument("--top", type=_positive, default=15, metavar="N", help="frames listed per profile (15)")

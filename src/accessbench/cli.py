@@ -313,7 +313,50 @@ def _write_file(directory: str, name: str, text: str, option: str = "--out") -> 
 
 def cmd_show(args: argparse.Namespace) -> int:
     console = _console()
-    _print(_report_text(_load(args.store, args.run), args, console))
+    stored = _load(args.store, args.run)
+    if args.profile:
+        return _show_profiles(stored, args, console)
+    if args.against or args.flamegraph or args.method or args.step or args.target or args.path or args.side:
+        raise InputError("show: --method, --step, --target, --path, --side, --against and --flamegraph select "
+                         "profiles: add --profile")
+    _print(_report_text(stored, args, console))
+    return 0
+
+
+def _show_profiles(stored, args: argparse.Namespace, console: Console) -> int:
+    """`show --profile`: the profiles selected, their diff against --against's, or a flame graph."""
+    from .profile.folded import diff_graph, flame_graph
+    from .report.profiles import pairs, render_diff, render_profiles, select
+
+    rows = stored.profiles
+    if not rows:
+        raise InputError(f"show --profile: run {stored.run.id} has no profiles (make one with `accessbench run "
+                         "--profile`)")
+    chosen = select(rows, args.method, args.step, args.target, args.path, args.side)
+    base = select(rows, [args.against], args.step, args.target, args.path, args.side) if args.against else []
+    if not chosen or (args.against and not base):
+        methods = ", ".join(sorted({r["method"] for r in rows}))
+        raise InputError(f"show --profile: no profile of run {stored.run.id} matches (its methods: {methods})")
+    color, width = _color(console), args.width or console.width
+    matched = pairs([p for p in chosen if p.row["method"] != args.against], base) if args.against else []
+    if args.against and not matched:
+        raise InputError(f"show --profile --against {args.against}: no cell of {args.against} was profiled beside "
+                         "the ones selected (same step, target and path)")
+    if args.flamegraph:
+        one = matched if args.against else [(None, p) for p in chosen if p.row["folded"]]
+        if len(one) != 1:
+            raise InputError(f"show --flamegraph: {len(one)} profiles match; choose one with --method, --step, "
+                             "--target, --path and --side (a cell's client and server are two)")
+        reference, profile = one[0]
+        title = f"{profile.label} · {profile.row['side']}"
+        svg = diff_graph(reference.stacks, profile.stacks, f"{title} against {reference.row['method']}") \
+            if reference else flame_graph(profile.stacks, title, profile.heading())
+        with open(args.flamegraph, "w") as f:
+            f.write(svg)
+        _print(f"wrote {args.flamegraph}\n")
+        return 0
+    _print(render_diff(matched, color, width, args.top) if args.against else
+           render_profiles(chosen, color, width, args.top))
     return 0
 
 

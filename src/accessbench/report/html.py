@@ -4,6 +4,7 @@ so it opens anywhere, offline, years later. Every figure comes from the report m
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,9 +17,11 @@ from ..store import StoredRun
 from . import charts
 from .. import formatting as fmt
 from ..stats.sizes import is_size_sweep
+from ..profile.folded import flame_graph
 from .assets import asset, template
 from .figures import step_title
 from .history import anchor as history_anchor
+from .profiles import Profile
 from .model import PERCENTILES, CellRow, Report, StepReport, Verdict, against, build, verdict
 
 # Layout constants (px): the bar chart shares a row with the time breakdown when there is one.
@@ -76,6 +79,14 @@ class StepSection:
     not_measured: list[str]
     layer_costs: list[str]
     layer_stack: Markup = Markup("")  # each driver with the layers above it
+    profiles: list[ProfileFigure] = field(default_factory=list)  # run --profile: a flame graph per cell and side
+
+
+@dataclass
+class ProfileFigure:
+    heading: str
+    image: str | None   # a data: URL of the SVG flame graph, or None and
+    note: str | None    # why there is none
 
 
 @dataclass
@@ -117,7 +128,8 @@ def render_report(report: Report, history: str | None = None) -> str:
         study=_study(report),
         study_pairs=_pair_sections(report),
         transfers=_transfer_sections(report),
-        steps=[_step_section(s, report.view, anchors[(s.variant, s.step)], history) for s in report.steps],
+        steps=[_step_section(s, report.view, anchors[(s.variant, s.step)], history, stored.profiles)
+               for s in report.steps],
         filters=_filters(results, versions),
         target_versions=_json(versions),
         methods=_methods(stored),
@@ -335,7 +347,8 @@ def _sweep_point(r: CellResult) -> str:
 
 # --- one step ------------------------------------------------------------------------------------
 
-def _step_section(step: StepReport, view: View, anchor: str, history: str | None = None) -> StepSection:
+def _step_section(step: StepReport, view: View, anchor: str, history: str | None = None,
+                  profiles: list[dict] | None = None) -> StepSection:
     breakdown = _breakdown_chart(step)
     bars = charts.bar_chart(step.step, [_bar(row) for row in step.rows], _axis_title(view, step),
                             view.form, BARS_W_PAIRED if breakdown else PAGE_W, step.variant)
@@ -349,7 +362,23 @@ def _step_section(step: StepReport, view: View, anchor: str, history: str | None
         not_measured=[f"{r.label} ({r.cell.status})" for r in step.not_measured],
         layer_costs=[c.text for c in step.layer_costs],
         layer_stack=Markup(_layer_stack_chart(step)),
+        profiles=[_profile_figure(Profile(r)) for r in profiles or []
+                  if (r["step"], r["variant"]) == (step.step, step.variant)],
     )
+
+
+def _profile_figure(profile: Profile) -> ProfileFigure:
+    """A profile's flame graph as an image inside the page (inferno's SVG, which fetches
+    nothing: the report stays one offline file), or why there is none."""
+    if not profile.row["folded"]:
+        return ProfileFigure(f"{profile.label} · {profile.row['side']}", None, profile.row["note"])
+    try:
+        svg = flame_graph(profile.stacks, f"{profile.label} · {profile.row['side']}", profile.heading())
+    except RuntimeError as e:
+        return ProfileFigure(profile.heading(), None, f"no flame graph: {e}; `accessbench show --profile` lists its "
+                                                      "frames")
+    return ProfileFigure(profile.heading(), "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode(),
+                         None)
 
 
 def _axis_title(view: View, step: StepReport) -> str:

@@ -65,8 +65,9 @@ class Executor:
         """One untimed request to the cell's worker (a verification pass, a dump), answered ok."""
         raise NotImplementedError
 
-    def trial(self, cell: Cell) -> Trial:
-        """One timed trial of the cell, its step's reset done first."""
+    def trial(self, cell: Cell, iterations: int | None = None) -> Trial:
+        """One timed trial of the cell, its step's reset done first; ``iterations``: other than
+        the step's (a profile's one long trial), for a plain trial only."""
         raise NotImplementedError
 
     def use_cluster(self, remote: RemoteClients) -> None:
@@ -86,6 +87,12 @@ class Executor:
 
     def holds(self) -> str | None:
         """What is still running, for the line about what was left where."""
+        return None
+
+    def processes(self, cell: Cell) -> tuple[int, list[int]] | None:
+        """The pid of the cell's worker on this machine and the server backends it has said
+        serve it (thread ids on a server that serves by thread), for a profile; None when its
+        workers are not this machine's processes."""
         return None
 
 
@@ -108,10 +115,10 @@ class WorkerExecutor(Executor):
     def ask(self, cell: Cell, message: dict) -> dict:
         return self._request(cell, self._worker(cell), cell.worker_key, message)
 
-    def trial(self, cell: Cell) -> Trial:
+    def trial(self, cell: Cell, iterations: int | None = None) -> Trial:
         if cell.step.loaded:
             return self._cluster_trial(cell) if self.remote is not None else self._loaded_trial(cell)
-        return self._plain_trial(cell)
+        return self._plain_trial(cell, iterations)
 
     def use_cluster(self, remote: RemoteClients) -> None:
         self.remote = remote
@@ -138,12 +145,16 @@ class WorkerExecutor(Executor):
             for key in keys:
                 self.workers[key].kill()
 
+    def processes(self, cell: Cell) -> tuple[int, list[int]] | None:
+        backends = sorted(self.server_pids.get(cell.worker_key, set()))
+        return self._worker(cell).proc.pid, backends
+
     def holds(self) -> str | None:
         alive = [str(w.proc.pid) for w in self.workers.values() if w.alive]
         return f"worker processes {', '.join(alive)}" if alive else None
 
     # the three kinds of trial
-    def _plain_trial(self, cell: Cell) -> Trial:
+    def _plain_trial(self, cell: Cell, iterations: int | None = None) -> Trial:
         ctx = self.ctx
         ctx.reset(cell)
         latency_file = os.path.join(ctx.workdir, "latencies.bin")
@@ -154,8 +165,8 @@ class WorkerExecutor(Executor):
         pids = sorted(self.server_pids.get(cell.worker_key, set())) if known else []
         worker = self._worker(cell).proc.pid
         rss = memory.start(worker)  # the worker's peak during the trial: reset now, read after
-        answer, server_ns, wire = self._around(cell, pids, lambda: self.ask(cell, {**ctx.message(cell),
-                                                                                   "latency_file": latency_file}))
+        message = {**ctx.message(cell), "latency_file": latency_file, **({"iterations": iterations} if iterations else {})}
+        answer, server_ns, wire = self._around(cell, pids, lambda: self.ask(cell, message))
         if rss is not None and (high := memory.peak(worker)) is not None:
             answer = {**answer, "start_rss_bytes": rss, "peak_rss_bytes": high}
         latencies = read_and_remove(latency_file) or b""

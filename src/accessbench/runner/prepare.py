@@ -85,7 +85,7 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
         cluster=request.cluster, raw_latencies=request.raw_latencies, allow_idle_halt=request.allow_idle_halt,
         precision=request.precision, budget=request.budget, max_trials=request.max_trials,
         label=request.label if request.label is not None or not resume else resume.settings.get("label"),
-        steps=getattr(request, "step", None),
+        steps=getattr(request, "step", None), profile=getattr(request, "profile", 0.0) or 0.0,
     )
     store = resume.store if resume else Store(request.store)
     done = resume.done() if resume else None

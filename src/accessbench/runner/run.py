@@ -41,6 +41,7 @@ from .context import RunContext
 from .executor import Executor, Trial, WorkerExecutor
 from .memory import worker_room
 from .plan import Cell, Room, batches, paths_of, trial_order, variant_plan
+from .profiling import Profiler, node_options
 from .precision import Precision
 from .remote import RemoteClients
 from .resume import Done
@@ -66,6 +67,7 @@ class RunOptions:
     raw_latencies: bool = False   # loaded trials also keep every latency, where the worker can write them
     allow_idle_halt: bool = False  # measure without holding idle CPUs awake (runner/awake.py)
     steps: list[str] | None = None  # --step: the suite's steps measured (None: all)
+    profile: float = 0.0          # seconds of each cell's profile, in trials of its own (0: none; runner/profiling.py)
 
 
 
@@ -132,6 +134,7 @@ class Runner:
         self.ctx = RunContext(suite, options, store, progress or Progress(), self.run_id, targets, methods)
         self.executor = executor(self.ctx)
         self.verification = Verification(self.ctx, self.executor, self.done)
+        self.profiler = Profiler(self.ctx, self.executor, options.profile) if options.profile else None
         self.room = Room()  # what may be open at once: set as the targets start
         self.split: dict[str, int] = {}  # the steps measured in batches, and how many
         self.left_behind: list[str] = []
@@ -207,6 +210,9 @@ class Runner:
         cleanup.push(lambda: f"the run's work directory {self.workdir}", lambda: shutil.rmtree(self.workdir))
         try:
             self.ctx.worker_env = worker_environment(self.workdir)
+            if self.profiler is not None:
+                self.ctx.worker_env = node_options(self.ctx.worker_env)
+                cleanup.push(lambda: "the JIT maps of profiled Node workers in /tmp", self.profiler.close)
             settings = {
                 "trials": o.trials, "warmup": o.warmup, "max_warmup_jit": o.max_warmup, "timeout_s": o.timeout,
                 "quick": o.quick, "unconfined_sql": o.unconfined_sql, "label": o.label,
@@ -215,6 +221,7 @@ class Runner:
                 "precision": o.precision, "budget_s": o.budget, "max_trials": o.max_trials,
                 "allow_idle_halt": o.allow_idle_halt,
                 **({"steps": o.steps} if o.steps else {}),
+                **({"profile_s": o.profile} if o.profile else {}),
                 **({"cluster": o.cluster.text} if o.cluster is not None else {}),
             }
             if self.done.resumed:
@@ -454,6 +461,11 @@ class Runner:
         for wide in self.precision.rounds({c: states[c].rates for c in cells}, lambda c: states[c].measurable,
                                           parts_left=left):
             self._rounds([(c, "trial", o.trials + states[c].extra) for c in wide], states, counted=False)
+        if self.profiler is not None:  # after the timed trials, in trials of its own
+            for cell in cells:
+                if states[cell].measurable:
+                    self.progress.advance(f"{cell.label} · profile ({fmt.seconds(o.profile)})", 0)
+                    self.profiler.take(cell, states[cell])
 
     def _room_words(self) -> str:
         """What bounds the run's batches, for the line that says a step is split."""

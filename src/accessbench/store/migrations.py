@@ -141,4 +141,19 @@ MIGRATIONS = [
     ALTER TABLE cells ADD COLUMN statements_per_op REAL;  -- statements the verification pass sent, per operation
     ALTER TABLE cells ADD COLUMN parents_per_op REAL;     -- load steps: the parent rows each operation loads
     """,
+    # 13: profiles (run --profile): where a cell's client and server spent their CPU, in
+    # a trial of its own (never a timed figure), as the sampler's folded stacks
+    """
+    CREATE TABLE profiles (
+        cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+        side TEXT NOT NULL,              -- client | server
+        sampler TEXT,                    -- perf | py-spy | jfr (NULL: none was taken; note says why)
+        seconds REAL,                    -- how long it sampled
+        operations INTEGER,              -- in the profile's one trial, never stored as a timed one
+        samples INTEGER,
+        folded TEXT,                     -- root;...;leaf count, a stack a line
+        note TEXT,
+        PRIMARY KEY (cell_id, side)
+    );
+    """,
 ]

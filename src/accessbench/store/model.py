@@ -185,6 +185,7 @@ class StoredRun:
     methods: list[Method]
     cells: list[Cell]
     trials: dict[int, list[Trial]] = field(default_factory=dict)  # cell id → timed trials
+    profiles: list[dict] = field(default_factory=list)  # run --profile: Store.profiles' rows
 
     @functools.cached_property
     def suite(self):

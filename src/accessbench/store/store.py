@@ -184,6 +184,24 @@ class Store:
                  answer.get("peak_rss_bytes"), optional_json("per_host")),
             )
 
+    @_writes
+    def add_profile(self, cell_id: int, side: str, sampler: str | None, folded: str | None = None,
+                    samples: int | None = None, seconds: float | None = None, operations: int | None = None,
+                    note: str | None = None) -> None:
+        """A cell's profile of one side (client or server), or why there is none (``note``)."""
+        with self.backend.transaction():
+            self.execute("INSERT INTO profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cell_id, side) DO UPDATE"
+                         " SET sampler = excluded.sampler, seconds = excluded.seconds, operations = excluded.operations,"
+                         " samples = excluded.samples, folded = excluded.folded, note = excluded.note",
+                         (cell_id, side, sampler, seconds, operations, samples, folded, note))
+
+    def profiles(self, run_id: str) -> list[dict]:
+        """Every profile of the run's cells, with the cell's coordinates."""
+        return [dict(r) for r in self.execute(
+            "SELECT c.id AS cell_id, c.variant, c.target, c.path, c.method, c.step, p.side, p.sampler, p.seconds,"
+            " p.operations, p.samples, p.folded, p.note FROM profiles p JOIN cells c ON c.id = p.cell_id"
+            " WHERE c.run_id = ? ORDER BY c.step_index, c.step, c.target, c.path, c.method, p.side", (run_id,))]
+
     def add_drift(self, host: str, run_a: str, run_b: str, cells: int, floor: float) -> None:
         """A calibration: two runs of identical settings on ``host`` differ by ``floor``."""
         with self.backend.transaction():
@@ -198,8 +216,8 @@ class Store:
 
     @_writes
     def copy_run(self, source: "Store", run_id: str) -> int:
-        """A run of another store copied whole, in one transaction, under its own id (its cells
-        and trials get this store's row ids); how many trials were copied."""
+        """A run of another store copied whole, in one transaction, under its own id (its cells,
+        trials and profiles get this store's row ids); how many trials were copied."""
         if self.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
             raise InputError(f"RUN {run_id}: already in {self.path}")
         read = lambda sql: [dict(r) for r in source.execute(sql, (run_id,)).fetchall()]  # noqa: E731
@@ -217,6 +235,8 @@ class Store:
                 del trial["id"]
                 self._insert("trials", {**trial, "cell_id": cell_ids[trial["cell_id"]]})
                 copied += 1
+            for profile in read("SELECT p.* FROM profiles p JOIN cells c ON c.id = p.cell_id WHERE c.run_id = ?"):
+                self._insert("profiles", {**profile, "cell_id": cell_ids[profile["cell_id"]]})
         return copied
 
     def _insert(self, table: str, row: dict[str, Any], returning: bool = False):
@@ -320,4 +340,5 @@ class Store:
                       " ORDER BY t.cell_id, t.seq"):
             trial = Trial.from_row(r)
             stored.trials.setdefault(trial.cell_id, []).append(trial)
+        stored.profiles = self.profiles(run_id)
         return stored
