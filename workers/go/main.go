@@ -591,13 +591,21 @@ func (s *session) safeHandle(msg map[string]any) (a object, f *failure) {
 // driver does not take, leaves a session that answers every message unsupported.
 func chooseMethod(name string) *session {
 	s := &session{name: name}
-	base, settings, _ := strings.Cut(name, "/")
+	named, settings, _ := strings.Cut(name, "/")
+	// METHOD@VERSION: its driver at another version than the pinned one, for which this program
+	// was built again (src/accessbench/methods/versions.py); a build with any other version of
+	// the driver refuses the name rather than measure one version under another's
+	base, version, _ := strings.Cut(named, "@")
 	mk, ok := driverFor(base)
 	if !ok {
 		s.why = fmt.Sprintf("unknown method '%s' (abworker-go knows %s)", base, methodNames())
 		return s
 	}
 	s.mk, s.drv = mk, mk()
+	if built, _, _ := strings.Cut(s.drv.driverVersion(), " "); version != "" && built != version {
+		s.why = fmt.Sprintf("%s: this abworker-go is built with %s's driver at %s, not %s", name, base, s.drv.driverVersion(), version)
+		return s
+	}
 	if settings == "" {
 		return s
 	}

@@ -523,6 +523,9 @@ def main(argv: list[str]) -> int:
         chosen, why = variant_settings(driver, settings)
         if why:  # a setting silently ignored would measure another method under this one's name
             driver = Missing(argv[0], why)
+        elif version and driver.version().split(" ")[0] != version:  # nor another version under this one's
+            driver = Missing(argv[0], f"{named}: this worker imported {base}'s driver at {driver.version()}, "
+                                      f"not {version} (from {sys.path[0]})")
         else:
             driver.configure(chosen)
             driver.name = argv[0]  # as the runner named it, version and settings included

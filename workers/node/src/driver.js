@@ -17,10 +17,10 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 
 import { runAsync, runSync, statementOf } from './loading.js';
 import { ProtocolError } from './protocol.js';
+import { resolvePackage } from './versions.js';
 
 // The driver cannot do what was asked, as asked: answered as kind `unsupported`.
 export class Unsupported extends Error {
@@ -29,11 +29,10 @@ export class Unsupported extends Error {
   }
 }
 
-const require = createRequire(import.meta.url);
-
-// The installed version of an npm package (its package.json, found from its entry point).
+// The installed version of an npm package (its package.json, found from its entry point): the
+// one this worker loads (a driver version's, versions.js, or its own).
 export function packageVersion(name) {
-  let dir = path.dirname(require.resolve(name));
+  let dir = path.dirname(resolvePackage(name));
   for (;;) {
     const file = path.join(dir, 'package.json');
     if (fs.existsSync(file)) {

@@ -86,14 +86,25 @@ fn methods() -> Vec<&'static str> {
 }
 
 fn make_driver(method: &str) -> Result<Box<dyn Driver>, String> {
-    let (base, rest) = method.split_once('/').unwrap_or((method, ""));
+    let (named, rest) = method.split_once('/').unwrap_or((method, ""));
+    // METHOD@VERSION: its driver at another version than the pinned one, for which this
+    // program was built again (src/accessbench/methods/versions.py); a build with any other
+    // version of the driver refuses the name rather than measure one version under another's
+    let (base, version) = named.split_once('@').unwrap_or((named, ""));
     let mut settings = Vec::new();
     for kv in rest.split(',').filter(|s| !s.is_empty()) {
         let (k, v) = kv.split_once('=').ok_or_else(|| format!("{method}: setting '{kv}' is not key=value"))?;
         settings.push((k.to_string(), v.to_string()));
     }
     match REGISTRY.iter().find(|(name, _)| *name == base) {
-        Some((_, make)) => make(&settings).map_err(|e| format!("{method}: {e}")),
+        Some((_, make)) => {
+            let driver = make(&settings).map_err(|e| format!("{method}: {e}"))?;
+            let built = driver.hello().driver_version;
+            if !version.is_empty() && built.split(' ').next() != Some(version) {
+                return Err(format!("{method}: this abworker-rust is built with {base}'s driver at {built}, not {version}"));
+            }
+            Ok(driver)
+        }
         None => Err(format!("unknown method '{base}' (abworker-rust knows {})", known())),
     }
 }

@@ -3,6 +3,7 @@
 // declares and nothing else.
 
 import { Unsupported } from '../driver.js';
+import { useVersion } from '../versions.js';
 
 export const DRIVERS = {
   'node-pg': './pg.js',
@@ -18,24 +19,37 @@ export const DRIVERS = {
   'node-prisma+pg': './prisma.js',
 };
 
-// The driver of a method name (a base from DRIVERS, optionally followed by
-// `/key=value[,key=value]` settings, each given to the driver's `configure`). A method that
-// cannot be used (unknown base or setting, driver module not installed) throws `Unsupported`
-// with the reason: the worker answers it to every message (and `bye` still ends the process).
+// The driver of a method name (a base from DRIVERS, optionally at another version of its
+// driver, `@VERSION` (versions.js), and followed by `/key=value[,key=value]` settings, each
+// given to the driver's `configure`). A method that cannot be used (unknown base or setting,
+// driver module not installed, a version not installed or not the one loaded) throws
+// `Unsupported` with the reason: the worker answers it to every message (and `bye` still ends
+// the process).
 export async function loadDriver(method) {
   const slash = method.indexOf('/');
-  const base = slash < 0 ? method : method.slice(0, slash);
+  const named = slash < 0 ? method : method.slice(0, slash);
+  const [base, version] = named.split('@');
   if (!(base in DRIVERS)) {
     throw new Unsupported(`unknown method '${base}' (abworker-node knows ${Object.keys(DRIVERS).join(', ')})`);
+  }
+  if (version) {
+    try {
+      useVersion(named);
+    } catch (e) {
+      throw new Unsupported(e.message);
+    }
   }
   let mod;
   try {
     mod = await import(DRIVERS[base].split('#')[0]);
   } catch (e) {
     process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
-    throw new Unsupported(`${base}: driver module not importable (npm ci --prefix workers/node): ${e.message}`);
+    throw new Unsupported(`${named}: driver module not importable (npm ci --prefix workers/node): ${e.message}`);
   }
   const driver = new mod[DRIVERS[base].split('#')[1] || 'default'](method);
+  if (version && driver.version().split(' ')[0] !== version) {
+    throw new Unsupported(`${method}: this worker loaded ${base}'s driver at ${driver.version()}, not ${version}`);
+  }
   if (slash >= 0) {
     for (const kv of method.slice(slash + 1).split(',')) {
       const eq = kv.indexOf('=');

@@ -119,12 +119,25 @@ public final class Main {
     private void chooseMethod() {
         int slash = methodName.indexOf('/');
         String base = slash < 0 ? methodName : methodName.substring(0, slash);
+        // METHOD@VERSION: its driver at another version than the pinned one, that version's jar
+        // put ahead of this worker's on the class path (src/accessbench/methods/versions.py);
+        // started with any other version of the driver, the worker refuses the name rather than
+        // measure one version under another's
+        int at = base.indexOf('@');
+        String version = at < 0 ? null : base.substring(at + 1);
+        if (at >= 0)
+            base = base.substring(0, at);
         Supplier<Driver> make = DRIVERS.get(base);
         if (make == null) {
             unsupportedWhy = "unknown method '" + base + "' (abworker-java knows " + known() + ")";
             return;
         }
         drv = make.get();
+        if (version != null && !drv.driverVersion().split(" ", 2)[0].equals(version)) {
+            unsupportedWhy = methodName + ": this abworker-java runs " + base + "'s driver at " + drv.driverVersion()
+                    + ", not " + version + " (its jar is not on the class path ahead of the worker's)";
+            return;
+        }
         if (slash < 0)
             return;
         for (String kv : methodName.substring(slash + 1).split(",", -1)) {

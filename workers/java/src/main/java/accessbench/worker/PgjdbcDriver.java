@@ -65,7 +65,14 @@ final class PgjdbcDriver extends JdbcDriver {
 
     @Override
     String driverVersion() {
-        return DriverInfo.DRIVER_VERSION;
+        // read from the class loaded, not the constant javac copies in at compile time: a pgjdbc
+        // jar put ahead of this worker's on the class path (a driver version,
+        // src/accessbench/methods/versions.py) reports its own
+        try {
+            return (String) DriverInfo.class.getField("DRIVER_VERSION").get(null);
+        } catch (ReflectiveOperationException e) {
+            return "unknown (" + e + ")";
+        }
     }
 
     @Override
