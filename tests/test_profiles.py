@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from accessbench.profile.folded import diff, frames, parse, share
-from accessbench.profile.samplers import for_language, jfr_folded
+from accessbench.profile.samplers import for_language, jfr_folded, unaddressed
 
 from .conftest import accessbench
 
@@ -138,6 +138,8 @@ def test_a_diff_compares_shares_not_counts():
     b = Counter({"main;parse": 30, "main;step": 10})  # twice the samples: parse's share grew
     [first, *_] = diff(a, b)
     assert first.name == "parse" and (first.a, first.b) == (0.5, 0.75)
+    layer = diff(Counter({"main;step": 4}), Counter({"main;orm;step": 3, "main;orm": 1}))
+    assert layer[0].name == "orm" and (layer[0].total_a, layer[0].total_b) == (0.0, 1.0)  # a layer moves in total
 
 
 def test_jfr_samples_fold_root_first():
@@ -147,3 +149,9 @@ def test_jfr_samples_fold_root_first():
             {"method": {"type": {"name": "accessbench.worker.Main"}, "name": "timed"}}]}}},
         {"values": {"stackTrace": None}}]}}
     assert jfr_folded(recording) == Counter({"accessbench.worker.Main.timed;org.postgresql.core.PGStream.receive": 1})
+
+
+def test_a_native_frame_py_spy_could_not_name_is_named_by_its_library_so_that_two_processes_compare():
+    one = unaddressed(Counter({"main (w.py);0x7efd9d045a10 (libc.so.6)": 2}))
+    other = unaddressed(Counter({"main (w.py);0x7f80fe045b20 (libc.so.6)": 3}))
+    assert set(one) == set(other) == {"main (w.py);[libc.so.6]"}

@@ -55,17 +55,27 @@ def share(part: int, whole: int) -> str:
 @dataclass(frozen=True)
 class Change:
     name: str
-    a: float   # self share in the first profile
-    b: float   # and in the second
+    a: float         # self share in the first profile
+    b: float         # and in the second
+    total_a: float   # total share (the frame anywhere on the stack) in the first
+    total_b: float   # and in the second
+
+    @property
+    def moved(self) -> float:
+        """The larger of the two shifts: a layer's own frames move most in total, a leaf in self."""
+        return max(abs(self.b - self.a), abs(self.total_b - self.total_a))
 
 
 def diff(a: Counter[str], b: Counter[str]) -> list[Change]:
-    """Each frame's self share in ``a`` and in ``b``, the largest change first."""
-    na, nb = sum(a.values()), sum(b.values())
-    fa = {f.name: f.self_samples / na for f in frames(a)} if na else {}
-    fb = {f.name: f.self_samples / nb for f in frames(b)} if nb else {}
-    changes = [Change(n, fa.get(n, 0.0), fb.get(n, 0.0)) for n in set(fa) | set(fb)]
-    return sorted(changes, key=lambda c: (-abs(c.b - c.a), c.name))
+    """Each frame's self and total shares in ``a`` and in ``b``, the largest change first."""
+    def shares(stacks: Counter[str]) -> dict[str, tuple[float, float]]:
+        whole = sum(stacks.values())
+        return {f.name: (f.self_samples / whole, f.total_samples / whole) for f in frames(stacks)} if whole else {}
+
+    sa, sb = shares(a), shares(b)
+    changes = [Change(n, sa.get(n, (0.0, 0.0))[0], sb.get(n, (0.0, 0.0))[0], sa.get(n, (0.0, 0.0))[1],
+                      sb.get(n, (0.0, 0.0))[1]) for n in set(sa) | set(sb)]
+    return sorted(changes, key=lambda c: (-c.moved, c.name))
 
 
 def flame_graph(stacks: Counter[str], title: str, subtitle: str = "") -> str:

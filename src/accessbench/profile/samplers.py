@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -147,7 +148,7 @@ class _PySpyRecording:
         # the process per sample — a profile's own trials, never a timed one
         self.proc = subprocess.Popen(
             [tool("py-spy"), "record", "--pid", str(pid), "--rate", str(RATE_HZ), "--format", "raw", "--native",
-             "--output", self.out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             "--nolineno", "--output", self.out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)  # py-spy writes its output only at the end: give it the time to attach
         if self.proc.poll() is not None:
             raise RuntimeError(f"py-spy exited at once: {_tail(self.proc)}")
@@ -159,7 +160,20 @@ class _PySpyRecording:
         with open(self.out) as f:
             stacks = fold(f)
         os.remove(self.out)
-        return stacks
+        return unaddressed(stacks)
+
+
+def unaddressed(stacks: Counter[str]) -> Counter[str]:
+    """A native frame py-spy could not name is its address in a library (``0x7f… (libc.so.6)``),
+    which differs from process to process: named by its library alone (``[libc.so.6]``), as
+    perf names such frames, so that two profiles compare."""
+    named: Counter[str] = Counter()
+    for stack, count in stacks.items():
+        named[_ADDRESS.sub(r"[\1]", stack)] += count
+    return named
+
+
+_ADDRESS = re.compile(r"0x[0-9a-f]+ \(([^)]+)\)")
 
 
 class PySpy:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..profile.folded import Change, diff, frames, parse, share
+from ..profile.folded import diff, frames, parse, share
 from ..profile.samplers import COUNTS
 
 TOP = 15  # frames listed per profile
@@ -88,7 +88,7 @@ def pairs(profiles: list[Profile], base: list[Profile]) -> list[tuple[Profile, P
 
 def render_diff(matched: list[tuple[Profile, Profile]], color: bool = False, width: int | None = None,
                 top: int = TOP) -> str:
-    """For each pair, the frames whose self share moved most, base first."""
+    """For each pair, the frames whose share moved most, base first."""
     out = io.StringIO()
     console = _console(out, color, width)
     for base, other in matched:
@@ -96,13 +96,16 @@ def render_diff(matched: list[tuple[Profile, Profile]], color: bool = False, wid
         na, nb = sum(a.values()), sum(b.values())
         console.print(f"{other.label} · {other.row['side']} against {base.row['method']}: each frame's share of its "
                       f"own profile's samples ({na:,} and {nb:,})", style="bold", markup=False)
+        console.print(f"A: {base.row['method']}, B: {other.row['method']}", markup=False)
         table = Table(box=box.SIMPLE_HEAD)
-        for name, justify in ((base.row["method"], "right"), (other.row["method"], "right"), ("change", "right"),
-                              ("frame", "left")):
-            table.add_column(name, justify=justify, no_wrap=name != "frame")
+        for name in ("self A", "self B", "total A", "total B"):
+            table.add_column(name, justify="right", no_wrap=True)
+        table.add_column("frame", justify="left", overflow="fold")
         for c in diff(a, b)[:top]:
-            table.add_row(_pct(c.a, na), _pct(c.b, nb), _points(c, min(na, nb)), Text(c.name))
+            table.add_row(_pct(c.a, na), _pct(c.b, nb), _pct(c.total_a, na), _pct(c.total_b, nb), Text(c.name))
         console.print(table)
+    console.print("The frames whose share moved most, in self (the CPU in the frame itself) or in total (in it or "
+                  "what it called); a share is of each profile's own samples.")
     return out.getvalue()
 
 
@@ -110,7 +113,3 @@ def _pct(value: float, whole: int) -> str:
     return share(round(value * whole), whole)
 
 
-def _points(change: Change, whole: int) -> str:
-    """The change in percentage points, at the precision the smaller profile allows."""
-    points = 100 * (change.b - change.a)
-    return f"{points:+.1f} pt" if whole >= 1000 else f"{points:+.0f} pt"
