@@ -126,10 +126,16 @@ endif
 $(INFERNO):
 	CARGO_HOME=$(CACHE)/cargo cargo install -q --locked --root $(CACHE)/tools inferno@0.12.8
 
-# Methods at other versions of their driver (py-psycopg@3.2.10), each installed beside the pinned
-# one: the versions src/accessbench/methods/versions.toml declares (methods/versions.py).
+# Methods at other versions of their driver (py-psycopg@3.2.10, go-pgx@v5.8.0), each installed
+# beside the pinned one: the versions src/accessbench/methods/versions.toml declares
+# (methods/versions.py). A Go or Rust version is a build of its worker: remade when the worker's
+# sources change (or, Rust, the suites its build reads); a language without its tools is skipped
+# loudly.
 VERSIONS := $(CACHE)/versions/.installed
-$(VERSIONS): src/accessbench/methods/versions.toml $(VENV)/.installed
+VERSIONED_SOURCES := $(wildcard workers/go/*.go workers/go/go.mod workers/go/go.sum workers/rust/Cargo.* \
+	workers/rust/build.rs src/accessbench/suites/*.toml src/accessbench/conformance/script.toml) \
+	$(shell find workers/rust/src -name '*.rs' 2>/dev/null)
+$(VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versions.py $(VERSIONED_SOURCES) $(VENV)/.installed
 	$(VENV)/bin/python -c 'import sys; from accessbench.methods.versions import install; sys.exit(install())'
 	@touch $@
 

@@ -9,6 +9,7 @@ import sys
 import tomllib
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 from typing import Literal
 
@@ -31,6 +32,14 @@ NATIVE_WORKERS = {
              "make workers (needs cargo)"),
     "node": (["node", "{workers}/node/src/main.js"], "node/node_modules/.package-lock.json",
              "make workers (needs Node.js 18+ and npm)"),
+}
+# language → how to start a method's worker at another version of its driver (methods/versions.py),
+# "{version}" standing for that version's directory, where Go and Rust have their builds and Java
+# the driver's jar (Python and Node start their usual worker, which loads the driver from there).
+VERSIONED_WORKERS = {
+    "go": ["{version}/abworker-go"],
+    "rust": ["{version}/abworker-rust"],
+    "java": ["java", "-cp", "{version}/*:{workers}/java/target/abworker-java.jar", "accessbench.worker.Main"],
 }
 # The tools a language's worker is built with (the Makefile's `workers` target skips, loudly,
 # a language whose tools are absent).
@@ -105,16 +114,32 @@ class Method(BaseModel):
         if self.language == "python":
             return [sys.executable, "-m", "accessbench.pyworker", self.name]
         argv, _, _ = NATIVE_WORKERS[self.language]
-        return [part.replace("{workers}", str(workers_dir())) for part in argv] + [self.name]
+        if self.version and self.language in VERSIONED_WORKERS:
+            argv = VERSIONED_WORKERS[self.language]
+        where = {"{workers}": str(workers_dir())} | ({"{version}": str(self._version_directory())} if self.version else {})
+        return [_fill(part, where) for part in argv] + [self.name]
+
+    def _own_build(self) -> bool:
+        """A version with a worker built for it (Go, Rust): the pinned worker's build is not needed."""
+        return bool(self.version) and VERSIONED_WORKERS.get(self.language, [""])[0].startswith("{version}")
+
+    def _version_directory(self) -> Path:
+        """Where its version is installed (a method at its pinned version has none)."""
+        assert self.version
+        return versions.directory(self.name.partition("@")[0], self.version)
 
     def files(self) -> list[str]:
         """The files its worker needs on a host that runs it (--cluster checks every host has
-        them): the programs its command names, what its worker is built into, its driver's module."""
-        needed = [part for part in self.command() if os.path.isabs(part)]
-        if self.language in NATIVE_WORKERS:
+        them): the programs its command names, what its worker is built into, its driver's module,
+        a version's installed directory (its marker)."""
+        needed = [path for part in self.command() for path in part.split(os.pathsep)
+                  if os.path.isabs(path) and not path.endswith("*")]
+        if self.language in NATIVE_WORKERS and not self._own_build():
             needed.append(str(workers_dir() / NATIVE_WORKERS[self.language][1]))
         if self.language == "python" and not self.tier and (spec := importlib.util.find_spec(self.module)):
             needed.append(spec.origin or "")
+        if self.version:
+            needed.append(str(self._version_directory() / versions.INSTALLED))
         return [path for path in dict.fromkeys(needed) if path]
 
     def missing(self) -> str | None:
@@ -125,13 +150,16 @@ class Method(BaseModel):
             base = next((m for m in catalog() if m.name == self.name.split("/")[0] and m.web), None)
             return missing(self.name, base.web.servers if base else None)
         if self.version and not versions.installed(self.name.partition("@")[0], self.version):
+            if (self._version_directory() / versions.INSTALLED).exists():
+                return (f"version {self.version} was built from other {self.language} worker sources than these: "
+                        "make setup builds it again")
             return f"version {self.version} is not installed here: make setup installs the versions methods/versions.toml declares"
         if self.language == "python" and importlib.util.find_spec(self.module) is None:
             hint = f" (pip install {self.package})" if self.package else ""
             return f"Python module {self.module} is not installed{hint}"
         if self.language in NATIVE_WORKERS:
             argv, built, build = NATIVE_WORKERS[self.language]
-            if not (workers_dir() / built).exists():
+            if not self._own_build() and not (workers_dir() / built).exists():
                 return f"the {self.language} worker is not built: {build}"
             if "{workers}" not in argv[0] and shutil.which(argv[0]) is None:
                 return f"{argv[0]} is not on PATH"
@@ -159,9 +187,19 @@ def _versioned(methods: tuple[Method, ...]):
         if entry.method not in by_name:
             raise ValueError(f"methods/versions.toml: {entry.method} is not a method of the catalog")
         base = by_name[entry.method]
+        if base.language != entry.language:
+            key = [k for k, language in versions.KEYS.items() if language == base.language]
+            raise ValueError(f"methods/versions.toml: {entry.method} is a {base.language} method: " + (
+                f"its versions name what to install by {key[0]}" if key else "it has one version, the installed one"))
         for version in entry.versions:
             yield base.model_copy(update={"name": f"{base.name}@{version}", "version": version, "default": False,
                                           "summary": f"{base.summary} At {version} (methods/versions.toml)."})
+
+
+def _fill(text: str, where: dict[str, str]) -> str:
+    for key, value in where.items():
+        text = text.replace(key, value)
+    return text
 
 
 def _check_version(name: str, known: dict[str, Method], option: str) -> None:
