@@ -16,8 +16,9 @@ untouched beside it — by one small installer per language (INSTALLERS):
   it); the method's command starts that binary.
 - Rust: the worker built again from a copy of its manifest that requires ``=VERSION`` of the
   crate and a copy of Cargo.lock that cargo re-resolves from the pinned one (moving only the
-  crates that must move with it), its sources the worker's own; one target directory for every
-  version (.cache/versions/rust/target: dependencies compile once), the binary copied out.
+  crates that must move with it), its sources the worker's own, in the pinned worker's target
+  directory under another binary name (what did not move is compiled once, for both), the
+  binary copied out.
 - Java: the driver's jar at that version (Maven's dependency:copy), on the class path ahead of
   the worker's shaded jar.
 - Node: the driver's npm package at that version with its own dependencies (npm install
@@ -188,6 +189,9 @@ class Go(Installer):
              env=env)
 
 
+VERSIONED_BIN = "abworker-rust-versioned"
+
+
 class Rust(Installer):
     language = "rust"
 
@@ -202,17 +206,20 @@ class Rust(Installer):
                                 rf'\g<1>"={version}"', manifest, count=1, flags=re.M)
         if not found:  # not a direct dependency: required here, it pins the one the others use
             pinned = manifest.replace("[dependencies]\n", f'[dependencies]\n{crate} = "={version}"\n', 1)
-        (target / "Cargo.toml").write_text(pinned)
+        # built under another name in the pinned worker's own target directory: every dependency
+        # that does not move with the crate is the pinned build's, already compiled, and the
+        # pinned binary (target/release/abworker-rust) is left as it is
+        (target / "Cargo.toml").write_text(pinned.replace('name = "abworker-rust"', f'name = "{VERSIONED_BIN}"'))
         shutil.copy(worker / "Cargo.lock", target / "Cargo.lock")
         for name in ("src", "build.rs"):  # the worker's own sources
             (target / name).symlink_to(os.path.relpath(worker / name, target))
-        shared = root() / "rust" / "target"
+        shared = worker / "target"
         env = {**os.environ, "CARGO_HOME": str(_cache() / "cargo"), "CARGO_TARGET_DIR": str(shared),
                "ABW_ACCESSBENCH": str(_package())}
         manifest_path = ["--manifest-path", str(target / "Cargo.toml")]
         _run(["cargo", "fetch", "-q", *manifest_path], env=env)  # resolves the lock copy: the crate at =VERSION
         _run(["cargo", "build", "-q", "--release", "--locked", *manifest_path], env=env)
-        shutil.copy(shared / "release" / "abworker-rust", target / "abworker-rust")
+        shutil.copy(shared / "release" / VERSIONED_BIN, target / "abworker-rust")
 
 
 class Java(Installer):
