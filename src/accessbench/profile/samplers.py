@@ -144,10 +144,12 @@ class Perf:
 class _PySpyRecording:
     def __init__(self, pid: int, directory: str) -> None:
         self.out = os.path.join(directory, "py-spy.folded")
-        # --native: the C extensions' frames too (psycopg's libpq calls), which costs a pause of
-        # the process per sample — a profile's own trials, never a timed one
+        # --nonblocking: the stacks read from the process's memory while it runs. Native stacks
+        # (--native) would need the thread stopped for every sample, which lands its samples in
+        # the system calls the stops interrupt (send, poll) and halves its speed; without them, a
+        # C extension's time is its calling Python frame's own
         self.proc = subprocess.Popen(
-            [tool("py-spy"), "record", "--pid", str(pid), "--rate", str(RATE_HZ), "--format", "raw", "--native",
+            [tool("py-spy"), "record", "--pid", str(pid), "--rate", str(RATE_HZ), "--format", "raw", "--nonblocking",
              "--nolineno", "--output", self.out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)  # py-spy writes its output only at the end: give it the time to attach
         if self.proc.poll() is not None:
@@ -178,7 +180,7 @@ _ADDRESS = re.compile(r"0x[0-9a-f]+ \(([^)]+)\)")
 
 class PySpy:
     name = "py-spy"
-    counts = "samples of the worker's thread while it is not idle, Python and native frames (a wait in poll or read included)"
+    counts = "samples of the worker's Python thread while it is not idle (a C extension's time is its calling Python frame's)"
 
     def missing(self) -> str | None:
         return None if tool("py-spy") else "py-spy is not installed (pip install py-spy; make setup does)"
