@@ -41,9 +41,11 @@ def test_each_cell_gets_a_client_and_a_server_profile_or_says_why_not(profiled):
     profiles = stored(profiled)
     assert profiles[("rust-rusqlite", "client")]["sampler"] == "perf"
     assert profiles[("py-psycopg", "client")]["sampler"] == "py-spy"
+    assert profiles[("py-psycopg", "native")]["sampler"] == "perf"  # its C extensions and libpq, beside py-spy
     assert profiles[("py-psycopg", "server")]["sampler"] == "perf"  # the PostgreSQL backend serving it
+    assert ("rust-rusqlite", "native") not in profiles  # perf's client profile is native already
     for key in [("rust-rusqlite", "client"), ("rust-diesel+sqlite", "client"), ("py-psycopg", "client"),
-                ("py-psycopg", "server")]:
+                ("py-psycopg", "native"), ("py-psycopg", "server")]:
         assert profiles[key]["samples"] > 0 and profiles[key]["operations"] >= 1, key
         assert sum(parse(profiles[key]["folded"]).values()) == profiles[key]["samples"]
     assert "in-process" in profiles[("rust-rusqlite", "server")]["note"]
@@ -92,7 +94,7 @@ def test_show_profile_lists_each_sides_top_frames_and_draws_flame_graphs(profile
     assert "<svg" in svg.read_text() and "sqlite3Reprepare" in svg.read_text()
     both = accessbench("--store", profiled, "show", "last", "--profile", "--method", "py-psycopg",
                        "--flamegraph", str(svg))
-    assert both.returncode == 2 and "2 profiles match" in both.stderr  # its client and its server
+    assert both.returncode == 2 and "3 profiles match" in both.stderr  # its client, native and server
     server = accessbench("--store", profiled, "show", "last", "--profile", "--method", "py-psycopg", "--side",
                          "server", "--flamegraph", str(svg))
     assert server.returncode == 0 and "PostgresMain" in svg.read_text()
@@ -103,7 +105,7 @@ def test_the_html_report_holds_a_flame_graph_for_each_profile_and_says_why_for_t
     assert result.returncode == 0, result.stderr
     [page] = tmp_path.glob("accessbench-*.html")
     html = page.read_text()
-    assert html.count('class="flamegraph" src="data:image/svg+xml;base64,') == 4  # 3 clients, 1 server
+    assert html.count('class="flamegraph" src="data:image/svg+xml;base64,') == 5  # 3 clients, 1 native, 1 server
     assert "in-process: the engine runs inside the client" in html  # SQLite's server side
 
 
@@ -155,3 +157,7 @@ def test_a_native_frame_py_spy_could_not_name_is_named_by_its_library_so_that_tw
     one = unaddressed(Counter({"main (w.py);0x7efd9d045a10 (libc.so.6)": 2}))
     other = unaddressed(Counter({"main (w.py);0x7f80fe045b20 (libc.so.6)": 3}))
     assert set(one) == set(other) == {"main (w.py);[libc.so.6]"}
+
+
+def test_a_library_a_wheel_bundles_is_named_without_its_build_hash():
+    assert set(unaddressed(Counter({"main;[libpq-9b38f5e3.so.5.17]": 1}))) == {"main;[libpq.so.5.17]"}

@@ -540,9 +540,9 @@ def _add_profile_selection(show) -> None:
     for option in ("--method", "--step", "--target", "--path"):
         profile.add_argument(option, type=_csv, default=None, metavar=f"{option[2:].upper()}[,…]",
                              help=f"only the profiles of these {option[2:]}s")
-    profile.add_argument("--side", choices=("client", "server"), default=None,
-                         help="only the client's profiles (the worker, and an embedded engine in it) or the server "
-                         "backend's")
+    profile.add_argument("--side", choices=("client", "native", "server"), default=None,
+                         help="only the client's profiles (the worker, and an embedded engine in it), a Python "
+                         "client's native frames (perf, beside py-spy's Python ones) or the server backend's")
     profile.add_argument("--against", default=None, metavar="METHOD",
                          help="each profile beside the same cell's profile of METHOD (a layer's driver, another version)")
     profile.add_argument("--flamegraph", default=None, metavar="FILE",

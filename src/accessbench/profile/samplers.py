@@ -106,7 +106,10 @@ class _PerfRecording:
         _wait_for(self.data, self.proc, "perf record")
 
     def stop(self) -> Counter[str]:
+        early = self.proc.poll() is not None  # it should still be sampling
         _interrupt(self.proc, "perf record")
+        if early:
+            raise RuntimeError(f"perf record stopped before the trial ended: {_tail(self.proc)}")
         # without the period field: a stack counts its samples, not the nanoseconds each stands for
         script = subprocess.run(["perf", "script", "-F", "comm,pid,tid,event,ip,sym,dso", "-i", self.data],
                                 capture_output=True, text=True)
@@ -117,7 +120,10 @@ class _PerfRecording:
         if collapse.returncode:
             raise RuntimeError(f"inferno-collapse-perf: {collapse.stderr.strip()}")
         os.remove(self.data)
-        return fold(collapse.stdout.splitlines())
+        stacks = unaddressed(fold(collapse.stdout.splitlines()))
+        if not stacks:  # what perf said of it, for the note in the profile's place
+            raise RuntimeError(f"no samples recorded ({_tail(self.proc)}; {script.stderr.strip()[-200:] or 'perf script: none'})")
+        return stacks
 
 
 class Perf:
@@ -166,15 +172,17 @@ class _PySpyRecording:
 
 
 def unaddressed(stacks: Counter[str]) -> Counter[str]:
-    """A native frame py-spy could not name is its address in a library (``0x7f… (libc.so.6)``),
-    which differs from process to process: named by its library alone (``[libc.so.6]``), as
-    perf names such frames, so that two profiles compare."""
+    """Frames named the same in every process, so that two profiles compare: a native frame
+    py-spy could not name is its address in a library (``0x7f… (libc.so.6)``), named by its
+    library alone (``[libc.so.6]``), as perf names such frames; and a library a Python wheel
+    bundles carries a hash of its build in its name (``libpq-9b38f5e3.so.5.17``), dropped."""
     named: Counter[str] = Counter()
     for stack, count in stacks.items():
-        named[_ADDRESS.sub(r"[\1]", stack)] += count
+        named[_WHEEL_HASH.sub("", _ADDRESS.sub(r"[\1]", stack))] += count
     return named
 
 
+_WHEEL_HASH = re.compile(r"(?<=\w)-[0-9a-f]{8}(?=\.so)")
 _ADDRESS = re.compile(r"0x[0-9a-f]+ \(([^)]+)\)")
 
 
@@ -256,6 +264,10 @@ SAMPLERS: dict[str, Sampler] = {
     "python": PySpy(), "c": Perf(), "go": Perf(), "rust": Perf(), "node": Perf("fp"), "java": FlightRecorder(),
 }
 SERVER = Perf()
+# Beside a runtime's own sampler, perf's view of the same process where it names frames: a
+# Python worker's C extensions and libraries (psycopg's C loaders, libpq), which py-spy
+# counts as the Python frame that called them.
+NATIVE: dict[str, Sampler] = {"python": Perf()}
 COUNTS = {s.name: s.counts for s in (*SAMPLERS.values(), SERVER)}
 
 

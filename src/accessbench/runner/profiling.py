@@ -21,14 +21,13 @@ import tempfile
 import time
 
 from ..profile.folded import text
-from ..profile.samplers import SERVER, Recording, for_language
+from ..profile.samplers import NATIVE, SERVER, Recording, Sampler, for_language
 from ..targets import EMBEDDED
 from .context import RunContext
 from .executor import Executor
 from .plan import Cell
 from .state import CellFailed, CellState
 
-SIDES = ("client", "server")
 MAX_OPERATIONS = 10_000_000  # a profile's trial of the fastest steps (a latency file of 80 MB)
 
 
@@ -47,34 +46,41 @@ class Profiler:
         self.maps: set[str] = set()  # the JIT maps Node workers wrote, removed at the run's end
 
     def take(self, cell: Cell, state: CellState) -> None:
-        """The cell's profiles, both sides, stored, or why there are none. The cell's timed
+        """The cell's profiles, every side, stored, or why there are none. The cell's timed
         figure stands whatever happens here: a profile that fails says so in its place."""
         try:
             why = self._cannot(cell) or self._take(cell, state)
         except CellFailed as e:
             why = f"not profiled: {e.message}"
         if why:
-            for side in SIDES:
+            for side in self._sides(cell):
                 self.ctx.store.add_profile(state.id, side, None, note=why)
+
+    def _sides(self, cell: Cell) -> dict[str, Sampler]:
+        """client (the worker's own sampler), native (perf beside py-spy: a Python worker's C
+        extensions and libraries, which py-spy reads as its calling Python frame) and server."""
+        language = self.ctx.method(cell).language
+        return {"client": for_language(language), **({"native": NATIVE[language]} if language in NATIVE else {}),
+                "server": SERVER}
 
     def _take(self, cell: Cell, state: CellState) -> None:
         pid, backends = self.executor.processes(cell)
-        samplers = {"client": for_language(self.ctx.method(cell).language), "server": SERVER}
-        server_why = self._server_cannot(cell, backends)
-        notes = {"client": samplers["client"].missing(), "server": server_why or SERVER.missing()}
+        samplers = self._sides(cell)
+        pids = {side: backends if side == "server" else [pid] for side in samplers}
+        notes = {side: sampler.missing() for side, sampler in samplers.items()}
+        notes["server"] = self._server_cannot(cell, backends) or notes["server"]
         operations = self._operations(cell)
         directory = tempfile.mkdtemp(prefix="profile-", dir=self.ctx.workdir)
         recordings: dict[str, Recording] = {}
         try:
-            for side, who in (("client", [pid]), ("server", backends)):
+            for side, sampler in samplers.items():
                 if notes[side] is None:
-                    recordings[side] = self._start(cell, samplers[side], side, who, directory)
+                    recordings[side] = self._start(cell, sampler, side, pids[side], directory)
             began = time.monotonic()
             self.executor.trial(cell, operations)
             seconds = time.monotonic() - began
-            for side in SIDES:
-                self._store(state, side, samplers[side].name, recordings.pop(side, None), notes[side], seconds,
-                            operations)
+            for side, sampler in samplers.items():
+                self._store(state, side, sampler.name, recordings.pop(side, None), notes[side], seconds, operations)
         finally:
             for recording in recordings.values():  # a trial failed: stop what still samples
                 try:

@@ -146,7 +146,7 @@ MIGRATIONS = [
     """
     CREATE TABLE profiles (
         cell_id INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
-        side TEXT NOT NULL,              -- client | server
+        side TEXT NOT NULL,              -- client | native (a Python client's native frames, perf) | server
         sampler TEXT,                    -- perf | py-spy | jfr (NULL: none was taken; note says why)
         seconds REAL,                    -- how long it sampled
         operations INTEGER,              -- in the profile's one trial, never stored as a timed one
