@@ -14,7 +14,7 @@ STEPS = "sel1-prepared,scan-6k"
 
 @pytest.fixture(scope="module")
 def three_runs(tmp_path_factory) -> tuple[str, list[str]]:
-    """Three real runs of two steps on SQLite; the third one's sel1-prepared trials then made ten
+    """Three real runs of two steps on SQLite; the third one's sel1-prepared trials then made a hundred
     times the second run's in the store — a stand-in for a driver release that slowed it, so that
     the change is known for certain whatever the machine's noise (two real runs of one setting
     differ only by noise, and a busy machine's trials may spread by several times)."""
@@ -25,7 +25,7 @@ def three_runs(tmp_path_factory) -> tuple[str, list[str]]:
         assert result.returncode == 0, result.stderr[-3000:]
     with sqlite3.connect(store) as db:
         runs = [r[0] for r in db.execute("SELECT id FROM runs ORDER BY started_at, id")]
-        db.execute("UPDATE trials SET elapsed_ns = 10 * (SELECT t.elapsed_ns FROM trials t JOIN cells c ON c.id = "
+        db.execute("UPDATE trials SET elapsed_ns = 100 * (SELECT t.elapsed_ns FROM trials t JOIN cells c ON c.id = "
                    "t.cell_id WHERE c.run_id = ? AND c.step = 'sel1-prepared' AND t.phase = trials.phase AND t.seq = "
                    "trials.seq) WHERE cell_id IN (SELECT id FROM cells WHERE run_id = ? AND step = 'sel1-prepared')",
                    (runs[1], runs[2]))
@@ -40,7 +40,7 @@ def test_a_cell_is_followed_over_every_run_oldest_first_and_the_slowdown_is_mark
     assert "sel1-prepared · py-sqlite3 @ sqlite/inproc (suite quick)" in out
     assert [out.index(r) for r in runs] == sorted(out.index(r) for r in runs)  # oldest first
     last = next(line for line in out.splitlines() if runs[-1] in line)
-    assert "▼ 10.00× slower [" in last, last  # each trial ten times the second run's
+    assert "▼ 100.00× slower [" in last, last  # each trial a hundred times the second run's
     summary = " ".join(out.split()).split("changed significantly")[-1]  # the A/A run may be called too, on a noisy host
     assert "py-sqlite3 @ sqlite/inproc · sel1-prepared at " in summary and summary.rstrip().endswith(runs[-1])
 

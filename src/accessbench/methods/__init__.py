@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InputError
 from ..worker_process import workers_dir
 from . import versions
+from .toolchains import TOOLCHAINS, toolchain_absent  # noqa: F401 — the methods' own tools, named here too
 
 
 # language → (how to start its worker, "{workers}" standing for workers_dir(); the file that
@@ -41,15 +42,6 @@ VERSIONED_WORKERS = {
     "rust": ["{version}/abworker-rust"],
     "java": ["java", "-cp", "{version}/*:{workers}/java/target/abworker-java.jar", "accessbench.worker.Main"],
 }
-# The tools a language's worker is built with (the Makefile's `workers` target skips, loudly,
-# a language whose tools are absent).
-TOOLCHAINS = {"python": [], "c": ["cc", "pkg-config"], "java": ["java", "mvn"], "go": ["go"], "php": ["php"],
-              "rust": ["cargo"], "node": ["node", "npm"]}
-
-
-def toolchain_absent(language: str) -> str | None:
-    missing = [tool for tool in TOOLCHAINS.get(language, []) if shutil.which(tool) is None]
-    return f"{', '.join(missing)} not found" if missing else None
 
 
 class Web(BaseModel):

@@ -45,6 +45,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..worker_process import workers_dir
+from .toolchains import toolchain_absent
 
 INSTALLED = ".installed"  # written last into a version's directory: it is whole
 
@@ -153,8 +154,6 @@ class Installer:
 
     def absent(self) -> str | None:
         """Why this language's versions cannot be installed here (its tools not found), or None."""
-        from . import toolchain_absent
-
         return toolchain_absent(self.language)
 
     def what(self, entry: Versions, version: str) -> str:
