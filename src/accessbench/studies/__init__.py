@@ -107,10 +107,13 @@ RECIPES = {r.study: r for r in [
 # all, S5 as s5-web by `reproduce s5 --quick`).
 # connections: `accessbench reproduce connections --quick`, 2026-11-29 (22 min 6 s: its loaded
 # cells, 10 clients for 1.5 s a trial on 22 paths and logins, are most of it, in batches).
+# upgrade: `accessbench reproduce upgrade --quick`, 2026-11-29.
 REFERENCE_QUICK: dict[str, float] = {"s1": 183.0, "s2": 53.0, "s3": 22.0, "s4": 26.0, "s5": 82.0,
-                                     "connections": 1326.0}
-# Measured 2026-11-27 by `accessbench reproduce all` from a clean clone.
-REFERENCE_FULL: dict[str, float] = {"s1": 3811.0, "s2": 546.0, "s3": 772.0, "s4": 3581.0, "s5": 2825.0}
+                                     "connections": 1326.0, "upgrade": 27.0}
+# Measured 2026-11-27 by `accessbench reproduce all` from a clean clone; upgrade by `accessbench
+# reproduce upgrade` from a fresh clone, 2026-11-30 (13 min 18 s, most of it trials for ±3%).
+REFERENCE_FULL: dict[str, float] = {"s1": 3811.0, "s2": 546.0, "s3": 772.0, "s4": 3581.0, "s5": 2825.0,
+                                    "upgrade": 798.0}
 
 
 def resolve(names: list[str]) -> list[Recipe]:
