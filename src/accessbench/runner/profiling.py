@@ -3,8 +3,9 @@
 A cell is profiled after its timed trials, in a trial of its own: the sampler attaches to the
 worker (and to the backends serving it), the step runs as many operations as last the
 profile's seconds, and the sampler stops. That trial is not stored as a timed figure, so a
-profile never changes one — a sampler that pauses the process per sample (py-spy's native
-stacks) or a recorder that starts a JIT's own machinery (JFR) costs only its own trials.
+profile never changes one — perf's DWARF stacks (16 KB copied per sample) or a recorder that
+starts a JIT's own machinery (JFR) cost only its own trial. One exception, said in
+docs/profiles.md: a profiled run's Node workers write V8's perf map from their start.
 
 What cannot be profiled says why, stored in place of the profile: a language with no sampler
 installed, a step under load (many clients; a profile is of one worker's trials), workers on
