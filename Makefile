@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= python3
 STORE ?= accessbench.db
 
-.PHONY: setup system-deps pg-servers tools workers worker-c worker-java worker-go worker-rust worker-node quickstart test clean help
+.PHONY: setup system-deps pg-servers tools workers worker-c worker-java worker-go worker-rust worker-node worker-cpp worker-ruby worker-php worker-perl quickstart test clean help
 
 help:
 	@echo "make quickstart   install everything, run the quick suite on PostgreSQL, MariaDB and SQLite, print the report"
@@ -32,13 +32,14 @@ JAVA_WORKER := workers/java/target/abworker-java.jar
 GO_WORKER := workers/go/build/abworker-go
 RUST_WORKER := workers/rust/target/release/abworker-rust
 NODE_WORKER := workers/node/node_modules/.package-lock.json
+CPP_WORKER := workers/cpp/build/abworker-cpp
 
-WORKERS := worker-c worker-java worker-go worker-rust worker-node
+WORKERS := worker-c worker-java worker-go worker-rust worker-node worker-cpp worker-ruby worker-php worker-perl
 
 # The builds are independent: run together they overlap one's downloads with another's
 # compiling (each one's output appears, whole, when it is done).
 workers: system-deps
-	@$(MAKE) --no-print-directory -j5 --output-sync=target $(WORKERS)
+	@$(MAKE) --no-print-directory -j9 --output-sync=target $(WORKERS)
 
 worker-c:
 ifeq ($(call have,cc pkg-config),)
@@ -83,6 +84,22 @@ ifeq ($(call have,node npm),)
 else
 	$(call skip,Node.js,node or npm)
 endif
+
+worker-cpp:
+ifeq ($(call have,c++ pkg-config),)
+	@[ ! -f workers/cpp/Makefile ] || $(MAKE) --no-print-directory -C workers/cpp
+else
+	$(call skip,C++,c++ or pkg-config)
+endif
+
+# Ruby, PHP and Perl run from their sources with Debian's packages (scripts/install-system-deps.sh):
+# nothing to build, only the interpreter to find.
+worker-ruby:
+	$(if $(call have,ruby),$(call skip,Ruby,ruby),@:)
+worker-php:
+	$(if $(call have,php),$(call skip,PHP,php),@:)
+worker-perl:
+	$(if $(call have,perl),$(call skip,Perl,perl),@:)
 
 # better-sqlite3 compiles from source against the headers the nodejs package installs (no
 # download of headers or prebuilt binaries: this machine reaches only package registries).
@@ -167,4 +184,4 @@ test: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache build src/*.egg-info .cache workers/c/build workers/java/target workers/go/build \
-		workers/rust/target workers/node/node_modules servers/postgresql/node_modules
+		workers/rust/target workers/node/node_modules workers/cpp/build servers/postgresql/node_modules

@@ -13,6 +13,10 @@ packages=(postgresql-15 gcc make pkg-config libpq-dev libsqlite3-dev libjansson-
           # server's unprivileged user can run)
           apache2 apache2-utils libapache2-mod-php8.2 php8.2-cli php8.2-fpm php8.2-pgsql php8.2-mysql wrk
           python3 python3-venv python3-dev
+          # the Ruby, PHP, C++ and Perl workers: Debian's interpreters, drivers and layers
+          ruby ruby-pg ruby-mysql2 ruby-sqlite3 ruby-sequel ruby-activerecord php8.2-sqlite3
+          g++ libpqxx-dev libsoci-dev nlohmann-json3-dev
+          perl libdbi-perl libdbd-pg-perl libdbd-mariadb-perl libdbd-sqlite3-perl libbsd-resource-perl libcpanel-json-xs-perl
           linux-perf  # run --profile: the sampler of native workers and of the servers' backends
           )
 # Debian's own python3 needs python3-venv for `python3 -m venv`; other Pythons bring it.

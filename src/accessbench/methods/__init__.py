@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 import tomllib
 from functools import cache
@@ -33,6 +34,20 @@ NATIVE_WORKERS = {
              "make workers (needs cargo)"),
     "node": (["node", "{workers}/node/src/main.js"], "node/node_modules/.package-lock.json",
              "make workers (needs Node.js 18+ and npm)"),
+    "cpp": (["{workers}/cpp/build/abworker-cpp"], "cpp/build/abworker-cpp",
+            "make workers (needs g++, pkg-config, libpqxx-dev, libsoci-dev, nlohmann-json3-dev)"),
+    # The interpreted workers have no build: their drivers are Debian's packages (`module`
+    # names the gem, Perl module or PHP extension whose absence makes a method unavailable).
+    "ruby": (["ruby", "{workers}/ruby/main.rb"], "ruby/main.rb", "make system-deps (needs ruby and its gems)"),
+    "php": (["php", "{workers}/php/worker.php"], "php/worker.php", "make system-deps (needs php8.2-cli)"),
+    "perl": (["perl", "{workers}/perl/abworker.pl"], "perl/abworker.pl", "make system-deps (needs perl and DBI)"),
+}
+# language → how to ask its runtime whether a method's library (`module`) is installed: a
+# command that exits 0 when it loads, the module's name appended.
+LIBRARY_PROBES = {
+    "ruby": ["ruby", "-e", "require ARGV[0]"],
+    "perl": ["perl", "-e", "eval qq{require $ARGV[0]; 1} or exit 1"],
+    "php": ["php", "-r", "exit(extension_loaded($argv[1]) ? 0 : 1);"],
 }
 # language → how to start a method's worker at another version of its driver (methods/versions.py),
 # "{version}" standing for that version's directory, where Go and Rust have their builds and Java
@@ -155,7 +170,15 @@ class Method(BaseModel):
                 return f"the {self.language} worker is not built: {build}"
             if "{workers}" not in argv[0] and shutil.which(argv[0]) is None:
                 return f"{argv[0]} is not on PATH"
+            if self.language in LIBRARY_PROBES and not _library_loads(self.language, self.module):
+                return f"the {self.language} library {self.module} is not installed: make system-deps installs it"
         return None
+
+
+@cache
+def _library_loads(language: str, module: str) -> bool:
+    done = subprocess.run([*LIBRARY_PROBES[language], module], capture_output=True, timeout=60)
+    return done.returncode == 0
 
 
 @cache

@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 
 TOOLCHAINS = {"python": [], "c": ["cc", "pkg-config"], "java": ["java", "mvn"], "go": ["go"], "php": ["php"],
-              "rust": ["cargo"], "node": ["node", "npm"]}
+              "rust": ["cargo"], "node": ["node", "npm"],
+              "cpp": ["c++", "pkg-config"], "ruby": ["ruby"], "perl": ["perl"]}
 
 
 def toolchain_absent(language: str) -> str | None:
