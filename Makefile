@@ -169,7 +169,7 @@ $(WEB_PYTHON)/.installed: $(VENV)/.installed
 
 setup: system-deps
 	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
-	@$(MAKE) --no-print-directory -j7 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers tools
+	@$(MAKE) --no-print-directory -j12 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers tools
 	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed $(VERSIONS)
 
 # The first run answers in minutes: the quick suite at --quick sizes on every DBMS, every default

@@ -259,9 +259,19 @@ class Absent:
         raise RuntimeError(self.why)
 
 
+class InterpreterPerf(Perf):
+    """perf on an interpreter with no sampler of its script's frames packaged here (Ruby, PHP,
+    Perl): the interpreter's own C frames (vm_exec_core, execute_ex, Perl_pp_*) and the driver's
+    libraries under them, which is where a driver's cost shows; the script's functions are not named."""
+
+    name = "perf (interpreter)"
+    counts = "on-CPU samples, user and kernel (cpu-clock); the interpreter's C frames, not its script's functions"
+
+
 # One sampler per worker language; the servers' backends are perf's.
 SAMPLERS: dict[str, Sampler] = {
     "python": PySpy(), "c": Perf(), "go": Perf(), "rust": Perf(), "node": Perf("fp"), "java": FlightRecorder(),
+    "cpp": Perf(), "ruby": InterpreterPerf(), "php": InterpreterPerf(), "perl": InterpreterPerf(),
 }
 SERVER = Perf()
 # Beside a runtime's own sampler, perf's view of the same process where it names frames: a
