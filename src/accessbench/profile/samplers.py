@@ -14,9 +14,11 @@ place of a profile. Each returns the stacks it saw folded: ``root;…;leaf`` →
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -68,16 +70,38 @@ def _interrupt(proc: subprocess.Popen, what: str, timeout: float = 60) -> None:
         raise RuntimeError(f"{what} did not stop within {timeout:.0f} s") from None
 
 
-def _wait_for(path: str, proc: subprocess.Popen, what: str, timeout: float = 10) -> None:
-    """Until the recorder has attached (its output file exists): samples start from there."""
+def _enable(proc: subprocess.Popen, control: str, ack: int, timeout: float = 30) -> None:
+    """Tell a perf started disabled to enable its events, and wait for its acknowledgement:
+    sampling has begun when this returns."""
     deadline = time.monotonic() + timeout
-    while not os.path.exists(path):
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited at once: {_tail(proc)}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not attach within {timeout:.0f} s")
-        time.sleep(0.02)
-    time.sleep(0.1)  # its header is written on attaching; a moment for the first samples
+    while True:  # its control FIFO has no reader until perf has started
+        try:
+            fd = os.open(control, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+        _alive(proc, deadline, timeout)
+        time.sleep(0.01)
+    try:
+        os.write(fd, b"enable\n")
+    finally:
+        os.close(fd)
+    answer = b""
+    while b"ack" not in answer:
+        _alive(proc, deadline, timeout)
+        if select.select([ack], [], [], 0.05)[0]:
+            chunk = os.read(ack, 64)  # b"": perf has not opened it yet
+            answer += chunk
+            if not chunk:
+                time.sleep(0.01)
+
+
+def _alive(proc: subprocess.Popen, deadline: float, timeout: float) -> None:
+    if proc.poll() is not None:
+        raise RuntimeError(f"perf record exited at once: {_tail(proc)}")
+    if time.monotonic() > deadline:
+        raise RuntimeError(f"perf record did not start sampling within {timeout:.0f} s")
 
 
 def _tail(proc: subprocess.Popen) -> str:
@@ -100,10 +124,21 @@ class _PerfRecording:
     def __init__(self, pids: list[int], threads: bool, directory: str, call_graph: str) -> None:
         self.data = os.path.join(directory, "perf.data")
         who = ["-t" if threads else "-p", ",".join(map(str, pids))]
-        self.proc = subprocess.Popen(
-            ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(RATE_HZ), "--call-graph", call_graph,
-             "-o", self.data, *who], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        _wait_for(self.data, self.proc, "perf record")
+        # perf writes its file before it has enabled its events, and on a busy machine it may
+        # enable them late in the trial or not at all (a profile of a few samples, or none): it
+        # starts disabled (-D -1) and the trial waits until perf has acknowledged "enable"
+        self.fifos = [os.path.join(directory, name) for name in ("perf.ctl", "perf.ack")]
+        for fifo in self.fifos:
+            os.mkfifo(fifo)
+        ack = os.open(self.fifos[1], os.O_RDONLY | os.O_NONBLOCK)  # before perf opens it to write
+        try:
+            self.proc = subprocess.Popen(
+                ["perf", "record", "-q", "-D", "-1", "--control", f"fifo:{','.join(self.fifos)}", "-e", "cpu-clock",
+                 "-F", str(RATE_HZ), "--call-graph", call_graph, "-o", self.data, *who],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            _enable(self.proc, self.fifos[0], ack)
+        finally:
+            os.close(ack)
 
     def stop(self) -> Counter[str]:
         early = self.proc.poll() is not None  # it should still be sampling
@@ -119,7 +154,8 @@ class _PerfRecording:
                                   capture_output=True, text=True)
         if collapse.returncode:
             raise RuntimeError(f"inferno-collapse-perf: {collapse.stderr.strip()}")
-        os.remove(self.data)
+        for path in (self.data, *self.fifos):
+            os.remove(path)
         stacks = unaddressed(fold(collapse.stdout.splitlines()))
         if not stacks:  # what perf said of it, for the note in the profile's place
             raise RuntimeError(f"no samples recorded ({_tail(self.proc)}; {script.stderr.strip()[-200:] or 'perf script: none'})")
