@@ -4,12 +4,22 @@
 //! line each way; stdout carries nothing else (fd 1 is pointed at stderr, the log, and the
 //! protocol is written to a private copy of the original stdout).
 
+// A driver version's build has rust-tokio-postgres only (Cargo.toml, all-methods): what the
+// others share and it does not use is dead there, and said once here rather than per item.
+#![cfg_attr(not(feature = "all-methods"), allow(dead_code, unused_imports))]
+
 mod assoc;
+#[cfg(feature = "all-methods")]
 mod drv_diesel;
+#[cfg(feature = "all-methods")]
 mod drv_mysql;
+#[cfg(feature = "all-methods")]
 mod drv_postgres;
+#[cfg(feature = "all-methods")]
 mod drv_rusqlite;
+#[cfg(feature = "all-methods")]
 mod drv_seaorm;
+#[cfg(feature = "all-methods")]
 mod drv_sqlx;
 mod drv_tokio_postgres;
 mod host;
@@ -62,13 +72,21 @@ type Make = fn(&[(String, String)]) -> Result<Box<dyn Driver>, String>;
 /// the text of an unknown method all come from it.
 const REGISTRY: &[(&str, Make)] = &[
     ("rust-tokio-postgres", |s| Ok(Box::new(Host::new(drv_tokio_postgres::TokioPostgres::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-postgres", |s| Ok(Box::new(Host::new(drv_postgres::Postgres::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-sqlx", |s| Ok(Box::new(Host::new(drv_sqlx::Sqlx::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-rusqlite", |s| Ok(Box::new(Host::new(drv_rusqlite::Rusqlite::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-mysql", |s| Ok(Box::new(Host::new(drv_mysql::Mysql::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-diesel+libpq", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::PgBe>::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-diesel+libmariadb", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::MyBe>::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-diesel+sqlite", |s| Ok(Box::new(Host::new(drv_diesel::Diesel::<drv_diesel::LiteBe>::new(s)?)?))),
+    #[cfg(feature = "all-methods")]
     ("rust-seaorm+sqlx", |s| Ok(Box::new(Host::new(drv_seaorm::SeaOrm::new(s)?)?))),
 ];
 
