@@ -1,5 +1,6 @@
-"""Conformance of the methods whose workers run on a runtime (Java, Node.js, PHP): beside the
-other languages' (test_conformance.py), in a module of its own so that the two run at once."""
+"""Conformance of the methods whose workers run on a runtime (Java, Node.js): beside the other
+languages' (test_conformance.py, test_conformance_scripts.py), in a module of its own so that
+they run at once."""
 
 from __future__ import annotations
 

@@ -140,10 +140,11 @@ def test_durations_pick_their_unit_after_rounding():
 def test_a_method_that_holds_more_than_one_connection_is_counted_so():
     from accessbench.runner.plan import Room, batches
 
-    cells = connections_step("sel1-prepared", ["pooler:session"], ["py-psycopg", "rust-seaorm+sqlx", "php-pgsql"])
+    cells = connections_step("sel1-prepared", ["pooler:session"],
+                             ["py-psycopg", "rust-seaorm+sqlx", "php-apache-pgsql"])
     lane = ("postgresql", "pooler:session")
     room = Room(lanes={lane: 10}, lane_of={lane: lane}, connections={"rust-seaorm+sqlx": 2},
-                app_servers={"php-pgsql": 10})
+                app_servers={"php-apache-pgsql": 10})
     assert sorted(room.held(c) for c in cells) == [1, 2, 10]
     assert sorted(len(p) for p in batches(cells, room)) == [1, 2]  # the app server's ten fill the pool alone
 

@@ -90,12 +90,14 @@ def test_wrks_coordinated_omission_correction_is_undone_to_the_requests_it_made(
 
 
 def test_a_tier_method_is_named_with_its_app_server_and_load_generator():
-    php = METHODS["php-pgsql"]
+    php = METHODS["php-apache-pgsql"]
     assert settings_of(php, "") == ({"server": "mod_php", "load": "ab"}, None)
     assert settings_of(php, "server=fpm,load=wrk") == ({"server": "fpm", "load": "wrk"}, None)
     assert "takes mod_php or fpm" in settings_of(php, "server=iis")[1]
     assert "has no setting 'pool'" in settings_of(php, "pool=9")[1]
-    assert all(m.tier for m in select(["web"])) and {"php-pgsql", "node-http-pg"} <= {m.name for m in select(["web"])}
+    web = {m.name for m in select(["web"])}
+    assert all(m.tier for m in select(["web"])) and {"php-apache-pgsql", "node-http-pg"} <= web
+    assert METHODS["php-apache-pgsql"].page_driver == "php-pgsql" and "php-pgsql" not in web  # the CLI worker's name
 
 
 def test_s5_web_runs_the_studys_pages_on_the_tier_methods_ten_clients_for_fifteen_seconds():
@@ -139,8 +141,8 @@ def _cells(store: str) -> dict[tuple[str, str, str], dict]:
 
 @pytest.mark.server
 def test_php_python_and_node_pages_read_what_the_drivers_read_and_leave_nothing_running(tmp_path, workdir):
-    tier = ["php-pgsql", "php-pdo-pgsql", "php-pdo-mysql", "php-mysqli", "py-gunicorn-psycopg",
-            "node-http-pg", "node-http-mysql2"]
+    tier = ["php-apache-pgsql", "php-apache-pdo-pgsql", "php-apache-pdo-mysql", "php-apache-mysqli",
+            "py-gunicorn-psycopg", "node-http-pg", "node-http-mysql2"]
     _needs(*tier, "py-psycopg", "py-mariadb")
     store = str(tmp_path / "web.db")
     result = accessbench("--store", store, "run", "--suite", SUITE, "--method", ",".join([*tier, "py-psycopg", "py-mariadb"]),
@@ -168,9 +170,9 @@ def test_php_python_and_node_pages_read_what_the_drivers_read_and_leave_nothing_
 
 @pytest.mark.server
 def test_ctrl_c_during_a_web_trial_stops_the_app_server_and_the_load_generator(tmp_path, workdir):
-    _needs("php-pgsql")
+    _needs("php-apache-pgsql")
     run = subprocess.Popen([sys.executable, "-m", "accessbench", "--store", str(tmp_path / "s.db"), "run", "--suite",
-                            SUITE, "--method", "php-pgsql", "--target", "postgresql", "--path", "unix",
+                            SUITE, "--method", "php-apache-pgsql", "--target", "postgresql", "--path", "unix",
                             "--trials", "20", "--precision", "0", "--workdir", workdir, "--no-report"],
                            cwd=SCRATCH, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 300

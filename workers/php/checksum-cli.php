@@ -8,7 +8,7 @@ declare(strict_types=1);
  * protocol/vectors/checksum.json by the conformance test.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 require __DIR__ . '/lib/values.php';
 require __DIR__ . '/lib/checksum.php';

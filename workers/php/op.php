@@ -6,7 +6,8 @@ declare(strict_types=1);
  * The operation page (docs/tier.md): /op.php?step=ID runs one operation of an exec step with an
  * argument row drawn at random (the page's processes share no counter) and answers `rows=N`;
  * /op.php?step=ID&verify=1 runs every row in order and answers the checksum of every value
- * read. The driver comes from endpoint.json's method; the connection policy from the step:
+ * read. The driver comes from endpoint.json's page_driver (the PHP worker's method whose class the
+ * page runs: lib/registry.php); the connection policy from the step:
  * per-request (connect, run, disconnect, all inside the request) or persistent (the process
  * keeps its connection across requests). PHP has no pool of its own: pooled is unsupported.
  * /op.php?connect=1 makes one new connection to the endpoint and closes it, answering
@@ -15,7 +16,7 @@ declare(strict_types=1);
  * fails there rather than at the first step.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 require __DIR__ . '/lib/values.php';
 require __DIR__ . '/lib/checksum.php';
@@ -24,29 +25,11 @@ require __DIR__ . '/lib/decode.php';
 require __DIR__ . '/lib/step.php';
 require __DIR__ . '/lib/tls.php';
 require __DIR__ . '/lib/session.php';
+require __DIR__ . '/lib/registry.php';
 
 ini_set('display_errors', '0');       // a warning must never become part of an answer
 ini_set('html_errors', '0');          // error_get_last(): the driver's message as plain text
 ini_set('serialize_precision', '-1'); // float_text(): shortest round-trip digits
-
-/** The tier methods' driver files and classes, by method name. */
-const DRIVERS = [
-    'php-pgsql' => ['pgsql.php', PgsqlDriver::class],
-    'php-pdo-pgsql' => ['pdo_pgsql.php', PdoPgsqlDriver::class],
-    'php-pdo-mysql' => ['pdo_mysql.php', PdoMysqlDriver::class],
-    'php-mysqli' => ['mysqli.php', MysqliDriver::class],
-];
-
-function driver_for(string $method): Driver
-{
-    $base = explode('/', $method, 2)[0];
-    if (!isset(DRIVERS[$base])) {
-        throw new Unsupported("no PHP page for method {$method}");
-    }
-    [$file, $class] = DRIVERS[$base];
-    require_once __DIR__ . '/lib/' . $file;
-    return new $class();
-}
 
 /**
  * One operation under the policy: per-request connects and disconnects around it.
@@ -73,7 +56,7 @@ function verify(Driver $driver, array $endpoint, ?string $password, bool $persis
     $changed = 0;
     $width = 0;
     for ($i = 0; $i < $count; $i++) {
-        $result = run_one($driver, $endpoint, $password, $persistent, operation($id, $step, $i, true));
+        $result = run_one($driver, $endpoint, $password, $persistent, operation($driver, $id, $step, $i, true));
         if (is_int($result)) {
             $changed += $result;
             continue;
@@ -92,11 +75,11 @@ function verify(Driver $driver, array $endpoint, ?string $password, bool $persis
     return $dump > 0 && $reads ? $answer + ['dump' => $dumped] : $answer;
 }
 
-/** @return array{0: string, 1: array} the method and the endpoint */
+/** @return array{0: string, 1: array} the page driver (a PHP worker method: php-pgsql …) and the endpoint */
 function tier_endpoint(string $tierDir): array
 {
     $config = load_json("{$tierDir}/endpoint.json");
-    return [(string) $config['method'], (array) $config['endpoint']];
+    return [(string) $config['page_driver'], (array) $config['endpoint']];
 }
 
 function answer(int $status, string $type, string $body): void
@@ -117,9 +100,9 @@ function main(): void
         }
         $password = getenv('ACCESSBENCH_DB_PASSWORD');
         $password = $password === false || $password === '' ? null : $password;
-        [$method, $endpoint] = tier_endpoint($tierDir);
+        [$pageDriver, $endpoint] = tier_endpoint($tierDir);
         if ($connect) {
-            $driver = driver_for($method);
+            $driver = driver_for($pageDriver);
             $driver->connect($endpoint, $password, false);
             $driver->disconnect();
             answer(200, 'application/json', json_encode(['ok' => true]) . "\n");
@@ -133,13 +116,13 @@ function main(): void
                 . 'connection is its reuse)');
         }
         $persistent = $policy === 'persistent';
-        $driver = driver_for($method);
+        $driver = driver_for($pageDriver);
         if ($verify) {
             $result = verify($driver, $endpoint, $password, $persistent, $id, $step, (int) ($_GET['dump'] ?? 0));
             answer(200, 'application/json', json_encode($result, JSON_UNESCAPED_SLASHES) . "\n");
             return;
         }
-        $op = operation($id, $step, mt_rand(0, max(0, (int) $step['count'] - 1)), false);
+        $op = operation($driver, $id, $step, mt_rand(0, max(0, (int) $step['count'] - 1)), false);
         $result = run_one($driver, $endpoint, $password, $persistent, $op);
         answer(200, 'text/plain', 'rows=' . (is_int($result) ? $result : count($result)) . "\n");
     } catch (\Throwable $e) {

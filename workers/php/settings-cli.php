@@ -9,7 +9,7 @@ declare(strict_types=1);
  * endpoint's TLS keys and read_only.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 require __DIR__ . '/lib/driver.php';
 require __DIR__ . '/lib/tls.php';

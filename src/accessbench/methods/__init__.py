@@ -68,7 +68,7 @@ class Web(BaseModel):
     modes: list[str]              # the protocol modes its pages have
     policies: list[str]           # per-request, persistent, pooled
     servers: list[str]            # its app servers, the default first
-    page_driver: str = ""         # the worker driver its pages reuse (Python, Node)
+    page_driver: str = ""         # the worker driver its pages reuse (PHP, Python, Node)
     unsupported: dict[str, str] = {}  # mode → why its pages do not have it
 
 

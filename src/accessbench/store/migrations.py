@@ -156,4 +156,12 @@ MIGRATIONS = [
         PRIMARY KEY (cell_id, side)
     );
     """,
+    # 14: the PHP tier methods are php-apache-* since their plain names became the PHP CLI
+    # worker's (docs/tier.md): every one stored before was a page under Apache, and keeps
+    # meaning that (a run's methods, its cells, the methods its resume runs)
+    """
+    UPDATE cells SET method = 'php-apache-' || substr(method, 5) WHERE method = 'php-pgsql' OR method LIKE 'php-pgsql/%' OR method = 'php-pdo-pgsql' OR method LIKE 'php-pdo-pgsql/%' OR method = 'php-mysqli' OR method LIKE 'php-mysqli/%' OR method = 'php-pdo-mysql' OR method LIKE 'php-pdo-mysql/%';
+    UPDATE run_methods SET method = 'php-apache-' || substr(method, 5) WHERE method = 'php-pgsql' OR method LIKE 'php-pgsql/%' OR method = 'php-pdo-pgsql' OR method LIKE 'php-pdo-pgsql/%' OR method = 'php-mysqli' OR method LIKE 'php-mysqli/%' OR method = 'php-pdo-mysql' OR method LIKE 'php-pdo-mysql/%';
+    UPDATE runs SET settings = replace(replace(replace(replace(replace(replace(replace(replace(settings, '"php-pgsql"', '"php-apache-pgsql"'), '"php-pgsql/', '"php-apache-pgsql/'), '"php-pdo-pgsql"', '"php-apache-pdo-pgsql"'), '"php-pdo-pgsql/', '"php-apache-pdo-pgsql/'), '"php-mysqli"', '"php-apache-mysqli"'), '"php-mysqli/', '"php-apache-mysqli/'), '"php-pdo-mysql"', '"php-apache-pdo-mysql"'), '"php-pdo-mysql/', '"php-apache-pdo-mysql/');
+    """,
 ]

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 UPGRADE = ["py-psycopg@3.2.10", "py-psycopg@3.2.11", "py-psycopg", "py-psycopg2"]
 # The C methods: S4's "C CLI program" (ODBC is the CLI) and the native APIs beside it.
 C_NATIVE = ["c-odbc", "c-libpq", "c-libmariadb", "c-sqlite"]
+# S3's question in PHP and C++: the generic interface (PDO, SOCI) and the vendor's own binding.
+GENERIC_INTERFACES = ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "php-sqlite3", "php-pdo-sqlite",
+                      "cpp-libpqxx", "cpp-soci-pg"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ RECIPES = {r.study: r for r in [
            targets=["mariadb"], quick_targets=["mariadb"]),
     Recipe("s3", "APIBench: ODBC vs the native API (Oracle, 1995 and 2002)", "s3-apibench",
            "2,500 employees; each query type executed five times",
-           None, [*C_NATIVE, "go-pgx", "node-mysql2"]),
+           None, [*C_NATIVE, "go-pgx", "node-mysql2", *GENERIC_INTERFACES]),
     # S4 timed one C CLI program: ODBC. A trial of a million statements is itself a mean of a
     # million, and 250 µs away it lasts about ten minutes (so each may take half an hour before
     # it is called hung): four trials, the fewest a Mann-Whitney test can call significant, and
@@ -73,8 +76,9 @@ RECIPES = {r.study: r for r in [
     # beside; S5 ran ab once per page: four trials of 15 s, the fewest that can tell a difference.
     Recipe("s5", "persistent connections under web load (IBM i, c. 2012)", "s5-web",
            "ab -c 10 for 15 s a trial (--quick: 2 s, ab's whole seconds)",
-           ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "py-gunicorn-psycopg", "node-http-pg"],
-           ["php-pgsql"], quick_targets=["postgresql"], full_trials=4),
+           ["php-apache-pgsql", "php-apache-pdo-pgsql", "php-apache-mysqli", "php-apache-pdo-mysql",
+            "py-gunicorn-psycopg", "node-http-pg"],
+           ["php-apache-pgsql"], quick_targets=["postgresql"], full_trials=4),
     # Not a seed study: the published figures a cloud user checks their connections against
     # (studies/claims.py), on every login method, and a full reproduction on every server version.
     Recipe("connections", "connections in production: TLS, logins, poolers, latency (2019–2024)", "connections",

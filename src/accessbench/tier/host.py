@@ -272,10 +272,11 @@ def _answer(url: str, status: int, body: bytes) -> dict:
 
 def _page_settings(method) -> dict[str, str]:
     """What the pages' own drivers say of their settings (TLS, compression, read-only sessions):
-    PHP's from its library (settings-cli.php); Python's and Node's pages use their workers'
-    drivers, and say what those workers' hello says of TLS and read_only."""
+    PHP's from its library (settings-cli.php, asked for the page driver, the PHP worker's method
+    whose class the pages run, so that both say the same); Python's and Node's pages use their
+    workers' drivers, and say what those workers' hello says of TLS and read_only."""
     if method.language == "php":
-        command = ["php", str(ROOT / "workers" / "php" / "settings-cli.php"), method.name]
+        command = ["php", str(ROOT / "workers" / "php" / "settings-cli.php"), method.page_driver]
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
     worker = next((m for m in catalog() if m.name == method.page_driver), None)

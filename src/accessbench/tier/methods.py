@@ -1,6 +1,6 @@
 """The tier methods as the tier worker uses them: a driver as a web page uses it, the app
 servers it can run under, and the settings a method is named with
-(``php-pgsql/server=fpm,load=wrk``). Each is declared once, in catalog-web.toml (its
+(``php-apache-pgsql/server=fpm,load=wrk``). Each is declared once, in catalog-web.toml (its
 ``[methods.web]``); this module reads it from there."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from .settings import choose, variants
 
 @dataclass(frozen=True)
 class TierMethod:
-    name: str                   # php-pgsql
+    name: str                   # php-apache-pgsql
     language: str               # php | python | node: the pages' language
     driver: str                 # the driver as packaged (a PHP extension, a pip or npm package)
     dbms: tuple[str, ...]
     modes: tuple[str, ...]      # what its pages do as PROTOCOL.md defines the modes
     policies: tuple[str, ...]   # per-request, persistent, pooled
     servers: tuple[str, ...]    # its app servers, the default first
-    page_driver: str = ""       # the worker driver the pages reuse (Python, Node)
+    page_driver: str = ""       # the worker driver the pages reuse (php-pgsql, py-psycopg, node-pg …)
     unsupported: tuple[tuple[str, str], ...] = ()  # (mode, why) of modes it lacks, for settings
 
     @property

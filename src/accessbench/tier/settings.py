@@ -1,4 +1,4 @@
-"""A tier method's settings as its name gives them (``php-pgsql/server=fpm,load=wrk``): the
+"""A tier method's settings as its name gives them (``php-apache-pgsql/server=fpm,load=wrk``): the
 app server and the load generator, checked against what the method has; and whether they
 can run here. Reads no catalog, so the catalog's own availability check can call it."""
 

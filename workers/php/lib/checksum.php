@@ -12,7 +12,7 @@ declare(strict_types=1);
  * is the 64-bit value big-endian.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 /** A typed value [type, value] (lib/values.php) → its canonical encoding. */
 function encode(array $value): string

@@ -10,7 +10,7 @@ declare(strict_types=1);
  * Kinds: int, float, decimal, bool, text, bytes, date, timestamp, time.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 /** PostgreSQL type OIDs (pg_type.h) → kind; a type not listed reads as its text. */
 const PG_OIDS = [
@@ -68,11 +68,20 @@ function mysql_kind(int $type, int $charset): string
 }
 
 /**
- * MariaDB types as PDO names them (getColumnMeta's native_type) → kind. pdo_mysql reports no
- * character set, so strings go by type alone: the BLOB family reads as bytes (the suites'
- * `bytes` is LONGBLOB), CHAR/VARCHAR as text.
+ * The column lengths of the BLOB family's text types in utf8mb4 (TINYTEXT, TEXT, MEDIUMTEXT: four
+ * bytes a character, 4 × their BLOB's 255, 65535, 16777215).
  */
-function mysql_native_kind(string $name): string
+const MYSQL_TEXT_LENGTHS = [1020, 262140, 67108860];
+
+/**
+ * MariaDB types as PDO names them (getColumnMeta's native_type, and its len) → kind. pdo_mysql
+ * reports no character set, and names every TEXT and BLOB column BLOB, so the BLOB family is
+ * told apart by its length in the utf8mb4 result: TINYTEXT, TEXT and MEDIUMTEXT report four times
+ * their BLOB's (text); LONGTEXT and LONGBLOB both report 2^32 − 1 and read as bytes (the suites'
+ * `bytes` is LONGBLOB, their `text` TEXT). CHAR/VARCHAR read as text, and so do BINARY/VARBINARY
+ * (their lengths overlap).
+ */
+function mysql_native_kind(string $name, int $length = 0): string
 {
     return match ($name) {
         'TINY', 'SHORT', 'LONG', 'LONGLONG', 'INT24', 'YEAR' => 'int',
@@ -81,7 +90,9 @@ function mysql_native_kind(string $name): string
         'DATE', 'NEWDATE' => 'date',
         'DATETIME', 'TIMESTAMP' => 'timestamp',
         'TIME' => 'time',
-        'TINY_BLOB', 'BLOB', 'MEDIUM_BLOB', 'LONG_BLOB', 'BIT' => 'bytes',
+        'TINY_BLOB', 'BLOB', 'MEDIUM_BLOB', 'LONG_BLOB' => in_array($length, MYSQL_TEXT_LENGTHS, true)
+            ? 'text' : 'bytes',
+        'BIT' => 'bytes',
         default => 'text',
     };
 }

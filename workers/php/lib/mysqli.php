@@ -3,14 +3,16 @@
 declare(strict_types=1);
 
 /**
- * php-mysqli: the mysqli extension (mysqlnd underneath), on MariaDB, as a page uses it.
+ * php-mysqli: the mysqli extension (mysqlnd underneath), on MariaDB, as a page and the CLI worker
+ * use it.
  *
  * - Connection: mysqli_init(); MYSQLI_OPT_INT_AND_FLOAT_NATIVE (text-protocol ints and floats as
  *   PHP ints and floats, as the binary protocol gives them); MYSQLI_SET_CHARSET_NAME utf8mb4 (in
  *   the handshake, no SET NAMES); real_connect(…, MYSQLI_CLIENT_FOUND_ROWS), through the socket
  *   when the endpoint has one. per-request: a new connection, closed at the end of the request;
- *   persistent: the 'p:' host (mysqli resets a reused connection with COM_CHANGE_USER, a round
- *   trip every request, as every persistent mysqli page pays). read_only: SET SESSION
+ *   persistent: a page's 'p:' host (mysqli resets a reused connection with COM_CHANGE_USER, a
+ *   round trip every request, as every persistent mysqli page pays); the CLI worker's own
+ *   connection, kept for the session. read_only: SET SESSION
  *   TRANSACTION READ ONLY as the first query, on a new or a reused link. Errors as exceptions
  *   (MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT).
  * - literal: query(): COM_QUERY, the text protocol.
@@ -18,22 +20,35 @@ declare(strict_types=1);
  *   COM_STMT_EXECUTE (binary protocol) and COM_STMT_CLOSE every request. Not execute_query():
  *   it binds every value as a string, where bind_param's type letters bind ints as LONGLONG and
  *   floats as DOUBLE, as the protocol binds them; the round trips are the same.
- * - prepared: unsupported. A mysqli_stmt does not outlive the request, so a page prepares again
- *   every request: that is extended.
+ * - prepared: a page has none. A mysqli_stmt does not outlive the request, so a page prepares
+ *   again every request: that is extended. The CLI worker keeps one mysqli_stmt per step:
+ *   COM_STMT_PREPARE in the first operation, then bind_param and COM_STMT_EXECUTE; close() after.
+ * - batch: begin_transaction(), the prepared insert per row, commit().
  * - Values decoded by fetch_fields(): the column's type and character set (63 = binary: bytes),
  *   from the result's metadata, without a round trip.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 use mysqli;
 use mysqli_result;
 use mysqli_sql_exception;
+use mysqli_stmt;
 
-final class MysqliDriver implements Driver
+final class MysqliDriver implements WorkerDriver
 {
+    use RowBatches;
+
     private ?mysqli $conn = null;
     private bool $persistent = false;
+    /** @var array<string, mysqli_stmt> the CLI worker's prepared statements, by the step's name */
+    private array $statements = [];
+    private ?int $pid = null;                               // the serving thread, asked at describe()
+
+    /** @param bool $cli the CLI worker's (lib/driver.php WorkerDriver); a page's otherwise */
+    public function __construct(private readonly bool $cli = false)
+    {
+    }
 
     public function connect(array $endpoint, ?string $password, bool $persistent): void
     {
@@ -95,17 +110,14 @@ final class MysqliDriver implements Driver
                 $result = $conn->query($op->statement);
                 $changed = $conn->affected_rows;
             } elseif ($op->mode === 'extended') {
-                $statement = $conn->prepare($op->sql);
-                if ($op->args) {
-                    $statement->bind_param(self::letters($op->args), ...self::values($op->args));
-                }
-                $statement->execute();
+                $statement = self::execute($conn->prepare($op->sql), $op->args);
                 $result = $statement->get_result();
                 $changed = $statement->affected_rows;
                 $statement->close();
             } else {
-                throw new Unsupported('php-mysqli has no prepared mode: a mysqli_stmt does not outlive its request, '
-                    . 'so a page prepares again every request (that is extended)');
+                $statement = self::execute($this->prepared($op), $op->args);
+                $result = $statement->get_result();
+                $changed = $statement->affected_rows;
             }
             if (!$op->fetch) {
                 return (int) $changed;
@@ -116,24 +128,45 @@ final class MysqliDriver implements Driver
         }
     }
 
-    /** bind_param's type letters: i (LONGLONG) for ints and booleans 1/0, d (DOUBLE) for floats, s for the rest. */
-    private static function letters(array $args): string
+    /** The step's mysqli_stmt on this connection, prepared in its first operation (the CLI worker's). */
+    private function prepared(Op $op): mysqli_stmt
+    {
+        if (!$this->cli) {
+            throw new Unsupported('php-mysqli has no prepared mode: a mysqli_stmt does not outlive its request, so a '
+                . 'page prepares again every request (that is extended)');
+        }
+        return $this->statements[$op->name] ??= $this->conn->prepare($op->sql);
+    }
+
+    /** @param array{0: string, 1: list<mixed>} $args bind_param's type letters and values */
+    private static function execute(mysqli_stmt $statement, array $args): mysqli_stmt
+    {
+        if ($args[0] !== '') {
+            $statement->bind_param($args[0], ...$args[1]);
+        }
+        $statement->execute();
+        return $statement;
+    }
+
+    /**
+     * bind_param's type letters — i (LONGLONG) for ints and booleans 1/0, d (DOUBLE) for floats, s
+     * for the rest — and the values.
+     *
+     * @return array{0: string, 1: list<mixed>}
+     */
+    public function bind(array $args): array
     {
         $letters = '';
-        foreach ($args as [$type]) {
+        $values = [];
+        foreach ($args as [$type, $value]) {
             $letters .= match ($type) {
                 'int', 'bool' => 'i',
                 'float' => 'd',
                 default => 's',
             };
+            $values[] = $type === 'bool' && $value !== null ? (int) $value : $value;
         }
-        return $letters;
-    }
-
-    /** @return list<mixed> */
-    private static function values(array $args): array
-    {
-        return array_map(static fn (array $a): mixed => $a[0] === 'bool' && $a[1] !== null ? (int) $a[1] : $a[1], $args);
+        return [$letters, $values];
     }
 
     /** @return list<list<array{0: string, 1: mixed}>> */
@@ -166,9 +199,113 @@ final class MysqliDriver implements Driver
 
     public function disconnect(): void
     {
+        $this->statements = [];
         if ($this->conn !== null && !$this->persistent) {
             $this->conn->close();
         }
         $this->conn = null;
+    }
+
+    // ---- the CLI worker's (WorkerDriver) ------------------------------------------------------
+
+    public function name(): string
+    {
+        return 'mysqli (PHP extension)';
+    }
+
+    public function version(): string
+    {
+        return phpversion('mysqli') . ' (' . mysqli_get_client_info() . ')';
+    }
+
+    public function dbms(): array
+    {
+        return ['mariadb'];
+    }
+
+    public function modes(): array
+    {
+        return ['literal', 'extended', 'prepared'];
+    }
+
+    public function batch_style(): string
+    {
+        return 'begin_transaction(); the insert per row as the prepared mode runs it (one mysqli_stmt, prepared in '
+            . 'the first group, bind_param and execute per row); commit()';
+    }
+
+    public function configure(string $key, string $value): void
+    {
+        throw new Unsupported("php-mysqli has no setting {$key}={$value} (it has none)");
+    }
+
+    public function settings(): array
+    {
+        return [
+            'connection' => 'mysqli_init(), MYSQLI_OPT_INT_AND_FLOAT_NATIVE, MYSQLI_SET_CHARSET_NAME utf8mb4, '
+                . 'real_connect(…, MYSQLI_CLIENT_FOUND_ROWS), autocommit on, errors as exceptions, kept for the '
+                . 'session (a page\'s persistent connection is the p: host; a CLI process keeps its own connection, '
+                . 'which is that reuse); per-request: real_connect and close() inside each operation',
+            'literal' => 'query(): COM_QUERY, the text protocol, values inlined',
+            'extended' => 'prepare(), bind_param(), execute(), get_result(), close(): COM_STMT_PREPARE, '
+                . 'COM_STMT_EXECUTE (binary protocol), COM_STMT_CLOSE every operation',
+            'prepared' => 'one mysqli_stmt per step: COM_STMT_PREPARE in the first operation, then bind_param() and '
+                . 'COM_STMT_EXECUTE; close() (COM_STMT_CLOSE) after the step',
+            'parameters' => 'bind_param letters: i (LONGLONG) for ints and booleans 1/0, d (DOUBLE) for floats, s '
+                . '(strings) for decimals, dates, timestamps, text and bytes (mysqli has no date or decimal type '
+                . 'letter: the server converts the text)',
+            'results' => 'mysqlnd\'s values (ints and floats native in both protocols; DECIMAL, dates and times as '
+                . 'text) decoded by fetch_fields(): the column\'s type and character set (63 = binary: bytes), from '
+                . 'the result\'s metadata; BOOLEAN is TINYINT(1): an int; all rows buffered (store_result)',
+            'batch' => $this->batch_style(),
+        ];
+    }
+
+    public function describe(): array
+    {
+        $tid = $this->conn->query('SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()');
+        $this->pid = (int) $tid->fetch_row()[0];
+        return ['server_pid' => $this->pid, 'server_version' => $this->conn->server_info];
+    }
+
+    public function server_pid(): ?int
+    {
+        return $this->pid;
+    }
+
+    public function begin(): void
+    {
+        $this->guarded(fn () => $this->conn->begin_transaction());
+    }
+
+    public function commit(): void
+    {
+        $this->guarded(fn () => $this->conn->commit());
+    }
+
+    public function recover(): void
+    {
+        try {
+            $this->conn?->rollback();
+        } catch (mysqli_sql_exception) {
+            // the connection is gone: the next operation says so
+        }
+    }
+
+    public function end_step(): void
+    {
+        foreach ($this->statements as $statement) {
+            $statement->close();
+        }
+        $this->statements = [];
+    }
+
+    private function guarded(\Closure $call): void
+    {
+        try {
+            $call();
+        } catch (mysqli_sql_exception $e) {
+            throw self::error($e);
+        }
     }
 }

@@ -3,7 +3,8 @@
 declare(strict_types=1);
 
 /**
- * php-pdo-mysql: PDO's MySQL driver (mysqlnd underneath), on MariaDB, as a page uses it.
+ * php-pdo-mysql: PDO's MySQL driver (mysqlnd underneath), on MariaDB, as a page and the CLI
+ * worker use it.
  *
  * - Connection: unix_socket when the endpoint has a socket, else host and port; charset
  *   utf8mb4 in the DSN (set in the handshake, no SET NAMES); MYSQL_ATTR_FOUND_ROWS
@@ -15,17 +16,20 @@ declare(strict_types=1);
  *   emulation off, query() would COM_STMT_PREPARE, EXECUTE and CLOSE the text.
  * - extended: emulation off, prepare()->execute(): COM_STMT_PREPARE and COM_STMT_EXECUTE (binary
  *   protocol) every request, COM_STMT_CLOSE when the statement is freed.
- * - prepared: unsupported. A PDOStatement does not outlive the request, so a page prepares
- *   again every request: that is extended.
+ * - prepared: a page has none. A PDOStatement does not outlive the request, so a page prepares
+ *   again every request: that is extended. The CLI worker keeps one PDOStatement per step:
+ *   COM_STMT_PREPARE in the first operation, COM_STMT_EXECUTE after, COM_STMT_CLOSE when freed.
+ * - batch: beginTransaction(), the prepared insert per row, commit().
  * - Parameters: ints PARAM_INT (LONGLONG), booleans PARAM_BOOL (TINY 1/0), bytes PARAM_LOB,
  *   the rest PARAM_STR (VAR_STRING): a float goes as its shortest round-trip text, for the
  *   server to convert (PDO has no float parameter type), decimals, dates and timestamps as text.
  * - Values: mysqlnd's (ints and floats native in both protocols since PHP 8.1, DECIMAL, dates
- *   and times as text), decoded by getColumnMeta()'s native_type, which pdo_mysql answers from
- *   the result's own metadata, without a round trip.
+ *   and times as text), decoded by getColumnMeta()'s native_type and len, which pdo_mysql answers
+ *   from the result's own metadata, without a round trip (lib/decode.php mysql_native_kind: the
+ *   TEXT and BLOB columns told apart by their length).
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 use PDO;
 use PDOStatement;
@@ -34,6 +38,8 @@ require_once __DIR__ . '/pdo.php';
 
 final class PdoMysqlDriver extends PdoDriver
 {
+    private ?int $pid = null;                               // the serving thread, asked at describe()
+
     protected function method(): string
     {
         return 'php-pdo-mysql';
@@ -78,7 +84,8 @@ final class PdoMysqlDriver extends PdoDriver
     {
         $kinds = [];
         for ($c = 0, $n = $statement->columnCount(); $c < $n; $c++) {
-            $kinds[] = mysql_native_kind((string) ($statement->getColumnMeta($c)['native_type'] ?? ''));
+            $meta = $statement->getColumnMeta($c);
+            $kinds[] = mysql_native_kind((string) ($meta['native_type'] ?? ''), (int) ($meta['len'] ?? 0));
         }
         $rows = [];
         while (($row = $statement->fetch(PDO::FETCH_NUM)) !== false) {
@@ -89,5 +96,64 @@ final class PdoMysqlDriver extends PdoDriver
             $rows[] = $typed;
         }
         return $rows;
+    }
+
+    // ---- the CLI worker's (WorkerDriver) ------------------------------------------------------
+
+    public function name(): string
+    {
+        return 'pdo_mysql (PHP extension)';
+    }
+
+    public function version(): string
+    {
+        return phpversion('pdo_mysql') . ' (' . $this->client() . ')';
+    }
+
+    /** The client library's version: mysqlnd's, as mysqli reports it (a PDO tells it only once connected). */
+    private function client(): string
+    {
+        return function_exists('mysqli_get_client_info') ? mysqli_get_client_info() : 'mysqlnd';
+    }
+
+    public function dbms(): array
+    {
+        return ['mariadb'];
+    }
+
+    public function settings(): array
+    {
+        return [
+            'connection' => 'new PDO("mysql:…;charset=utf8mb4") with ERRMODE_EXCEPTION, STRINGIFY_FETCHES off, '
+                . 'MYSQL_ATTR_FOUND_ROWS (CLIENT_FOUND_ROWS), autocommit on, kept for the session (a page\'s '
+                . 'persistent connection is ATTR_PERSISTENT; a CLI process keeps its own PDO, which is that reuse); '
+                . 'per-request: a new PDO, released, inside each operation',
+            'literal' => 'query() with ATTR_EMULATE_PREPARES on: COM_QUERY, the text protocol, values inlined',
+            'extended' => 'prepare()->execute() with emulation off, the statement freed after: COM_STMT_PREPARE, '
+                . 'COM_STMT_EXECUTE (binary protocol), COM_STMT_CLOSE every operation',
+            'prepared' => 'one PDOStatement per step, emulation off: COM_STMT_PREPARE in the first operation, then '
+                . 'COM_STMT_EXECUTE; COM_STMT_CLOSE after the step',
+            'parameters' => 'ints PARAM_INT (LONGLONG), booleans PARAM_BOOL (TINY 1/0), bytes PARAM_LOB, the rest '
+                . 'PARAM_STR (VAR_STRING): floats as shortest round-trip text for the server to convert (PDO has no '
+                . 'float parameter type), decimals, dates and timestamps as text',
+            'results' => 'mysqlnd\'s values (ints and floats native in both protocols; DECIMAL, dates and times as '
+                . 'text) decoded by getColumnMeta()\'s native_type and len, from the result\'s metadata (no round '
+                . 'trip); BOOLEAN is TINYINT(1): an int; pdo_mysql gives no character set and names every TEXT and '
+                . 'BLOB column BLOB: TINYTEXT, TEXT and MEDIUMTEXT are told by their utf8mb4 length (4 × their '
+                . 'BLOB\'s) and read as text, LONGTEXT and LONGBLOB (both 2^32 − 1) as bytes; CHAR, VARCHAR, BINARY '
+                . 'and VARBINARY as text',
+            'batch' => $this->batch_style(),
+        ];
+    }
+
+    public function describe(): array
+    {
+        $this->pid = (int) $this->one('SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()');
+        return ['server_pid' => $this->pid, 'server_version' => $this->server_version()];
+    }
+
+    public function server_pid(): ?int
+    {
+        return $this->pid;
     }
 }

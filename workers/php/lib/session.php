@@ -8,7 +8,7 @@ declare(strict_types=1);
  * refusing writes on every connection a page makes). Absent or false read_only adds nothing.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 const PG_READ_ONLY = 'default_transaction_read_only=on';
 const MYSQL_READ_ONLY = 'SET SESSION TRANSACTION READ ONLY';
@@ -40,7 +40,7 @@ function mysql_session_statement(array $endpoint): ?string
 }
 
 /**
- * How each tier method sets read_only (hello's `read_only` setting; settings-cli.php prints it).
+ * How each method sets read_only (hello's `read_only` setting; settings-cli.php prints it for a page).
  *
  * @return array<string, string>
  */
@@ -55,6 +55,9 @@ function session_settings(string $method): array
             . 'MYSQLI_INIT_COMMAND again)',
         'php-pdo-mysql' => 'endpoint read_only: PDO::MYSQL_ATTR_INIT_COMMAND ' . MYSQL_READ_ONLY . ' (a reused '
             . 'persistent connection is only pinged, and keeps it)',
+        'php-pdo-sqlite' => 'endpoint read_only: PDO::SQLITE_ATTR_OPEN_FLAGS PDO::SQLITE_OPEN_READONLY '
+            . '(sqlite3_open_v2 SQLITE_OPEN_READONLY), for every connection',
+        'php-sqlite3' => 'endpoint read_only: new SQLite3(FILE, SQLITE3_OPEN_READONLY), for every connection',
         default => null,
     };
     return $setting === null ? [] : ['read_only' => $setting];

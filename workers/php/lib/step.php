@@ -16,7 +16,7 @@ declare(strict_types=1);
  * an include would recompile the array every time, so then the JSON is read directly.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 /** @return array<string, mixed> the decoded JSON file, through the OPcache'd copy when there is one */
 function load_json(string $path): array
@@ -77,8 +77,8 @@ function load_step(string $tierDir, string $id): array
     return $step;
 }
 
-/** Operation i of a step: its argument row typed for binding, or its literal statement. */
-function operation(string $id, array $step, int $i, bool $verify): Op
+/** Operation i of a step: its argument row bound in the driver's form, or its literal statement. */
+function operation(Driver $driver, string $id, array $step, int $i, bool $verify): Op
 {
     if ($step['kind'] === 'scan') {                          // the statement as it is, as text, every row read
         return new Op(name: $id, mode: 'literal', sql: (string) $step['sql'], statement: (string) $step['sql'],
@@ -90,7 +90,7 @@ function operation(string $id, array $step, int $i, bool $verify): Op
         mode: $mode,
         sql: (string) $step['sql'],
         statement: $mode === 'literal' ? (string) $step['statements'][$i] : null,
-        args: $mode === 'literal' ? [] : arguments($step['types'] ?? [], $step['args'][$i] ?? []),
+        args: $mode === 'literal' ? [] : $driver->bind(arguments($step['types'] ?? [], $step['args'][$i] ?? [])),
         fetch: (bool) ($step['fetch'] ?? false),
         verify: $verify,
     );

@@ -18,7 +18,7 @@ declare(strict_types=1);
  * inside the request (and for per-request connections inside each operation's time).
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 /** The endpoint's TLS keys and compress. */
 final class Tls

@@ -15,7 +15,7 @@ declare(strict_types=1);
  * nothing that depends on the page's php.ini.
  */
 
-namespace AccessBench\Tier;
+namespace AccessBench\Php;
 
 /** Days from 1970-01-01 to the proleptic Gregorian date y-m-d (negative before). */
 function days_from_civil(int $y, int $m, int $d): int
@@ -26,6 +26,45 @@ function days_from_civil(int $y, int $m, int $d): int
     $doy = intdiv(153 * ($m + ($m > 2 ? -3 : 9)) + 2, 5) + $d - 1;
     $doe = $yoe * 365 + intdiv($yoe, 4) - intdiv($yoe, 100) + $doy;
     return $era * 146097 + $doe - 719468;
+}
+
+/**
+ * Days since 1970-01-01 → [year, month, day] (proleptic Gregorian): days_from_civil's inverse.
+ *
+ * @return array{0: int, 1: int, 2: int}
+ */
+function civil_from_days(int $z): array
+{
+    $z += 719468;
+    $era = intdiv($z >= 0 ? $z : $z - 146096, 146097);
+    $doe = $z - $era * 146097;
+    $yoe = intdiv($doe - intdiv($doe, 1460) + intdiv($doe, 36524) - intdiv($doe, 146096), 365);
+    $doy = $doe - (365 * $yoe + intdiv($yoe, 4) - intdiv($yoe, 100));
+    $mp = intdiv(5 * $doy + 2, 153);
+    $d = $doy - intdiv(153 * $mp + 2, 5) + 1;
+    $m = $mp < 10 ? $mp + 3 : $mp - 9;
+    return [$era * 400 + $yoe + ($m <= 2 ? 1 : 0), $m, $d];
+}
+
+/** Days since 1970-01-01 → 'YYYY-MM-DD'. */
+function date_text(int $days): string
+{
+    return vsprintf('%04d-%02d-%02d', civil_from_days($days));
+}
+
+/**
+ * µs since 1970-01-01 → 'YYYY-MM-DD HH:MM:SS[.ffffff]' (Python's isoformat: the fraction only
+ * when there is one), or with six fraction digits always when $full (the `generate` op's form).
+ */
+function timestamp_text(int $us, string $sep = ' ', bool $full = false): string
+{
+    $days = intdiv($us, 86_400_000_000) - ($us % 86_400_000_000 < 0 ? 1 : 0);
+    $rest = $us - $days * 86_400_000_000;
+    $seconds = intdiv($rest, 1_000_000);
+    $fraction = $rest % 1_000_000;
+    $text = date_text($days) . $sep . sprintf('%02d:%02d:%02d', intdiv($seconds, 3600), intdiv($seconds, 60) % 60,
+                                               $seconds % 60);
+    return $full || $fraction !== 0 ? $text . sprintf('.%06d', $fraction) : $text;
 }
 
 /** 'YYYY-MM-DD' → days since 1970-01-01. */
