@@ -29,7 +29,7 @@ LANGUAGES = sorted({m.language for m in catalog()})
 # Python's in test_conformance_python.py: modules of their own, so that --dist loadfile runs
 # them beside these rather than after them.
 ON_RUNTIMES = ("java", "node")
-SCRIPTS = ("php", "perl")  # test_conformance_scripts.py
+SCRIPTS = ("php", "ruby", "perl")  # test_conformance_scripts.py
 ELSEWHERE = (*ON_RUNTIMES, *SCRIPTS, "python")
 
 

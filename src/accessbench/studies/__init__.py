@@ -54,7 +54,7 @@ RECIPES = {r.study: r for r in [
            "WEBTEMP2's 6,071 rows read whole; best of 5 trials beside the median",
            ["all"],
            ["c-odbc", "c-libpq", "c-libmariadb", "java-pgjdbc", "py-psycopg", "py-sqlalchemy-core+psycopg",
-            "py-sqlalchemy-orm+psycopg"],
+            "py-sqlalchemy-orm+psycopg", "rb-pg", "rb-activerecord+pg"],
            quick_targets=["postgresql", "mariadb"]),
     # S2 set native record I/O, embedded SQL, the CLI and JDBC side by side on MySQL's engines.
     Recipe("s2", "native I/O vs SQL vs JDBC vs MySQL's engines (IBM i, 2009)", "s2-rowops",
