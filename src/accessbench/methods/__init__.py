@@ -42,12 +42,13 @@ NATIVE_WORKERS = {
     "php": (["php", "{workers}/php/worker.php"], "php/worker.php", "make system-deps (needs php8.2-cli)"),
     "perl": (["perl", "{workers}/perl/abworker.pl"], "perl/abworker.pl", "make system-deps (needs perl and DBI)"),
 }
-# language → how to ask its runtime whether a method's library (`module`) is installed: a
-# command that exits 0 when it loads, the module's name appended.
+# language → how to ask its runtime which of its methods' libraries (`module`) are installed: a
+# command given every module of the language's catalog entries, that prints those that load, a
+# line each (one process per language, once per accessbench process).
 LIBRARY_PROBES = {
-    "ruby": ["ruby", "-e", "require ARGV[0]"],
-    "perl": ["perl", "-e", "eval qq{require $ARGV[0]; 1} or exit 1"],
-    "php": ["php", "-r", "exit(extension_loaded($argv[1]) ? 0 : 1);"],
+    "ruby": ["ruby", "-e", "ARGV.each { |m| begin; require m; puts m; rescue LoadError; end }"],
+    "perl": ["perl", "-e", "for (@ARGV) { print \"$_\\n\" if eval qq{require $_; 1} }"],
+    "php": ["php", "-r", "foreach (array_slice($argv, 1) as $m) { if (extension_loaded($m)) echo $m, \"\\n\"; }"],
 }
 # language → how to start a method's worker at another version of its driver (methods/versions.py),
 # "{version}" standing for that version's directory, where Go and Rust have their builds and Java
@@ -170,15 +171,16 @@ class Method(BaseModel):
                 return f"the {self.language} worker is not built: {build}"
             if "{workers}" not in argv[0] and shutil.which(argv[0]) is None:
                 return f"{argv[0]} is not on PATH"
-            if self.language in LIBRARY_PROBES and not _library_loads(self.language, self.module):
+            if self.language in LIBRARY_PROBES and self.module not in _loadable(self.language):
                 return f"the {self.language} library {self.module} is not installed: make system-deps installs it"
         return None
 
 
 @cache
-def _library_loads(language: str, module: str) -> bool:
-    done = subprocess.run([*LIBRARY_PROBES[language], module], capture_output=True, timeout=60)
-    return done.returncode == 0
+def _loadable(language: str) -> frozenset[str]:
+    modules = sorted({m.module for m in catalog() if m.language == language and not m.tier})
+    done = subprocess.run([*LIBRARY_PROBES[language], *modules], capture_output=True, text=True, timeout=60)
+    return frozenset(done.stdout.split())
 
 
 @cache

@@ -22,14 +22,14 @@ import urllib.request
 from pathlib import Path
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
-from ..pyworker.host import checksum, error_answer, failure, generate, histogram, serve
+from ..pyworker.host import error_answer, failure, generate, histogram, serve
 from .loadgen import GENERATORS, LoadFailed
 from ..methods import catalog
 from .methods import METHODS, TierMethod, settings_of
 from .settings import PROCESSES
 from .servers import SERVERS, ServerFailed
 from ..targets.base import TargetUnavailable, server_can_enter
-from .servers.base import ROOT, STATIC_PAGE, TICK_NS, UNPRIVILEGED, give_to_server
+from .servers.base import STATIC_PAGE, TICK_NS, UNPRIVILEGED, give_to_server
 
 HELLO = b"Hello, world!\n"
 
@@ -249,13 +249,11 @@ class Session:
         return generate(msg)
 
     def on_checksum(self, msg: dict) -> dict:
-        if self.method.language == "php":
-            done = subprocess.run(["php", str(ROOT / "workers" / "php" / "checksum-cli.php")],
-                                  input=json.dumps({"rows": msg["rows"]}), capture_output=True, text=True, timeout=60)
-            if done.returncode != 0:
-                raise Failed("internal", f"checksum-cli.php: {done.stderr.strip()[-300:]}")
-            return json.loads(done.stdout)
-        return checksum(msg)  # Python pages checksum with accessbench's own; Node pages with the Node worker's
+        """The pages' encoder is their worker's (the page driver's): its own checksum op."""
+        answers = _page_worker(self.method, {"op": "checksum", "rows": msg["rows"]})
+        if not answers or not answers[0].get("ok"):
+            raise Failed("internal", f"{self.method.page_driver}'s checksum: {answers[0] if answers else 'no answer'}")
+        return {key: answers[0][key] for key in ("checksum", "rows")}
 
 
 def _answer(url: str, status: int, body: bytes) -> dict:
@@ -272,21 +270,24 @@ def _answer(url: str, status: int, body: bytes) -> dict:
 
 def _page_settings(method) -> dict[str, str]:
     """What the pages' own drivers say of their settings (TLS, compression, read-only sessions):
-    PHP's from its library (settings-cli.php, asked for the page driver, the PHP worker's method
-    whose class the pages run, so that both say the same); Python's and Node's pages use their
-    workers' drivers, and say what those workers' hello says of TLS and read_only."""
+    the hello of the worker whose driver the pages run (``page_driver``). PHP's pages run the very
+    class the PHP worker does, so its words are theirs; Python's and Node's say they are their
+    workers' (of TLS and read_only)."""
+    answers = _page_worker(method, {"op": "hello"})
+    said = answers[0].get("settings", {}) if answers else {}
     if method.language == "php":
-        command = ["php", str(ROOT / "workers" / "php" / "settings-cli.php"), method.page_driver]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
-        return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
+        return {key: said[key] for key in ("tls", "compress", "read_only") if said.get(key)}
+    return {key: f"as {method.page_driver}'s worker: {said[key]}" for key in ("tls", "read_only") if said.get(key)}
+
+
+def _page_worker(method, *messages: dict) -> list[dict]:
+    """The answers of the page driver's worker (a catalog method) to ``messages``, then bye."""
     worker = next((m for m in catalog() if m.name == method.page_driver), None)
     if worker is None:
-        return {}
-    asked = json.dumps({"op": "hello"}) + "\n" + json.dumps({"op": "bye"}) + "\n"
+        return []
+    asked = "".join(json.dumps(m) + "\n" for m in (*messages, {"op": "bye"}))
     done = subprocess.run(worker.command(), input=asked, capture_output=True, text=True, timeout=60)
-    hello = json.loads(done.stdout.splitlines()[0]) if done.returncode == 0 and done.stdout.strip() else {}
-    said = hello.get("settings", {})
-    return {key: f"as {method.page_driver}'s worker: {said[key]}" for key in ("tls", "read_only") if said.get(key)}
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
 
 
 def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:

@@ -40,7 +40,7 @@ function mysql_session_statement(array $endpoint): ?string
 }
 
 /**
- * How each method sets read_only (hello's `read_only` setting; settings-cli.php prints it for a page).
+ * How each method sets read_only (hello's `read_only` setting, which the tier shows for a page too).
  *
  * @return array<string, string>
  */

@@ -143,8 +143,8 @@ function mysqlnd_tls(array $endpoint, string $who): Tls
 }
 
 /**
- * How each tier method maps the keys (hello's `tls` and `compress` settings; settings-cli.php
- * prints them).
+ * How each tier method maps the keys (hello's `tls` and `compress` settings, which the tier shows
+ * for a page too).
  *
  * @return array<string, string>
  */
