@@ -36,6 +36,7 @@ from ..targets import Target, make
 from ..targets.registry import described
 from ..net import connections_to
 from ..worker_process import WorkerFailed, WorkerProcess, worker_environment
+from .relay import Relay
 
 TIMEOUT = 60.0
 # The whole script runs on one path per target (tcp where it has one), and on each other path
@@ -227,17 +228,22 @@ class Check:
     def _tls(self, target: Target) -> None:
         """A plain path stays plain on a server that offers TLS; ``tcp+tls`` (verify-full) and
         ``tcp+tls1.2`` are encrypted as asked, as the server sees it, or answered
-        ``unsupported`` with why; a server certificate from another authority fails ``open``.
-        One worker opens and closes each in turn (``open`` after ``close`` is the protocol's),
-        the failing one last."""
+        ``unsupported`` with why; a server certificate from another authority, or reached at an
+        address it does not name, fails ``open``. One worker opens and closes each in turn
+        (``open`` after ``close`` is the protocol's), the failing ones last."""
         worker = self._start(f"{target.dbms}-tls")
+        endpoint = parse_path("tcp").endpoint(target)
+        relay = Relay((endpoint["host"], endpoint["port"]))
         try:
             self.ok(worker, {"op": "hello"}, "hello")
-            for name in ("tcp", "tcp+tls", "tcp+tls1.2", "tcp+tls (another authority's CA)"):
+            for name in ("tcp", "tcp+tls", "tcp+tls1.2", "tcp+tls (another authority's CA)",
+                         "tcp+tls (another host's name)"):
                 path = parse_path(name.split()[0])
                 endpoint = path.endpoint(target)
                 if name.endswith("CA)"):
                     endpoint["sslrootcert"] = self.stranger.ca
+                if name.endswith("name)"):
+                    endpoint["host"], endpoint["port"] = relay.host, relay.port
                 mark = target.transport_mark()
                 answer = self.ask(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1})
                 error = answer.get("error") or {}
@@ -246,6 +252,9 @@ class Check:
                 elif name.endswith("CA)"):
                     self.expect(not answer["ok"], f"open {target.name}/{name}: connected, though the server's "
                                                   "certificate is not of the CA it was given")
+                elif name.endswith("name)"):
+                    self.expect(not answer["ok"], f"open {target.name}/{name}: connected with verify-full at "
+                                                  f"{relay.host}, an address the server's certificate does not name")
                 else:
                     self.expect(answer["ok"], f"open {target.name}/{name}: {error}")
                     wrong = transport_differs(path, target.transport(mark, answer.get("server_pid")))
@@ -254,6 +263,7 @@ class Check:
             self._bye(worker)
         finally:
             worker.kill()
+            relay.close()
 
     # the reference script on one target
     def _script(self, target: Target, variant: Variant) -> None:

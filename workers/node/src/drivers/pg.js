@@ -6,6 +6,8 @@
 // clients get a Client each, per-request makes one inside every operation, pooled borrows one
 // from a pg.Pool (pg-pool, the pool node-postgres ships) for every operation.
 
+import net from 'node:net';
+
 import pg from 'pg';
 
 import { ASYNC_TASKS, Unsupported, bindRows, lendingOp, packageVersion } from '../driver.js';
@@ -34,6 +36,28 @@ export function sslFor(t) {
     case 'prefer': return pinned(t, { rejectUnauthorized: false });
     default: return pgSsl(t);
   }
+}
+
+// pg before 8.23.1 gives tls.connect a servername only for a DNS name and no host, so node:tls
+// checks an IP address host's certificate against 'localhost' (node-postgres #2263, fixed by
+// #3756 in 8.23.1): verify-full to an IP host is then no host name check, and is answered so.
+const IP_HOST_CHECKED = [8, 23, 1];
+
+function checksIpHosts(version) {
+  const v = version.split('.').map(Number);
+  for (let i = 0; i < IP_HOST_CHECKED.length; i++) {
+    if ((v[i] || 0) !== IP_HOST_CHECKED[i]) return (v[i] || 0) > IP_HOST_CHECKED[i];
+  }
+  return true;
+}
+
+function refuseUncheckedIpHost(t, ep) {
+  if (t.mode !== 'verify-full' || ep.socket || !net.isIP(String(ep.host || ''))) return;
+  const version = packageVersion('pg');
+  if (checksIpHosts(version)) return;
+  throw new Unsupported(`pg ${version} has no host name check for an IP address host (${ep.host}): it checks the ` +
+    "certificate against 'localhost' instead (node-postgres #2263, fixed in 8.23.1 by #3756); verify-ca or a DNS " +
+    'host name work');
 }
 
 export const TLS_SETTING = PG_TLS('pg') + '; disable/allow → ssl: false (no SSLRequest); prefer (or absent) → ' +
@@ -175,6 +199,7 @@ export default class PgDriver extends PgTextDriver {
   async open(ep) {
     const params = {};
     const t = tlsOf(ep);
+    refuseUncheckedIpHost(t, ep);
     this.direct = t.direct;
     this.ssl = sslFor(t);
     try {
