@@ -145,8 +145,12 @@ class _PerfRecording:
         _interrupt(self.proc, "perf record")
         if early:
             raise RuntimeError(f"perf record stopped before the trial ended: {_tail(self.proc)}")
-        # without the period field: a stack counts its samples, not the nanoseconds each stands for
-        script = subprocess.run(["perf", "script", "-F", "comm,pid,tid,event,ip,sym,dso", "-i", self.data],
+        # without the period field: a stack counts its samples, not the nanoseconds each stands for;
+        # --no-inline: each frame is the function its address lies in. Naming the functions inlined
+        # there has perf ask binutils' addr2line of every address, a minute for one second of a
+        # Rust worker (its binary carries the standard library's debug information), while the
+        # workers and Debian's servers are built without the debug information that names them
+        script = subprocess.run(["perf", "script", "--no-inline", "-F", "comm,pid,tid,event,ip,sym,dso", "-i", self.data],
                                 capture_output=True, text=True)
         if script.returncode:
             raise RuntimeError(f"perf script: {script.stderr.strip().splitlines()[-1:]}")
