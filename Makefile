@@ -171,6 +171,9 @@ setup: system-deps
 	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
 	@$(MAKE) --no-print-directory -j12 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers tools
 	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed $(VERSIONS)
+	@# accessbench's own modules compiled once (only those changed since): every run, worker and
+	@# test process imports them, and where PYTHONDONTWRITEBYTECODE is set each would compile them again
+	@$(VENV)/bin/python -m compileall -q src/accessbench
 
 # The first run answers in minutes: the quick suite at --quick sizes on every DBMS, every default
 # method, trials added for precision within 3 minutes (README: its measured time).

@@ -22,6 +22,10 @@ import pytest
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# The quick suite's steps, every kind once: its larger twins (scan-100k, insb-100, upd100)
+# measure the same code paths over more rows, and would double a test's time.
+QUICK_STEPS = "connect,scan-6k,sel1-literal,sel1-extended,sel1-prepared,ins1,insb-10,upd1,upd10"
+
 # Runs write their HTML report to ./reports: keep the tests' out of the source tree.
 SCRATCH = tempfile.mkdtemp(prefix="accessbench-cwd-")
 atexit.register(shutil.rmtree, SCRATCH, True)

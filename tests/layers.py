@@ -11,7 +11,7 @@ import pytest
 from accessbench.methods import select
 from accessbench.store import Store
 
-from .conftest import accessbench
+from .conftest import QUICK_STEPS, accessbench
 
 
 def hello(method: str) -> dict:
@@ -28,12 +28,15 @@ def run_beside_driver(tmp_path, layers: dict[str, tuple[str, list[str]]], target
                       suite: str = "quick") -> dict[str, dict[str, dict]]:
     """One real run of each target's driver and its layers (``layers``: target → (driver,
     layer methods)); every report's layer-cost lines checked; the cells by method, then step.
-    One path per target (unix, or inproc for SQLite): what a layer reads does not depend on it."""
+    One path per target (unix, or inproc for SQLite): what a layer reads does not depend on it.
+    Of the quick suite, every kind of step once: its larger twins (scan-100k, insb-100, upd100)
+    go through the same layer calls over more rows."""
     methods = [name for t in targets for name in (layers[t][0], *layers[t][1])]
     paths = ",".join(sorted({"inproc" if t == "sqlite" else "unix" for t in targets}))
+    steps = ["--step", QUICK_STEPS] if suite == "quick" else []
     store = str(tmp_path / "r.db")
     result = accessbench("--store", store, "run", "--full", "--suite", suite, "--quick", "--target", ",".join(targets),
-                         "--method", ",".join(methods), "--path", paths, "--trials", "2", "--precision", "0",
+                         "--method", ",".join(methods), "--path", paths, *steps, "--trials", "2", "--precision", "0",
                          "--no-report", cwd=tmp_path, timeout=3000)
     assert result.returncode == 0, result.stderr[-3000:]
     text = " ".join(result.stdout.split())

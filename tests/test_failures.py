@@ -12,7 +12,7 @@ import pytest
 
 from accessbench.store import Store
 
-from .conftest import accessbench, processes_mentioning, wait_for_trials
+from .conftest import QUICK_STEPS, accessbench, processes_mentioning, wait_for_trials
 
 HANG_SUITE = """\
 [suite]
@@ -60,7 +60,8 @@ def test_a_hung_worker_is_timed_out_and_the_other_cells_still_run(tmp_path):
 
 def test_a_sqlite_run_needs_no_server(tmp_path):
     store = str(tmp_path / "s.db")
-    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--trials", "1", "--warmup", "0")
+    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--step", QUICK_STEPS, "--trials", "1",
+                         "--warmup", "0")
     assert result.returncode == 0, result.stderr[-2000:]
     with Store(store) as s:
         run = s.load(s.resolve("last"))

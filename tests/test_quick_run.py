@@ -12,11 +12,10 @@ import pytest
 from accessbench.methods import select
 from accessbench.store import Store
 
-from .conftest import accessbench
+from .conftest import QUICK_STEPS, accessbench
 
 pytestmark = pytest.mark.server
 
-STEPS = "connect,scan-6k,sel1-literal,sel1-extended,sel1-prepared,ins1,insb-10,upd1,upd10"
 # What each driver cannot do, as it says itself.
 EXPECTED_UNSUPPORTED = {("py-psycopg2", "sel1-extended"), ("py-asyncpg", "sel1-literal")}
 # ADBC's PostgreSQL driver reports -1 rows changed, so its writing statements there are unsupported
@@ -42,11 +41,10 @@ def quick_run(tmp_path_factory):
     store = str(tmp_path_factory.mktemp("store") / "results.db")
     logs_before = odbc_logs()
     # one warm-up even for JIT runtimes: what these tests read is the run's shape, not warm figures
-    # (test_warmup.py holds the JIT warm-up to its rule)
-    # every kind of step the quick suite has, each once: its larger twins (scan-100k, insb-100,
-    # upd100) measure the same code paths over more rows, and would double the test's time
-    result = accessbench("--store", store, "run", "--full", "--quick", "--step", STEPS, "--trials", "2", "--precision",
-                         "0", "--max-warmup", "1")
+    # (test_warmup.py holds the JIT warm-up to its rule); one path per target, TCP for a server
+    # (conformance runs every method on each of its paths)
+    result = accessbench("--store", store, "run", "--full", "--quick", "--step", QUICK_STEPS, "--path", "inproc,tcp",
+                         "--trials", "2", "--precision", "0", "--max-warmup", "1")
     assert result.returncode == 0, result.stderr[-3000:]
     with Store(store) as s:
         run = s.load(s.resolve("last"))

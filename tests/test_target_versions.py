@@ -21,7 +21,7 @@ from accessbench.targets.mariadb import ManagedMariaDB
 from accessbench.targets.postgresql import NPM_SERVERS, ManagedPostgres, installed_versions
 from accessbench.targets.url import HIDDEN
 
-from .conftest import accessbench
+from .conftest import QUICK_STEPS, accessbench
 
 QUICK = load("quick", quick=True)
 
@@ -212,7 +212,7 @@ def test_each_postgresql_version_loads_and_verifies_the_quick_suite_in_one_run(t
     store = tmp_path / "versions.db"
     specs = ["postgresql@13", "postgresql@14", "postgresql", "postgresql@16", "postgresql@17", "postgresql@18"]
     result = accessbench("--store", str(store), "run", "--quick", "--target", ",".join(specs),
-                         "--method", "py-psycopg,c-libpq", "--path", "unix", "--trials", "1", "--warmup", "0",
+                         "--method", "py-psycopg,c-libpq", "--path", "unix", "--step", QUICK_STEPS, "--trials", "1", "--warmup", "0",
                          "--precision", "0", "--no-report")
     assert result.returncode == 0, result.stderr[-3000:]
     from accessbench.store import Store
