@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..protocol import generators
 from ..protocol.prng import derive_seed
 from ..suite.model import Table
+from . import kept
 
 
 def column_specs(table: Table, seed: int) -> list[dict]:
@@ -17,5 +17,5 @@ def column_specs(table: Table, seed: int) -> list[dict]:
 
 
 def table_rows(table: Table, seed: int) -> Iterator[tuple]:
-    streams = [generators.values(spec, table.rows) for spec in column_specs(table, seed)]
+    streams = [kept.column(spec, table.rows) for spec in column_specs(table, seed)]
     return zip(*streams)

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, usercache
 from ..targets import TargetUnavailable
 from ..worker_process import WorkerFailed, WorkerProcess
 from . import Method
@@ -36,8 +36,7 @@ class Probe:
 
 
 def cache_file() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "accessbench" / "hello.json"
+    return usercache.folder() / "hello.json"
 
 
 # What a kept hello holds: raised whenever it keeps more of the hello, so older entries are asked again.

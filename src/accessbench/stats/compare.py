@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from .bootstrap import ratio_ci
 from .cells import CellResult
@@ -24,7 +23,7 @@ def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     while its exact distribution costs milliseconds per call."""
     both = np.concatenate([a, b])
     if len(np.unique(both)) < len(both):  # ties: scipy's tie correction needs the values
-        return float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+        return float(_mannwhitneyu(a, b))
     return _p_of_pattern(tuple((np.argsort(both, kind="stable") < len(a)).tolist()))
 
 
@@ -33,7 +32,15 @@ def _p_of_pattern(a_positions: tuple[bool, ...]) -> float:
     """p for trials ordered as given (True where the sorted combined trials hold one of a's)."""
     a = [i for i, mine in enumerate(a_positions) if mine]
     b = [i for i, mine in enumerate(a_positions) if not mine]
-    return float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    return float(_mannwhitneyu(a, b))
+
+
+def _mannwhitneyu(a, b) -> float:
+    # scipy.stats is imported here, when a test is first asked: importing it takes a second,
+    # which every report of cells with too few trials for any test would otherwise pay
+    from scipy import stats
+
+    return stats.mannwhitneyu(a, b, alternative="two-sided").pvalue
 
 
 def smallest_p(n_a: int, n_b: int) -> float:
