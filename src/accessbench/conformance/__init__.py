@@ -131,22 +131,27 @@ class Check:
         return answer
 
     def run(self, vectors: dict, variant: Variant) -> Outcome:
+        """One worker process through the whole kit: the vectors, then on each target the
+        script on every path and the TLS check, each an ``open`` after the last ``close`` (the
+        protocol's): a worker that carries anything of one session into the next is caught."""
         self.tables = variant.tables  # a layer's step messages carry the statement's shape against these
+        worker = self._start("worker")
         try:
-            self._vectors(vectors)
+            hello = self._vectors(worker, vectors)
             if self.method.reads == "floor":  # no method: it reads raw bytes from the runner's sender
                 self.outcome.notes.append("the wire's floor reads from a sender the runner starts on a path; "
                                           "tests/test_transfer.py checks it")
-                self.outcome.passed = True
-                return self.outcome
-            for dbms in self.method.dbms:
+            for dbms in self.method.dbms if self.method.reads != "floor" else []:
                 if dbms in self.targets:
-                    self._script(self.targets[dbms], variant)
+                    self._script(worker, hello, self.targets[dbms], variant)
                     if self.targets[dbms].authority is not None:
-                        self._tls(self.targets[dbms])
+                        self._tls(worker, self.targets[dbms])
+            self._bye(worker)
             self.outcome.passed = True
         except Difference as e:
             self.outcome.failure = str(e)
+        finally:
+            worker.kill()
         return self.outcome
 
     def _start(self, tag: str) -> WorkerProcess:
@@ -169,36 +174,33 @@ class Check:
                         f"the catalog has no {', '.join(sorted(have - declared))}" if have - declared else "",
                         f"the worker has no {', '.join(sorted(declared - have))}" if declared - have else ""))))
 
-    def _vectors(self, vectors: dict) -> None:
-        worker = self._start("vectors")
-        try:
-            hello = self.ok(worker, {"op": "hello"}, "hello")
-            for key in ("protocol", "name", "language", "runtime", "driver", "driver_version", "settings", "capabilities"):
-                self.expect(key in hello, f"hello: no '{key}'")
-            self.expect(hello["protocol"] == 1, f"hello: protocol {hello['protocol']}, want 1")
-            self.expect(hello["name"] == self.method.name, f"hello: name {hello['name']!r}, want {self.method.name!r}")
-            self.expect(set(self.method.dbms) <= set(hello["capabilities"].get("dbms", [])),
-                        f"hello: capabilities.dbms {hello['capabilities'].get('dbms')} lacks {self.method.dbms}")
-            self._registry(hello)
-            for case in vectors["generators"]["cases"]:
-                got = self.ok(worker, {"op": "generate", "spec": case["spec"], "count": case["count"]}, "generate")["values"]
-                for i, (have, want) in enumerate(zip(got, case["values"])):
-                    self.expect(have == want, f"generate {case['spec']}: value {i} is {have!r}, want {want!r}")
-                self.expect(len(got) == len(case["values"]), f"generate {case['spec']}: {len(got)} values")
-            for case in vectors["checksum"]["values"]:
-                got = self.ok(worker, {"op": "checksum", "rows": [[case["value"]]]}, "checksum")
-                self.expect(got["checksum"] == case["row_hash"],
-                            f"checksum of {case['name']} {case['value']}: {got['checksum']}, want {case['row_hash']}")
-            for case in vectors["checksum"]["rows"]:
-                got = self.ok(worker, {"op": "checksum", "rows": case["rows"]}, "checksum")
-                self.expect((got["checksum"], got["rows"]) == (case["checksum"], case["count"]),
-                            f"checksum of rows '{case['name']}': {got['checksum']}/{got['rows']}, "
-                            f"want {case['checksum']}/{case['count']}")
-            if hello["capabilities"].get("load"):
-                self._load_vectors(worker, vectors["load"], hello["capabilities"]["load"])
-            self._bye(worker)
-        finally:
-            worker.kill()
+    def _vectors(self, worker: WorkerProcess, vectors: dict) -> dict:
+        """hello, and the protocol's vectors (no database): the worker's hello answer."""
+        hello = self.ok(worker, {"op": "hello"}, "hello")
+        for key in ("protocol", "name", "language", "runtime", "driver", "driver_version", "settings", "capabilities"):
+            self.expect(key in hello, f"hello: no '{key}'")
+        self.expect(hello["protocol"] == 1, f"hello: protocol {hello['protocol']}, want 1")
+        self.expect(hello["name"] == self.method.name, f"hello: name {hello['name']!r}, want {self.method.name!r}")
+        self.expect(set(self.method.dbms) <= set(hello["capabilities"].get("dbms", [])),
+                    f"hello: capabilities.dbms {hello['capabilities'].get('dbms')} lacks {self.method.dbms}")
+        self._registry(hello)
+        for case in vectors["generators"]["cases"]:
+            got = self.ok(worker, {"op": "generate", "spec": case["spec"], "count": case["count"]}, "generate")["values"]
+            for i, (have, want) in enumerate(zip(got, case["values"])):
+                self.expect(have == want, f"generate {case['spec']}: value {i} is {have!r}, want {want!r}")
+            self.expect(len(got) == len(case["values"]), f"generate {case['spec']}: {len(got)} values")
+        for case in vectors["checksum"]["values"]:
+            got = self.ok(worker, {"op": "checksum", "rows": [[case["value"]]]}, "checksum")
+            self.expect(got["checksum"] == case["row_hash"],
+                        f"checksum of {case['name']} {case['value']}: {got['checksum']}, want {case['row_hash']}")
+        for case in vectors["checksum"]["rows"]:
+            got = self.ok(worker, {"op": "checksum", "rows": case["rows"]}, "checksum")
+            self.expect((got["checksum"], got["rows"]) == (case["checksum"], case["count"]),
+                        f"checksum of rows '{case['name']}': {got['checksum']}/{got['rows']}, "
+                        f"want {case['checksum']}/{case['count']}")
+        if hello["capabilities"].get("load"):
+            self._load_vectors(worker, vectors["load"], hello["capabilities"]["load"])
+        return hello
 
     def _load_vectors(self, worker: WorkerProcess, load: dict, caps: dict) -> None:
         """The histogram's buckets and the arrival schedules, as the reference makes them
@@ -225,17 +227,15 @@ class Check:
         self.expect(status == 0, f"bye: the worker did not exit with status 0 (status {status})")
 
     # TLS as the protocol asks, on a server serving it
-    def _tls(self, target: Target) -> None:
+    def _tls(self, worker: WorkerProcess, target: Target) -> None:
         """A plain path stays plain on a server that offers TLS; ``tcp+tls`` (verify-full) and
         ``tcp+tls1.2`` are encrypted as asked, as the server sees it, or answered
         ``unsupported`` with why; a server certificate from another authority, or reached at an
         address it does not name, fails ``open``. One worker opens and closes each in turn
         (``open`` after ``close`` is the protocol's), the failing ones last."""
-        worker = self._start(f"{target.dbms}-tls")
         endpoint = parse_path("tcp").endpoint(target)
         relay = Relay((endpoint["host"], endpoint["port"]))
         try:
-            self.ok(worker, {"op": "hello"}, "hello")
             for name in ("tcp", "tcp+tls", "tcp+tls1.2", "tcp+tls (another authority's CA)",
                          "tcp+tls (another host's name)"):
                 path = parse_path(name.split()[0])
@@ -260,36 +260,28 @@ class Check:
                     wrong = transport_differs(path, target.transport(mark, answer.get("server_pid")))
                     self.expect(wrong is None, f"open {target.name}/{name}: {wrong}")
                     self.ok(worker, {"op": "close"}, f"close {target.name}/{name}")
-            self._bye(worker)
         finally:
-            worker.kill()
             relay.close()
 
     # the reference script on one target
-    def _script(self, target: Target, variant: Variant) -> None:
+    def _script(self, worker: WorkerProcess, hello: dict, target: Target, variant: Variant) -> None:
         for path in target.paths:
-            worker = self._start(f"{target.dbms}-{path}")
-            try:
-                hello = self.ok(worker, {"op": "hello"}, "hello")
-                opened = self.ok(worker, {"op": "open", "endpoint": target.endpoint(path), "options": {}, "clients": 1},
-                                 f"open {target.name}/{path}")
-                self.expect(isinstance(opened.get("connect_ns"), int), "open: no connect_ns")
-                primary = path == ("tcp" if "tcp" in target.paths else target.paths[0])
-                for step in variant.steps:
-                    if primary or step.name.startswith(EVERY_PATH):
-                        self._step(worker, target, path, step, hello)
-                if path == "tcp":
-                    self._connections(worker, target)
-                if primary and hello["capabilities"].get("load"):
-                    self._loaded(worker, target, path, variant, hello["capabilities"])
-                self._error(worker, target, path, hello["capabilities"])
-                self._step(worker, target, path, variant.steps[1], hello)  # still usable after the error
-                self.ok(worker, {"op": "close"}, "close")
-                if primary:
-                    self._read_only(worker, target, path, variant, hello)  # open after close, as the protocol allows
-                self._bye(worker)
-            finally:
-                worker.kill()
+            opened = self.ok(worker, {"op": "open", "endpoint": target.endpoint(path), "options": {}, "clients": 1},
+                             f"open {target.name}/{path}")
+            self.expect(isinstance(opened.get("connect_ns"), int), "open: no connect_ns")
+            primary = path == ("tcp" if "tcp" in target.paths else target.paths[0])
+            for step in variant.steps:
+                if primary or step.name.startswith(EVERY_PATH):
+                    self._step(worker, target, path, step, hello)
+            if path == "tcp":
+                self._connections(worker, target)
+            if primary and hello["capabilities"].get("load"):
+                self._loaded(worker, target, path, variant, hello["capabilities"])
+            self._error(worker, target, path, hello["capabilities"])
+            self._step(worker, target, path, variant.steps[1], hello)  # still usable after the error
+            self.ok(worker, {"op": "close"}, "close")
+            if primary:
+                self._read_only(worker, target, path, variant, hello)  # open after close, as the protocol allows
 
     def _read_only(self, worker: WorkerProcess, target: Target, path: str, variant: Variant, hello: dict) -> None:
         """A session opened with ``read_only`` (a run over a user's existing data) reads as any
