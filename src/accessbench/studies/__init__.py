@@ -112,7 +112,9 @@ RECIPES = {r.study: r for r in [
 # connections: `accessbench reproduce connections --quick`, 2026-11-29 (22 min 6 s: its loaded
 # cells, 10 clients for 1.5 s a trial on 22 paths and logins, are most of it, in batches).
 # upgrade: `accessbench reproduce upgrade --quick`, 2026-11-29.
-REFERENCE_QUICK: dict[str, float] = {"s1": 183.0, "s2": 53.0, "s3": 22.0, "s4": 26.0, "s5": 82.0,
+# s1, s3: `accessbench reproduce s1 s3 --quick`, 2026-11-30, with the ten languages' methods
+# (S1 adds rb-pg and rb-activerecord+pg, S3 the PHP and C++ pairs), on a quiet machine.
+REFERENCE_QUICK: dict[str, float] = {"s1": 208.0, "s2": 53.0, "s3": 52.0, "s4": 26.0, "s5": 82.0,
                                      "connections": 1326.0, "upgrade": 27.0}
 # Measured 2026-11-27 by `accessbench reproduce all` from a clean clone; upgrade by `accessbench
 # reproduce upgrade` from a fresh clone, 2026-11-30 (13 min 18 s, most of it trials for ±3%).
