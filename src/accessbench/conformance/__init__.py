@@ -141,11 +141,11 @@ class Check:
             if self.method.reads == "floor":  # no method: it reads raw bytes from the runner's sender
                 self.outcome.notes.append("the wire's floor reads from a sender the runner starts on a path; "
                                           "tests/test_transfer.py checks it")
-            for dbms in self.method.dbms if self.method.reads != "floor" else []:
-                if dbms in self.targets:
-                    self._script(worker, hello, self.targets[dbms], variant)
-                    if self.targets[dbms].authority is not None:
-                        self._tls(worker, self.targets[dbms])
+            else:
+                for target in (self.targets[d] for d in self.method.dbms if d in self.targets):
+                    self._script(worker, hello, target, variant)
+                    if target.authority is not None:
+                        self._tls(worker, target)
             self._bye(worker)
             self.outcome.passed = True
         except Difference as e:
