@@ -130,6 +130,7 @@ class PostgreSQLBackend:
         if url.password is not None:
             params["password"] = url.password
         self._params = {k: v for k, v in params.items() if v is not None}
+        self._unfinished = False  # a transaction began and did not come back (``_settle``)
         try:
             self.db = self._connect()
         except psycopg.Error as e:
@@ -156,20 +157,27 @@ class PostgreSQLBackend:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         self._settle()
+        self._unfinished = True
         with self.db.transaction():
             yield
+        self._unfinished = False
 
     def _settle(self) -> None:
         """A Ctrl-C that lands inside a statement can leave the connection mid-exchange ("another
-        command is already in progress"), and the run's last write, that it was interrupted,
-        would then fail. Such a connection is dropped, which rolls back its unfinished
-        transaction on the server, and the write goes over a new one: every commit before stays."""
+        command is already in progress"), or psycopg's count of open transactions one too high
+        when it lands between the server's COMMIT and psycopg's bookkeeping ("transaction
+        rollback at the wrong nesting level"): either way the run's last write, that it was
+        interrupted, would fail. So a connection whose last transaction did not come back whole
+        is dropped, which rolls back anything unfinished on the server, and the write goes over
+        a new one: every commit before stays."""
         from psycopg.pq import TransactionStatus
 
-        if not self.db.closed and self.db.info.transaction_status == TransactionStatus.IDLE:
+        if (not self._unfinished and not self.db.closed
+                and self.db.info.transaction_status == TransactionStatus.IDLE):
             return
         self.db.close()
         self.db = self._connect()
+        self._unfinished = False
 
     def _ours(self) -> int:
         """The schema's version: 0 when there is no schema yet; a schema of the name that
