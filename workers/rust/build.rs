@@ -446,18 +446,6 @@ fn int_of(v: &Gv) -> Res<i64> {{
                 let _ = writeln!(s, "        }})\n    }}");
             }
             let _ = writeln!(s, "}}");
-            // the predicate of a plain where clause
-            let _ = writeln!(
-                s,
-                "fn pred_{n}(filt: &[(usize, &Gv)]) -> Res<Box<dyn BoxableExpression<{n}::table, Db, SqlType = Nullable<Bool>>>> {{\n    let mut p: Option<Box<dyn BoxableExpression<{n}::table, Db, SqlType = Nullable<Bool>>>> = None;\n    for &(col, v) in filt {{\n        let e: Box<dyn BoxableExpression<{n}::table, Db, SqlType = Nullable<Bool>>> = match col {{"
-            );
-            for (i, (c, ty)) in t.columns.iter().enumerate() {
-                let _ = writeln!(s, "            {i} => Box::new({n}::{c}.eq(cv::<{}>(v)?).nullable()),", field(c, ty));
-            }
-            let _ = writeln!(
-                s,
-                "            _ => return Err(Fail::internal(\"no such column\")),\n        }};\n        p = Some(match p {{ None => e, Some(q) => Box::new(q.and(e)) }});\n    }}\n    p.ok_or_else(|| Fail::internal(\"an empty where clause\"))\n}}"
-            );
             // the comparisons of a condition, and the orderings
             let _ = writeln!(s, "/// A comparison on a column of {n} (the column `.nullable()`, taken by its SQL type).\npub fn term_{n}(col: usize, op: Op, a: &[&Gv]) -> Res<Pred> {{\n    match col {{");
             for (i, (c, ty)) in t.columns.iter().enumerate() {
@@ -513,7 +501,7 @@ fn int_of(v: &Gv) -> Res<i64> {{
             );
             let _ = writeln!(
                 s,
-                "    fn select(&self, c: &mut Conn, filt: &[(usize, &Gv)], out: &[usize], sink: &mut Sink) -> Res<i64> {{\n        let rows: Vec<e_{n}::Row> = if filt.is_empty() {{ {n}::table.load(c) }} else {{ {n}::table.filter(pred_{n}(filt)?).load(c) }}.map_err(fail)?;\n        for r in &rows {{ r.emit(out, sink); }}\n        Ok(rows.len() as i64)\n    }}"
+                "    fn scan(&self, c: &mut Conn, out: &[usize], sink: &mut Sink) -> Res<i64> {{\n        let rows: Vec<e_{n}::Row> = {n}::table.load(c).map_err(fail)?;\n        for r in &rows {{ r.emit(out, sink); }}\n        Ok(rows.len() as i64)\n    }}"
             );
             let _ = writeln!(
                 s,
@@ -528,13 +516,15 @@ fn int_of(v: &Gv) -> Res<i64> {{
                 s,
                 "    fn insert(&self, c: &mut Conn, rows: &Rows, r: std::ops::Range<usize>) -> Res<i64> {{\n        let rows = rows.downcast_ref::<Vec<e_{n}::New>>().ok_or_else(|| Fail::internal(\"rows of another table\"))?;\n        let n = if r.len() == 1 {{ diesel::insert_into({n}::table).values(&rows[r.start]).execute(c) }} else {{ diesel::insert_into({n}::table).values(&rows[r]).execute(c) }};\n        n.map(|n| n as i64).map_err(fail)\n    }}"
             );
+            // a statement whose WHERE is the condition when there is one: the statement's
+            // `into_boxed()` (Diesel's way to add a filter conditionally, one type either way)
             let filtered = |stmt: &str| {
-                format!("match f.map(|f| tree(f, row, &|_, k, op, a| term_{n}(k, op, a))).transpose()? {{\n            None => {},\n            Some(p) => {},\n        }}", stmt.replace("TARGET", &format!("{n}::table")), stmt.replace("TARGET", &format!("{n}::table.filter(within(p))")))
+                format!("{{\n            let mut b = {stmt}.into_boxed();\n            if let Some(p) = f.map(|f| tree(f, row, &|_, k, op, a| term_{n}(k, op, a))).transpose()? {{\n                b = b.filter(within(p));\n            }}\n            b.execute(c)\n        }}")
             };
             if others.is_empty() {
                 let no = format!("Err(Fail::unsupported(\"table {n} has no column but its key to set\"))");
                 let _ = writeln!(s, "    fn changes(&self, _cols: &[Option<usize>], _vals: &[Gv], _np: usize) -> Res<Rows> {{ {no} }}");
-                let _ = writeln!(s, "    fn update(&self, _c: &mut Conn, _ch: &Rows, _i: usize, _key: Option<&[&Gv]>, _filt: &[(usize, &Gv)]) -> Res<i64> {{ {no} }}");
+                let _ = writeln!(s, "    fn update(&self, _c: &mut Conn, _ch: &Rows, _i: usize, _key: &[&Gv]) -> Res<i64> {{ {no} }}");
                 let _ = writeln!(s, "    fn update_where(&self, _c: &mut Conn, _ch: &Rows, _i: usize, _f: Option<&RCond>, _row: &[Gv]) -> Res<i64> {{ {no} }}");
             } else {
                 let _ = writeln!(
@@ -543,12 +533,12 @@ fn int_of(v: &Gv) -> Res<i64> {{
                 );
                 let _ = writeln!(
                     s,
-                    "    fn update(&self, c: &mut Conn, ch: &Rows, i: usize, key: Option<&[&Gv]>, filt: &[(usize, &Gv)]) -> Res<i64> {{\n        let ch = ch.downcast_ref::<Vec<e_{n}::Changes>>().ok_or_else(|| Fail::internal(\"changes of another table\"))?;\n        let n = match key {{\n            Some(key) => diesel::update({n}::table.find({key_expr})).set(&ch[i]).execute(c),\n            None => diesel::update({n}::table.filter(pred_{n}(filt)?)).set(&ch[i]).execute(c),\n        }};\n        n.map(|n| n as i64).map_err(fail)\n    }}"
+                    "    fn update(&self, c: &mut Conn, ch: &Rows, i: usize, key: &[&Gv]) -> Res<i64> {{\n        let ch = ch.downcast_ref::<Vec<e_{n}::Changes>>().ok_or_else(|| Fail::internal(\"changes of another table\"))?;\n        let n = diesel::update({n}::table.find({key_expr})).set(&ch[i]).execute(c);\n        n.map(|n| n as i64).map_err(fail)\n    }}"
                 );
                 let _ = writeln!(
                     s,
                     "    fn update_where(&self, c: &mut Conn, ch: &Rows, i: usize, f: Option<&RCond>, row: &[Gv]) -> Res<i64> {{\n        let ch = ch.downcast_ref::<Vec<e_{n}::Changes>>().ok_or_else(|| Fail::internal(\"changes of another table\"))?;\n        let n = {};\n        n.map(|n| n as i64).map_err(fail)\n    }}",
-                    filtered("diesel::update(TARGET).set(&ch[i]).execute(c)")
+                    filtered(&format!("diesel::update({n}::table).set(&ch[i])"))
                 );
             }
             // increments
@@ -567,18 +557,18 @@ fn int_of(v: &Gv) -> Res<i64> {{
             } else {
                 let _ = writeln!(s, "    fn increment(&self, c: &mut Conn, col: usize, v: &Gv, f: Option<&RCond>, row: &[Gv]) -> Res<i64> {{\n        let n: diesel::QueryResult<usize> = match col {{");
                 for (i, c, _, rt) in &addable {
-                    let _ = writeln!(s, "            {i} => {{\n                let v = cv::<Option<{rt}>>(v)?;\n                {}\n            }}", filtered(&format!("diesel::update(TARGET).set({n}::{c}.eq({n}::{c} + v)).execute(c)")));
+                    let _ = writeln!(s, "            {i} => {{\n                let v = cv::<Option<{rt}>>(v)?;\n                {}\n            }}", filtered(&format!("diesel::update({n}::table).set({n}::{c}.eq({n}::{c} + v))")));
                 }
                 let _ = writeln!(s, "            _ => return {no_add},\n        }};\n        n.map(|n| n as i64).map_err(fail)\n    }}");
             }
             let _ = writeln!(
                 s,
-                "    fn delete(&self, c: &mut Conn, key: Option<&[&Gv]>, filt: &[(usize, &Gv)]) -> Res<i64> {{\n        let n = match key {{\n            Some(key) => diesel::delete({n}::table.find({key_expr})).execute(c),\n            None if filt.is_empty() => diesel::delete({n}::table).execute(c),\n            None => diesel::delete({n}::table.filter(pred_{n}(filt)?)).execute(c),\n        }};\n        n.map(|n| n as i64).map_err(fail)\n    }}"
+                "    fn delete(&self, c: &mut Conn, key: &[&Gv]) -> Res<i64> {{\n        let n = diesel::delete({n}::table.find({key_expr})).execute(c);\n        n.map(|n| n as i64).map_err(fail)\n    }}"
             );
             let _ = writeln!(
                 s,
                 "    fn delete_where(&self, c: &mut Conn, f: Option<&RCond>, row: &[Gv]) -> Res<i64> {{\n        let n = {};\n        n.map(|n| n as i64).map_err(fail)\n    }}",
-                filtered("diesel::delete(TARGET).execute(c)")
+                filtered(&format!("diesel::delete({n}::table)"))
             );
             let _ = writeln!(s, "}}");
             list.push(n.clone());
