@@ -446,7 +446,10 @@ fn int_of(v: &Gv) -> Res<i64> {{
                 let _ = writeln!(s, "        }})\n    }}");
             }
             let _ = writeln!(s, "}}");
-            // the comparisons of a condition, and the orderings
+            // the comparisons of a condition, and the orderings; these, the aggregates and the
+            // GROUP BY take each column as a DynCol (its own expression boxed, typed by its SQL
+            // type): `asc`, `count`, `max` … are then compiled once per SQL type, not once per
+            // column of every table (the same SQL, one more indirect call as it is written)
             let _ = writeln!(s, "/// A comparison on a column of {n} (the column `.nullable()`, taken by its SQL type).\npub fn term_{n}(col: usize, op: Op, a: &[&Gv]) -> Res<Pred> {{\n    match col {{");
             for (i, (c, ty)) in t.columns.iter().enumerate() {
                 let (st, rt) = diesel_type(backend, ty);
@@ -455,7 +458,7 @@ fn int_of(v: &Gv) -> Res<i64> {{
             let _ = writeln!(s, "        _ => Err(Fail::internal(\"no such column\")),\n    }}\n}}");
             let _ = writeln!(s, "/// `column.asc()` / `column.desc()` of a column of {n}.\npub fn ord_{n}(col: usize, desc: bool) -> Res<Box<dyn diesel::query_builder::QueryFragment<Db> + Send>> {{\n    Ok(match (col, desc) {{");
             for (i, (c, _)) in t.columns.iter().enumerate() {
-                let _ = writeln!(s, "        ({i}, false) => Box::new({n}::{c}.asc()),\n        ({i}, true) => Box::new({n}::{c}.desc()),");
+                let _ = writeln!(s, "        ({i}, false) => Box::new(DynCol::new({n}::{c}).asc()),\n        ({i}, true) => Box::new(DynCol::new({n}::{c}).desc()),");
             }
             let _ = writeln!(s, "        _ => return Err(Fail::internal(\"no such column\")),\n    }})\n}}");
             // a select of entities: filter, order, limit, offset
@@ -467,12 +470,12 @@ fn int_of(v: &Gv) -> Res<i64> {{
             let _ = writeln!(s, "fn items_{n}(q: &Query) -> Res<Items<Db, {n}::table>> {{\n    let mut it = Items::new();\n    for x in &q.items {{\n        match *x {{");
             for (i, (c, ty)) in t.columns.iter().enumerate() {
                 let st = diesel_type(backend, ty).0;
-                let _ = writeln!(s, "            AggItem::Col({i}) => it.add({n}::{c}),\n            AggItem::Agg(Agg::Count, {i}) => it.add(diesel::dsl::count({n}::{c})),");
+                let _ = writeln!(s, "            AggItem::Col({i}) => it.add(DynCol::new({n}::{c})),\n            AggItem::Agg(Agg::Count, {i}) => it.add(diesel::dsl::count(DynCol::new({n}::{c}))),");
                 if foldable(st) {
-                    let _ = writeln!(s, "            AggItem::Agg(Agg::Sum, {i}) => it.add(diesel::dsl::sum({n}::{c})),\n            AggItem::Agg(Agg::Avg, {i}) => it.add(diesel::dsl::avg({n}::{c})),");
+                    let _ = writeln!(s, "            AggItem::Agg(Agg::Sum, {i}) => it.add(diesel::dsl::sum(DynCol::new({n}::{c}))),\n            AggItem::Agg(Agg::Avg, {i}) => it.add(diesel::dsl::avg(DynCol::new({n}::{c}))),");
                 }
                 if orderable(st) {
-                    let _ = writeln!(s, "            AggItem::Agg(Agg::Min, {i}) => it.add(diesel::dsl::min({n}::{c})),\n            AggItem::Agg(Agg::Max, {i}) => it.add(diesel::dsl::max({n}::{c})),");
+                    let _ = writeln!(s, "            AggItem::Agg(Agg::Min, {i}) => it.add(diesel::dsl::min(DynCol::new({n}::{c}))),\n            AggItem::Agg(Agg::Max, {i}) => it.add(diesel::dsl::max(DynCol::new({n}::{c}))),");
                 }
             }
             let _ = writeln!(s, "            AggItem::CountStar => it.add(diesel::dsl::count_star()),\n            AggItem::Agg(f, k) => return Err(Fail::unsupported(format!(\"Diesel has no {{}} of column {{}} of {n}: its SQL type lacks the trait the function needs (Foldable for sum and avg, SqlOrd for min and max)\", f.name(), k))),\n            AggItem::Col(_) => return Err(Fail::internal(\"no such column\")),\n        }}\n    }}\n    Ok(it)\n}}");
@@ -481,7 +484,7 @@ fn int_of(v: &Gv) -> Res<i64> {{
             };
             let _ = writeln!(s, "/// `table.group_by(column).select(items).into_boxed()` (the items a dynamic select clause: columns, `count_star()`, `count`, `sum`, `avg`, `min`, `max`; the column a dynamic group by), filtered, ordered and paged as a select.\npub fn agg_{n}(c: &mut Conn, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64> {{\n    let it = items_{n}(q)?;\n    let rows: Vec<RawRow> = match q.group {{\n        None => {},\n        Some(g) => {{\n            let g: Grouping<Db, {n}::table> = match g {{", agg_body(&format!("{n}::table")));
             for (i, (c, _)) in t.columns.iter().enumerate() {
-                let _ = writeln!(s, "                {i} => Grouping::new({n}::{c}),");
+                let _ = writeln!(s, "                {i} => Grouping::new(DynCol::new({n}::{c})),");
             }
             let _ = writeln!(s, "                _ => return Err(Fail::internal(\"no such column\")),\n            }};\n            {}\n        }}\n    }};\n    raw_rows_hinted(rows, &q.bytes, sink)\n}}", agg_body(&format!("{n}::table.group_by(g)")));
             // the key
