@@ -16,6 +16,18 @@ def test_the_catalog_has_the_python_and_c_methods_and_variants_are_opt_in():
     assert "c-libpq" in defaults and "c-libpq/format=binary" not in defaults
 
 
+def test_a_languages_name_selects_every_method_of_its_worker_but_its_web_pages_and_other_versions():
+    from accessbench.methods import select
+
+    php = {m.name for m in select(["php"])}
+    assert {"php-pgsql", "php-pdo-mysql", "php-pgsql/batch=copy"} <= php and not any(n.startswith("php-apache") for n in php)
+    ruby = {m.name for m in select(["ruby"])}
+    assert {"rb-pg", "rb-activerecord+pg", "rb-sequel+sqlite3"} <= ruby  # its layers too
+    assert "py-psycopg@3.2.10" not in {m.name for m in select(["python"])}
+    both = [m.language for m in select(["cpp", "perl"])]
+    assert both == sorted(both) and set(both) == {"cpp", "perl"}  # each language's methods, in the order asked
+
+
 def test_a_method_whose_module_is_missing_says_which_and_how_to_install_it():
     method = Method(name="py-nothing", language="python", driver="nothing", module="no_such_module_here",
                     package="no-such-package", dbms=["postgresql"])

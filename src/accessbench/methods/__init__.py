@@ -255,10 +255,13 @@ def select(names: list[str] | None, option: str = "--method") -> list[Method]:
     for name in names:
         if "@" in name:
             _check_version(name, known, option)
-    unknown = [n for n in names if n not in known and n not in GROUPS]
+    # a language's name: every method of its worker (drivers, their setting variants, layers);
+    # its web pages are `web`'s, its other driver versions are asked for by name@version
+    languages = sorted({m.language for m in known.values()})
+    unknown = [n for n in names if n not in known and n not in GROUPS and n not in languages]
     if unknown:
         raise InputError(f"{option} {','.join(unknown)}: unknown (known: {', '.join(known)}; "
-                         f"or {' or '.join(GROUPS)})")
+                         f"or {' or '.join(GROUPS)}; or a language: {', '.join(languages)})")
     chosen: list[str] = []
     for name in names:
         if name == "all":
@@ -269,6 +272,8 @@ def select(names: list[str] | None, option: str = "--method") -> list[Method]:
             chosen += [m.name for m in known.values() if m.tier]
         elif name == "transfer":
             chosen += [m.name for m in known.values() if not m.tier and (m.default or m.reads != "rows")]
+        elif name in languages and name not in known:
+            chosen += [m.name for m in known.values() if m.language == name and not m.tier and not m.version]
         else:
             chosen.append(name)
     return [known[n] for n in dict.fromkeys(chosen)]
