@@ -79,3 +79,16 @@ def test_the_conformance_command_reports_pass_per_method():
     result = accessbench("conformance", "py-sqlite3")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "py-sqlite3" in result.stdout and "pass" in result.stdout
+
+
+def test_a_reference_is_kept_only_for_reads_of_tables_no_statement_of_the_script_writes():
+    from accessbench.conformance import References, script
+
+    variant = script().variants[0]
+    kept = References.of(variant).unchanging
+    assert {"scan-types", "typed-select-prepared", "shape-join", "load-lazy"} <= kept
+    # conf_items is read, and written by update (a method that cannot update leaves it otherwise)
+    assert not kept & {"scan-items", "select-prepared", "insert-prepared", "update", "shape-delete-range"}
+    written = variant.model_copy(update={"steps": [*variant.steps, variant.steps[1].model_copy(
+        update={"name": "scribble", "kind": "exec", "sql": "DELETE FROM conf_types", "reset": ["SELECT 1"]})]})
+    assert "scan-types" not in References.of(written).unchanging

@@ -106,10 +106,11 @@ class Check:
     """One method's run through the kit; every ``expect`` counts a check."""
 
     def __init__(self, method: Method, targets: dict[str, Target], workdir: str, seed: int,
-                 stranger: Authority | None = None) -> None:
+                 stranger: Authority | None = None, references: "References | None" = None) -> None:
         self.method, self.targets, self.workdir, self.seed = method, targets, workdir, seed
         self.stranger = stranger  # an authority no server's certificate is of: its CA must fail verification
         self.outcome = Outcome(method.name, passed=False)
+        self.references = references or References(frozenset())
 
     def expect(self, ok: bool, what: str) -> None:
         self.outcome.checks += 1
@@ -331,7 +332,18 @@ class Check:
 
     def _reference(self, target: Target, step: Step, message: dict) -> tuple[int, str, str | None, int | None]:
         """(rows, checksum, check, statements) as the runner's own connection sees the step's
-        effect; statements: a load's, per operation, loaded lazily (one per parent and child)."""
+        effect; statements: a load's, per operation, loaded lazily (one per parent and child).
+        A read of tables the script never writes is the same for every method and path: made
+        once per target (``References``)."""
+        key = self.references.key(target, step, message)
+        if key in self.references.made:
+            return self.references.made[key]
+        found = self._made_reference(target, step, message)
+        if key is not None:
+            self.references.made[key] = found
+        return found
+
+    def _made_reference(self, target: Target, step: Step, message: dict) -> tuple[int, str, str | None, int | None]:
         checksum, rows, statements = Checksum(), 0, None
         values = generated_rows(message["params"], step.iterations)
         if step.kind == "scan":
@@ -551,6 +563,50 @@ class Check:
             self.expect(error.get("sqlstate") == want, f"{target.name}/{path}: sqlstate {error.get('sqlstate')}, want {want}")
 
 
+@dataclass
+class References:
+    """The references of reads whose answer no method can change: reads (no reset, no check) of
+    tables that no statement of the script writes, neither a step nor a reset. The others are
+    made before each step, since a method that answers a write ``unsupported`` leaves the tables
+    otherwise than one that makes it."""
+
+    unchanging: frozenset[str]             # the steps (by name) whose references are kept
+    made: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, variant: Variant) -> "References":
+        import sqlglot
+        from sqlglot import exp
+
+        def tables(sql: str) -> set[str] | None:
+            try:
+                return {t.name.lower() for t in sqlglot.parse_one(sql).find_all(exp.Table)}
+            except sqlglot.errors.SqlglotError:
+                return None
+
+        written: set[str] = set()
+        reads: dict[str, set[str] | None] = {}
+        for step in variant.steps:
+            texts = [t for t in {step.sql, *step.sql_for.values()} if t]
+            if step.kind in ("scan", "load") or (step.kind == "exec" and step.reads_rows
+                                                 and " returning " not in (step.sql or "").lower()):
+                if not step.reset and not step.check:
+                    found = [tables(t) for t in texts]
+                    reads[step.name] = None if None in found else set().union(*found)
+                    continue
+            for sql in [*texts, *step.reset]:
+                named = tables(sql)
+                if named is None:
+                    return cls(frozenset())  # a write whose tables are not known: keep nothing
+                written |= named
+        return cls(frozenset(name for name, named in reads.items() if named is not None and not named & written))
+
+    def key(self, target: Target, step: Step, message: dict) -> tuple | None:
+        if step.name not in self.unchanging:
+            return None
+        return target.name, json.dumps(message, sort_keys=True, default=str)
+
+
 def prepare(dbms: str, workdir: str, variant: Variant, seed: int) -> Target:
     target = make(dbms)
     if "tls" in target.helps:  # servers serve TLS too: workers are held to the protocol's TLS keys
@@ -584,6 +640,7 @@ def check(methods: list[Method], progress: Callable[[str], None] = lambda _: Non
     workdir = tempfile.mkdtemp(prefix="accessbench-conformance-")
     os.chmod(workdir, 0o755)
     targets: dict[str, Target] = {}
+    references = References.of(variant)
     outcomes = []
     try:
         stranger = Authority(os.path.join(workdir, "tls-stranger")) if needed else None
@@ -596,7 +653,7 @@ def check(methods: list[Method], progress: Callable[[str], None] = lambda _: Non
             if why:
                 outcomes.append(Outcome(method.name, passed=False, failure=f"unavailable: {why}"))
                 continue
-            outcomes.append(Check(method, targets, workdir, seed, stranger).run(vectors, variant))
+            outcomes.append(Check(method, targets, workdir, seed, stranger, references).run(vectors, variant))
     finally:
         for target in targets.values():
             target.stop()
