@@ -4,6 +4,7 @@ beside it, on runs made and stored like any other."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -72,14 +73,14 @@ def test_a_band_claim_is_reproduced_only_when_the_costs_interval_meets_the_publi
 def test_every_study_has_its_claims_and_an_untestable_one_says_why():
     per_study = {s: [c for c in CLAIMS if c.study == s] for s in RECIPES}
     assert {s: len(cs) for s, cs in per_study.items()} == {"s1": 6, "s2": 5, "s3": 3, "s4": 6, "s5": 6,
-                                                           "connections": 4, "orm": 1, "upgrade": 3}
+                                                           "hostage": 7, "connections": 4, "orm": 1, "upgrade": 3}
     assert {f.verdict for f in evaluate({})} == {NOT_MEASURED}  # no run: nothing judged, nothing invented
     empty = {s: StudyRun("r", load(r.suite), []) for s, r in RECIPES.items()}
     findings = evaluate(empty)
     for f in findings:  # runs without the cells a claim needs: it says which, and invents no figure
         assert not f.today and f.verdict in (NOT_MEASURED, UNTESTABLE)
         assert (f.where if f.verdict == NOT_MEASURED else f.rule)
-    assert sum(f.verdict == UNTESTABLE for f in findings) == 5  # PgBouncer 1.21's: not installable here
+    assert sum(f.verdict == UNTESTABLE for f in findings) == 6  # PgBouncer 1.21's, the paper's other DBMSs
 
 
 def test_a_full_reproduction_of_s4_runs_the_cli_program_three_long_trials_without_an_extra_warm_up():
@@ -96,6 +97,26 @@ def test_a_full_reproduction_of_s4_runs_the_cli_program_three_long_trials_withou
     assert (s1.method, s1.trials, s1.precision) == (["all"], 5, None)  # every method, the precision target
 
 
+def test_hostage_runs_the_papers_grid_in_full_and_its_corners_with_quick_each_point_plain_and_compressed():
+    from argparse import Namespace
+
+    from accessbench.studies import run_arguments
+
+    given = Namespace(store="s.db", timeout=None, report_dir=None, width=None, quick=False)
+    full = run_arguments(RECIPES["hostage"], given)
+    assert (full.trials, full.warmup, full.timeout) == (3, 0, 1800.0)
+    assert {"wire-floor", "py-psycopg/scan=copy-binary", "py-adbc"} <= set(full.method)  # --method transfer
+    assert {"tcp", "tcp+compress", "tcp+100us@10mbit", "tcp+100ms@1gbit+compress", "inproc"} <= set(full.path)
+    assert len(full.path) == 2 + 2 * 4 * 3 + 1
+    quick = run_arguments(RECIPES["hostage"], Namespace(**{**vars(given), "quick": True}))
+    assert quick.path == ["tcp", "tcp+compress", "tcp+100us@1gbit", "tcp+100us@100mbit", "tcp+100ms@1gbit",
+                          "tcp+100ms@100mbit", "tcp+100us@1gbit+compress", "tcp+100us@100mbit+compress",
+                          "tcp+100ms@1gbit+compress", "tcp+100ms@100mbit+compress"]
+    assert quick.target == ["postgresql", "mariadb"] and "wire-floor" in quick.method
+    mine = run_arguments(RECIPES["hostage"], Namespace(**{**vars(given), "quick": True, "path": ["tcp"]}))
+    assert mine.path == ["tcp"]  # --path as `run` takes it: the user's own
+
+
 def test_show_reads_the_newest_complete_reproduction_not_a_later_interrupted_one():
     newest_first = [Run(id=id, status=status, started_at="", suite="s", suite_source="", suite_text="", settings={},
                         environment={}, version="") for id, status in (("c", "interrupted"), ("b", "complete"),
@@ -106,7 +127,7 @@ def test_show_reads_the_newest_complete_reproduction_not_a_later_interrupted_one
 
 
 def test_an_unknown_study_is_one_clear_line():
-    with pytest.raises(InputError, match=r"^reproduce s9: no such study \(choose from s1, s2, s3, s4, s5, connections, "
+    with pytest.raises(InputError, match=r"^reproduce s9: no such study \(choose from s1, s2, s3, s4, s5, hostage, connections, "
                                          r"orm, upgrade or all\)$"):
         resolve(["s9"])
     result = accessbench("reproduce", "s9")
@@ -187,3 +208,46 @@ def test_s4s_remote_call_is_tcp_to_a_server_named_by_url_else_the_latency_proxy(
     assert Cells(("c-libpq",), "s", "postgresql", REMOTE).find([proxied, real, local_tcp]) is real
     assert Cells(("c-libpq",), "s", "postgresql", REMOTE).find([proxied, local_tcp]) is proxied
     assert Cells(("c-libpq",), "s", "postgresql", REMOTE).find([local_tcp]) is None  # loopback is not remote
+
+
+def read(method, target, path, rates) -> CellResult:
+    """A whole-table read of the hostage study (lineitem), rates in reads per second."""
+    r = cell(rates, method, path)
+    r.cell = replace(r.cell, target=target, step="lineitem", kind="scan")
+    r.floor = method == "wire-floor"
+    return r
+
+
+def hostage(*cells) -> dict:
+    return {f.claim: f for f in evaluate({"hostage": StudyRun("r", None, list(cells))}) if f.study == "hostage"}
+
+
+def test_hostage_sets_each_protocol_against_the_wires_floor_on_loopback_the_floor_read_though_never_ranked():
+    floor, odbc = read("wire-floor", "postgresql", "tcp", [100, 101, 99, 100, 102]), read("c-odbc", "postgresql", "tcp", [8, 8.1, 7.9, 8, 8])
+    assert not floor.ranked
+    found = hostage(floor, odbc)["PostgreSQL's client protocol takes about twenty times the wire's time over loopback"]
+    assert found.verdict == REPRODUCED and found.today.startswith("12.5×") and "c-odbc" in found.where
+
+
+def test_compression_pays_on_the_narrowest_link_and_today_says_up_to_which_bandwidth():
+    cells = [read("c-libmariadb", "mariadb", f"tcp+100us@{link}{packed}", rates)
+             for link, plain, compressed in [("10mbit", [1, 1.01, 0.99, 1, 1], [3, 3.02, 2.98, 3, 3]),
+                                              ("100mbit", [8, 8.1, 7.9, 8, 8], [9, 9.1, 8.9, 9, 9]),
+                                              ("1gbit", [20, 20.2, 19.8, 20, 20], [10, 10.1, 9.9, 10, 10])]
+             for packed, rates in [("", plain), ("+compress", compressed)]]
+    found = hostage(*cells)["…and pays once the network narrows"]
+    assert found.verdict == REPRODUCED
+    assert "on 100 µs each way at 10 Mbit/s" in found.today and "pays up to 100 Mbit/s" in found.today
+
+
+def test_the_protocols_cost_over_the_floor_falls_as_latency_grows_or_the_claim_says_it_did_not():
+    def run(far_rate):
+        return [read("wire-floor", "postgresql", "tcp+100us@1gbit", [100, 101, 99, 100, 100]),
+                read("c-libpq", "postgresql", "tcp+100us@1gbit", [10, 10.1, 9.9, 10, 10]),
+                read("wire-floor", "postgresql", "tcp+100ms@1gbit", [2, 2.02, 1.98, 2, 2]),
+                read("c-libpq", "postgresql", "tcp+100ms@1gbit", far_rate)]
+    claim = "As latency grows the network's time dominates: each protocol's × the wire falls"
+    falls = hostage(*run([1.6, 1.61, 1.59, 1.6, 1.6]))[claim]      # 10× near, 1.25× far
+    assert falls.verdict == REPRODUCED and "c-libpq @ postgresql: 10× at 100 µs → 1.25× at 100 ms, 1,000 Mbit/s" in falls.today
+    assert hostage(*run([0.2, 0.201, 0.199, 0.2, 0.2]))[claim].verdict == NOT_REPRODUCED  # 10× both
+    assert hostage()[claim].verdict == NOT_MEASURED

@@ -228,7 +228,10 @@ def _add_run(sub) -> None:
                           "suite's steps, a varied one by each of its names: sel1-extended, sel1-prepared)")
     run.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                      help="methods to measure (default: every available one but setting variants and layers; "
-                          "`all`: every one, `layers`: every layer and the driver it runs on; see `accessbench methods`)")
+                          "`all`: every one, `layers`: every layer and the driver it runs on, `web`: the web tier's "
+                          "pages, `transfer`: the defaults and every bulk and columnar reader, a language (python, "
+                          "c, java, go, rust, node, ruby, php, cpp, perl): every method of its worker, layers "
+                          "too; see `accessbench methods`)")
     _add_measuring_options(run)
     run.add_argument("--workdir", default=None, metavar="DIR",
                      help="where managed servers and files live during the run (default: a new temp dir)")
@@ -491,7 +494,9 @@ def _add_checks(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     reproduce.add_argument("studies", nargs="*", metavar="STUDY",
                            help="s1 s2 s3 s4 s5 (the five seed studies), connections (TLS, logins and poolers "
-                                "against published figures), or all: the five (default)")
+                                "against published figures), orm, upgrade, hostage (\"Don't Hold My Data Hostage\": "
+                                "lineitem out of each DBMS against the wire, over a latency × bandwidth grid), or "
+                                "all: the five (default)")
     reproduce.add_argument("--quick", action="store_true",
                            help="shrink the suites (their quick_scale) and keep to the methods the claims name")
     reproduce.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",

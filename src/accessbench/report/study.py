@@ -29,8 +29,9 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
     study, figures = suite.study, suite.study.figures
     steps = {s.name: s for v in suite.variants for s in v.steps}
     per_path = any(f.step and f.path is None for f in figures)
+    # ranked cells, and the wire's floor (not a method, never ranked: what "× the wire" divides by)
     cells = {(r.cell.method, r.cell.target, r.cell.variant, r.cell.step, r.cell.path): r
-             for r in results if r.ranked}
+             for r in results if r.ranked or (r.floor and r.measured and r.cell.status == "ok")}
     rows = list(dict.fromkeys((r.cell.method, r.cell.target, r.cell.variant,
                                r.cell.path if per_path else None) for r in results))
     published = ([(row.label, [row.values.get(f.label, "") for f in figures]) for row in study.rows]

@@ -25,6 +25,18 @@ UPGRADE = ["py-psycopg@3.2.10", "py-psycopg@3.2.11", "py-psycopg", "py-psycopg2"
 # The C methods: S4's "C CLI program" (ODBC is the CLI) and the native APIs beside it.
 C_NATIVE = ["c-odbc", "c-libpq", "c-libmariadb", "c-sqlite"]
 # S3's question in PHP and C++: the generic interface (PDO, SOCI) and the vendor's own binding.
+# "Don't Hold My Data Hostage"'s grid, on accessbench's latency proxy: 0.1, 1, 10 and 100 ms
+# of latency (each way, as netem on loopback delays every packet) by 10, 100 and 1,000 Mbit/s,
+# each point plain and, for MariaDB, with its protocol's compression; loopback and in process
+# beside them. --quick: the grid's least and greatest delay by its two wider links (at 100,000
+# rows a read at 10 Mbit/s takes 10–20 s, so five trials of every cell would not fit in minutes).
+def _grid(delays: list[str], links: list[str]) -> list[str]:
+    points = [f"tcp+{d}@{b}" for d in delays for b in links]
+    return ["tcp", "tcp+compress", *points, *(f"{p}+compress" for p in points)]
+
+
+HOSTAGE_PATHS = [*_grid(["100us", "1ms", "10ms", "100ms"], ["1gbit", "100mbit", "10mbit"]), "inproc"]
+HOSTAGE_QUICK_PATHS = _grid(["100us", "100ms"], ["1gbit", "100mbit"])
 GENERIC_INTERFACES = ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "php-sqlite3", "php-pdo-sqlite",
                       "cpp-libpqxx", "cpp-soci-pg"]
 
@@ -40,6 +52,7 @@ class Recipe:
     targets: list[str] | None = None    # None: every DBMS the methods reach
     paths: list[str] | None = None      # None: the suite's
     quick_targets: list[str] | None = None
+    quick_paths: list[str] | None = None  # None: as a full reproduction's
     trials: int = 5
     # A full reproduction's own trials (a fixed count: no trials added for precision) and
     # warm-ups, where its trials are long (None: as quick, with the precision target)
@@ -79,6 +92,17 @@ RECIPES = {r.study: r for r in [
            ["php-apache-pgsql", "php-apache-pdo-pgsql", "php-apache-mysqli", "php-apache-pdo-mysql",
             "py-gunicorn-psycopg", "node-http-pg"],
            ["php-apache-pgsql"], quick_targets=["postgresql"], full_trials=4),
+    # Not a seed study: the field's yardstick for moving a result out (Raasveldt and Mühleisen,
+    # VLDB 2017): lineitem read whole by every method over the paper's latency × bandwidth grid,
+    # each beside the wire's floor (its netcat). A full reproduction reads 1,000,000 rows a time,
+    # minutes a read at 10 Mbit/s: three trials, the verification pass the warm-up (as S4).
+    Recipe("hostage", "moving a result out: every protocol against the wire (Raasveldt and Mühleisen, 2017)",
+           "transfer", "lineitem read whole (1,000,000 rows; --quick 100,000) on loopback and a grid of 0.1–100 ms "
+           "× 10–1,000 Mbit/s (--quick: 0.1 and 100 ms × 100 and 1,000 Mbit/s)",
+           ["transfer"], ["c-odbc", "c-libpq", "c-libmariadb", "wire-floor"],
+           targets=["postgresql", "mariadb", "sqlite", "duckdb"], paths=HOSTAGE_PATHS,
+           quick_targets=["postgresql", "mariadb"], quick_paths=HOSTAGE_QUICK_PATHS,
+           full_trials=3, full_warmup=0, full_timeout=1800.0, in_all=False),
     # Not a seed study: the published figures a cloud user checks their connections against
     # (studies/claims.py), on every login method, and a full reproduction on every server version.
     Recipe("connections", "connections in production: TLS, logins, poolers, latency (2019–2024)", "connections",
@@ -112,10 +136,12 @@ RECIPES = {r.study: r for r in [
 # connections: `accessbench reproduce connections --quick`, 2026-11-29 (22 min 6 s: its loaded
 # cells, 10 clients for 1.5 s a trial on 22 paths and logins, are most of it, in batches).
 # upgrade: `accessbench reproduce upgrade --quick`, 2026-11-29.
+# hostage: `accessbench reproduce hostage --quick`, 2026-11-30 (10 min 21 s: servers, the proxies'
+# calibration at 100 ms and lineitem's load are a third of it).
 # s1, s3: `accessbench reproduce s1 s3 --quick`, 2026-11-30, with the ten languages' methods
 # (S1 adds rb-pg and rb-activerecord+pg, S3 the PHP and C++ pairs), on a quiet machine.
 REFERENCE_QUICK: dict[str, float] = {"s1": 208.0, "s2": 53.0, "s3": 52.0, "s4": 26.0, "s5": 82.0,
-                                     "connections": 1326.0, "upgrade": 27.0}
+                                     "connections": 1326.0, "upgrade": 27.0, "hostage": 621.0}
 # Measured 2026-11-27 by `accessbench reproduce all` from a clean clone; upgrade by `accessbench
 # reproduce upgrade` from a fresh clone, 2026-11-30 (13 min 18 s, most of it trials for ±3%).
 # s3: `accessbench reproduce s3`, 2026-11-30, with the 50 default methods of ten languages (30 min
@@ -155,7 +181,8 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
     targets = (recipe.quick_targets or recipe.targets) if quick else recipe.targets
     return argparse.Namespace(
         store=args.store, suite=recipe.suite, method=getattr(args, "method", None) or names,
-        target=getattr(args, "target", None) or targets, path=getattr(args, "path", None) or recipe.paths,
+        target=getattr(args, "target", None) or targets,
+        path=getattr(args, "path", None) or (recipe.quick_paths if quick else None) or recipe.paths,
         trials=recipe.trials if quick else recipe.full_trials or recipe.trials,
         precision=0.0 if quick or recipe.full_trials else None, budget=None, max_trials=None,
         warmup=None if quick else recipe.full_warmup,
