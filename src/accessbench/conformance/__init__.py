@@ -249,7 +249,7 @@ class Check:
                 answer = self.ask(worker, {"op": "open", "endpoint": endpoint, "options": {}, "clients": 1})
                 error = answer.get("error") or {}
                 if not answer["ok"] and path.tls and error.get("kind") == "unsupported":
-                    self.outcome.notes.append(f"{target.name}/{path.name}: unsupported: {error.get('message')}")
+                    self.outcome.note(f"{target.name}/{path.name}: unsupported: {error.get('message')}")
                 elif name.endswith("CA)"):
                     self.expect(not answer["ok"], f"open {target.name}/{name}: connected, though the server's "
                                                   "certificate is not of the CA it was given")
@@ -306,7 +306,7 @@ class Check:
         self.expect(not answer["ok"], f"{where}: the write succeeded; the session must be read-only "
                                       "(protocol/PROTOCOL.md, read_only)")
         if error.get("kind") == "unsupported":  # a reader that writes nothing at all
-            self.outcome.notes.append(f"{target.name} read-only: the write is unsupported: {error.get('message')}")
+            self.outcome.note(f"{target.name} read-only: the write is unsupported: {error.get('message')}")
         else:
             self.expect(error.get("kind") == "db", f"{where}: answered {error}, want an error of kind db from the server")
             want = described(target.dbms).conformance.read_only_sqlstate
