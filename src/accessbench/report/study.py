@@ -31,7 +31,7 @@ def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | No
     per_path = any(f.step and f.path is None for f in figures)
     # ranked cells, and the wire's floor (not a method, never ranked: what "× the wire" divides by)
     cells = {(r.cell.method, r.cell.target, r.cell.variant, r.cell.step, r.cell.path): r
-             for r in results if r.ranked or (r.floor and r.measured and r.cell.status == "ok")}
+             for r in results if r.verified}
     rows = list(dict.fromkeys((r.cell.method, r.cell.target, r.cell.variant,
                                r.cell.path if per_path else None) for r in results))
     published = ([(row.label, [row.values.get(f.label, "") for f in figures]) for row in study.rows]

@@ -81,6 +81,12 @@ class CellResult:
         return self.measured and self.cell.status == "ok" and not self.floor
 
     @property
+    def verified(self) -> bool:
+        """A figure a comparison may read: a ranked cell's, or the wire's floor's measured and
+        verified (never ranked, but what "× the wire" divides by: claims and study tables)."""
+        return self.measured and self.cell.status == "ok"
+
+    @property
     def seconds_per_1000(self) -> float | None:
         return 1000.0 / self.rate.median if self.rate and self.rate.median else None
 

@@ -90,7 +90,7 @@ class Cells:
             for on_target, on_path in self._places():
                 for r in results:
                     c = r.cell
-                    if (_usable(r) and c.method == name and c.step == self.step and on_target(c.target)
+                    if (r.verified and c.method == name and c.step == self.step and on_target(c.target)
                             and on_path(c.path) and self.variant in c.variant):
                         return r
         return None
@@ -103,12 +103,6 @@ class Cells:
                     (exact, lambda p: p == SIMULATED_REMOTE), (same_dbms, lambda p: p == SIMULATED_REMOTE)]
         on_path = lambda p: self.path is None or p == self.path  # noqa: E731
         return [(exact, on_path), (same_dbms, on_path)]
-
-
-def _usable(r: CellResult) -> bool:
-    """A cell a claim may read: a ranked one, or the wire's floor measured and verified (never
-    ranked, since it is not a method, but what the hostage study sets every method against)."""
-    return r.ranked or (r.floor and r.measured and r.cell.status == "ok")
 
 
 def _ratio_text(c: Comparison, scale: float = 1.0) -> str:
@@ -346,17 +340,22 @@ def _grid(results: list[CellResult], method: str, target: str, compress: bool = 
 
     found = {}
     for r in results:
-        if _usable(r) and r.cell.method == method and r.cell.step == HOSTAGE_READ and dbms_of(r.cell.target) == target:
+        if r.verified and r.cell.method == method and r.cell.step == HOSTAGE_READ and dbms_of(r.cell.target) == target:
             path = parse_path(r.cell.path)
             if path.proxied and path.bandwidth and path.compress == compress and path.tls is None:
                 found[(path.delay_us, path.bandwidth)] = r
     return found
 
 
+def _mbit(bandwidth: float) -> str:
+    """A link's bandwidth (bytes/s each way) as the paper's grid names it."""
+    return f"{bandwidth * 8 / 1e6:,.0f} Mbit/s"
+
+
 def _link(delay_us: float, bandwidth: float) -> str:
     from ..formatting import duration
 
-    return f"{duration(delay_us * 1e3)} each way at {bandwidth * 8 / 1e6:,.0f} Mbit/s"
+    return f"{duration(delay_us * 1e3)} each way at {_mbit(bandwidth)}"
 
 
 def _compression_pays(runs) -> tuple:
@@ -369,12 +368,13 @@ def _compression_pays(runs) -> tuple:
         both = sorted(set(plain) & set(packed), key=lambda k: (k[1], k[0]))
         if not both:
             continue
+        gains = {k: compare(packed[k], plain[k]) for k in both}
         narrowest = both[0]
-        c = compare(packed[narrowest], plain[narrowest])
-        pays = [k for k in both if (d := compare(packed[k], plain[k])).significant and d.ratio > 1]
+        c = gains[narrowest]
+        pays = [k for k, d in gains.items() if d.significant and d.ratio > 1]
         widest = max(pays, key=lambda k: k[1]) if pays else None
         return (f"{_ratio_text(c)} on {_link(*narrowest)}"
-                + (f"; it pays up to {widest[1] * 8 / 1e6:,.0f} Mbit/s" if widest else "; it pays on no link here"),
+                + (f"; it pays up to {_mbit(widest[1])}" if widest else "; it pays on no link here"),
                 judge_ratio(c, None), DIRECTION_RULE + " (compressed reads faster than plain on the narrowest link)",
                 f"{method} @ mariadb, +compress ÷ plain", (c.ratio, c.ci_low, c.ci_high))
     return "", NOT_MEASURED, "", "needs a MariaDB reader on proxied paths with a bandwidth, plain and +compress"
@@ -401,7 +401,7 @@ def _floor_falls_with_latency(runs) -> tuple:
                 fell = far.ci_high < near.ci_low
                 falls += fell
                 lines.append(f"{method} @ {target}: {_x(near.ratio)}× at {duration(delays[0] * 1e3)} → {_x(far.ratio)}× "
-                             f"at {duration(delays[-1] * 1e3)}, {bandwidth * 8 / 1e6:,.0f} Mbit/s")
+                             f"at {duration(delays[-1] * 1e3)}, {_mbit(bandwidth)}")
                 break  # the widest link both delays have: where the protocol's cost shows most
     if not checked:
         return "", NOT_MEASURED, "", "needs methods and the wire's floor at two delays of one bandwidth"
