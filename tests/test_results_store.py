@@ -214,8 +214,12 @@ def test_a_ctrl_c_landing_anywhere_in_a_store_write_still_lets_the_run_be_stored
         for n in range(150):
             run_id = f"interrupted-{n}"
             store.begin_run(run_id, Suite, settings={}, environment={}, version="0")
-            signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.0005, 0.02))
+            delay = rng.uniform(0.0005, 0.02)
+            # the timer is armed inside the block that expects its interrupt: armed before it,
+            # a busy machine can deschedule the test for longer than the delay, and the
+            # interrupt then lands before the block is entered
             with pytest.raises(KeyboardInterrupt):
+                signal.setitimer(signal.ITIMER_REAL, delay)
                 while True:
                     store.note_environment(run_id, "writes", n)
             store.end_run(run_id, "interrupted", "interrupted by the user")
