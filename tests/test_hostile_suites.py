@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,8 @@ from accessbench.errors import SuiteError
 from accessbench.suite.limits import DBMS_LIMITS, check_for_dbms
 from accessbench.suite.loader import parse
 
-from .conftest import accessbench
+from . import forked_cli
+from .conftest import SCRATCH, accessbench
 
 CORPUS = sorted((Path(__file__).parent / "hostile").iterdir())
 MARK = b"# <-"
@@ -45,21 +45,31 @@ def _suite_file(file: Path, case: dict, folder: Path) -> Path:
     return path
 
 
+def _command(file: Path, folder: Path, store: Path) -> tuple[Path, list[str]]:
+    path = _suite_file(file, _case(file), folder)
+    return path, ["--store", str(store), "run", "--suite", str(path), "--target", "sqlite", "--precision", "0"]
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess | Exception]]:
-    """Every case run by the real CLI, a few at a time (each is a process that mostly imports)."""
+    """Every case run by the real CLI, each in a process of its own forked from one that imported
+    accessbench once (tests/forked_cli.py: the imports were most of each case's time); a hang is
+    ended after 60 s and reported by the case's own test."""
     folder, store = tmp_path_factory.mktemp("hostile"), tmp_path_factory.mktemp("store") / "s.db"
+    commands = [_command(file, folder, store) for file in CORPUS]
+    answers = forked_cli.run_all([{"args": args, "cwd": SCRATCH, "timeout": 60} for _, args in commands])
+    return {file.name: (path, answer) for file, (path, _), answer in zip(CORPUS, commands, answers)}
 
-    def run(file: Path):
-        path = _suite_file(file, _case(file), folder)
-        try:
-            return file.name, (path, accessbench("--store", str(store), "run", "--suite", str(path),
-                                                 "--target", "sqlite", "--precision", "0", timeout=60))
-        except subprocess.TimeoutExpired as e:  # a hang guard, reported by the case's own test
-            return file.name, (path, e)
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(run, CORPUS))
+@pytest.mark.parametrize("name", ["001-toml-syntax-error.toml", "010-huge-file.toml"])
+def test_a_forked_cli_answers_a_hostile_suite_as_its_own_process_does(name, tmp_path):
+    # the corpus runs forked from one interpreter; these cases are run both ways, byte for byte
+    file = next(f for f in CORPUS if f.name == name)
+    path, args = _command(file, tmp_path, tmp_path / "s.db")
+    own = accessbench(*args, timeout=60)
+    (forked,) = forked_cli.run_all([{"args": args, "cwd": SCRATCH, "timeout": 60}])
+    assert (forked.returncode, forked.stdout, forked.stderr) == (own.returncode, own.stdout, own.stderr)
+    assert own.returncode == 2
 
 
 def test_the_corpus_holds_at_least_seventy_cases_each_saying_what_it_tries_and_expects():
