@@ -60,14 +60,13 @@ def test_a_hung_worker_is_timed_out_and_the_other_cells_still_run(tmp_path):
 
 def test_a_sqlite_run_needs_no_server(tmp_path):
     store = str(tmp_path / "s.db")
-    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--step", QUICK_STEPS, "--trials", "1",
-                         "--warmup", "0")
+    result = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--method", "py-sqlite3,c-sqlite",
+                         "--step", QUICK_STEPS, "--trials", "1", "--warmup", "0")
     assert result.returncode == 0, result.stderr[-2000:]
     with Store(store) as s:
         run = s.load(s.resolve("last"))
     assert {c["target"] for c in run.cells} == {"sqlite"} and "py-sqlite3" in {c["method"] for c in run.cells}
-    assert {c["status"] for c in run.cells} <= {"ok", "unsupported"}  # a scans-only reader has no exec steps
-    assert all(c["status"] == "ok" for c in run.cells if c["method"] == "py-sqlite3")
+    assert {c["status"] for c in run.cells} == {"ok"}
 
 
 
@@ -77,7 +76,7 @@ def test_a_run_killed_outright_leaves_its_server_running_until_the_next_run_stop
     store = str(tmp_path / "s.db")
     proc = subprocess.Popen(
         [sys.executable, "-m", "accessbench", "--store", store, "run", "--quick", "--target", "postgresql",
-         "--trials", "20", "--workdir", workdir],
+         "--method", "py-psycopg,c-libpq", "--trials", "20", "--workdir", workdir],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     try:
@@ -102,8 +101,9 @@ def test_a_run_killed_outright_leaves_its_server_running_until_the_next_run_stop
 def test_ctrl_c_or_a_kill_keeps_finished_trials_and_stops_the_server(sig, tmp_path, workdir):
     store = str(tmp_path / "s.db")
     proc = subprocess.Popen(
+        # a worker of each kind (an interpreter, a native program, a JVM), each with its children
         [sys.executable, "-m", "accessbench", "--store", store, "run", "--quick", "--target", "postgresql",
-         "--trials", "20", "--workdir", workdir],
+         "--method", "py-psycopg,c-libpq,java-pgjdbc", "--trials", "20", "--workdir", workdir],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     trials = wait_for_trials(store, proc, 5)

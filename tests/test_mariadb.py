@@ -17,7 +17,7 @@ from accessbench.store import Store
 from accessbench.suite.loader import parse
 from accessbench.targets.mariadb import ManagedMariaDB
 
-from .conftest import accessbench, processes_mentioning
+from .conftest import QUICK_STEPS, accessbench, processes_mentioning
 
 pytestmark = pytest.mark.server
 
@@ -96,7 +96,7 @@ def run(tmp_path, workdir, suite_text: str, *args: str):
 
 def test_the_quick_suite_runs_on_a_managed_mariadb_that_is_gone_afterwards(tmp_path, workdir):
     result = accessbench("--store", str(tmp_path / "s.db"), "run", "--quick", "--target", "mariadb", "--method",
-                         PY_METHODS, "--trials", "2", "--warmup", "0", "--precision", "0", "--no-report",
+                         PY_METHODS, "--step", QUICK_STEPS, "--trials", "2", "--warmup", "0", "--precision", "0", "--no-report",
                          "--workdir", workdir)
     assert result.returncode == 0, result.stderr[-3000:]
     with Store(str(tmp_path / "s.db")) as s:
