@@ -12,11 +12,36 @@ import struct
 from fractions import Fraction
 from typing import Any, Iterable
 
-from .prng import FNV_OFFSET, MASK64, fnv1a64
+try:
+    import numpy as np
+except ImportError:  # the web tier's Python pages run with their app server and drivers only
+    np = None
+
+from .prng import FNV_OFFSET, FNV_PRIME, MASK64, fnv1a64
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _UTC = dt.timezone.utc
+
+
+_pack_q, _pack_d, _pack_I = struct.Struct("<q").pack, struct.Struct("<d").pack, struct.Struct("<I").pack
+
+
+def _text(value: str) -> bytes:
+    data = value.encode()
+    return b"S" + _pack_I(len(data)) + data
+
+
+# The commonest types by their exact type, without the chain of isinstance tests below (a
+# verification encodes every value it reads); anything else, a subclass included, goes the long way.
+_BY_TYPE = {int: lambda v: b"I" + _pack_q(v), float: lambda v: b"F" + _pack_d(v), str: _text,
+            type(None): lambda v: b"N", bool: lambda v: b"B\x01" if v else b"B\x00"}
+
+
+def encode_row(row: Iterable[Any]) -> bytes:
+    """A row's values, each encoded, one after the other: what its hash is taken of."""
+    by_type = _BY_TYPE
+    return b"".join([(by_type.get(type(v)) or encode_value)(v) for v in row])
 
 
 def encode_value(value: Any) -> bytes:
@@ -98,7 +123,42 @@ def typed(value: Any) -> dict:
 
 
 def row_hash(row: Iterable[Any]) -> int:
-    return fnv1a64(b"".join(encode_value(v) for v in row), FNV_OFFSET)
+    return fnv1a64(encode_row(row), FNV_OFFSET)
+
+
+# FNV-1a goes byte by byte, and a byte at a time in Python is most of a verification's CPU
+# (the runner's check of a table after a write, a Python worker's verification pass, the
+# conformance kit's references). Rows are independent, so many are hashed at once: numpy
+# takes the n-th byte of every row still that long in one step, its uint64 arithmetic
+# wrapping modulo 2^64 as FNV's does. Fewer rows than BATCHED, rows longer than WIDEST (a
+# large text or blob), and a Python without numpy (a web page's) go byte by byte as before.
+# Same hashes, same sums: only faster.
+BATCHED = 16
+WIDEST = 1024
+_PRIME = np.uint64(FNV_PRIME) if np is not None else None
+
+
+def _sum_of_row_hashes(encoded: list[bytes]) -> int:
+    """The sum (mod 2^64) of FNV-1a 64 of each encoded row."""
+    total = 0
+    short = [e for e in encoded if len(e) <= WIDEST]
+    for e in encoded:
+        if len(e) > WIDEST:
+            total += fnv1a64(e, FNV_OFFSET)
+    if len(short) < BATCHED or np is None:
+        return (total + sum(fnv1a64(e, FNV_OFFSET) for e in short)) & MASK64
+    short.sort(key=len, reverse=True)  # the rows still as long as byte j are then a prefix
+    lengths = np.fromiter(map(len, short), dtype=np.int64, count=len(short))
+    data = np.zeros((len(short), int(lengths[0])), dtype=np.uint8)
+    flat = np.frombuffer(b"".join(short), dtype=np.uint8)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)  # where each byte's row begins in flat
+    data[np.repeat(np.arange(len(short)), lengths), np.arange(flat.size) - starts] = flat
+    hashes = np.full(len(short), FNV_OFFSET, dtype=np.uint64)
+    # for each byte j, how many rows are longer than j (lengths descend: -lengths ascends)
+    longer = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")
+    for j, n in enumerate(longer.tolist()):
+        hashes[:n] = (hashes[:n] ^ data[:n, j]) * _PRIME
+    return (total + int(hashes.sum(dtype=np.uint64))) & MASK64
 
 
 class Checksum:
@@ -111,9 +171,9 @@ class Checksum:
         self.rows = 0
 
     def add_rows(self, rows: Iterable[Iterable[Any]]) -> None:
-        for row in rows:
-            self.total = (self.total + row_hash(row)) & MASK64
-            self.rows += 1
+        encoded = [encode_row(row) for row in rows]
+        self.total = (self.total + _sum_of_row_hashes(encoded)) & MASK64
+        self.rows += len(encoded)
 
     def hexdigest(self) -> str:
         return f"{self.total:016x}"
