@@ -11,11 +11,13 @@ a worker again only when its build changed (or with ``--probe``). Whether it can
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,8 +98,30 @@ def probe(method: Method, timeout: float = 30.0, hello: dict | None = None) -> P
 
 def probe_all(methods: list[Method], again: bool = False, timeout: float = 30.0) -> list[Probe]:
     """Every method's probe, from the kept hellos where the worker is unchanged (all asked
-    again with ``again``); the workers asked run two at a time, and what they said is kept."""
+    again with ``again``); the workers asked run two at a time, and what they said is kept.
+    Two commands at once ask once: the second waits for the first's answers and reads them."""
     path = cache_file()
+    with _held(path.with_suffix(".lock")):
+        return _probe_all(path, methods, again, timeout)
+
+
+@contextmanager
+def _held(lock: Path):
+    """The cache's lock, held until the block ends (not at all where it cannot be made)."""
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _probe_all(path: Path, methods: list[Method], again: bool, timeout: float) -> list[Probe]:
     try:
         kept = {} if again else json.loads(path.read_text())
     except (OSError, ValueError):
