@@ -147,13 +147,20 @@ $(INFERNO):
 # beside the pinned one: the versions src/accessbench/methods/versions.toml declares
 # (methods/versions.py). A Go or Rust version is a build of its worker: remade when the worker's
 # sources change (or, Rust, the suites its build reads); a language without its tools is skipped
-# loudly.
+# loudly. Rust's are built after the worker, in its target directory, on the dependencies it
+# compiled; the others alongside the workers' builds (after Go's and Java's, whose caches they share).
 VERSIONS := $(CACHE)/versions/.installed
-VERSIONED_SOURCES := $(wildcard workers/go/*.go workers/go/go.mod workers/go/go.sum workers/rust/Cargo.* \
-	workers/rust/build.rs src/accessbench/suites/*.toml src/accessbench/conformance/script.toml) \
-	$(shell find workers/rust/src -name '*.rs' 2>/dev/null)
-$(VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versions.py $(VERSIONED_SOURCES) $(VENV)/.installed
-	$(VENV)/bin/python -c 'import sys; from accessbench.methods.versions import install; sys.exit(install())'
+RUST_VERSIONS := $(CACHE)/versions/.installed-rust
+install_versions = $(VENV)/bin/python -c 'import sys; from accessbench.methods.versions import install; \
+	sys.exit(install($(1)))'
+$(VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versions.py $(VENV)/.installed \
+		$(wildcard workers/go/*.go workers/go/go.mod workers/go/go.sum) | worker-go worker-java
+	$(call install_versions,skip=["rust"])
+	@touch $@
+$(RUST_VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versions.py $(VENV)/.installed \
+		$(wildcard workers/rust/Cargo.* workers/rust/build.rs src/accessbench/suites/*.toml src/accessbench/conformance/script.toml) \
+		$(shell find workers/rust/src -name '*.rs' 2>/dev/null) | worker-rust
+	$(call install_versions,only=["rust"])
 	@touch $@
 
 # The web tier's Python pages run under gunicorn as an unprivileged user (www-data, when we are
@@ -169,8 +176,8 @@ $(WEB_PYTHON)/.installed: $(VENV)/.installed
 
 setup: system-deps
 	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
-	@$(MAKE) --no-print-directory -j12 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers tools
-	@$(MAKE) --no-print-directory $(WEB_PYTHON)/.installed $(VERSIONS)
+	@$(MAKE) --no-print-directory -j12 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers tools \
+		$(WEB_PYTHON)/.installed $(VERSIONS) $(RUST_VERSIONS)
 	@# accessbench's own modules compiled once (only those changed since): every run, worker and
 	@# test process imports them, and where PYTHONDONTWRITEBYTECODE is set each would compile them again
 	@$(VENV)/bin/python -m compileall -q src/accessbench

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -97,12 +98,15 @@ def installed(method: str, version: str) -> bool:
     return not sources or f"sources {sources}" in marker.read_text().splitlines()
 
 
-def install(log=print) -> int:
+def install(log=print, only: Collection[str] | None = None, skip: Collection[str] = ()) -> int:
     """Every declared version not yet installed (or built from other sources than the worker's
-    now); 1 when one could not be, the others installed all the same. ``log`` is called as
-    print is (``end``, ``flush``)."""
+    now), of the languages ``only`` names (all by default) but those of ``skip``; 1 when one
+    could not be, the others installed all the same. ``log`` is called as print is (``end``,
+    ``flush``)."""
     status = 0
     for entry in declared().values():
+        if entry.language in skip or (only is not None and entry.language not in only):
+            continue
         todo = [v for v in entry.versions if not installed(entry.method, v)]
         if not todo:
             continue
