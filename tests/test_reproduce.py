@@ -251,3 +251,26 @@ def test_the_protocols_cost_over_the_floor_falls_as_latency_grows_or_the_claim_s
     assert falls.verdict == REPRODUCED and "c-libpq @ postgresql: 10× at 100 µs → 1.25× at 100 ms, 1,000 Mbit/s" in falls.today
     assert hostage(*run([0.2, 0.201, 0.199, 0.2, 0.2]))[claim].verdict == NOT_REPRODUCED  # 10× both
     assert hostage()[claim].verdict == NOT_MEASURED
+
+
+def test_the_hostage_grid_lays_each_targets_reads_out_by_delay_and_bandwidth_each_beside_its_paths_floor():
+    from accessbench.report.studies import render_studies
+    from accessbench.report.transfer import grid_tables
+
+    cells = [read(method, "mariadb", f"tcp+{delay}@{link}{packed}", [rate * k for k in (1, 1.01, 0.99, 1, 1)])
+             for delay in ("100us", "100ms") for link, rate in (("1gbit", 10), ("100mbit", 1))
+             for method, packed, rate in (("wire-floor", "", rate * 10), ("c-libmariadb", "", rate),
+                                          ("c-libmariadb", "+compress", rate * 2))]
+    cells += [read("wire-floor", "mariadb", "tcp", [100] * 5), read("c-libmariadb", "mariadb", "tcp", [10] * 5)]
+    (grid,) = grid_tables(cells)
+    assert grid.columns == ["method", "one-way delay", "1,000 Mbit/s", "100 Mbit/s"]
+    rows = {(r.method, r.delay_us): grid.cells(r) for r in grid.rows}
+    assert set(rows) == {(m, d) for m in ("c-libmariadb", "c-libmariadb+compress") for d in (100.0, 100_000.0)}
+    assert rows[("c-libmariadb", 100.0)][2].endswith("(10×)") and rows[("c-libmariadb+compress", 100.0)][3].endswith("(5×)")
+    assert grid_tables(cells[-2:]) == []  # loopback alone is no grid
+    text = render_studies(list(hostage(*cells).values()),
+                          {"hostage": StudyRun("r", None, cells)}, width=200)
+    assert "HOSTAGE: each read beside the wire's floor — beside the paper" in text and "netcat 10.25 s" in text
+    assert "Grid: lineitem on mariadb" in text
+    # the path-by-path table keeps loopback only: the grid shows the proxied paths
+    assert "Transfer: lineitem" in text and "tcp+100us@1gbit" not in text.split("Grid:")[0].split("Transfer:")[1]

@@ -227,12 +227,17 @@ class PairSection:
 
 
 def _transfer_sections(report: Report) -> list[tuple[str, Table, str]]:
-    """Each transfer table (report/transfer.py) and twin table (report/twins.py): title, table (a
-    figure's CI as its cell's tooltip), caption."""
+    """Each transfer table (report/transfer.py), twin table (report/twins.py) and association table."""
+    return titled_sections([*report.transfers, *report.twins, *report.associations])
+
+
+def titled_sections(titled: list) -> list[tuple[str, Table, str]]:
+    """Tables that carry their own title, columns, cells, notes and caption (a transfer, twin or
+    association table): title, table (a figure's CI as its cell's tooltip), caption."""
     return [(t.title, Table([Column(name, numeric=i >= t.numeric_from) for i, name in enumerate(t.columns)],
                             [Row([TableCell(text, title=note) for text, note in zip(t.cells(row), t.notes(row))])
                              for row in t.rows]), t.caption)
-            for t in (*report.transfers, *report.twins, *report.associations)]
+            for t in titled]
 
 
 def _pair_sections(report: Report) -> list[PairSection]:

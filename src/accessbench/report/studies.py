@@ -17,6 +17,7 @@ from rich.text import Text
 from .. import formatting as fmt
 from ..studies import RECIPES
 from .charts import RatioRow, ratio_chart
+from .transfer import grid_tables, transfer_tables
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
 
 STYLES = {REPRODUCED: "green", NOT_REPRODUCED: "yellow", REVERSED: "red", UNTESTABLE: "dim", NOT_MEASURED: "dim"}
@@ -59,7 +60,35 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
         table.add_row(f.study.upper(), Text(f.claim), Text(f.published), Text.assemble(_today(f), (judged_on, "dim")),
                       Text(f.verdict, style=STYLES.get(f.verdict.split(" in ")[0], "")))
     console.print(table)
+    for study, tables in study_tables(runs):
+        from .terminal import titled_tables
+
+        beside = RECIPES[study].beside
+        console.print(Text(f"\n{study.upper()}: each read beside the wire's floor"
+                           + (f" — beside {beside}" if beside else ""), style="bold"))
+        for t in titled_tables(tables):
+            console.print()
+            console.print(t)
     return out.getvalue()
+
+
+def study_tables(runs: dict[str, StudyRun]) -> list[tuple[str, list]]:
+    """Each study's own tables, in the recipes' order: its reads beside the wire's floor, by
+    path, and (a grid of proxied paths) as the paper's grid of delay × bandwidth per target."""
+    from ..paths import parse as parse_path
+
+    found = []
+    for study in RECIPES:
+        run = runs.get(study)
+        if run is None:
+            continue
+        grids = grid_tables(run.results)
+        gridded = lambda r: (lambda p: p.proxied and p.bandwidth)(parse_path(r.cell.path))  # noqa: E731
+        # where the grid shows the proxied paths, the path-by-path table keeps the others (loopback, in process)
+        tables = [*transfer_tables([r for r in run.results if not (grids and gridded(r))]), *grids]
+        if tables:
+            found.append((study, tables))
+    return found
 
 
 def _today(f: Finding) -> str:
@@ -89,8 +118,12 @@ def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], direc
                for r in RECIPES.values()]
     ratios = [RatioRow(f"{f.study.upper()} · {_short(f.claim)}", *f.ratio, f.published_ratio, f.verdict)
               for f in findings if f.ratio is not None]
+    from .html import titled_sections
+
+    tables = {study.upper(): titled_sections(found) for study, found in study_tables(runs)}
     html = template("studies.html.j2").render(
-        studies=[(*s, tally(s[3])) for s in studies], tally=tally(findings), css=asset("report.css"),
+        studies=[(*s, tally(s[3]), tables.get(s[0], []), RECIPES[s[0].lower()].beside) for s in studies],
+        tally=tally(findings), css=asset("report.css"),
         heading=heading(findings),
         chart=ratio_chart(ratios, 960),
         made=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

@@ -345,12 +345,18 @@ def _size_tables(report: Report) -> list[Table]:
 def _transfer_tables(report: Report) -> list[Table]:
     """Each scan read beside the wire's floor (time per read, × the floor, per path), then each
     TLS or compressed cell beside its plain twin (what the attribute adds)."""
+    return titled_tables([*report.transfers, *report.twins, *report.associations])
+
+
+def titled_tables(titled: list) -> list[Table]:
+    """Tables that carry their own title, columns, cells and caption (a transfer, twin or
+    association table), as the terminal shows them."""
     tables = []
-    for titled in (*report.transfers, *report.twins, *report.associations):
-        table = _table(titled.title, [(name, "left" if i < titled.numeric_from else "right")
-                                      for i, name in enumerate(titled.columns)], caption=titled.caption)
-        for row in titled.rows:
-            table.add_row(*titled.cells(row))
+    for t in titled:
+        table = _table(t.title, [(name, "left" if i < t.numeric_from else "right") for i, name in enumerate(t.columns)],
+                       caption=t.caption)
+        for row in t.rows:
+            table.add_row(*t.cells(row))
         tables.append(table)
     return tables
 

@@ -127,3 +127,74 @@ def transfer_tables(results: list[CellResult]) -> list[TransferTable]:
             f"Transfer: {step_title(variant, step)} — time per read (× the wire's floor on that path)",
             paths, floors, tuple(sorted(rows.values(), key=order))))
     return tables
+
+
+# --- the grid: a read over every delay × bandwidth of a proxied path ------------------------------
+
+@dataclass(frozen=True)
+class GridRow:
+    method: str       # with "+compress" where the path compresses (MariaDB's protocol)
+    delay_us: float
+    by_bandwidth: dict[float, Reading]
+
+
+@dataclass(frozen=True)
+class GridTable:
+    """One target's reads of one step on the proxied paths that hold a bandwidth, laid out as
+    the paper's grid: a row per method and one-way delay, a column per bandwidth; each cell the
+    time per read and × the wire's floor on that very path."""
+
+    title: str
+    bandwidths: tuple[float, ...]  # bytes/s each way, widest first
+    rows: tuple[GridRow, ...]
+    caption: str
+    numeric_from = 2
+
+    @property
+    def columns(self) -> list[str]:
+        return ["method", "one-way delay", *(f"{b * 8 / 1e6:,.0f} Mbit/s" for b in self.bandwidths)]
+
+    def cells(self, row: GridRow) -> list[str]:
+        return [row.method, fmt.duration(row.delay_us * 1e3),
+                *(row.by_bandwidth[b].text if b in row.by_bandwidth else "" for b in self.bandwidths)]
+
+    def notes(self, row: GridRow) -> list[str | None]:
+        return [None, None, *((row.by_bandwidth[b].floor.note or None) if b in row.by_bandwidth
+                              and row.by_bandwidth[b].floor else None for b in self.bandwidths)]
+
+
+def grid_tables(results: list[CellResult]) -> list[GridTable]:
+    """One table per step and target measured beside the wire's floor on proxied paths with a
+    bandwidth (`reproduce hostage`'s grid); none where fewer than two such paths were measured."""
+    groups: dict[tuple, list[tuple]] = {}
+    for r in results:
+        if not (r.measured and r.cell.kind == "scan"):
+            continue
+        path = parse_path(r.cell.path)
+        if path.proxied and path.bandwidth and path.tls is None:
+            groups.setdefault((r.cell.variant, r.cell.step, r.cell.target), []).append((r, path))
+    tables = []
+    for (variant, step, target), found in groups.items():
+        floors = {(p.delay_us, p.bandwidth): r for r, p in found if r.floor and r.cell.status == "ok"}
+        if len({(p.delay_us, p.bandwidth) for _, p in found}) < 2 or not floors:
+            continue
+        rows: dict[tuple[str, float], dict[float, Reading]] = {}
+        for r, p in found:
+            if r.floor:
+                continue
+            floor, times = floors.get((p.delay_us, p.bandwidth)), None
+            if floor is not None:
+                c = compare(floor, r)
+                times = Figure(c.ratio, fmt.times(c.ratio), f"95% CI {fmt.times(c.ci_low)}–{fmt.times(c.ci_high)}")
+            name = r.cell.method + ("+compress" if p.compress else "")
+            rows.setdefault((name, p.delay_us), {})[p.bandwidth] = \
+                Reading(Figure(r.per_op_ns, fmt.duration(r.per_op_ns)), times, r.cell.status)
+        bandwidths = tuple(sorted({p.bandwidth for _, p in found}, reverse=True))
+        floor_line = "; ".join(f"{fmt.duration(d * 1e3)} at {b * 8 / 1e6:,.0f} Mbit/s {fmt.duration(f.per_op_ns)}"
+                               for (d, b), f in sorted(floors.items()))
+        tables.append(GridTable(
+            f"Grid: {step_title(variant, step)} on {target} — time per read (× the wire's floor on that path)",
+            bandwidths, tuple(GridRow(m, d, by) for (m, d), by in sorted(rows.items())),
+            f"The wire's floor on each path, the result as CSV moved raw: {floor_line}. Delay: added each way by "
+            "accessbench's proxy; bandwidth: its link each way. ! did not verify."))
+    return tables
