@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -274,3 +275,15 @@ def test_the_hostage_grid_lays_each_targets_reads_out_by_delay_and_bandwidth_eac
     assert "Grid: lineitem on mariadb" in text
     # the path-by-path table keeps loopback only: the grid shows the proxied paths
     assert "Transfer: lineitem" in text and "tcp+100us@1gbit" not in text.split("Grid:")[0].split("Transfer:")[1]
+
+
+def test_the_studies_page_draws_the_hostage_grid_as_the_wires_floor_against_the_delay(tmp_path):
+    from accessbench.report.studies import write_studies_html
+
+    cells = [read(method, "postgresql", f"tcp+{delay}@1gbit", [rate] * 5)
+             for delay, rate in (("100us", 10), ("100ms", 2)) for method, rate in (("wire-floor", rate * 10),
+                                                                                    ("c-libpq", rate))]
+    run = StudyRun("r", SimpleNamespace(name="transfer"), cells)
+    page = open(write_studies_html(list(hostage(*cells).values()), {"hostage": run}, str(tmp_path))).read()
+    assert "Grid: lineitem on postgresql" in page and page.count('class="chart chart-floor-delay"') == 1
+    assert "c-libpq at 1,000 Mbit/s" in page

@@ -512,6 +512,20 @@ def latency_throughput_chart(sweep: str, series: Sequence[Series], legend: Seque
                        x_title=f"throughput, {unit} (median)", x_kind="value", x_form="rate")
 
 
+def floor_chart(title: str, series: Sequence[Series], legend: Sequence[LegendItem], delays_us: Sequence[float],
+                width: float) -> str:
+    """× the wire's floor against the one-way delay (the hostage study's grid): log-log, a point
+    per delay, one line per method and bandwidth; 1× (the floor itself) always in range."""
+    values = [p.y for s in series for p in s.points if p.y > 0]
+    if not values or len(delays_us) < 2:
+        return ""
+    lo, hi = padded_log_range(min(min(values), 1.0), max(values))
+    return _line_chart("floor-delay", title, "", series, legend, width,
+                       x_ticks=[(d, fmt.duration(d * 1e3)) for d in delays_us], x=(min(delays_us), max(delays_us), True),
+                       y=(lo, hi, True), y_form="times", y_title="× the wire's floor on the same path", title=title,
+                       x_title="one-way delay (log scale)", x_kind="fixed")
+
+
 def _line_chart(kind: str, step: str, variant: str, series: Sequence[Series], legend: Sequence[LegendItem],
                 width: float, x_ticks: list[tuple[float, str]], x: tuple[float, float, bool],
                 y: tuple[float, float, bool], y_form: str, y_title: str, title: str = "", x_title: str = "",

@@ -16,8 +16,8 @@ from rich.text import Text
 
 from .. import formatting as fmt
 from ..studies import RECIPES
-from .charts import RatioRow, ratio_chart
-from .transfer import grid_tables, transfer_tables
+from .charts import LegendItem, Point, RatioRow, Series, floor_chart, look, ratio_chart
+from .transfer import GridTable, grid_tables, transfer_tables
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
 
 STYLES = {REPRODUCED: "green", NOT_REPRODUCED: "yellow", REVERSED: "red", UNTESTABLE: "dim", NOT_MEASURED: "dim"}
@@ -72,6 +72,21 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
     return out.getvalue()
 
 
+def grid_chart(grid: GridTable, width: float = 960) -> str:
+    """The grid as lines: × the wire's floor against the delay, one line per method and bandwidth."""
+    lines: dict[str, list[Point]] = {}
+    for row in grid.rows:
+        for bandwidth, reading in row.by_bandwidth.items():
+            if reading.floor is not None and reading.floor.value and reading.status == "ok":
+                label = f"{row.method} at {bandwidth * 8 / 1e6:,.0f} Mbit/s"
+                lines.setdefault(label, []).append(Point(row.delay_us, reading.floor.value,
+                                                         fmt.duration(row.delay_us * 1e3), reading.floor.text))
+    series = [Series(label, tuple(sorted(points, key=lambda p: p.x)), *look(i)) for i, (label, points) in enumerate(lines.items())]
+    legend = [LegendItem(s.label, s.color, s.dash) for s in series]
+    delays = sorted({r.delay_us for r in grid.rows})
+    return floor_chart(grid.title.removeprefix("Grid: ").split(" — ")[0], series, legend, delays, width)
+
+
 def study_tables(runs: dict[str, StudyRun]) -> list[tuple[str, list]]:
     """Each study's own tables, in the recipes' order: its reads beside the wire's floor, by
     path, and (a grid of proxied paths) as the paper's grid of delay × bandwidth per target."""
@@ -120,9 +135,12 @@ def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], direc
               for f in findings if f.ratio is not None]
     from .html import titled_sections
 
-    tables = {study.upper(): titled_sections(found) for study, found in study_tables(runs)}
+    found = study_tables(runs)
+    tables = {study.upper(): titled_sections(t) for study, t in found}
+    charts = {study.upper(): [c for t in ts if isinstance(t, GridTable) and (c := grid_chart(t))] for study, ts in found}
     html = template("studies.html.j2").render(
-        studies=[(*s, tally(s[3]), tables.get(s[0], []), RECIPES[s[0].lower()].beside) for s in studies],
+        studies=[(*s, tally(s[3]), tables.get(s[0], []), charts.get(s[0], []), RECIPES[s[0].lower()].beside)
+                 for s in studies],
         tally=tally(findings), css=asset("report.css"),
         heading=heading(findings),
         chart=ratio_chart(ratios, 960),
