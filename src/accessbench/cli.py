@@ -62,7 +62,7 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
     from .runner.prepare import prepare
 
     prepared = prepare(args, skipped=lambda s: console.print(s.text, style=s.style))
-    # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once
+    # the heavy imports (numpy) after the input is known to be good: a mistake is told at once
     from .report.live import LiveProgress, PlainProgress
 
     runner = prepared.runner

@@ -74,7 +74,7 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
         _cluster_targets(selection.targets)
     for dbms in dict.fromkeys(t.dbms for t in selection.targets):  # what each DBMS would refuse, before anything runs
         check_for_dbms(suite, dbms)
-    # the heavy imports (numpy, scipy) after the input is known to be good: a mistake is told at once
+    # the heavy imports (numpy) after the input is known to be good: a mistake is told at once
     from ..store import Store
     from .plan import variant_plan
     from .run import RunOptions, Runner

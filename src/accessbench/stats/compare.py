@@ -12,17 +12,18 @@ import numpy as np
 
 from .bootstrap import ratio_ci
 from .cells import CellResult
+from .mannwhitney import mann_whitney_p
 
 ALPHA = 0.05
 NOISE = 0.03  # differences under 3% are within what a quiet machine drifts between runs
 
 
 def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Mann-Whitney p (scipy). The test depends on the trials' order alone, so
-    without ties it is asked once per order pattern (with 5 trials a side there are only 252),
-    while its exact distribution costs milliseconds per call."""
+    """Two-sided Mann-Whitney p (stats/mannwhitney.py, as scipy's). The test depends on the
+    trials' order alone, so without ties it is asked once per order pattern (with 5 trials a
+    side there are only 252)."""
     both = np.concatenate([a, b])
-    if len(np.unique(both)) < len(both):  # ties: scipy's tie correction needs the values
+    if len(np.unique(both)) < len(both):  # ties: the tie correction needs the values
         return float(_mannwhitneyu(a, b))
     return _p_of_pattern(tuple((np.argsort(both, kind="stable") < len(a)).tolist()))
 
@@ -36,11 +37,7 @@ def _p_of_pattern(a_positions: tuple[bool, ...]) -> float:
 
 
 def _mannwhitneyu(a, b) -> float:
-    # scipy.stats is imported here, when a test is first asked: importing it takes a second,
-    # which every report of cells with too few trials for any test would otherwise pay
-    from scipy import stats
-
-    return stats.mannwhitneyu(a, b, alternative="two-sided").pvalue
+    return mann_whitney_p(list(a), list(b))
 
 
 def smallest_p(n_a: int, n_b: int) -> float:
