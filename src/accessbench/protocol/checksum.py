@@ -9,13 +9,10 @@ import datetime as dt
 import decimal
 import math
 import struct
+import sys
 from fractions import Fraction
 from typing import Any, Iterable
 
-try:
-    import numpy as np
-except ImportError:  # the web tier's Python pages run with their app server and drivers only
-    np = None
 
 from .prng import FNV_OFFSET, FNV_PRIME, MASK64, fnv1a64
 
@@ -127,15 +124,16 @@ def row_hash(row: Iterable[Any]) -> int:
 
 
 # FNV-1a goes byte by byte, and a byte at a time in Python is most of a verification's CPU
-# (the runner's check of a table after a write, a Python worker's verification pass, the
-# conformance kit's references). Rows are independent, so many are hashed at once: numpy
-# takes the n-th byte of every row still that long in one step, its uint64 arithmetic
-# wrapping modulo 2^64 as FNV's does. Fewer rows than BATCHED, rows longer than WIDEST (a
-# large text or blob), and a Python without numpy (a web page's) go byte by byte as before.
-# Same hashes, same sums: only faster.
+# (the runner's check of a table after a write, the conformance kit's references, a Python
+# worker's verification pass). Rows are independent, so many are hashed at once: numpy takes
+# the n-th byte of every row still that long in one step, its uint64 arithmetic wrapping
+# modulo 2^64 as FNV's does. Only in a process that has numpy loaded already (the runner, a
+# columnar reader's worker): a Python worker that does not use it is not made to load it, which
+# would add its import to every start and its pages to the memory the worker is measured at.
+# Fewer rows than BATCHED, and rows longer than WIDEST (a large text or blob), go byte by byte
+# too. Same hashes, same sums: only faster.
 BATCHED = 16
 WIDEST = 1024
-_PRIME = np.uint64(FNV_PRIME) if np is not None else None
 
 
 def _sum_of_row_hashes(encoded: list[bytes]) -> int:
@@ -145,6 +143,7 @@ def _sum_of_row_hashes(encoded: list[bytes]) -> int:
     for e in encoded:
         if len(e) > WIDEST:
             total += fnv1a64(e, FNV_OFFSET)
+    np = sys.modules.get("numpy")
     if len(short) < BATCHED or np is None:
         return (total + sum(fnv1a64(e, FNV_OFFSET) for e in short)) & MASK64
     short.sort(key=len, reverse=True)  # the rows still as long as byte j are then a prefix
@@ -153,11 +152,11 @@ def _sum_of_row_hashes(encoded: list[bytes]) -> int:
     flat = np.frombuffer(b"".join(short), dtype=np.uint8)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)  # where each byte's row begins in flat
     data[np.repeat(np.arange(len(short)), lengths), np.arange(flat.size) - starts] = flat
-    hashes = np.full(len(short), FNV_OFFSET, dtype=np.uint64)
+    hashes, prime = np.full(len(short), FNV_OFFSET, dtype=np.uint64), np.uint64(FNV_PRIME)
     # for each byte j, how many rows are longer than j (lengths descend: -lengths ascends)
     longer = np.searchsorted(-lengths, -np.arange(int(lengths[0])), side="left")
     for j, n in enumerate(longer.tolist()):
-        hashes[:n] = (hashes[:n] ^ data[:n, j]) * _PRIME
+        hashes[:n] = (hashes[:n] ^ data[:n, j]) * prime
     return (total + int(hashes.sum(dtype=np.uint64))) & MASK64
 
 
