@@ -140,8 +140,10 @@ else
 	@echo "*** SKIPPING inferno: cargo not found; run --profile's native profiles and flame graphs will say so ***"
 endif
 
+# Only the three programs accessbench runs (profile/): inferno builds eleven.
 $(INFERNO):
-	CARGO_HOME=$(CACHE)/cargo cargo install -q --locked --root $(CACHE)/tools inferno@0.12.8
+	CARGO_HOME=$(CACHE)/cargo cargo install -q --locked --root $(CACHE)/tools inferno@0.12.8 \
+		--bin inferno-flamegraph --bin inferno-diff-folded --bin inferno-collapse-perf
 
 # Methods at other versions of their driver (py-psycopg@3.2.10, go-pgx@v5.8.0), each installed
 # beside the pinned one: the versions src/accessbench/methods/versions.toml declares
