@@ -252,7 +252,7 @@ def test_a_trial_can_read_a_process_high_water_mark_above_where_it_started():
         child.stdin.write("go\n")
         child.stdin.flush()
         assert child.stdout.readline() == "grown\n"  # it allocated, and has freed it again by now or soon
-        assert start is not None and memory.peak(child.pid) - start >= 60 << 20
+        assert start is not None and memory.peak(child.pid, start) - start >= 60 << 20
     finally:
         child.stdin.write("end\n")
         child.stdin.flush()

@@ -167,7 +167,7 @@ class WorkerExecutor(Executor):
         rss = memory.start(worker)  # the worker's peak during the trial: reset now, read after
         message = {**ctx.message(cell), "latency_file": latency_file, **({"iterations": iterations} if iterations else {})}
         answer, server_ns, wire = self._around(cell, pids, lambda: self.ask(cell, message))
-        if rss is not None and (high := memory.peak(worker)) is not None:
+        if rss is not None and (high := memory.peak(worker, rss)) is not None:
             answer = {**answer, "start_rss_bytes": rss, "peak_rss_bytes": high}
         latencies = read_and_remove(latency_file) or b""
         if len(latencies) != 8 * answer["n"]:

@@ -29,9 +29,13 @@ def start(pid: int) -> int | None:
     return _status(pid, "VmRSS")
 
 
-def peak(pid: int) -> int | None:
-    """The process's largest resident set since ``start``, in bytes."""
-    return _status(pid, "VmHWM")
+def peak(pid: int, start_rss: int) -> int | None:
+    """The process's largest resident set since ``start``, in bytes: never below the resident
+    set ``start`` read. The kernel's counters are per-CPU and summed approximately, so the
+    high-water mark it reset and the resident set read just after can differ by a few pages;
+    what was resident when the trial began was its peak's floor all the same."""
+    high = _status(pid, "VmHWM")
+    return None if high is None else max(high, start_rss)
 
 
 # What one open worker is budgeted, resident: the peaks measured here run from 12 MB (C) through
