@@ -63,6 +63,11 @@ def times(value: float) -> str:
     return f"{ratio3(value)}×"
 
 
+def link(bytes_per_second: float) -> str:
+    """A link's bandwidth (bytes/s each way, as a path's @…bit holds it) in Mbit/s, as networks are named."""
+    return f"{bytes_per_second * 8 / 1e6:,.0f} Mbit/s"
+
+
 FORMS = {"rate": rate, "duration": duration, "seconds": seconds, "times": times}  # times: the studies page (no script)
 
 

@@ -161,7 +161,9 @@ class Check:
 
     def _start(self, tag: str) -> WorkerProcess:
         log = os.path.join(self.workdir, f"{self.method.name.replace('/', '_')}-{tag}.log")
-        env = {**worker_environment(self.workdir), **CHECKING_ENVIRONMENT.get(self.method.language, {})}
+        env = worker_environment(self.workdir)
+        for key, value in CHECKING_ENVIRONMENT.get(self.method.language, {}).items():
+            env[key] = f"{env[key]} {value}" if env.get(key) else value  # after the user's own options
         return WorkerProcess(self.method.command(), log, env)
 
     def _registry(self, hello: dict) -> None:

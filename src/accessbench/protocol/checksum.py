@@ -13,7 +13,6 @@ import sys
 from fractions import Fraction
 from typing import Any, Iterable
 
-
 from .prng import FNV_OFFSET, FNV_PRIME, MASK64, fnv1a64
 
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -21,24 +20,9 @@ _EPOCH_DATE = dt.date(1970, 1, 1)
 _UTC = dt.timezone.utc
 
 
-_pack_q, _pack_d, _pack_I = struct.Struct("<q").pack, struct.Struct("<d").pack, struct.Struct("<I").pack
-
-
-def _text(value: str) -> bytes:
-    data = value.encode()
-    return b"S" + _pack_I(len(data)) + data
-
-
-# The commonest types by their exact type, without the chain of isinstance tests below (a
-# verification encodes every value it reads); anything else, a subclass included, goes the long way.
-_BY_TYPE = {int: lambda v: b"I" + _pack_q(v), float: lambda v: b"F" + _pack_d(v), str: _text,
-            type(None): lambda v: b"N", bool: lambda v: b"B\x01" if v else b"B\x00"}
-
-
 def encode_row(row: Iterable[Any]) -> bytes:
     """A row's values, each encoded, one after the other: what its hash is taken of."""
-    by_type = _BY_TYPE
-    return b"".join([(by_type.get(type(v)) or encode_value)(v) for v in row])
+    return b"".join([encode_value(v) for v in row])
 
 
 def encode_value(value: Any) -> bytes:
@@ -138,14 +122,13 @@ WIDEST = 1024
 
 def _sum_of_row_hashes(encoded: list[bytes]) -> int:
     """The sum (mod 2^64) of FNV-1a 64 of each encoded row."""
-    total = 0
-    short = [e for e in encoded if len(e) <= WIDEST]
-    for e in encoded:
-        if len(e) > WIDEST:
-            total += fnv1a64(e, FNV_OFFSET)
     np = sys.modules.get("numpy")
-    if len(short) < BATCHED or np is None:
-        return (total + sum(fnv1a64(e, FNV_OFFSET) for e in short)) & MASK64
+    short = [e for e in encoded if len(e) <= WIDEST] if np is not None else []
+    if len(short) < BATCHED:
+        short = []
+    total = sum(fnv1a64(e, FNV_OFFSET) for e in encoded if not short or len(e) > WIDEST)
+    if not short:
+        return total & MASK64
     short.sort(key=len, reverse=True)  # the rows still as long as byte j are then a prefix
     lengths = np.fromiter(map(len, short), dtype=np.int64, count=len(short))
     data = np.zeros((len(short), int(lengths[0])), dtype=np.uint8)

@@ -17,7 +17,8 @@ from rich.text import Text
 from .. import formatting as fmt
 from ..studies import RECIPES
 from .charts import LegendItem, Point, RatioRow, Series, floor_chart, look, ratio_chart
-from .transfer import GridTable, grid_tables, transfer_tables
+from .terminal import titled_tables
+from .transfer import GridTable, grid_tables, gridded, transfer_tables
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
 
 STYLES = {REPRODUCED: "green", NOT_REPRODUCED: "yellow", REVERSED: "red", UNTESTABLE: "dim", NOT_MEASURED: "dim"}
@@ -61,8 +62,6 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
                       Text(f.verdict, style=STYLES.get(f.verdict.split(" in ")[0], "")))
     console.print(table)
     for study, tables in study_tables(runs):
-        from .terminal import titled_tables
-
         beside = RECIPES[study].beside
         console.print(Text(f"\n{study.upper()}: each read beside the wire's floor"
                            + (f" — beside {beside}" if beside else ""), style="bold"))
@@ -78,29 +77,26 @@ def grid_chart(grid: GridTable, width: float = 960) -> str:
     for row in grid.rows:
         for bandwidth, reading in row.by_bandwidth.items():
             if reading.floor is not None and reading.floor.value and reading.status == "ok":
-                label = f"{row.method} at {bandwidth * 8 / 1e6:,.0f} Mbit/s"
+                label = f"{row.method} at {fmt.link(bandwidth)}"
                 lines.setdefault(label, []).append(Point(row.delay_us, reading.floor.value,
                                                          fmt.duration(row.delay_us * 1e3), reading.floor.text))
     series = [Series(label, tuple(sorted(points, key=lambda p: p.x)), *look(i)) for i, (label, points) in enumerate(lines.items())]
     legend = [LegendItem(s.label, s.color, s.dash) for s in series]
     delays = sorted({r.delay_us for r in grid.rows})
-    return floor_chart(grid.title.removeprefix("Grid: ").split(" — ")[0], series, legend, delays, width)
+    return floor_chart(f"{grid.step} on {grid.target}", series, legend, delays, width)
 
 
 def study_tables(runs: dict[str, StudyRun]) -> list[tuple[str, list]]:
     """Each study's own tables, in the recipes' order: its reads beside the wire's floor, by
     path, and (a grid of proxied paths) as the paper's grid of delay × bandwidth per target."""
-    from ..paths import parse as parse_path
-
     found = []
     for study in RECIPES:
         run = runs.get(study)
         if run is None:
             continue
         grids = grid_tables(run.results)
-        gridded = lambda r: (lambda p: p.proxied and p.bandwidth)(parse_path(r.cell.path))  # noqa: E731
         # where the grid shows the proxied paths, the path-by-path table keeps the others (loopback, in process)
-        tables = [*transfer_tables([r for r in run.results if not (grids and gridded(r))]), *grids]
+        tables = [*transfer_tables([r for r in run.results if not (grids and gridded(r.cell.path))]), *grids]
         if tables:
             found.append((study, tables))
     return found

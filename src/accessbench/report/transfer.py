@@ -75,6 +75,15 @@ class TransferTable:
                 "resident set in a trial (its whole process). ! did not verify.")
 
 
+def _reading(r: CellResult, floor: CellResult | None) -> Reading:
+    """A method's read on one path, × that path's floor where it has one."""
+    times = None
+    if floor is not None:
+        c = compare(floor, r)  # the floor's rows/s over the method's: its time over the floor's
+        times = Figure(c.ratio, fmt.times(c.ratio), f"95% CI {fmt.times(c.ci_low)}–{fmt.times(c.ci_high)}")
+    return Reading(Figure(r.per_op_ns, fmt.duration(r.per_op_ns)), times, r.cell.status)
+
+
 def _nearest_first(path: str) -> tuple:
     """Paths from the nearest to the farthest: in process, unix, tcp, then by added delay."""
     p = parse_path(path)
@@ -103,12 +112,7 @@ def transfer_tables(results: list[CellResult]) -> list[TransferTable]:
                 continue
             target, path = r.cell.target, r.cell.path
             row = rows.setdefault((target, r.cell.method), TransferRow(r.cell.method, target))
-            floor = floors.get((target, path))
-            times = None
-            if floor is not None:
-                c = compare(floor, r)  # the floor's rows/s over the method's: its time over the floor's
-                times = Figure(c.ratio, fmt.times(c.ratio), f"95% CI {fmt.times(c.ci_low)}–{fmt.times(c.ci_high)}")
-            row.by_path[path] = Reading(Figure(r.per_op_ns, fmt.duration(r.per_op_ns)), times, r.cell.status)
+            row.by_path[path] = _reading(r, floors.get((target, path)))
         for (target, method), row in rows.items():
             mine = [r for r in rs if r.cell.target == target and r.cell.method == method]
             wire = _median([r.bytes_per_row for r in mine if r.bytes_per_row is not None])
@@ -145,6 +149,8 @@ class GridTable:
     time per read and × the wire's floor on that very path."""
 
     title: str
+    step: str                      # the step's title
+    target: str
     bandwidths: tuple[float, ...]  # bytes/s each way, widest first
     rows: tuple[GridRow, ...]
     caption: str
@@ -152,7 +158,7 @@ class GridTable:
 
     @property
     def columns(self) -> list[str]:
-        return ["method", "one-way delay", *(f"{b * 8 / 1e6:,.0f} Mbit/s" for b in self.bandwidths)]
+        return ["method", "one-way delay", *(fmt.link(b) for b in self.bandwidths)]
 
     def cells(self, row: GridRow) -> list[str]:
         return [row.method, fmt.duration(row.delay_us * 1e3),
@@ -161,6 +167,12 @@ class GridTable:
     def notes(self, row: GridRow) -> list[str | None]:
         return [None, None, *((row.by_bandwidth[b].floor.note or None) if b in row.by_bandwidth
                               and row.by_bandwidth[b].floor else None for b in self.bandwidths)]
+
+
+def gridded(path: str) -> bool:
+    """Whether a path is a point of the grid: proxied, with a bandwidth."""
+    p = parse_path(path)
+    return bool(p.proxied and p.bandwidth)
 
 
 def grid_tables(results: list[CellResult]) -> list[GridTable]:
@@ -182,19 +194,14 @@ def grid_tables(results: list[CellResult]) -> list[GridTable]:
         for r, p in found:
             if r.floor:
                 continue
-            floor, times = floors.get((p.delay_us, p.bandwidth)), None
-            if floor is not None:
-                c = compare(floor, r)
-                times = Figure(c.ratio, fmt.times(c.ratio), f"95% CI {fmt.times(c.ci_low)}–{fmt.times(c.ci_high)}")
             name = r.cell.method + ("+compress" if p.compress else "")
-            rows.setdefault((name, p.delay_us), {})[p.bandwidth] = \
-                Reading(Figure(r.per_op_ns, fmt.duration(r.per_op_ns)), times, r.cell.status)
+            rows.setdefault((name, p.delay_us), {})[p.bandwidth] = _reading(r, floors.get((p.delay_us, p.bandwidth)))
         bandwidths = tuple(sorted({p.bandwidth for _, p in found}, reverse=True))
-        floor_line = "; ".join(f"{fmt.duration(d * 1e3)} at {b * 8 / 1e6:,.0f} Mbit/s {fmt.duration(f.per_op_ns)}"
+        floor_line = "; ".join(f"{fmt.duration(d * 1e3)} at {fmt.link(b)} {fmt.duration(f.per_op_ns)}"
                                for (d, b), f in sorted(floors.items()))
         tables.append(GridTable(
             f"Grid: {step_title(variant, step)} on {target} — time per read (× the wire's floor on that path)",
-            bandwidths, tuple(GridRow(m, d, by) for (m, d), by in sorted(rows.items())),
+            step_title(variant, step), target, bandwidths, tuple(GridRow(m, d, by) for (m, d), by in sorted(rows.items())),
             f"The wire's floor on each path, the result as CSV moved raw: {floor_line}. Delay: added each way by "
             "accessbench's proxy; bandwidth: its link each way. ! did not verify."))
     return tables

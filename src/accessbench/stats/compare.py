@@ -24,7 +24,7 @@ def _mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     side there are only 252)."""
     both = np.concatenate([a, b])
     if len(np.unique(both)) < len(both):  # ties: the tie correction needs the values
-        return float(_mannwhitneyu(a, b))
+        return mann_whitney_p(a.tolist(), b.tolist())
     return _p_of_pattern(tuple((np.argsort(both, kind="stable") < len(a)).tolist()))
 
 
@@ -33,11 +33,7 @@ def _p_of_pattern(a_positions: tuple[bool, ...]) -> float:
     """p for trials ordered as given (True where the sorted combined trials hold one of a's)."""
     a = [i for i, mine in enumerate(a_positions) if mine]
     b = [i for i, mine in enumerate(a_positions) if not mine]
-    return float(_mannwhitneyu(a, b))
-
-
-def _mannwhitneyu(a, b) -> float:
-    return mann_whitney_p(list(a), list(b))
+    return mann_whitney_p(a, b)
 
 
 def smallest_p(n_a: int, n_b: int) -> float:

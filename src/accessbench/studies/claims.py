@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..formatting import link
 from ..formatting import ratio3 as _x  # a ratio at the precision a run knows it
 from ..stats.sizes import method_verdict, size_sweeps
 from ..stats.cells import CellResult
@@ -347,15 +348,10 @@ def _grid(results: list[CellResult], method: str, target: str, compress: bool = 
     return found
 
 
-def _mbit(bandwidth: float) -> str:
-    """A link's bandwidth (bytes/s each way) as the paper's grid names it."""
-    return f"{bandwidth * 8 / 1e6:,.0f} Mbit/s"
-
-
 def _link(delay_us: float, bandwidth: float) -> str:
     from ..formatting import duration
 
-    return f"{duration(delay_us * 1e3)} each way at {_mbit(bandwidth)}"
+    return f"{duration(delay_us * 1e3)} each way at {link(bandwidth)}"
 
 
 def _compression_pays(runs) -> tuple:
@@ -374,7 +370,7 @@ def _compression_pays(runs) -> tuple:
         pays = [k for k, d in gains.items() if d.significant and d.ratio > 1]
         widest = max(pays, key=lambda k: k[1]) if pays else None
         return (f"{_ratio_text(c)} on {_link(*narrowest)}"
-                + (f"; it pays up to {_mbit(widest[1])}" if widest else "; it pays on no link here"),
+                + (f"; it pays up to {link(widest[1])}" if widest else "; it pays on no link here"),
                 judge_ratio(c, None), DIRECTION_RULE + " (compressed reads faster than plain on the narrowest link)",
                 f"{method} @ mariadb, +compress ÷ plain", (c.ratio, c.ci_low, c.ci_high))
     return "", NOT_MEASURED, "", "needs a MariaDB reader on proxied paths with a bandwidth, plain and +compress"
@@ -401,7 +397,7 @@ def _floor_falls_with_latency(runs) -> tuple:
                 fell = far.ci_high < near.ci_low
                 falls += fell
                 lines.append(f"{method} @ {target}: {_x(near.ratio)}× at {duration(delays[0] * 1e3)} → {_x(far.ratio)}× "
-                             f"at {duration(delays[-1] * 1e3)}, {_mbit(bandwidth)}")
+                             f"at {duration(delays[-1] * 1e3)}, {link(bandwidth)}")
                 break  # the widest link both delays have: where the protocol's cost shows most
     if not checked:
         return "", NOT_MEASURED, "", "needs methods and the wire's floor at two delays of one bandwidth"
