@@ -20,6 +20,9 @@ from .prng import SplitMix64
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_DATE = dt.date(1970, 1, 1)
 KINDS = ("seq", "uniform", "choice", "text", "timestamp", "const", "float", "decimal", "date", "bytes")
+# Kinds for a table's columns only, which the runner fills: no step parameter (and so no worker)
+# ever draws one. ``list``: value i is the i-th of its values (a published data set's own rows).
+TABLE_KINDS = ("list",)
 TYPES = ("int", "bool", "float", "decimal", "text", "date", "timestamp", "bytes")
 # The type a kind's values always have (choice and const: their values' type, or a declared one).
 KIND_TYPES = {"seq": "int", "uniform": "int", "text": "text", "timestamp": "timestamp", "float": "float",
@@ -32,7 +35,7 @@ def value_type(spec: dict[str, Any]) -> str:
         return spec["type"]
     if spec["kind"] in KIND_TYPES:
         return KIND_TYPES[spec["kind"]]
-    first = spec["values"][0] if spec["kind"] == "choice" else spec["value"]
+    first = spec["values"][0] if spec["kind"] in ("choice", "list") else spec["value"]
     return "bool" if isinstance(first, bool) else "int" if isinstance(first, int) else (
         "float" if isinstance(first, float) else "text")
 
@@ -96,6 +99,11 @@ def _uniform(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
 def _choice(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
     values = [typed(v, value_type(spec)) for v in spec["values"]]
     return lambda i: values[rng.next() % len(values)]
+
+
+def _list(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], Any]:
+    values = [typed(v, value_type(spec)) for v in spec["values"]]
+    return lambda i: values[i % len(values)]
 
 
 def _text(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], str]:
@@ -163,6 +171,7 @@ def _bytes(spec: dict[str, Any], rng: SplitMix64) -> Callable[[int], bytes]:
 _MAKERS: dict[str, Callable[[dict[str, Any], SplitMix64], Callable[[int], Any]]] = {
     "seq": _seq, "uniform": _uniform, "choice": _choice, "text": _text, "timestamp": _timestamp,
     "const": _const, "float": _float, "decimal": _decimal, "date": _date, "bytes": _bytes,
+    "list": _list,
 }
 
 

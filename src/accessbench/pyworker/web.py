@@ -27,6 +27,8 @@ import traceback
 from pathlib import Path
 from urllib.parse import parse_qs
 
+from ..protocol import sqltext
+from ..tier import tfb
 from .base import Driver, Unsupported
 from .drivers import DRIVERS
 from .host import Reading, check_mode, exec_args
@@ -63,6 +65,34 @@ class Step:
         self.args = exec_args(driver, self.sql, self.mode, spec.get("params", []), int(spec["count"]), dbms)
 
 
+class TfbStep:
+    """A page step of TechEmpower's tests (tier/tfb.py): its statements, mode and policy; the
+    keys' range the page draws from per query; and, for the verify form, the keys (and the
+    updates' numbers) the shared generators made, so that every language reads alike."""
+
+    def __init__(self, spec: dict, driver: Driver, dbms: str) -> None:
+        self.page, self.sql, self.write = spec["page"], spec["sql"], spec.get("write")
+        self.mode, self.policy = spec["mode"], spec.get("policy", "persistent")
+        self.pool_size = int(spec.get("pool_size") or 1)
+        self.queries = int(spec.get("queries") or 1)
+        check_mode(driver, self.mode)
+        if self.policy == "pooled" and not driver.has_pool:
+            raise Unsupported(f"{driver.name} has no pool of its own")
+        key = (spec.get("params") or [{"lo": 0, "hi": 0}])[0]
+        self.lo, self.hi = int(key["lo"]), int(key["hi"])
+        self.keys = [row[0] for row in spec["args"]] if spec.get("params") else []
+        self.numbers = spec.get("numbers", [])
+        self.count = int(spec["count"])
+        self.literal = self.mode == "literal" and not driver.literal_binds
+        self.adapt, self.dbms = driver.adapt, dbms
+
+    def args(self, sql: str, values: tuple):
+        """What an op of ``sql`` takes for one request's values: its parameters, or under
+        literal the statement with them inlined (the page writes the text, as the driver's
+        users do with it)."""
+        return sqltext.inline(sql, values, self.dbms) if self.literal else self.adapt([values])[0]
+
+
 def build(d: Driver, step: Step):
     """The step's op on the driver's connection: a scan reads the statement as it is."""
     return d.scan_op(step.sql) if step.kind == "scan" else d.exec_op(step.sql, step.mode, step.reads)
@@ -92,20 +122,21 @@ class Pages:
             raise Unsupported(f"{driver}: driver module not importable: {e}") from e
         self.db_errors = self.driver_class.db_errors
         self.steps: dict[str, Step] = {}
-        self.ops: dict[tuple[str, int], object] = {}  # (step id, id of the connection) → op
+        self.ops: dict[tuple, object] = {}  # (an op's key, id of the connection) → op
         self.per_request = self.driver_class()
         self.connector = None  # a MariaDB driver's: what opens one connection (connect)
         self.persistent: Driver | None = None  # opened on first use, kept for the process's life
         self.pools: dict[int, tuple[Driver, object]] = {}  # pool_size → (driver, its pool)
 
-    def step(self, step_id: str) -> Step:
+    def step(self, step_id: str) -> Step | TfbStep:
         step = self.steps.get(step_id)
         if step is None:
             try:
                 spec = json.loads((self.steps_dir / f"{step_id}.json").read_text())
             except FileNotFoundError:
                 raise NoStep(step_id) from None
-            step = self.steps[step_id] = Step(spec, self.per_request, self.endpoint["dbms"])
+            step = self.steps[step_id] = (TfbStep(spec, self.per_request, self.endpoint["dbms"]) if spec.get("page") in tfb.PAGES
+                                          else Step(spec, self.per_request, self.endpoint["dbms"]))
         return step
 
     def connect(self, d: Driver) -> None:
@@ -123,18 +154,26 @@ class Pages:
 
     def run(self, step_id: str, step: Step, i: int):
         """Operation i of a step under its policy: its rows read, or the rows it changed."""
-        if step.policy == "per-request":  # connect, run, disconnect: nothing outlives the request
+        return self.within(step, lambda op: op(step_id, lambda d: build(d, step))(step.args[i]))
+
+    def within(self, step, work):
+        """``work(op)`` on a connection under the step's policy: per-request connects and
+        disconnects around it (nothing outlives the request), pooled borrows one from the
+        driver's pool, persistent uses the process's own. ``op(key, make)`` is the op ``make(d)``
+        builds on that connection: built once per kept connection, as an app keeps its
+        statements (a prepared statement is prepared on its first use and reused after)."""
+        if step.policy == "per-request":
             d = self.per_request
             self.connect(d)
             try:
-                return build(d, step)(step.args[i])
+                return work(lambda key, make: make(d))
             finally:
                 d.close()
         if step.policy == "pooled":
             d, pool = self.pool(step.pool_size)
             conn = pool.borrow()
             try:
-                return self.op(d, step_id, step, conn)(step.args[i])
+                return work(lambda key, make: self.op(d, key, conn, make))
             finally:
                 pool.give_back(conn)
         if step.policy != "persistent":
@@ -145,20 +184,18 @@ class Pages:
             self.connect(d)
             self.persistent = d
         try:
-            return self.op(d, step_id, step, d.conn)(step.args[i])
+            return work(lambda key, make: self.op(d, key, d.conn, make))
         except self.db_errors:
             d.recover()  # the connection stays usable for the next request
             raise
 
-    def op(self, d: Driver, step_id: str, step: Step, conn):
-        """The step's op on a kept connection, built once per connection, as an app keeps its
-        statements: a prepared statement is prepared on its first use and reused after."""
-        key = (step_id, id(conn))
-        op = self.ops.get(key)
-        if op is None:
+    def op(self, d: Driver, key, conn, make):
+        """The op ``make(d)`` builds on a kept connection, once per connection."""
+        cached = self.ops.get((key, id(conn)))
+        if cached is None:
             d.attach(conn)
-            op = self.ops[key] = build(d, step)
-        return op
+            cached = self.ops[(key, id(conn))] = make(d)
+        return cached
 
     def pool(self, size: int):
         """The driver's own pool (psycopg_pool …) of ``size`` connections, made and filled by
@@ -168,6 +205,40 @@ class Pages:
             d = self.driver_class()
             kept = self.pools[size] = (d, d.pool(self.endpoint, size))
         return kept
+
+    def tfb(self, step_id: str, step: TfbStep, keys: list[int], numbers: list[int], read_back: bool = False) -> list:
+        """One request of a TechEmpower test on a connection under the step's policy: the
+        fortunes (every row, the added one, sorted by message), or a World row per key (read,
+        then for updates given its number and written back: one statement per row, read again
+        when ``read_back``, as the verify form does to show the write)."""
+        def request(op):
+            read = op((step_id, "read"), lambda d: d.exec_op(step.sql, step.mode, True))
+            if step.page == "fortunes":
+                rows = [tuple(r) for r in read(step.args(step.sql, ()))]
+                rows.append((0, tfb.ADDED))
+                rows.sort(key=lambda r: r[1])
+                return rows
+            worlds = [tuple(read(step.args(step.sql, (k,)))[0]) for k in keys]
+            if step.page == "updates":
+                write = op((step_id, "write"), lambda d: d.exec_op(step.write, step.mode, False))
+                worlds = [(w[0], n) for w, n in zip(worlds, numbers)]
+                for key, number in worlds:
+                    write(step.args(step.write, (number, key)))
+                if read_back:
+                    worlds = [tuple(read(step.args(step.sql, (k,)))[0]) for k, _ in worlds]
+            return worlds
+        return self.within(step, request)
+
+    def tfb_verify(self, step_id: str, step: TfbStep, dump: int = 0) -> dict:
+        """Requests 0 … count-1, each with the next ``queries`` keys (and numbers) the shared
+        generators made, every value read checksummed: the same reads in every language."""
+        reading = Reading(True, dump)
+        q, n = step.queries, step.count
+        for i in range(n):
+            at = [(i * q + k) % n for k in range(q)] if step.keys else []
+            reading.add(self.tfb(step_id, step, [step.keys[j] for j in at],
+                                 [step.numbers[j] for j in at] if step.numbers else [], read_back=True))
+        return reading.answer(n)
 
     def verify(self, step_id: str, step: Step, dump: int = 0) -> dict:
         """Operations 0 … count-1 in order, every value read checksummed (host.Session._verify);
@@ -236,18 +307,55 @@ def _op_page(environ, start_response) -> list[bytes]:
     except NoStep:
         return _respond(start_response, "404 Not Found", "text/plain", f"no step {step_id!r}\n".encode())
     except Exception as e:
-        error = _error(e)
+        return _failed(e, verify, start_response)
+
+
+def _failed(e: Exception, verify: bool, start_response) -> list[bytes]:
+    """A 500: the error as JSON for a verify (or connect) form, else its message alone."""
+    error = _error(e)
+    if verify:
+        return _respond(start_response, "500 Internal Server Error", "application/json",
+                        json.dumps({"error": error}).encode())
+    return _respond(start_response, "500 Internal Server Error", "text/plain", (error["message"] + "\n").encode())
+
+
+def _tfb_page(page: str, environ, start_response) -> list[bytes]:
+    """A TechEmpower test (tier/tfb.py): ``/db``, ``/queries``, ``/fortunes`` or ``/updates``
+    with ``?step=ID``; keys and numbers drawn at random per query, as the test's rules ask;
+    ``&verify=1`` answers the checksum of the shared generators' keys instead."""
+    query = parse_qs(environ.get("QUERY_STRING", ""))
+    step_id = query.get("step", [""])[0]
+    verify = query.get("verify", [""])[0] == "1"
+    try:
+        if not STEP_ID.fullmatch(step_id):
+            raise NoStep(step_id)
+        p = pages()
+        step = p.step(step_id)
+        if not isinstance(step, TfbStep) or step.page != page:
+            raise NoStep(step_id)
         if verify:
-            return _respond(start_response, "500 Internal Server Error", "application/json",
-                            json.dumps({"error": error}).encode())
-        return _respond(start_response, "500 Internal Server Error", "text/plain",
-                        (error["message"] + "\n").encode())
+            body = json.dumps(p.tfb_verify(step_id, step, int(query.get("dump", ["0"])[0] or 0))).encode()
+            return _respond(start_response, "200 OK", "application/json", body)
+        keys = [random.randint(step.lo, step.hi) for _ in range(step.queries)] if page != "fortunes" else []
+        numbers = [random.randint(step.lo, step.hi) for _ in keys] if page == "updates" else []
+        rows = p.tfb(step_id, step, keys, numbers)
+        if page == "fortunes":
+            return _respond(start_response, "200 OK", tfb.HTML_TYPE, tfb.html_page(rows).encode())
+        worlds = [{"id": key, "randomNumber": number} for key, number in rows]
+        body = json.dumps(worlds[0] if page == "db" else worlds, separators=(",", ":")).encode()
+        return _respond(start_response, "200 OK", tfb.JSON_TYPE, body)
+    except NoStep:
+        return _respond(start_response, "404 Not Found", "text/plain", f"no {page} step {step_id!r}\n".encode())
+    except Exception as e:
+        return _failed(e, verify, start_response)
 
 
 def app(environ, start_response) -> list[bytes]:
     path = environ.get("PATH_INFO", "")
     if path == "/op":
         return _op_page(environ, start_response)
+    if path[1:] in tfb.PAGES:
+        return _tfb_page(path[1:], environ, start_response)
     if path == "/hello":
         return _respond(start_response, "200 OK", "text/plain", HELLO)
     if path == "/static.html":

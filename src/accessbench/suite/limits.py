@@ -213,7 +213,7 @@ def integer_range(gen, count: int) -> tuple[int, int] | None:
         return min(ends), max(ends)
     if kind == "uniform":
         return gen.lo, gen.hi
-    values = [gen.value] if kind == "const" else list(gen.values) if kind == "choice" else []
+    values = [gen.value] if kind == "const" else list(gen.values) if kind in ("choice", "list") else []
     ints = [v for v in values if isinstance(v, int)]
     return (min(ints), max(ints)) if ints else None
 
@@ -228,7 +228,7 @@ def generator_problem(gen, count: int, limits: Limits) -> tuple[tuple, str] | No
     if gen.kind == "timestamp" and count and timestamp_range(gen, count) is None:
         return ("step_us",), f"{count:,} timestamps from {gen.start} every {gen.step_us:,} µs leave the years 1–9999"
     texts = [gen.pattern] if gen.kind == "text" else [gen.value] if gen.kind == "const" else \
-        list(gen.values) if gen.kind == "choice" else []
+        list(gen.values) if gen.kind in ("choice", "list") else []
     longest = max((len(v) for v in texts if isinstance(v, str)), default=0)
     if message := exceeded(limits, "value_chars", longest):
         return ("pattern" if gen.kind == "text" else "value" if gen.kind == "const" else "values",), message
@@ -256,7 +256,7 @@ def column_problem(column: "Column", rows: int) -> str | None:
         return f"{column.name}: values up to {max(abs(span[0]), abs(span[1])):,} do not fit {column.type}"
     if base in ("char", "varchar") and rows:
         texts = [gen.pattern] if gen.kind == "text" else [gen.value] if gen.kind == "const" else \
-            list(gen.values) if gen.kind == "choice" else []
+            list(gen.values) if gen.kind in ("choice", "list") else []
         longest = max([len(str(v)) for v in texts] + ([len(str(x)) for x in span] if span else []), default=0)
         if longest > n:
             return f"{column.name}: values of {longest:,} characters do not fit {column.type}"

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError, SuiteError
 from ..paths import parse as parse_path
+from ..protocol import generators
 from ..targets import registry
 from .limits import (FILE_CEILING, INT64, LOOSEST, NESTING, Limits, column_problem, exceeded, generator_problem,
                      index_names, table_problem)
@@ -41,7 +42,7 @@ _TOP_KEYS = {"suite", "parameters", "tables", "steps", "setup", "server", "study
 # named ``rows`` (the result size a step's statement returns) makes a result-size sweep, drawn
 # as rows/s against the rows each operation read (measured, not the key's value).
 SWEEPS = ("clients", "rate", "rows")
-_GEN_TAGS = {"seq", "uniform", "choice", "text", "timestamp", "const", "float", "decimal", "date", "bytes"}
+_GEN_TAGS = {"seq", "uniform", "choice", "list", "text", "timestamp", "const", "float", "decimal", "date", "bytes"}
 # What TOML can hold and the bracket scan must see past: strings (multi-line first),
 # comments, brackets, and newlines.
 _TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]', re.S)
@@ -610,6 +611,8 @@ def _message(err: dict, loc: tuple) -> str:
         return f"{path}: a limit is a whole number from 1 to {ceiling:,} (got {err.get('input')!r})"
     if kind == "union_tag_invalid":
         tag = err.get("ctx", {}).get("tag")
+        if tag in generators.TABLE_KINDS:
+            return f"{path}: a {tag} generator is for a table's columns only, not a step's parameters"
         return f"{path}: unknown generator {tag!r} (expected {', '.join(sorted(_GEN_TAGS))})"
     if kind == "union_tag_not_found":
         return f"{path}: a generator needs kind = one of {', '.join(sorted(_GEN_TAGS))}"

@@ -27,6 +27,9 @@ def step_message(step, dbms: str, seed: int, tables: list) -> dict:
     }
     if step.kind == "page":
         message["page"] = step.page
+        if step.sql:  # TechEmpower's tests: statements the page runs, its key drawn by the page
+            message["sql"] = step.sql_on(dbms)
+            message.update({key: value for key, value in (("queries", step.queries), ("write", step.write)) if value})
     elif step.sql:
         message["sql"] = step.sql_on(dbms)
         message["shape"] = of_step(message["sql"], tables)

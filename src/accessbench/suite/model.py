@@ -18,6 +18,7 @@ from ..errors import InputError
 from ..protocol import generators
 from ..protocol.sqltext import count_markers
 from ..targets import registry
+from ..tier.tfb import PAGES as TFB_PAGES  # the page steps that are TechEmpower's database tests
 from .limits import LOOSEST, STEP_NAME, identifier_problem, type_problem
 
 MODES = ("literal", "extended", "prepared")
@@ -148,6 +149,13 @@ class ChoiceGen(_Gen):
         return _values_type(list(self.values), self.type)
 
 
+class ListGen(ChoiceGen):
+    """A table column's values in the order given: row i takes the i-th (a published data
+    set's own rows, such as TechEmpower's twelve fortunes); for a table's columns only."""
+
+    kind: Literal["list"]
+
+
 class TextGen(_Gen):
     kind: Literal["text"]
     pattern: str = Field(min_length=1, description="'#' a digit, '?' a letter, others literal")
@@ -251,6 +259,12 @@ Generator = Annotated[
     Union[SeqGen, UniformGen, ChoiceGen, TextGen, TimestampGen, ConstGen, FloatGen, DecimalGen, DateGen, BytesGen],
     Field(discriminator="kind"),
 ]
+# A table's column takes a table-only kind too (generators.TABLE_KINDS): the runner fills tables.
+ColumnGenerator = Annotated[
+    Union[SeqGen, UniformGen, ChoiceGen, ListGen, TextGen, TimestampGen, ConstGen, FloatGen, DecimalGen, DateGen,
+          BytesGen],
+    Field(discriminator="kind"),
+]
 
 
 def _identifier(kind: str, name: str) -> str:
@@ -264,7 +278,7 @@ def _identifier(kind: str, name: str) -> str:
 class Column(Strict):
     name: str = Field(pattern=NAME.pattern)
     type: str
-    gen: Generator
+    gen: ColumnGenerator
     # A foreign key as the layers map it ("users.id": the other table's one-column primary key):
     # what joins and association loading follow. No FOREIGN KEY constraint is created — the
     # generators decide the values, and ORMs read relations from their mappings, not the schema.
@@ -385,9 +399,14 @@ class Step(Strict):
     # Record-level access (mode "record"): the step as reads of a table's records rather than
     # SQL — MariaDB's HANDLER … READ. Keyed reads name the index whose key the params give.
     record: RecordAccess | None = None
-    # kind "page": a page of the web tier that runs no statement (docs/tier.md), measured on
-    # tier methods only: the app server's static page, or its language's hello world.
-    page: Literal["static", "hello"] | None = None
+    # kind "page": a page of the web tier (docs/tier.md), measured on tier methods only: the app
+    # server's static page, or its language's hello world, which run no statement; or one of
+    # TechEmpower's database tests (TFB_PAGES), which the page runs as its framework's test does
+    # with the step's statements: ``sql`` reads a row (db, queries, updates: by the key its one
+    # parameter ranges over) or the table (fortunes), ``write`` sets a row's number by key.
+    page: Literal["static", "hello", "db", "queries", "fortunes", "updates"] | None = None
+    queries: int | None = Field(None, ge=1, le=500, description="queries and updates: rows per request")
+    write: str | None = None
     # kind "load": the rows ``sql`` selects from a parent table, each with its children in
     # ``include``'s first table, theirs in the next … (each referencing the one before), loaded
     # by ``load``: ``lazy`` (a query per parent and per child: the N+1 pattern), ``joined`` (one
@@ -462,11 +481,17 @@ class Step(Strict):
     def _fits_kind(self) -> "Step":
         if self.kind != "page" and self.page is not None:
             raise ValueError(f"page applies to page steps only, not {self.kind}")
+        if self.kind == "page" and self.page in TFB_PAGES:
+            return self._fits_tfb()
+        if self.queries is not None or self.write is not None:
+            raise ValueError("queries and write apply to the page steps of TechEmpower's tests only "
+                             f"(page = {', '.join(TFB_PAGES)})")
         if self.kind in ("connect", "page"):
             if self.sql or self.sql_for or self.params:
                 raise ValueError(f"a {self.kind} step takes no sql or params")
             if self.kind == "page" and self.page is None:
-                raise ValueError('a page step needs page = "static" or "hello"')
+                raise ValueError(f'a page step needs page = "static", "hello" or one of TechEmpower\'s tests '
+                                 f'({", ".join(TFB_PAGES)})')
             return self
         if not self.sql:
             raise ValueError(f"a {self.kind} step needs sql")
@@ -500,6 +525,37 @@ class Step(Strict):
             raise ValueError(f"commit_every applies to exec steps only, not {self.kind}")
         return self
 
+    def _fits_tfb(self) -> "Step":
+        """TechEmpower's tests (docs/tier.md): a read by key (db, queries, updates) with one
+        parameter, the page's random key, or a read of the whole table (fortunes); updates also
+        writes each row read with two markers, its new number then its key."""
+        page = self.page
+        if not self.sql:
+            raise ValueError(f"the {page} page needs sql: the statement its test runs")
+        if self.mode not in (None, "literal", "extended", "prepared"):
+            raise ValueError(f"the {page} page takes mode = literal, extended or prepared, or none: each method's "
+                             "own (extended where it has it, else literal)")
+        keyed = page != "fortunes"
+        if len(self.params) != keyed or keyed and self.params[0].kind != "uniform":
+            raise ValueError(f"the {page} page takes "
+                             + ("one parameter, its key: { kind = \"uniform\", lo = 1, hi = N }" if keyed else "no params"))
+        if self.queries is None and page in ("queries", "updates"):
+            raise ValueError(f"the {page} page needs queries = rows per request (1 to 500)")
+        if self.queries is not None and page not in ("queries", "updates"):
+            raise ValueError(f"queries applies to the queries and updates pages only, not {page}")
+        if (self.write is None) == (page == "updates"):
+            raise ValueError("the updates page needs write = \"UPDATE … SET number = ? WHERE key = ?\"" if page == "updates"
+                             else f"write applies to the updates page only, not {page}")
+        if self.write is not None:
+            _not_blank(self.write, "write")
+            if count_markers(self.write) != 2:
+                raise ValueError(f"write has {count_markers(self.write)} '?' markers: it takes two, the row's new "
+                                 "number then its key")
+        if self.reset or self.check or self.batch or self.include or self.load or self.record:
+            raise ValueError(f"the {page} page takes sql, params, mode, queries and write, not reset, check, "
+                             "batch, include, load or record")
+        return self
+
     @property
     def entry(self) -> int | None:
         """The index of the [[steps]] entry this step was written as."""
@@ -513,7 +569,9 @@ class Step(Strict):
         """Whether the statement returns rows the worker must read (and checksum)."""
         if self.kind in ("scan", "load"):
             return True
-        if self.kind in ("connect", "page") or not self.sql:
+        if self.kind == "page":
+            return self.page in TFB_PAGES
+        if self.kind == "connect" or not self.sql:
             return False
         head = self.sql.lstrip().split(None, 1)[0].lower()
         return head in ("select", "with", "values", "table", "show") or " returning " in self.sql.lower()

@@ -22,6 +22,8 @@ import urllib.request
 from pathlib import Path
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
+from ..protocol.prng import derive_seed
+from . import tfb
 from ..pyworker.host import error_answer, failure, generate, histogram, serve
 from .loadgen import GENERATORS, LoadFailed
 from ..methods import catalog
@@ -32,6 +34,7 @@ from ..targets.base import TargetUnavailable, server_can_enter
 from .servers.base import STATIC_PAGE, TICK_NS, UNPRIVILEGED, give_to_server
 
 HELLO = b"Hello, world!\n"
+FORTUNES_SHOWN = 1000  # rows of the fortunes verify form's dump: more than one request's
 
 
 class Failed(Exception):
@@ -151,7 +154,20 @@ class Session:
         if self.server is None:
             raise Failed("protocol", "step before open")
         kind = msg["kind"]
-        if kind == "page":
+        if kind == "page" and msg["page"] in tfb.PAGES:  # TechEmpower's tests: the page runs the statements
+            page = msg["page"]
+            if page not in self.server.pages:
+                raise Failed("unsupported", f"the {self.method.language} pages have no TechEmpower {page} test")
+            # no mode: the method's own, as its framework's test runs it (parameters bound where the
+            # driver binds them, else its client-side text: MySQLdb's)
+            msg = {**msg, "mode": msg.get("mode") or ("extended" if "extended" in self.method.modes
+                                                      else self.method.modes[0])}
+            if msg["mode"] not in self.method.modes:
+                why = dict(self.method.unsupported).get(msg["mode"], f"it has {', '.join(self.method.modes)}")
+                raise Failed("unsupported", f"{self.name} has no {msg['mode']} mode: {why}")
+            step_id = self._write_step(msg)
+            query = f"step={step_id}"
+        elif kind == "page":
             page, query, step_id = msg["page"], "", None
         elif kind == "scan":
             step_id = self._write_step(msg)
@@ -182,13 +198,18 @@ class Session:
         """The step as the pages read it (docs/tier.md): every argument made here, by the
         shared generators, so that every language's page runs the same operations."""
         params, count = msg.get("params", []), int(msg["iterations"])
-        step = {"kind": msg["kind"], "sql": msg["sql"], "mode": msg.get("mode"),
+        step = {"kind": msg["kind"], "page": msg.get("page"), "sql": msg["sql"], "mode": msg.get("mode"),
                 "policy": msg.get("policy", "persistent"), "pool_size": msg.get("pool_size"),
                 "fetch": bool(msg.get("fetch")), "params": params, "types": [p.get("type", "int") for p in params],
                 "count": count}
         values = generators.rows(params, count)
         step["args"] = [[vectors.to_json(v) for v in row] for row in values]
-        if msg.get("mode") == "literal":
+        if msg.get("page") in tfb.PAGES:
+            step.update(queries=msg.get("queries"), write=msg.get("write"))
+            if msg.get("write"):  # the verify form's new numbers: the key's range, a stream of their own
+                numbers = {**params[0], "seed": derive_seed(params[0]["seed"], "numbers")}
+                step["numbers"] = [v for (v,) in generators.rows([numbers], count)]
+        if msg.get("mode") == "literal" and msg.get("page") not in tfb.PAGES:  # a test's page draws its own keys
             step["statements"] = [sqltext.inline(msg["sql"], row, self.dbms) for row in values]
         text = json.dumps(step, sort_keys=True)
         step_id = hashlib.sha1(text.encode()).hexdigest()[:16]
@@ -202,8 +223,12 @@ class Session:
 
     def _verify(self, page: str, query: str, step_id: str | None) -> dict:
         """Untimed: the operation page's verify form (every argument in order, every value
-        checksummed by the page), or a static or hello page read once and compared."""
+        checksummed by the page), or a static or hello page read once and compared. A page of
+        TechEmpower's tests is also asked once as the load will ask it, and its answer held to
+        the test's rules (tier/tfb.py) against the rows the verify form read."""
         url = self.server.url(page, f"{query}&verify=1" if step_id else "")
+        if page in tfb.PAGES:
+            return self._verify_tfb(page, query, step_id, url)
         status, body = _get(url)
         if step_id is None:
             expected = STATIC_PAGE.read_bytes() if page == "static" else HELLO
@@ -213,6 +238,21 @@ class Session:
         answer = _answer(url, status, body)
         self.rows_per_op[step_id] = answer["rows"] / answer["n"] if answer["n"] else 0.0
         return {k: answer[k] for k in ("n", "rows", "values", "checksum", "dump") if k in answer}
+
+    def _verify_tfb(self, page: str, query: str, step_id: str, url: str) -> dict:
+        spec = json.loads((self.dir / "pages" / "steps" / f"{step_id}.json").read_text())
+        queries = int(spec.get("queries") or 1)
+        answer = _answer(url, *_get(f"{url}&dump={FORTUNES_SHOWN}" if page == "fortunes" else url))
+        fortunes = [tuple(map(vectors.native, row)) for row in answer.get("dump", [])][:answer["rows"] // max(answer["n"], 1)]  # one request's
+        key = (spec.get("params") or [{"lo": 1, "hi": 1}])[0]
+        real = self.server.url(page, query)
+        status, content_type, body = _fetch(real)
+        wrong = tfb.problem(page, status, content_type, body, queries, key["lo"], key["hi"], fortunes)
+        if wrong:
+            raise Failed("internal", f"{wrong} ({real})")
+        self.rows_per_op[step_id] = answer["rows"] / answer["n"] if answer["n"] else 0.0
+        keys = ("n", "rows", "values", "checksum", "dump") if "dump=" in query else ("n", "rows", "values", "checksum")
+        return {k: answer[k] for k in keys if k in answer}
 
     def _loaded(self, page: str, query: str, step_id: str | None, msg: dict) -> dict:
         clients, seconds = int(msg.get("clients", 1)), float(msg["duration_ms"]) / 1000
@@ -291,11 +331,17 @@ def _page_worker(method, *messages: dict) -> list[dict]:
 
 
 def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:
+    status, _, body = _fetch(url, timeout)
+    return status, body
+
+
+def _fetch(url: str, timeout: float = 600) -> tuple[int, str, bytes]:
+    """The page's status, Content-Type and body."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read()
+            return r.status, r.headers.get("Content-Type", ""), r.read()
     except urllib.error.HTTPError as e:
-        return e.code, e.read()
+        return e.code, e.headers.get("Content-Type", ""), e.read()
     except OSError as e:
         raise Failed("internal", f"{url}: {e}") from None
 

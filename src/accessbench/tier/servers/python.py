@@ -15,6 +15,8 @@ WEB_PYTHON = ROOT / ".cache" / "web-python" / "bin" / "python"
 
 class Gunicorn(AppServer):
     name = "gunicorn"
+    # the pages of TechEmpower's tests too (tier/tfb.py)
+    pages = {**AppServer.pages, "db": "/db", "queries": "/queries", "fortunes": "/fortunes", "updates": "/updates"}
 
     @classmethod
     def missing(cls) -> str | None:

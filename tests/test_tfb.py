@@ -1,0 +1,116 @@
+"""TechEmpower's database tests as the tier's pages (docs/tier.md, TechEmpower's tests): the
+suite is its schema and its four tests; a page's answer is held to the test's rules (pure
+logic); and the pages run under a real app server over real databases, every read verified."""
+
+from __future__ import annotations
+
+import pytest
+
+from accessbench.protocol import generators
+from accessbench.suite.loader import SuiteError, load, parse
+from accessbench.tier import tfb
+
+from .conftest import accessbench
+from .test_tier import _cells, _needs
+
+FORTUNES = load("tfb").variants[0].tables[2]
+
+
+def fortunes_read() -> list[tuple[int, str]]:
+    """The rows a fortunes page shows: the table's, the added one, sorted by message."""
+    specs = [c.gen.wire(1) for c in FORTUNES.columns]
+    return sorted([*generators.rows(specs, FORTUNES.rows), (0, tfb.ADDED)], key=lambda r: r[1])
+
+
+def test_the_tfb_suite_is_techempowers_schema_and_its_four_tests_at_its_concurrency_levels():
+    suite = load("tfb")
+    world, copy, fortune = suite.variants[0].tables
+    assert (world.name, world.rows, [c.name for c in world.columns]) == ("world", 10_000, ["id", "randomnumber"])
+    assert (copy.rows, copy.columns) == (10_000, world.columns)
+    messages = [m for _, m in generators.rows([c.gen.wire(1) for c in fortune.columns], fortune.rows)]
+    assert len(messages) == 12 and messages[0] == "fortune: No such file or directory"
+    assert "<script>" in messages[10] and messages[11] == "フレームワークのベンチマーク"
+    steps = suite.variants[0].steps
+    assert {s.page for s in steps} == set(tfb.PAGES) and suite.methods == ["web"]
+    assert {s.clients for s in steps} == {16, 32, 64, 128, 256}
+    assert {s.queries for s in steps if s.page in ("queries", "updates")} == {1, 5, 10, 15, 20}
+    assert all(s.reads_rows and s.kind == "page" and s.mode is None for s in steps)
+
+
+def test_a_list_generator_fills_a_tables_column_in_order_and_is_refused_as_a_steps_parameter():
+    assert generators.rows([{"kind": "list", "values": ["a", "b"], "seed": 9}], 3) == [("a",), ("b",), ("a",)]
+    text = load_text().replace('params = [{ kind = "uniform", lo = 1, hi = 10000 }]',
+                               'params = [{ kind = "list", values = [1, 2] }]', 1)
+    with pytest.raises(SuiteError, match=r"tfb\.toml:\d+: steps\.0\.params\.0: a list generator is for a "
+                                         r"table's columns only"):
+        parse(text, "tfb.toml")
+
+
+def load_text() -> str:
+    from accessbench.suite.loader import builtin_text
+
+    return builtin_text("tfb")
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('write = "UPDATE world_updated SET randomnumber = ? WHERE id = ?"\n', "", "the updates page needs write"),
+    ('page = "db"\n', 'page = "db"\nqueries = 5\n', "queries applies to the queries and updates pages only, not db"),
+    ('sql = "SELECT id, message FROM fortune"\n', 'sql = "SELECT id, message FROM fortune WHERE id = ?"\n'
+     'params = [{ kind = "uniform", lo = 1, hi = 12 }]\n', "the fortunes page takes no params"),
+    ('UPDATE world_updated SET randomnumber = ? WHERE id = ?', 'UPDATE world_updated SET randomnumber = 1 WHERE id = ?',
+     "write has 1 '\\?' markers: it takes two"),
+    ('page = "db"\n', 'page = "db"\nreset = ["SELECT 1"]\n', "not reset"),
+])
+def test_a_page_of_techempowers_tests_takes_what_its_test_runs_and_nothing_else(old, new, message):
+    with pytest.raises(SuiteError, match=message):
+        parse(load_text().replace(old, new, 1), "tfb.toml")
+
+
+def test_a_fortunes_page_must_show_every_row_and_the_added_one_escaped_and_sorted():
+    rows = fortunes_read()
+    page = tfb.html_page(rows).encode()
+    assert tfb.problem("fortunes", 200, "text/html; charset=UTF-8", page, fortunes=rows) is None
+    raw = page.decode().replace("&lt;script&gt;", "<script>").replace("&lt;/script&gt;", "</script>").encode()
+    assert "not escaped" in tfb.problem("fortunes", 200, tfb.HTML_TYPE, raw, fortunes=rows)
+    unsorted = tfb.html_page(sorted(rows)).encode()  # by id
+    assert "row 1 is ['0'" in tfb.problem("fortunes", 200, tfb.HTML_TYPE, unsorted, fortunes=rows)
+    without = [r for r in rows if r[0] != 0]
+    assert "every fortune and the added one" in tfb.problem("fortunes", 200, tfb.HTML_TYPE,
+                                                            tfb.html_page(without).encode(), fortunes=without)
+    assert "not 'text/html; charset=utf-8'" in tfb.problem("fortunes", 200, "text/html", page, fortunes=rows)
+    assert "answered 500: boom" in tfb.problem("fortunes", 500, "text/plain", b"boom\n", fortunes=rows)
+
+
+@pytest.mark.parametrize("page, body, queries, message", [
+    ("db", b'{"id":7,"randomNumber":9}', 1, None),
+    ("db", b'[{"id":7,"randomNumber":9}]', 1, "not an object of id and randomNumber alone"),
+    ("db", b'{"id":7,"randomNumber":9,"x":1}', 1, "not an object of id and randomNumber alone"),
+    ("db", b'{"id":"7","randomNumber":9}', 1, "answered id '7': an integer from 1 to 10000 was due"),
+    ("db", b'{"id":7,"randomNumber":10001}', 1, "randomNumber 10001"),
+    ("queries", b'[{"id":1,"randomNumber":2},{"id":3,"randomNumber":4}]', 2, None),
+    ("queries", b'[{"id":1,"randomNumber":2}]', 2, "answered 1 rows for queries=2"),
+    ("updates", b'{"id":1,"randomNumber":2}', 1, "a JSON dict, not an array"),
+    ("queries", b'[{"id":1,', 1, "not JSON"),
+])
+def test_a_json_page_answers_techempowers_objects_of_id_and_random_number(page, body, queries, message):
+    found = tfb.problem(page, 200, "application/json", body, queries)
+    assert found is None if message is None else message in found
+
+
+@pytest.mark.server
+def test_python_pages_pass_each_test_on_postgresql_and_mariadb_reading_the_same_rows(tmp_path, workdir):
+    methods = ["py-gunicorn-psycopg", "py-gunicorn-mysqlclient", "node-http-pg"]
+    _needs(*methods)
+    store = str(tmp_path / "tfb.db")
+    steps = "db-c16,queries-5-c16,fortunes-c16,updates-5-c16"
+    result = accessbench("--store", store, "run", "--suite", "tfb", "--quick", "--method", ",".join(methods),
+                         "--target", "postgresql,mariadb", "--step", steps, "--trials", "1", "--max-warmup", "0",
+                         "--precision", "0", "--workdir", workdir, "--no-report", timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    cells = _cells(store)
+    python = {k: c for k, c in cells.items() if k[1].startswith("py-")}
+    assert len(python) == 8 and all(c["status"] == "ok" for c in python.values()), python
+    for step in steps.split(","):  # the same keys, data and numbers: the same reads on either DBMS
+        assert len({c["checksum"] for (t, m, s), c in python.items() if s == step}) == 1
+    node = [c for k, c in cells.items() if k[1] == "node-http-pg"]
+    assert node and all(c["status"] == "unsupported" and "no TechEmpower" in c["message"] for c in node)
