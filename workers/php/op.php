@@ -26,6 +26,7 @@ require __DIR__ . '/lib/step.php';
 require __DIR__ . '/lib/tls.php';
 require __DIR__ . '/lib/session.php';
 require __DIR__ . '/lib/registry.php';
+require __DIR__ . '/lib/page.php';
 
 ini_set('display_errors', '0');       // a warning must never become part of an answer
 ini_set('html_errors', '0');          // error_get_last(): the driver's message as plain text
@@ -75,32 +76,12 @@ function verify(Driver $driver, array $endpoint, ?string $password, bool $persis
     return $dump > 0 && $reads ? $answer + ['dump' => $dumped] : $answer;
 }
 
-/** @return array{0: string, 1: array} the page driver (a PHP worker method: php-pgsql …) and the endpoint */
-function tier_endpoint(string $tierDir): array
-{
-    $config = load_json("{$tierDir}/endpoint.json");
-    return [(string) $config['page_driver'], (array) $config['endpoint']];
-}
-
-function answer(int $status, string $type, string $body): void
-{
-    http_response_code($status);
-    header("Content-Type: {$type}");
-    echo $body;
-}
-
 function main(): void
 {
     $verify = ($_GET['verify'] ?? '') === '1';
     $connect = ($_GET['connect'] ?? '') === '1';
     try {
-        $tierDir = getenv('ACCESSBENCH_TIER_DIR');
-        if ($tierDir === false || $tierDir === '') {
-            throw new \RuntimeException('ACCESSBENCH_TIER_DIR is not set');
-        }
-        $password = getenv('ACCESSBENCH_DB_PASSWORD');
-        $password = $password === false || $password === '' ? null : $password;
-        [$pageDriver, $endpoint] = tier_endpoint($tierDir);
+        [$tierDir, $pageDriver, $endpoint, $password] = tier();
         if ($connect) {
             $driver = driver_for($pageDriver);
             $driver->connect($endpoint, $password, false);
@@ -126,21 +107,7 @@ function main(): void
         $result = run_one($driver, $endpoint, $password, $persistent, $op);
         answer(200, 'text/plain', 'rows=' . (is_int($result) ? $result : count($result)) . "\n");
     } catch (\Throwable $e) {
-        [$kind, $sqlstate] = match (true) {
-            $e instanceof DbError => ['db', $e->sqlstate],
-            $e instanceof Unsupported => ['unsupported', null],
-            default => ['internal', null],
-        };
-        if ($kind === 'internal') {
-            error_log('accessbench op.php: ' . $e);          // the app server's log keeps the trace
-        }
-        $message = first_line($e->getMessage());
-        if ($verify || $connect) {
-            $error = ['kind' => $kind, 'message' => $message, 'sqlstate' => $sqlstate];
-            answer(500, 'application/json', json_encode(['error' => $error], JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE) . "\n");
-        } else {
-            answer(500, 'text/plain', $message . "\n");
-        }
+        failed($e, $verify || $connect, 'op.php');
     }
 }
 

@@ -10,7 +10,7 @@ import os
 import subprocess
 import time
 
-from .base import ROOT, STATIC_PAGE, AppServer, ServerFailed
+from .base import ROOT, STATIC_PAGE, TFB_PAGES, AppServer, ServerFailed
 
 MODULES = "/usr/lib/apache2/modules"
 PHP_VERSION = "8.2"  # Debian 12's
@@ -26,7 +26,8 @@ def _opcache(sapi: str) -> str:
 
 
 class Apache(AppServer):
-    pages = {"static": "/static.html", "hello": "/hello.php", "op": "/op.php"}
+    pages = {"static": "/static.html", "hello": "/hello.php", "op": "/op.php",
+             **{page: f"{url}.php" for page, url in TFB_PAGES.items()}}  # TechEmpower's tests: db.php …
     mpm = ""
 
     def modules(self) -> list[str]:

@@ -19,6 +19,9 @@ from typing import ClassVar
 from ...cputime import TICK_NS, descendants, reaped_ticks
 from ...net import free_port
 
+# The URLs of TechEmpower's tests' pages (tier/tfb.py) in the Python and Node pages.
+TFB_PAGES = {"db": "/db", "queries": "/queries", "fortunes": "/fortunes", "updates": "/updates"}
+
 # Where the pages and the static page live in the checkout.
 ROOT = Path(__file__).resolve().parents[4]
 STATIC_PAGE = Path(__file__).resolve().parents[1] / "static.html"

@@ -7,11 +7,12 @@ import shutil
 import subprocess
 
 from ...worker_process import workers_dir
-from .base import STATIC_PAGE, AppServer
+from .base import STATIC_PAGE, TFB_PAGES, AppServer
 
 
 class NodeHttp(AppServer):
     name = "node-http"
+    pages = {**AppServer.pages, **TFB_PAGES}
     binaries = ("node",)
 
     @classmethod

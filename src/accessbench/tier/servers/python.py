@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import subprocess
 
-from .base import ROOT, AppServer
+from .base import ROOT, TFB_PAGES, AppServer
 
 WEB_PYTHON = ROOT / ".cache" / "web-python" / "bin" / "python"
 
 
 class Gunicorn(AppServer):
     name = "gunicorn"
-    # the pages of TechEmpower's tests too (tier/tfb.py)
-    pages = {**AppServer.pages, "db": "/db", "queries": "/queries", "fortunes": "/fortunes", "updates": "/updates"}
+    pages = {**AppServer.pages, **TFB_PAGES}
 
     @classmethod
     def missing(cls) -> str | None:

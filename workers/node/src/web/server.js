@@ -3,7 +3,8 @@
 //
 //   ACCESSBENCH_TIER_DIR=… ACCESSBENCH_TIER_PORT=… node workers/node/src/web/server.js
 //
-// Pages: /static.html, /hello, /op?step=ID[&verify=1] and /op?connect=1 (the host's open). The operation page is a Node worker
+// Pages: /static.html, /hello, /op?step=ID[&verify=1], /op?connect=1 (the host's open) and
+// TechEmpower's tests, /db, /queries, /fortunes and /updates with ?step=ID[&verify=1]. The operation page is a Node worker
 // driver as a page uses it: the method named in $ACCESSBENCH_TIER_DIR/endpoint.json
 // (node-http-pg → node-pg …, its catalog entry's page_driver), with the step's arguments, op, connection policy and checksum made
 // by the worker's own pieces, so the page measures the same operation as the worker does, plus
@@ -104,6 +105,7 @@ async function loadStep(t, id) {
     throw e;
   }
   const spec = parseJson(text);
+  if (TFB_PAGES.includes(spec.page)) return loadTfbStep(t, spec);
   if (spec.kind !== 'exec' && spec.kind !== 'scan') {
     throw new Unsupported(`the operation page runs exec and scan steps, not '${spec.kind}'`);
   }
@@ -150,6 +152,125 @@ async function loadStep(t, id) {
     };
   }
   return { sd, op, args, reads };
+}
+
+// ---- TechEmpower's tests (docs/tier.md, TechEmpower's tests) -------------------------------------
+// The page runs the test's statements on the process's one connection: World rows by keys it
+// draws at random per query (the verify form: the keys, and the updates' numbers, the shared
+// generators made), or every Fortune row.
+
+const TFB_PAGES = ['db', 'queries', 'fortunes', 'updates'];
+const ADDED = 'Additional fortune added at request time.'; // TechEmpower's rule: id 0, added per request
+
+async function loadTfbStep(t, spec) {
+  const { driver: d, ep } = t;
+  await opened(t);
+  const sd = await loadDriver(t.method);
+  const { mode, page } = spec;
+  if (!MODES.includes(mode) || !sd.modes.includes(mode)) throw new Unsupported(`${t.method} has no ${mode} mode`);
+  if ((spec.policy ?? 'persistent') !== 'persistent') {
+    throw new Unsupported("the Node pages run TechEmpower's tests on the process's one connection (persistent)");
+  }
+  const { rows: keyRows, types } = generateRows(spec.params ?? [], Number(spec.count));
+  // what an op of `sql` takes for one request's values: its parameters, or the statement with them inlined
+  const argsOf = (sql, values, valueTypes) => {
+    if (mode !== 'literal') return sd.adapt([values], valueTypes)[0];
+    return sd.bindsLiterals ? sd.adaptLiterals([values], valueTypes)[0] : inline(segments(sql), values, ep.dbms);
+  };
+  const guarded = (run) => async (arg) => {
+    try {
+      return await run(arg);
+    } catch (e) {
+      if (d.isDbError(e)) await d.recover().catch(() => {}); // leave it usable
+      throw e;
+    }
+  };
+  const read = guarded(sd.execOp(spec.sql, mode, true, d.client));
+  const write = spec.write ? guarded(sd.execOp(spec.write, mode, false, d.client)) : null;
+  const keyType = types.slice(0, 1);
+  return {
+    tfb: true, sd, page, queries: Number(spec.queries ?? 1), count: Number(spec.count),
+    lo: Number(spec.params?.[0]?.lo ?? 0), hi: Number(spec.params?.[0]?.hi ?? 0),
+    keys: keyRows.map((row) => row[0]), numbers: spec.numbers ?? [],
+    // one request: the fortunes, sorted with the added one, or a World row per key (updates: given
+    // its number and written back, one statement per row; read again when readBack, as the verify form does)
+    async run(keys, numbers, readBack = false) {
+      if (page === 'fortunes') {
+        const rows = [...await read(argsOf(spec.sql, [], []))];
+        rows.push([0, ADDED]);
+        rows.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+        return rows;
+      }
+      const readOne = async (k) => (await read(argsOf(spec.sql, [k], keyType)))[0];
+      let worlds = [];
+      for (const k of keys) worlds.push(await readOne(k));
+      if (page === 'updates') {
+        worlds = worlds.map((w, i) => [w[0], numbers[i]]);
+        for (const [k, n] of worlds) await write(argsOf(spec.write, [n, k], [keyType[0], keyType[0]]));
+        if (readBack) {
+          const back = [];
+          for (const [k] of worlds) back.push(await readOne(k));
+          worlds = back;
+        }
+      }
+      return worlds;
+    },
+  };
+}
+
+const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) =>
+  ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+
+function fortunesPage(rows) {
+  const cells = rows.map(([id, message]) => `<tr><td>${id}</td><td>${escapeHtml(message)}</td></tr>`).join('');
+  return '<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>' +
+    `<tr><th>id</th><th>message</th></tr>${cells}</table></body></html>`;
+}
+
+// Requests 0 … count-1, each on the next `queries` keys (and numbers) the shared generators made,
+// every value read checksummed: the same reads in every language.
+async function verifyTfb(s, dump = 0) {
+  const sum = new Checksum(dump);
+  let width = 0;
+  for (let i = 0; i < s.count; i++) {
+    const at = s.keys.length ? Array.from({ length: s.queries }, (_, k) => (i * s.queries + k) % s.count) : [];
+    const rows = await s.run(at.map((j) => s.keys[j]), at.map((j) => s.numbers[j]), true);
+    const kinds = s.sd.kinds();
+    for (const row of rows) sum.addRow(row, kinds);
+    width = s.sd.width() ?? width;
+  }
+  return { n: s.count, rows: sum.rows, values: sum.rows * width, checksum: sum.hex(), ...(dump ? { dump: sum.dumped } : {}) };
+}
+
+async function tfbPage(res, page, query) {
+  const id = query.get('step') ?? '';
+  const isVerify = query.get('verify') === '1';
+  let t = null;
+  try {
+    if (!STEP_ID.test(id)) throw new NoStep(id);
+    t = await tier();
+    const s = await step(t, id);
+    if (!s.tfb || s.page !== page) throw new NoStep(id);
+    if (isVerify) {
+      send(res, 200, 'application/json', stringify(await verifyTfb(s, Number(query.get('dump') ?? 0) || 0)));
+      return;
+    }
+    const draw = () => s.lo + Math.floor(Math.random() * (s.hi - s.lo + 1));
+    const keys = page === 'fortunes' ? [] : Array.from({ length: s.queries }, draw);
+    const rows = await s.run(keys, page === 'updates' ? keys.map(draw) : []);
+    if (page === 'fortunes') {
+      send(res, 200, 'text/html; charset=utf-8', fortunesPage(rows));
+      return;
+    }
+    const worlds = rows.map(([k, n]) => ({ id: Number(k), randomNumber: Number(n) }));
+    send(res, 200, 'application/json', JSON.stringify(page === 'db' ? worlds[0] : worlds));
+  } catch (e) {
+    if (e instanceof NoStep) {
+      send(res, 404, 'text/plain', `no ${page} step '${id}'\n`);
+      return;
+    }
+    failed(res, e, t, isVerify);
+  }
 }
 
 // Operations 0 … count-1 in order under the step's policy, every value read checksummed.
@@ -227,10 +348,15 @@ async function opPage(res, query) {
       send(res, 404, 'text/plain', `no step '${id}'\n`);
       return;
     }
-    const error = errorOf(e, t && t.driver);
-    if (isVerify) send(res, 500, 'application/json', JSON.stringify({ error }));
-    else send(res, 500, 'text/plain', error.message + '\n');
+    failed(res, e, t, isVerify);
   }
+}
+
+// A 500: the error as JSON for a verify (or connect) form, else its message alone.
+function failed(res, e, t, isVerify) {
+  const error = errorOf(e, t && t.driver);
+  if (isVerify) send(res, 500, 'application/json', JSON.stringify({ error }));
+  else send(res, 500, 'text/plain', error.message + '\n');
 }
 
 const server = http.createServer((req, res) => {
@@ -244,6 +370,15 @@ const server = http.createServer((req, res) => {
       break;
     case '/hello':
       send(res, 200, 'text/plain', HELLO);
+      break;
+    case '/db':
+    case '/queries':
+    case '/fortunes':
+    case '/updates':
+      tfbPage(res, url.pathname.slice(1), url.searchParams).catch((e) => {
+        log('abworker-node web:', e && e.stack ? e.stack : e);
+        if (!res.headersSent) send(res, 500, 'text/plain', 'internal error\n');
+      });
       break;
     case '/static.html':
       send(res, 200, 'text/html', STATIC);
