@@ -32,10 +32,23 @@ def test_the_tfb_suite_is_techempowers_schema_and_its_four_tests_at_its_concurre
     assert len(messages) == 12 and messages[0] == "fortune: No such file or directory"
     assert "<script>" in messages[10] and messages[11] == "フレームワークのベンチマーク"
     steps = suite.variants[0].steps
-    assert {s.page for s in steps} == set(tfb.PAGES) and suite.methods == ["web"]
+    assert {s.page for s in steps} == set(tfb.PAGES) and suite.methods == ["web/load=wrk"]
     assert {s.clients for s in steps} == {16, 32, 64, 128, 256}
     assert {s.queries for s in steps if s.page in ("queries", "updates")} == {1, 5, 10, 15, 20}
     assert all(s.reads_rows and s.kind == "page" and s.mode is None for s in steps)
+
+
+def test_web_with_a_setting_is_every_tier_method_so_and_a_wrong_value_is_refused():
+    from accessbench.errors import InputError
+    from accessbench.methods import catalog, select
+
+    tier = [m.name for m in catalog() if m.web]
+    chosen = select(["web/load=wrk"])
+    assert [m.name for m in chosen] == [f"{n}/load=wrk" for n in tier]
+    assert all(m.tier and m.command()[-1] == m.name for m in chosen)
+    assert [m.name for m in select(["node-http-pg/load=wrk"])] == ["node-http-pg/load=wrk"]
+    with pytest.raises(InputError, match=r"--method web/load=siege: php-apache-pgsql/load takes ab or wrk, not 'siege'"):
+        select(["web/load=siege"])
 
 
 def test_a_list_generator_fills_a_tables_column_in_order_and_is_refused_as_a_steps_parameter():
@@ -100,7 +113,7 @@ def test_a_json_page_answers_techempowers_objects_of_id_and_random_number(page, 
 
 @pytest.mark.server
 def test_php_python_and_node_pages_pass_each_test_on_postgresql_and_mariadb_reading_the_same_rows(tmp_path, workdir):
-    methods = ["php-apache-pdo-pgsql", "py-gunicorn-psycopg", "node-http-pg",
+    methods = ["php-apache-pdo-pgsql", "py-gunicorn-psycopg/load=wrk", "node-http-pg",
                "php-apache-mysqli", "py-gunicorn-mysqlclient", "node-http-mysql2"]
     _needs(*methods)
     store = str(tmp_path / "tfb.db")

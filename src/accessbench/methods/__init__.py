@@ -241,9 +241,29 @@ def _check_version(name: str, known: dict[str, Method], option: str) -> None:
 GROUPS = {
     "all": "every method in the catalog: setting variants and layers too",
     "layers": "every layer method, and the driver each runs on",
-    "web": "every tier method: drivers in web pages under HTTP load (docs/tier.md)",
+    "web": "every tier method: drivers in web pages under HTTP load (docs/tier.md); web/load=wrk: each under wrk",
     "transfer": "the default methods and every bulk (COPY) and columnar (Arrow, data frame) reader",
 }
+
+
+def _tier_settings(name: str, known: dict[str, Method], option: str) -> list[str]:
+    """A tier method named with settings its catalog entry does not list (``py-gunicorn-psycopg/
+    load=wrk``) becomes a method of that name, as its tier worker takes it; ``web/SETTINGS`` is
+    every tier method so (the variants the catalog lists left out: each base once). Any other
+    name is as given."""
+    base, _, text = name.partition("/")
+    if not text or name in known or not (base == "web" or base in known and known[base].web):
+        return [name]
+    from ..tier.settings import choose, variants
+
+    bases = [m for m in known.values() if m.web] if base == "web" else [known[base]]
+    for m in bases:
+        _, why = choose(m.name, variants(m.web.servers), text)
+        if why:
+            raise InputError(f"{option} {name}: {why}")
+        known.setdefault(f"{m.name}/{text}", m.model_copy(update={
+            "name": f"{m.name}/{text}", "web": None, "summary": f"{m.name} with {text.replace('/', ', ')}"}))
+    return [f"{m.name}/{text}" for m in bases]
 
 
 def select(names: list[str] | None, option: str = "--method") -> list[Method]:
@@ -255,6 +275,7 @@ def select(names: list[str] | None, option: str = "--method") -> list[Method]:
     for name in names:
         if "@" in name:
             _check_version(name, known, option)
+    names = [n for name in names for n in _tier_settings(name, known, option)]
     # a language's name: every method of its worker (drivers, their setting variants, layers);
     # its web pages are `web`'s, its other driver versions are asked for by name@version
     languages = sorted({m.language for m in known.values()})
