@@ -119,7 +119,7 @@ def test_php_python_and_node_pages_pass_each_test_on_postgresql_and_mariadb_read
     store = str(tmp_path / "tfb.db")
     steps = "db-c16,queries-5-c16,fortunes-c16,updates-5-c16"
     result = accessbench("--store", store, "run", "--suite", "tfb", "--quick", "--method", ",".join(methods),
-                         "--target", "postgresql,mariadb", "--step", steps, "--trials", "1", "--max-warmup", "0",
+                         "--target", "postgresql,mariadb", "--step", steps, "--trials", "1", "--warmup", "0",
                          "--precision", "0", "--workdir", workdir, "--no-report", timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     cells = _cells(store)
