@@ -133,3 +133,11 @@ def test_compare_calibrates_the_hosts_drift_and_later_comparisons_name_it(sqlite
     assert "this host's calibrated run-to-run drift ±0.0%" in later.stdout
     assert "a difference is called only beyond ±3.0%" in later.stdout
     assert "whole steps moved between the runs by +0.0% to +0.0%" in later.stdout.replace("\n", " ")
+
+
+def test_a_step_varied_over_two_keys_is_named_whole_by_step_its_comma_and_all():
+    from accessbench.arguments import build_parser
+
+    args = build_parser().parse_args(["run", "--step", "get[mode=literal,rows=10],scan , ,put"])
+    assert args.step == ["get[mode=literal,rows=10]", "scan", "put"]
+    assert build_parser().parse_args(["run", "--method", "a,b"]).method == ["a", "b"]

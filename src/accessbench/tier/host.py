@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.prng import derive_seed
-from . import tfb
 from ..pyworker.host import error_answer, failure, generate, histogram, serve
+from . import tfb
 from .loadgen import GENERATORS, LoadFailed
 from ..methods import catalog
 from .methods import METHODS, TierMethod, settings_of
@@ -243,7 +243,8 @@ class Session:
         spec = json.loads((self.dir / "pages" / "steps" / f"{step_id}.json").read_text())
         queries = int(spec.get("queries") or 1)
         answer = _answer(url, *_get(f"{url}&dump={FORTUNES_SHOWN}" if page == "fortunes" else url))
-        fortunes = [tuple(map(vectors.native, row)) for row in answer.get("dump", [])][:answer["rows"] // max(answer["n"], 1)]  # one request's
+        per_request = answer["rows"] // max(answer["n"], 1)  # the fortunes of one request, as the page showed them
+        fortunes = [tuple(map(vectors.native, row)) for row in answer.get("dump", [])][:per_request]
         key = (spec.get("params") or [{"lo": 1, "hi": 1}])[0]
         real = self.server.url(page, query)
         status, content_type, body = _fetch(real)
