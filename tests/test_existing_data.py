@@ -87,6 +87,8 @@ def test_a_suite_over_existing_data_declares_no_table_and_reads_only():
     (_existing(sql="DELETE FROM visitors WHERE id = ?"), 9, "steps.0.sql: DELETE: data = \"existing\""),
     (_existing(step_extra='reset = ["DELETE FROM t"]'), 12, "no batch step, no reset"),
     (_existing(step_extra='check = "UPDATE t SET a = 1"'), 12, "steps.0.check: UPDATE"),
+    (_existing(kind="page", step_extra='page = "updates"\nqueries = 2\nwrite = "UPDATE visitors SET n = ? WHERE id = ?"'),
+     14, "steps.0.write: UPDATE"),  # TechEmpower's updates page writes by its own statement
     (_existing(extra='[setup]\npostgresql = ["CREATE INDEX ON visitors (name)"]\n'), 4, "no [setup]"),
     (_existing(extra='[[tables]]\nname = "t"\nrows = 1\ncolumns = [{ name = "a", type = "integer", '
                      'gen = { kind = "seq" } }]\n'), 4, "declares no [[tables]]"),

@@ -159,7 +159,7 @@ def _check_existing(raw_tables: list, setup: dict, variants: list[Variant], fail
             if step.kind == "batch" or step.reset:
                 raise refuse(loc + (("kind",) if step.kind == "batch" else ("reset",)),
                              f"{EXISTING} and writes nothing: no batch step, no reset")
-            for key, dbms, sql in [("sql", None, step.sql), ("check", None, step.check),
+            for key, dbms, sql in [("sql", None, step.sql), ("check", None, step.check), ("write", None, step.write),
                                    *(("sql_for", d, text) for d, text in step.sql_for.items())]:
                 if sql and (write := write_in(sql, dbms)):
                     raise refuse(loc + ((key, dbms) if dbms else (key,)),

@@ -52,6 +52,7 @@ class Session:
         self.dir: Path | None = None
         self.dbms = ""
         self.rows_per_op: dict[str, float] = {}  # per step file: rows one operation read (verification)
+        self.tests: dict[str, tuple[int, int, int]] = {}  # a TechEmpower test's step file: queries, keys lo, hi
 
     def handle(self, msg: dict) -> dict:
         if self.why and msg.get("op") != "bye":  # a name it cannot honour: every message says why
@@ -206,6 +207,8 @@ class Session:
         step["args"] = [[vectors.to_json(v) for v in row] for row in values]
         if msg.get("page") in tfb.PAGES:
             step.update(queries=msg.get("queries"), write=msg.get("write"))
+            key = params[0] if params else {"lo": 1, "hi": 1}
+            shape = (int(msg.get("queries") or 1), key["lo"], key["hi"])
             if msg.get("write"):  # the verify form's new numbers: the key's range, a stream of their own
                 numbers = {**params[0], "seed": derive_seed(params[0]["seed"], "numbers")}
                 step["numbers"] = [v for (v,) in generators.rows([numbers], count)]
@@ -219,6 +222,8 @@ class Session:
             tmp.write_text(text)
             os.chmod(tmp, 0o644)
             tmp.rename(path)
+        if msg.get("page") in tfb.PAGES:
+            self.tests[step_id] = shape  # what its real answer is held to (_verify_tfb)
         return step_id
 
     def _verify(self, page: str, query: str, step_id: str | None) -> dict:
@@ -240,15 +245,13 @@ class Session:
         return {k: answer[k] for k in ("n", "rows", "values", "checksum", "dump") if k in answer}
 
     def _verify_tfb(self, page: str, query: str, step_id: str, url: str) -> dict:
-        spec = json.loads((self.dir / "pages" / "steps" / f"{step_id}.json").read_text())
-        queries = int(spec.get("queries") or 1)
+        queries, lo, hi = self.tests[step_id]
         answer = _answer(url, *_get(f"{url}&dump={FORTUNES_SHOWN}" if page == "fortunes" else url))
         per_request = answer["rows"] // max(answer["n"], 1)  # the fortunes of one request, as the page showed them
         fortunes = [tuple(map(vectors.native, row)) for row in answer.get("dump", [])][:per_request]
-        key = (spec.get("params") or [{"lo": 1, "hi": 1}])[0]
         real = self.server.url(page, query)
         status, content_type, body = _fetch(real)
-        wrong = tfb.problem(page, status, content_type, body, queries, key["lo"], key["hi"], fortunes)
+        wrong = tfb.problem(page, status, content_type, body, queries, lo, hi, fortunes)
         if wrong:
             raise Failed("internal", f"{wrong} ({real})")
         self.rows_per_op[step_id] = answer["rows"] / answer["n"] if answer["n"] else 0.0

@@ -16,6 +16,7 @@ A problem is said in one line naming the page; a page that answers well is None.
 from __future__ import annotations
 
 import json
+from html import escape
 from html.parser import HTMLParser
 
 PAGES = ("db", "queries", "fortunes", "updates")  # the page steps that are its tests (suite/model.py)
@@ -29,8 +30,6 @@ def html_page(rows) -> str:
     """The fortunes page of ``rows`` (id, message), already sorted, in TechEmpower's template, as
     the Python pages write it: each message escaped by Python's ``html.escape`` (the other
     languages' pages escape in their own)."""
-    from html import escape
-
     cells = "".join(f"<tr><td>{i}</td><td>{escape(str(m))}</td></tr>" for i, m in rows)
     return ("<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
             f"<tr><th>id</th><th>message</th></tr>{cells}</table></body></html>")
