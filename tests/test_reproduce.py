@@ -74,14 +74,15 @@ def test_a_band_claim_is_reproduced_only_when_the_costs_interval_meets_the_publi
 def test_every_study_has_its_claims_and_an_untestable_one_says_why():
     per_study = {s: [c for c in CLAIMS if c.study == s] for s in RECIPES}
     assert {s: len(cs) for s, cs in per_study.items()} == {"s1": 6, "s2": 5, "s3": 3, "s4": 6, "s5": 6,
-                                                           "hostage": 7, "connections": 4, "orm": 1, "upgrade": 3}
+                                                           "hostage": 7, "tfb": 2, "connections": 4, "orm": 1,
+                                                           "upgrade": 3}
     assert {f.verdict for f in evaluate({})} == {NOT_MEASURED}  # no run: nothing judged, nothing invented
     empty = {s: StudyRun("r", load(r.suite), []) for s, r in RECIPES.items()}
     findings = evaluate(empty)
     for f in findings:  # runs without the cells a claim needs: it says which, and invents no figure
         assert not f.today and f.verdict in (NOT_MEASURED, UNTESTABLE)
         assert (f.where if f.verdict == NOT_MEASURED else f.rule)
-    assert sum(f.verdict == UNTESTABLE for f in findings) == 6  # PgBouncer 1.21's, the paper's other DBMSs
+    assert sum(f.verdict == UNTESTABLE for f in findings) == 7  # PgBouncer 1.21's, the paper's other DBMSs, TechEmpower's figures
 
 
 def test_a_full_reproduction_of_s4_runs_the_cli_program_three_long_trials_without_an_extra_warm_up():
@@ -128,8 +129,8 @@ def test_show_reads_the_newest_complete_reproduction_not_a_later_interrupted_one
 
 
 def test_an_unknown_study_is_one_clear_line():
-    with pytest.raises(InputError, match=r"^reproduce s9: no such study \(choose from s1, s2, s3, s4, s5, hostage, connections, "
-                                         r"orm, upgrade or all\)$"):
+    with pytest.raises(InputError, match=r"^reproduce s9: no such study \(choose from s1, s2, s3, s4, s5, hostage, tfb, "
+                                         r"connections, orm, upgrade or all\)$"):
         resolve(["s9"])
     result = accessbench("reproduce", "s9")
     assert result.returncode == 2 and result.stderr.strip().count("\n") == 0 and "no such study" in result.stderr
@@ -287,3 +288,44 @@ def test_the_studies_page_draws_the_hostage_grid_as_the_wires_floor_against_the_
     page = open(write_studies_html(list(hostage(*cells).values()), {"hostage": run}, str(tmp_path))).read()
     assert "Grid: lineitem on postgresql" in page and page.count('class="chart chart-floor-delay"') == 1
     assert "c-libpq at 1,000 Mbit/s" in page
+
+
+def page(method, step, rates) -> CellResult:
+    """A tfb cell: a page under load, rates in requests per second."""
+    r = cell(rates, method, "tcp")
+    r.cell = replace(r.cell, step=step, kind="page")
+    return r
+
+
+def tfb(*cells) -> dict:
+    return {f.claim: f for f in evaluate({"tfb": StudyRun("r", None, list(cells))}) if f.study == "tfb"}
+
+
+def test_tfb_judges_the_multiple_queries_convergence_for_every_tier_method_at_the_most_connections_both_pages_have():
+    claim = "Multiple queries: at 20 queries a request every framework converges toward zero requests/s"
+    php = [page("php-apache-pdo-pgsql/load=wrk", "queries-1-c16", FAST), page("php-apache-pdo-pgsql/load=wrk", "queries-20-c16", FAST),
+           page("php-apache-pdo-pgsql/load=wrk", "queries-1-c256", FAST), page("php-apache-pdo-pgsql/load=wrk", "queries-20-c256", SLOW)]
+    found = tfb(*php)[claim]
+    assert found.verdict == REPRODUCED and found.today.startswith("php-apache-pdo-pgsql/load=wrk @ postgresql: 0.25×")
+    assert "at 256 connections" in found.today and found.ratio[0] == pytest.approx(0.25, rel=0.02)
+    node = [page("node-http-pg/load=wrk", "queries-1-c256", FAST), page("node-http-pg/load=wrk", "queries-20-c256", FAST)]
+    assert tfb(*php, *node)[claim].verdict == NOT_REPRODUCED  # one framework whose rate did not fall
+    assert tfb(*php[:2])[claim].verdict == NOT_REPRODUCED     # only at 16 connections, where they did not differ
+    assert tfb(page("node-http-pg/load=wrk", "db-c256", FAST))[claim].verdict == NOT_MEASURED
+
+
+def test_tfb_quick_runs_each_page_language_at_64_connections_on_postgresql_and_the_full_one_every_step():
+    from argparse import Namespace
+
+    from accessbench.studies import run_arguments
+
+    given = Namespace(store="s.db", timeout=None, report_dir=None, width=None, quick=True)
+    quick = run_arguments(RECIPES["tfb"], given)
+    assert quick.method == ["php-apache-pdo-pgsql/load=wrk", "py-gunicorn-psycopg/load=wrk", "node-http-pg/load=wrk"]
+    assert quick.target == ["postgresql"] and all(s.endswith("-c64") for s in quick.step)
+    steps = {s.name for s in load("tfb", quick=True).variants[0].steps}
+    assert set(quick.step) <= steps  # every step --quick names is the suite's
+    full = run_arguments(RECIPES["tfb"], Namespace(**{**vars(given), "quick": False}))
+    assert (full.step, full.trials) == (None, 4)  # every step, four trials of 15 s
+    assert {"php-apache-pgsql/load=wrk", "php-apache-mysqli/load=wrk", "py-gunicorn-mysqlclient/load=wrk",
+            "node-http-mysql2/load=wrk"} <= set(full.method)  # every tier method, under wrk

@@ -184,3 +184,29 @@ def test_ctrl_c_during_a_web_trial_stops_the_app_server_and_the_load_generator(t
     assert run.returncode == 130, out[-2000:]
     assert not processes_mentioning(workdir) and not processes_with_files_in(workdir)
     assert not processes_mentioning(" -c 4 http://127.0.0.1:") and not os.listdir(workdir)
+
+
+def test_a_trial_in_which_no_request_was_answered_fails_its_cell_instead_of_reporting_zero_per_second(tmp_path, monkeypatch):
+    # wrk's own trial ends before any of its connections got an answer (TechEmpower's updates
+    # on one connection at 256 connections): that is no measurement, not 0 requests/s
+    from accessbench.tier import host as tier_host
+    from accessbench.tier.loadgen import Load
+
+    class Unanswered(Wrk):
+        def run(self, url, clients, seconds):
+            return Load(requests=0, elapsed_ns=2_000_000_000, failed=0, non_2xx=0, histogram=None, resolution_ns=1000)
+
+    class Server:
+        def url(self, page, query):
+            return f"http://127.0.0.1:1/{page}?{query}"
+
+        def cpu_ns(self):
+            return (0, 0)
+
+    monkeypatch.setitem(tier_host.GENERATORS, "wrk", Unanswered)
+    session = tier_host.Session(METHODS["node-http-pg"], {"server": "node", "load": "wrk"}, "node-http-pg/load=wrk")
+    session.server, session.dir = Server(), tmp_path
+    with pytest.raises(tier_host.Failed, match=r"no request was answered within the trial's 2 s \(wrk, 256 "
+                                               r"connections\)") as failed:
+        session._loaded("updates", "step=s", None, {"clients": 256, "duration_ms": 1500})
+    assert failed.value.kind == "timeout"

@@ -493,13 +493,15 @@ def _add_checks(sub) -> None:
         "says why. The HTML studies report goes to --report-dir.",
         epilog="examples:\n  accessbench reproduce all --quick     every study, shrunk, in minutes\n"
         "  accessbench reproduce s3 s4           two studies at full size\n"
+        "  accessbench reproduce tfb hostage --quick   TechEmpower's tests and \"Don't Hold My Data Hostage\"\n"
         "  accessbench reproduce all --show      the studies report again from the newest stored runs",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     reproduce.add_argument("studies", nargs="*", metavar="STUDY",
                            help="s1 s2 s3 s4 s5 (the five seed studies), connections (TLS, logins and poolers "
                                 "against published figures), orm, upgrade, hostage (\"Don't Hold My Data Hostage\": "
-                                "lineitem out of each DBMS against the wire, over a latency × bandwidth grid), or "
-                                "all: the five (default)")
+                                "lineitem out of each DBMS against the wire, over a latency × bandwidth grid), tfb "
+                                "(TechEmpower's database tests on every web-tier method under wrk), or all: the "
+                                "five (default)")
     reproduce.add_argument("--quick", action="store_true",
                            help="shrink the suites (their quick_scale) and keep to the methods the claims name")
     reproduce.add_argument("--target", type=_csv, default=None, metavar="T[,T…]",

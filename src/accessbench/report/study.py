@@ -104,7 +104,7 @@ def _text(figure, value: float | None) -> str:
     if value is None:
         return ""
     if figure.ratio:
-        return f"{value:.1f}×"
+        return fmt.times(value)  # three significant digits: 0.064×, not 0.1×
     if figure.per == "unit":
         return fmt.rate(value) + "/s"
     if figure.per == "second":

@@ -37,6 +37,8 @@ def _grid(delays: list[str], links: list[str]) -> list[str]:
 
 HOSTAGE_PATHS = [*_grid(["100us", "1ms", "10ms", "100ms"], ["1gbit", "100mbit", "10mbit"]), "inproc"]
 HOSTAGE_QUICK_PATHS = _grid(["100us", "100ms"], ["1gbit", "100mbit"])
+# tfb --quick: one tier method per page language, each on its driver for PostgreSQL
+TFB_QUICK = ["php-apache-pdo-pgsql", "py-gunicorn-psycopg", "node-http-pg"]
 GENERIC_INTERFACES = ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "php-sqlite3", "php-pdo-sqlite",
                       "cpp-libpqxx", "cpp-soci-pg"]
 
@@ -53,6 +55,7 @@ class Recipe:
     paths: list[str] | None = None      # None: the suite's
     quick_targets: list[str] | None = None
     quick_paths: list[str] | None = None  # None: as a full reproduction's
+    quick_steps: list[str] | None = None  # None: every step of the suite
     trials: int = 5
     # A full reproduction's own trials (a fixed count: no trials added for precision) and
     # warm-ups, where its trials are long (None: as quick, with the precision target)
@@ -108,6 +111,17 @@ RECIPES = {r.study: r for r in [
                   "10.25 s; MySQL 101.3 s (9.9× the wire); PostgreSQL 202 s (19.7×); MySQL with compression "
                   "391.3 s (38.2×); and as latency grows or bandwidth falls, each protocol's × the wire falls and "
                   "compression starts to pay"),
+    # Not a seed study: TechEmpower's database tests (suites/tfb.toml) on every tier method under
+    # wrk, as its rounds run them: each test at 16 to 256 connections, 15 s each. Its 60 steps of
+    # 15 s make a full reproduction hours long: four trials each, the fewest a Mann-Whitney test
+    # can call significant. --quick: the tests at 64 connections, one method per page language on
+    # PostgreSQL (at 256, Node's one connection a process answers 20 updates slower than a quick
+    # trial's 2 s lasts).
+    Recipe("tfb", "TechEmpower's database tests: single query, multiple queries, fortunes, updates (2013–)", "tfb",
+           "wrk at 16, 32, 64, 128 and 256 connections, 15 s a test (--quick: 64 connections, 1.5 s)",
+           ["web/load=wrk"], [f"{m}/load=wrk" for m in TFB_QUICK], quick_targets=["postgresql"],
+           quick_steps=["db-c64", "queries-1-c64", "queries-20-c64", "fortunes-c64", "updates-20-c64"],
+           full_trials=4, in_all=False),
     # Not a seed study: the published figures a cloud user checks their connections against
     # (studies/claims.py), on every login method, and a full reproduction on every server version.
     Recipe("connections", "connections in production: TLS, logins, poolers, latency (2019–2024)", "connections",
@@ -194,7 +208,8 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         max_warmup=None, quick=quick, timeout=args.timeout or (None if quick else recipe.full_timeout),
         workdir=None, report_dir=args.report_dir,
         no_report=False, resume=None, unconfined_sql=False, cluster=None, raw_latencies=False,
-        allow_idle_halt=getattr(args, "allow_idle_halt", None), step=None, label=LABEL.format(study=recipe.study),
+        allow_idle_halt=getattr(args, "allow_idle_halt", None), step=recipe.quick_steps if quick else None,
+        label=LABEL.format(study=recipe.study),
         width=getattr(args, "width", None), wide=False)
 
 

@@ -407,6 +407,37 @@ def _floor_falls_with_latency(runs) -> tuple:
             "each method's time ÷ the wire's floor on the same path, lowest and highest delay")
 
 
+def _tfb_step(step: str) -> tuple[str, int]:
+    """A tfb step's test and connections: ("queries-20", 256) of queries-20-c256."""
+    test, _, clients = step.rpartition("-c")
+    return test, int(clients) if clients.isdigit() else 0
+
+
+def _queries_converge(runs) -> tuple:
+    """Each tier method's 20-query page against its 1-query page at the same connections (the
+    most both have): far fewer requests per second, significantly, for every method. A page
+    bound wholly by its queries would serve 1/20 as many."""
+    rs = [r for r in runs["tfb"].results if r.verified]
+    cells = {(r.cell.method, r.cell.target, *_tfb_step(r.cell.step)): r for r in rs}
+    lines, fell, first = [], 0, None
+    for method, target in sorted({(r.cell.method, r.cell.target) for r in rs}):
+        both = [n for (m, t, test, n) in cells if (m, t, test) == (method, target, "queries-20")
+                and (method, target, "queries-1", n) in cells]
+        if not both:
+            continue
+        n = max(both)
+        c = compare(cells[(method, target, "queries-20", n)], cells[(method, target, "queries-1", n)])
+        fell += c.significant and c.ratio < 1
+        first = first or c
+        lines.append(f"{method} @ {target}: {_ratio_text(c)} at {n} connections")
+    if not lines:
+        return "", NOT_MEASURED, "", "needs queries-1 and queries-20 of a tier method at the same connections"
+    return ("; ".join(lines), REPRODUCED if fell == len(lines) else NOT_REPRODUCED,
+            "20 queries' requests/s significantly below 1 query's at the same connections, for every tier method "
+            "(0.05× would be a page bound wholly by its queries)",
+            "each method's queries-20 ÷ its queries-1", (first.ratio, first.ci_low, first.ci_high))
+
+
 # --- the claims -----------------------------------------------------------------------------------
 
 PG, MARIADB = "postgresql", "mariadb"
@@ -536,6 +567,14 @@ CLAIMS: list[Claim] = [
                "DB2, Oracle ('DBMS X'), MonetDB, MongoDB and Hive, each well above netcat", "none of them is "
                "installable here: Debian 12 and the package registries this machine reaches have PostgreSQL, MariaDB, "
                "SQLite and DuckDB"),
+    # tfb: TechEmpower's database tests (suites/tfb.toml), on every tier method under wrk
+    Claim("tfb", "Multiple queries: at 20 queries a request every framework converges toward zero requests/s",
+          "TechEmpower's description of its multiple-queries test (no figure)", _queries_converge),
+    untestable("tfb", "TechEmpower's published ratios between its tests and between frameworks",
+               "each round's requests/s per test and framework (Round 22: techempower.com, November 2023)",
+               "TechEmpower publishes its per-framework results only on its own sites (techempower.com, "
+               "tfb-status), which this machine cannot reach, and none of the sources it can read reprints a round's "
+               "figures for these frameworks: the study table shows today's requests/s and ratios alone"),
     # connections: published figures a cloud user checks against (suites/connections.toml)
     ratio("connections", "A SCRAM login costs several times an md5 login (autobase issue #746)",
           "about 40 ms vs 10 ms a connect: 4×", 4.0,

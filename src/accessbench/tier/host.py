@@ -25,7 +25,7 @@ from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.prng import derive_seed
 from ..pyworker.host import error_answer, failure, generate, histogram, serve
 from . import tfb
-from .loadgen import GENERATORS, LoadFailed
+from .loadgen import GENERATORS, LoadFailed, whole_seconds
 from ..methods import catalog
 from .methods import METHODS, TierMethod, settings_of
 from .settings import PROCESSES
@@ -276,6 +276,10 @@ class Session:
             raise Failed("db", f"{load.failed + load.non_2xx:,} of {load.requests:,} requests failed "
                                f"({load.non_2xx:,} non-2xx, {load.failed:,} without an answer); the page now "
                                f"answers: {body.decode(errors='replace').strip()[:200]}")
+        if not load.requests:  # no answer within the trial: nothing was measured, and 0/s would be a figure
+            raise Failed("timeout", f"no request was answered within the trial's {whole_seconds(seconds)} s "
+                                    f"({generator.name}, {clients} connections): each took longer than the "
+                                    "trial; a longer duration measures it")
         answer = {"n": load.requests, "elapsed_ns": load.elapsed_ns,
                   "rows": round(load.requests * self.rows_per_op.get(step_id, 0.0)) if step_id else 0,
                   "user_ns": after[0] - before[0], "sys_ns": after[1] - before[1], "clients": clients,
