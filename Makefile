@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= python3
 STORE ?= accessbench.db
 
-.PHONY: setup system-deps pg-servers tools workers worker-c worker-java worker-go worker-rust worker-node worker-cpp worker-ruby worker-php worker-perl quickstart test clean help
+.PHONY: setup system-deps system-deps-build system-deps-run pg-servers tools workers worker-c worker-java worker-go worker-rust worker-node worker-cpp worker-ruby worker-php worker-perl quickstart test clean help
 
 help:
 	@echo "make quickstart   install everything, run the quick suite on PostgreSQL, MariaDB and SQLite, print the report"
@@ -15,10 +15,22 @@ help:
 system-deps:
 	@scripts/install-system-deps.sh
 
+# What the builds read (compilers, headers, client libraries) before them; what only runs
+# (servers, interpreters, browsers) beside them.
+system-deps-build:
+	@scripts/install-system-deps.sh build
+system-deps-run:
+	@$(LOW) scripts/install-system-deps.sh run
+
+# The setup's builds run together, and their CPU time is mostly the Rust worker's, whose crate
+# ends in minutes of one long compile: the Rust builds go first (plain priority) and the others
+# fill the cores they leave (nice), so that the cores stay busy until the end.
+LOW := nice -n 10
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[drivers,test]'
+	$(LOW) $(VENV)/bin/pip install --quiet --upgrade pip
+	$(LOW) $(VENV)/bin/pip install --quiet -e '.[drivers,test]'
 	@touch $@
 
 # Native workers build with their own tools, each only when its sources changed; a missing
@@ -43,8 +55,8 @@ workers: system-deps
 
 worker-c:
 ifeq ($(call have,cc pkg-config),)
-	@$(MAKE) --no-print-directory -C workers/c
-	@$(MAKE) --no-print-directory -C proxy
+	@$(LOW) $(MAKE) --no-print-directory -C workers/c
+	@$(LOW) $(MAKE) --no-print-directory -C proxy
 else
 	$(call skip,C (and the latency proxy),cc or pkg-config)
 endif
@@ -58,7 +70,7 @@ endif
 
 $(JAVA_WORKER): workers/java/pom.xml $(shell find workers/java/src -type f 2>/dev/null)
 	@# Maven 3.8 prints stray colour codes even in batch mode: strip them, keep its status.
-	set -o pipefail; mvn -B -q -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests 2>&1 \
+	set -o pipefail; $(LOW) mvn -B -q -f workers/java/pom.xml -Dmaven.repo.local=$(CACHE)/m2 package -DskipTests 2>&1 \
 		| sed 's/\x1b\[[0-9;]*m//g'
 
 worker-go:
@@ -69,7 +81,7 @@ else
 endif
 
 $(GO_WORKER): workers/go/go.mod workers/go/go.sum $(shell find workers/go -name '*.go' 2>/dev/null)
-	cd workers/go && GOMODCACHE=$(CACHE)/gomod GOCACHE=$(CACHE)/gobuild go build -mod=readonly -o build/abworker-go .
+	cd workers/go && GOMODCACHE=$(CACHE)/gomod GOCACHE=$(CACHE)/gobuild $(LOW) go build -mod=readonly -o build/abworker-go .
 
 worker-rust:
 ifeq ($(call have,cargo),)
@@ -87,31 +99,31 @@ endif
 
 worker-cpp:
 ifeq ($(call have,c++ pkg-config),)
-	@[ ! -f workers/cpp/Makefile ] || $(MAKE) --no-print-directory -C workers/cpp
+	@[ ! -f workers/cpp/Makefile ] || $(LOW) $(MAKE) --no-print-directory -C workers/cpp
 else
 	$(call skip,C++,c++ or pkg-config)
 endif
 
 # Ruby, PHP and Perl run from their sources with Debian's packages (scripts/install-system-deps.sh):
 # nothing to build, only the interpreter to find.
-worker-ruby:
+worker-ruby: system-deps-run
 	$(if $(call have,ruby),$(call skip,Ruby,ruby),@:)
-worker-php:
+worker-php: system-deps-run
 	$(if $(call have,php),$(call skip,PHP,php),@:)
-worker-perl:
+worker-perl: system-deps-run
 	$(if $(call have,perl),$(call skip,Perl,perl),@:)
 
 # better-sqlite3 compiles from source against the headers the nodejs package installs (no
 # download of headers or prebuilt binaries: this machine reaches only package registries).
 $(NODE_WORKER): workers/node/package.json workers/node/package-lock.json
 	npm_config_build_from_source=true $(if $(wildcard /usr/include/node/node_api.h),npm_config_nodedir=/usr) \
-		npm ci --prefix workers/node --no-audit --no-fund --loglevel=error
+		$(LOW) npm ci --prefix workers/node --no-audit --no-fund --loglevel=error
 
 # node-prisma+pg's client, generated from the built-in suites' tables (npm ci's postinstall makes
 # it too): remade when a suite changes, so a new built-in suite needs only `make`.
 PRISMA_CLIENT := workers/node/node_modules/.abw-prisma/tables.json
 $(PRISMA_CLIENT): $(wildcard src/accessbench/suites/*.toml) src/accessbench/conformance/script.toml | $(NODE_WORKER)
-	node workers/node/scripts/prisma-generate.mjs
+	$(LOW) node workers/node/scripts/prisma-generate.mjs
 
 # PostgreSQL servers of the majors Debian 12 does not ship (13, 14, 16, 17, 18), for --target
 # postgresql@VERSION: the npm packages of PostgreSQL's relocatable binaries, pinned in
@@ -126,7 +138,7 @@ else
 endif
 
 $(PG_SERVERS): servers/postgresql/package.json servers/postgresql/package-lock.json
-	npm ci --prefix servers/postgresql --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(LOW) npm ci --prefix servers/postgresql --ignore-scripts --no-audit --no-fund --loglevel=error
 	for d in servers/postgresql/node_modules/postgresql-*; do (cd $$d && node scripts/hydrate-symlinks.js) || exit 1; done
 	@touch $@
 
@@ -142,7 +154,7 @@ endif
 
 # Only the three programs accessbench runs (profile/): inferno builds eleven.
 $(INFERNO):
-	CARGO_HOME=$(CACHE)/cargo cargo install -q --locked --root $(CACHE)/tools inferno@0.12.8 \
+	CARGO_HOME=$(CACHE)/cargo $(LOW) cargo install -q --locked --root $(CACHE)/tools inferno@0.12.8 \
 		--bin inferno-flamegraph --bin inferno-diff-folded --bin inferno-collapse-perf
 
 # Methods at other versions of their driver (py-psycopg@3.2.10, go-pgx@v5.8.0), each installed
@@ -157,7 +169,7 @@ install_versions = $(VENV)/bin/python -c 'import sys; from accessbench.methods.v
 	sys.exit(install($(1)))'
 $(VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versions.py $(VENV)/.installed \
 		$(wildcard workers/go/*.go workers/go/go.mod workers/go/go.sum) | worker-go worker-java
-	$(call install_versions,skip=["rust"])
+	$(LOW) $(call install_versions,skip=["rust"])
 	@touch $@
 $(RUST_VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versions.py $(VENV)/.installed \
 		$(wildcard workers/rust/Cargo.* workers/rust/build.rs src/accessbench/suites/*.toml src/accessbench/conformance/script.toml) \
@@ -172,14 +184,15 @@ WEB_PYTHON := $(CACHE)/web-python
 WEB_PACKAGES := gunicorn psycopg psycopg-binary psycopg-pool mysqlclient
 $(WEB_PYTHON)/.installed: $(VENV)/.installed
 	/usr/bin/python3 -m venv $(WEB_PYTHON)
-	$(WEB_PYTHON)/bin/pip install --quiet $$($(VENV)/bin/python -c 'import sys; from importlib.metadata import version; \
+	$(LOW) $(WEB_PYTHON)/bin/pip install --quiet $$($(VENV)/bin/python -c 'import sys; from importlib.metadata import version; \
 		print(" ".join(f"{p}=={version(p)}" for p in sys.argv[1:]))' $(WEB_PACKAGES))
 	@touch $@
 
-setup: system-deps
-	@echo "installing the Python environment and building the workers, together (each one's output appears when it is done)"
-	@$(MAKE) --no-print-directory -j12 --output-sync=target $(VENV)/.installed $(WORKERS) pg-servers tools \
-		$(WEB_PYTHON)/.installed $(VERSIONS) $(RUST_VERSIONS)
+SETUP_GOALS := system-deps-run $(VENV)/.installed $(WORKERS) pg-servers tools $(WEB_PYTHON)/.installed $(VERSIONS) \
+	$(RUST_VERSIONS)
+setup: system-deps-build
+	@echo "installing the Python environment, the servers and building the workers, together (each one's output appears when it is done)"
+	@$(MAKE) --no-print-directory -j12 --output-sync=target $(SETUP_GOALS)
 	@# accessbench's own modules compiled once (only those changed since): every run, worker and
 	@# test process imports them, and where PYTHONDONTWRITEBYTECODE is set each would compile them again
 	@$(VENV)/bin/python -m compileall -q src/accessbench

@@ -1,24 +1,41 @@
 #!/usr/bin/env bash
 # Installs the Debian packages accessbench needs, only those missing (so a second run is
 # instant). Root installs directly; otherwise sudo is used when present.
+#
+#   install-system-deps.sh build   what the builds need: compilers, headers, client libraries
+#   install-system-deps.sh run     what runs and is measured: servers, poolers, interpreters and
+#                                  their drivers, the app servers, load generators, the browser
+#   install-system-deps.sh         both
+#
+# `make setup` installs `build` first and `run` beside the builds (apt downloads and unpacks
+# while the workers compile: nothing a build reads is in `run`).
 set -euo pipefail
 
-packages=(postgresql-15 gcc make pkg-config libpq-dev libsqlite3-dev libjansson-dev unixodbc unixodbc-dev odbc-postgresql libsqliteodbc
-          pgbouncer pgpool2  # the pooler paths: PgBouncer (pooler) and pgpool-II (pgpool)
-          iproute2  # network namespaces and veth links: --cluster local:N's hosts, the netem paths
-          mariadb-server libmariadb-dev odbc-mariadb  # the mariadb target, libmariadb (C, mysqlclient, Connector/Python), its ODBC driver
-          chromium chromium-driver  # the HTML report's test opens it in headless Chromium
-          # the web tier (docs/tier.md): Apache with mod_php and PHP-FPM, PHP's drivers, the load
-          # generators, and Debian's own Python for the Python pages (an interpreter the app
-          # server's unprivileged user can run)
-          apache2 apache2-utils libapache2-mod-php8.2 php8.2-cli php8.2-fpm php8.2-pgsql php8.2-mysql wrk
-          python3 python3-venv python3-dev
-          # the Ruby, PHP, C++ and Perl workers: Debian's interpreters, drivers and layers
-          ruby ruby-pg ruby-mysql2 ruby-sqlite3 ruby-sequel ruby-activerecord php8.2-sqlite3
-          g++ libpqxx-dev libsoci-dev nlohmann-json3-dev
-          perl libdbi-perl libdbd-pg-perl libdbd-mariadb-perl libdbd-sqlite3-perl libbsd-resource-perl libcpanel-json-xs-perl
-          linux-perf  # run --profile: the sampler of native workers and of the servers' backends
-          )
+build=(gcc g++ make pkg-config libpq-dev libsqlite3-dev libjansson-dev unixodbc-dev
+       libmariadb-dev  # libmariadb (C, mysqlclient, Connector/Python, Rust's mysqlclient-sys)
+       libpqxx-dev libsoci-dev nlohmann-json3-dev  # the C++ worker
+       # Debian's own Python for the Python pages (an interpreter the app server's unprivileged
+       # user can run), its venv, and the headers mysqlclient compiles against
+       python3 python3-venv python3-dev
+       )
+run=(postgresql-15 unixodbc odbc-postgresql libsqliteodbc
+     pgbouncer pgpool2  # the pooler paths: PgBouncer (pooler) and pgpool-II (pgpool)
+     iproute2  # network namespaces and veth links: --cluster local:N's hosts, the netem paths
+     mariadb-server odbc-mariadb  # the mariadb target and its ODBC driver
+     chromium chromium-driver  # the HTML report's test opens it in headless Chromium
+     # the web tier (docs/tier.md): Apache with mod_php and PHP-FPM, PHP's drivers, the load generators
+     apache2 apache2-utils libapache2-mod-php8.2 php8.2-cli php8.2-fpm php8.2-pgsql php8.2-mysql wrk
+     # the Ruby, PHP and Perl workers: Debian's interpreters, drivers and layers
+     ruby ruby-pg ruby-mysql2 ruby-sqlite3 ruby-sequel ruby-activerecord php8.2-sqlite3
+     perl libdbi-perl libdbd-pg-perl libdbd-mariadb-perl libdbd-sqlite3-perl libbsd-resource-perl libcpanel-json-xs-perl
+     linux-perf  # run --profile: the sampler of native workers and of the servers' backends
+     )
+case "${1:-all}" in
+  build) packages=("${build[@]}") ;;
+  run) packages=("${run[@]}") ;;
+  all) packages=("${build[@]}" "${run[@]}") ;;
+  *) echo "install-system-deps.sh: '$1': say build, run or nothing (both)" >&2; exit 2 ;;
+esac
 # Debian's own python3 needs python3-venv for `python3 -m venv`; other Pythons bring it.
 python3 -c 'import ensurepip' 2>/dev/null || packages+=(python3-venv)
 
