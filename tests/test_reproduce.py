@@ -329,3 +329,17 @@ def test_tfb_quick_runs_each_page_language_at_64_connections_on_postgresql_and_t
     assert (full.step, full.trials) == (None, 4)  # every step, four trials of 15 s
     assert {"php-apache-pgsql/load=wrk", "php-apache-mysqli/load=wrk", "py-gunicorn-mysqlclient/load=wrk",
             "node-http-mysql2/load=wrk"} <= set(full.method)  # every tier method, under wrk
+
+
+def test_the_expected_time_is_the_last_runs_the_reference_machines_or_for_tfb_more_than_its_trials_last(tmp_path):
+    from accessbench.studies import expected_time, fixed_seconds
+
+    # --quick: 3 methods × (5 trials + 1 warm-up) × 5 steps of 1.5 s
+    assert fixed_seconds(RECIPES["tfb"], True) == pytest.approx(3 * 6 * 5 * 1.5)
+    assert fixed_seconds(RECIPES["hostage"], False) is None  # a read lasts as long as it takes
+    with Store(str(tmp_path / "s.db")) as store:
+        full = expected_time(store, [RECIPES["tfb"]], quick=False)
+        assert full.startswith("reproducing 1 study: expected over ") and "tfb over " in full
+        assert "servers, loads and verification come on top" in full
+        assert expected_time(store, [RECIPES["s4"]], quick=False).startswith("reproducing 1 study: expected about 59:41")
+        assert "expected time not known" in expected_time(store, [RECIPES["tfb"], RECIPES["hostage"]], quick=False)

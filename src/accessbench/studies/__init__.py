@@ -245,31 +245,62 @@ def newest_runs(store, recipes: list[Recipe]) -> dict[str, "claims.StudyRun"]:
 
 def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
     """What the reproduction will take, from the last one of the same size in this store; or,
-    where there is none, the time it took on the 2-core machine the README's table comes from."""
+    where there is none, the time it took on the 2-core machine the README's table comes from;
+    or, for a study measured on neither whose trials last as long as its suite says, more than
+    those trials' durations together."""
     from ..report.live import clock_text
 
     parts: list[str] = []
     sources: set[str] = set()
-    total: float | None = 0.0
+    total, more, unknown = 0.0, False, False
     for recipe in recipes:
         past = [r for r in _reproductions(store, recipe)
                 if bool(r.settings.get("quick")) == quick and r.status == "complete" and r.finished_at]
         if past:
             seconds = _elapsed(past[0])
             parts.append(f"{recipe.study} {clock_text(seconds)} (as last time here)")
-            sources.add("")
         elif recipe.study in (reference := REFERENCE_QUICK if quick else REFERENCE_FULL):
             seconds = reference[recipe.study]
             parts.append(f"{recipe.study} {clock_text(seconds)}*")
             sources.add("* as on a 2-core reference machine")
+        elif (seconds := fixed_seconds(recipe, quick)) is not None:
+            # a suite whose every step lasts as long as it says (a loaded step: tfb's) is known
+            # from below before anything runs
+            parts.append(f"{recipe.study} over {clock_text(seconds)}†")
+            sources.add("† the fixed durations of its warm-ups and trials, every cell measured; servers, loads "
+                        "and verification come on top")
+            more = True
         else:
             parts.append(f"{recipe.study} not known")
-            total = None
+            unknown = True
             continue
-        total = None if total is None else total + seconds
+        total += seconds
     what = f"reproducing {len(recipes)} stud{'y' if len(recipes) == 1 else 'ies'}{' (--quick)' if quick else ''}"
-    return (f"{what}: expected " + (f"about {clock_text(total)}" if total is not None else "time not known")
-            + " — " + ", ".join(parts) + "".join(f" ({s})" for s in sorted(sources) if s))
+    expected = ("time not known" if unknown else f"over {clock_text(total)}" if more else f"about {clock_text(total)}")
+    return f"{what}: expected {expected} — " + ", ".join(parts) + "".join(f" ({s})" for s in sorted(sources))
+
+
+def fixed_seconds(recipe: Recipe, quick: bool) -> float | None:
+    """The seconds a reproduction's loaded trials and warm-ups last (each cell's step duration ×
+    its trials and one warm-up), where every step it runs has a duration and its methods are
+    named; else None."""
+    from ..methods import select
+    from ..runner.plan import on_path
+    from ..suite.loader import load
+
+    names = recipe.quick_methods if quick else recipe.methods
+    if names is None or "all" in names:
+        return None
+    suite = load(recipe.suite, quick=quick)
+    chosen = set(recipe.quick_steps) if quick and recipe.quick_steps else None
+    steps = [s for v in suite.variants for s in v.steps if chosen is None or s.name in chosen]
+    if not steps or any(not s.duration for s in steps):
+        return None
+    methods = [m for m in select(names) if not m.missing()]
+    runs = (recipe.trials if quick else recipe.full_trials or recipe.trials) + (
+        1 if quick or recipe.full_warmup is None else recipe.full_warmup)
+    paths = (recipe.quick_paths if quick and recipe.quick_paths else recipe.paths) or suite.paths or ["tcp"]
+    return len(methods) * runs * sum(float(s.duration) for s in steps for p in paths if on_path(s, p))
 
 
 def _elapsed(run: "Run") -> float:
