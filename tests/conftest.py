@@ -26,21 +26,6 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # measure the same code paths over more rows, and would double a test's time.
 QUICK_STEPS = "connect,scan-6k,sel1-literal,sel1-extended,sel1-prepared,ins1,insb-10,upd1,upd10"
 
-# The longest test files, longest first (their serial wall time, 2026-11-30): xdist's loadfile
-# hands out whole files in collection order, so these go first and the short ones fill the
-# workers at the end, instead of one long file running alone on a machine otherwise idle. A name
-# missing here only runs in its alphabetical place.
-LONGEST_FIRST = ("test_conformance_python.py", "test_conformance_runtimes.py", "test_conformance_scripts.py",
-                 "test_conformance.py", "test_quick_run.py", "test_external_safety.py", "test_load.py",
-                 "test_tfb.py", "test_faults.py", "test_gate.py", "test_cluster.py", "test_tls_paths.py",
-                 "test_tier.py", "test_failures.py", "test_reproduce.py", "test_layers_java.py", "test_mariadb.py")
-
-
-def pytest_collection_modifyitems(items) -> None:
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
-
-
 # Runs write their HTML report to ./reports: keep the tests' out of the source tree.
 SCRATCH = tempfile.mkdtemp(prefix="accessbench-cwd-")
 atexit.register(shutil.rmtree, SCRATCH, True)

@@ -338,9 +338,8 @@ class ManagedMariaDB(MariaDBTarget):
             *tls,
             *(f"--{name.replace('_', '-')}={_option(value)}" for name, value in self.server_settings.items()),
             *(["--user=mysql"] if os.geteuid() == 0 else [])]
-        self._launch()
         # the administrator logs in by unix_socket: root as root, else the OS user's own name
-        root = self._wait_ready(self._root())
+        root = self._launch_on_a_free_port()
         with root.cursor() as cur:
             cur.execute(f"CREATE DATABASE {DATABASE}")
             if self.login and self.login.method == "ed25519":
@@ -369,6 +368,21 @@ class ManagedMariaDB(MariaDBTarget):
     @staticmethod
     def _root() -> str:
         return "root" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _launch_on_a_free_port(self, attempts: int = 3):
+        """mariadbd started and its administrator's connection. The port was free when chosen, but
+        anything on this machine may take it before mariadbd binds it (a client's outgoing
+        connection draws its own port from the same range): then it starts again on another."""
+        for attempt in range(attempts):
+            self._launch()
+            try:
+                return self._wait_ready(self._root())
+            except TargetUnavailable as e:
+                if "Address already in use" not in str(e) or attempt == attempts - 1:
+                    raise
+            self.port = free_port()
+            self.command = [f"--port={self.port}" if a.startswith("--port=") else a for a in self.command]
+            os.truncate(os.path.join(self.base, "server.log"), 0)  # the next start's errors alone
 
     def _launch(self) -> None:
         log = open(os.path.join(self.base, "server.log"), "ab")
