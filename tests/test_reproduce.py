@@ -298,7 +298,8 @@ def page(method, step, rates) -> CellResult:
 
 
 def tfb(*cells) -> dict:
-    return {f.claim: f for f in evaluate({"tfb": StudyRun("r", None, list(cells))}) if f.study == "tfb"}
+    return {f.claim: f for f in evaluate({"tfb": StudyRun("r", load("tfb", quick=True), list(cells))})
+            if f.study == "tfb"}
 
 
 def test_tfb_judges_the_multiple_queries_convergence_for_every_tier_method_at_the_most_connections_both_pages_have():

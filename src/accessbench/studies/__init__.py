@@ -281,25 +281,24 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
 
 
 def fixed_seconds(recipe: Recipe, quick: bool) -> float | None:
-    """The seconds a reproduction's loaded trials and warm-ups last (each cell's step duration ×
-    its trials and one warm-up), where every step it runs has a duration and its methods are
-    named; else None."""
+    """The seconds a reproduction's warm-ups and trials last where every step it runs is a loaded
+    one (its duration each), with the methods, steps, paths and trials its run is given
+    (``run_arguments``); else None."""
+    import argparse
+
     from ..methods import select
     from ..runner.plan import on_path
+    from ..runner.run import RunOptions
     from ..suite.loader import load
 
-    names = recipe.quick_methods if quick else recipe.methods
-    if names is None or "all" in names:
-        return None
-    suite = load(recipe.suite, quick=quick)
-    chosen = set(recipe.quick_steps) if quick and recipe.quick_steps else None
-    steps = [s for v in suite.variants for s in v.steps if chosen is None or s.name in chosen]
-    if not steps or any(not s.duration for s in steps):
-        return None
-    methods = [m for m in select(names) if not m.missing()]
-    runs = (recipe.trials if quick else recipe.full_trials or recipe.trials) + (
-        1 if quick or recipe.full_warmup is None else recipe.full_warmup)
-    paths = (recipe.quick_paths if quick and recipe.quick_paths else recipe.paths) or suite.paths or ["tcp"]
+    given = run_arguments(recipe, argparse.Namespace(store=None, timeout=None, report_dir=None, quick=quick))
+    suite = load(given.suite, quick=quick)
+    steps = [s for v in suite.variants for s in v.steps if given.step is None or s.name in given.step]
+    if not steps or any(not s.duration for s in steps) or given.method is None or "all" in given.method:
+        return None  # a step that lasts as long as it takes; every method (what reaches what: the run's)
+    runs = given.trials + (RunOptions.warmup if given.warmup is None else given.warmup)
+    paths = given.path or suite.paths or ["tcp"]
+    methods = [m for m in select(given.method) if not m.missing()]
     return len(methods) * runs * sum(float(s.duration) for s in steps for p in paths if on_path(s, p))
 
 

@@ -407,26 +407,23 @@ def _floor_falls_with_latency(runs) -> tuple:
             "each method's time ÷ the wire's floor on the same path, lowest and highest delay")
 
 
-def _tfb_step(step: str) -> tuple[str, int]:
-    """A tfb step's test and connections: ("queries-20", 256) of queries-20-c256."""
-    test, _, clients = step.rpartition("-c")
-    return test, int(clients) if clients.isdigit() else 0
-
-
 def _queries_converge(runs) -> tuple:
     """Each tier method's 20-query page against its 1-query page at the same connections (the
     most both have): far fewer requests per second, significantly, for every method. A page
     bound wholly by its queries would serve 1/20 as many."""
-    rs = [r for r in runs["tfb"].results if r.verified]
-    cells = {(r.cell.method, r.cell.target, *_tfb_step(r.cell.step)): r for r in rs}
+    study = runs["tfb"]
+    # each step's page, queries a request and connections, as the suite declares them
+    steps = {s.name: (s.page, s.queries, s.clients) for v in study.suite.variants for s in v.steps}
+    cells = {(r.cell.method, r.cell.target, *steps[r.cell.step]): r
+             for r in study.results if r.verified and r.cell.step in steps}
     lines, fell, first = [], 0, None
-    for method, target in sorted({(r.cell.method, r.cell.target) for r in rs}):
-        both = [n for (m, t, test, n) in cells if (m, t, test) == (method, target, "queries-20")
-                and (method, target, "queries-1", n) in cells]
+    for method, target in sorted({(m, t) for m, t, *_ in cells}):
+        both = [n for (m, t, page, q, n) in cells if (m, t, page, q) == (method, target, "queries", 20)
+                and (method, target, "queries", 1, n) in cells]
         if not both:
             continue
         n = max(both)
-        c = compare(cells[(method, target, "queries-20", n)], cells[(method, target, "queries-1", n)])
+        c = compare(cells[(method, target, "queries", 20, n)], cells[(method, target, "queries", 1, n)])
         fell += c.significant and c.ratio < 1
         first = first or c
         lines.append(f"{method} @ {target}: {_ratio_text(c)} at {n} connections")

@@ -207,8 +207,6 @@ class Session:
         step["args"] = [[vectors.to_json(v) for v in row] for row in values]
         if msg.get("page") in tfb.PAGES:
             step.update(queries=msg.get("queries"), write=msg.get("write"))
-            key = params[0] if params else {"lo": 1, "hi": 1}
-            shape = (int(msg.get("queries") or 1), key["lo"], key["hi"])
             if msg.get("write"):  # the verify form's new numbers: the key's range, a stream of their own
                 numbers = {**params[0], "seed": derive_seed(params[0]["seed"], "numbers")}
                 step["numbers"] = [v for (v,) in generators.rows([numbers], count)]
@@ -222,8 +220,9 @@ class Session:
             tmp.write_text(text)
             os.chmod(tmp, 0o644)
             tmp.rename(path)
-        if msg.get("page") in tfb.PAGES:
-            self.tests[step_id] = shape  # what its real answer is held to (_verify_tfb)
+        if msg.get("page") in tfb.PAGES:  # what its real answer is held to (_verify_tfb)
+            key = params[0] if params else {"lo": 1, "hi": 1}
+            self.tests[step_id] = (int(msg.get("queries") or 1), key["lo"], key["hi"])
         return step_id
 
     def _verify(self, page: str, query: str, step_id: str | None) -> dict:
