@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 
 import pytest
 
@@ -34,6 +35,21 @@ def start(store: str, workdir: str, **popen) -> subprocess.Popen:
 def rows(store: str, sql: str, *params) -> list[tuple]:
     with sqlite3.connect(store) as db:
         return db.execute(sql, params).fetchall()
+
+
+def freeze(proc: subprocess.Popen, store: str) -> None:
+    """Stop a run's process group between two of its store writes: one frozen in the middle of
+    committing a trial would hold the file's lock, and every reader would wait on it for ever."""
+    for _ in range(100):
+        os.killpg(proc.pid, signal.SIGSTOP)
+        try:
+            with closing(sqlite3.connect(store, timeout=0)) as db:
+                db.execute("SELECT count(*) FROM runs").fetchone()
+            return
+        except sqlite3.OperationalError:  # locked: let the commit finish, and stop it again
+            os.killpg(proc.pid, signal.SIGCONT)
+            time.sleep(0.01)
+    raise AssertionError("the run's store stayed locked")
 
 
 def trial_seqs(store: str) -> dict[tuple, list[int]]:
@@ -169,7 +185,7 @@ def test_a_crashed_run_is_listed_as_stopped_and_resumed_once_its_process_is_gone
     proc = start(store, workdir, start_new_session=True)
     try:
         wait_for_trials(store, proc)
-        os.killpg(proc.pid, signal.SIGSTOP)  # frozen mid-run: still going as far as a resume can tell
+        freeze(proc, store)  # frozen mid-run: still going as far as a resume can tell
         run_id = rows(store, "SELECT id FROM runs")[0][0]
         refused = accessbench("--store", store, "run", "--resume", run_id)
         assert refused.returncode == 2

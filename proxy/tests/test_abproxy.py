@@ -120,23 +120,33 @@ def with_proxy(*options: str, sink: bool = False):
 
 
 @with_proxy("--delay-us", "2000")
-def test_delay_and_counters(proxy: Proxy) -> None:
+def test_each_direction_is_delayed_and_each_exchange_counted(proxy: Proxy) -> None:
     s = proxy.connect()
     times = sorted(rtt(s) for _ in range(20))
-    assert 0.004 <= times[10] < 0.020, times  # 2 × 2 ms
-    # A pipelined burst: three client chunks (read by the proxy well within the 2 ms before the
-    # first reply can come back), then the replies: one round trip more.
-    for part in (b"a" * 10, b"b" * 10, b"c" * 10):
-        s.sendall(part)
-        time.sleep(0.0002)
-    assert recv_exactly(s, 30) == b"a" * 10 + b"b" * 10 + b"c" * 10
+    assert times[0] >= 0.004, times  # 2 ms each way, never less (a loaded host only adds)
     stats = proxy.cmd("stats")
     (c,) = stats["per_connection"]
     assert c["open"] and stats["connections"] == 1 and stats["accepted"] == 1
-    assert c["round_trips"] == 21, c
-    assert c["c2s_bytes"] == c["s2c_bytes"] == 20 * 32 + 30
-    assert 21 <= c["c2s_chunks"] <= 23, c  # the burst may be read as fewer chunks
-    assert stats["totals"]["round_trips"] == 21
+    assert c["round_trips"] == stats["totals"]["round_trips"] == 20, c
+    assert c["c2s_bytes"] == c["s2c_bytes"] == 20 * 32
+    assert c["c2s_chunks"] >= 20, c
+    s.close()
+
+
+@with_proxy("--delay-us", "2000", sink=True)
+def test_client_chunks_before_any_reply_are_one_round_trip(proxy: Proxy) -> None:
+    # A pipelined burst: three client chunks, however far apart, then the one reply (the sink
+    # answers at end of input only).
+    s = proxy.connect()
+    for part in (b"a" * 10, b"b" * 10, b"c" * 10):
+        s.sendall(part)
+        time.sleep(0.001)
+    s.shutdown(socket.SHUT_WR)
+    assert recv_exactly(s, 64).decode() == hashlib.sha256(b"a" * 10 + b"b" * 10 + b"c" * 10).hexdigest()
+    (c,) = proxy.cmd("stats")["per_connection"]
+    assert c["round_trips"] == 1, c
+    assert c["c2s_bytes"] == 30 and c["s2c_bytes"] == 64, c
+    assert 1 <= c["c2s_chunks"] <= 3, c  # the proxy may read the burst as fewer chunks
     s.close()
 
 
@@ -168,7 +178,7 @@ def test_bandwidth_and_integrity(proxy: Proxy) -> None:
     digest = recv_exactly(s, 64).decode()
     elapsed = time.perf_counter() - t
     assert digest == hashlib.sha256(data).hexdigest()
-    assert 0.9 <= elapsed < 3.0, elapsed  # 1 MB at 1 MB/s
+    assert elapsed >= 0.9, elapsed  # 1 MB at 1 MB/s: never faster
     assert s.recv(10) == b""  # then the server's EOF
     s.close()
 
@@ -188,14 +198,15 @@ def test_large_transfer_with_backpressure(proxy: Proxy) -> None:
 @with_proxy("--delay-us", "0")
 def test_stall_holds_then_drains_in_order(proxy: Proxy) -> None:
     s = proxy.connect()
+    s.settimeout(30)  # a stall that never ends fails the test rather than hanging it
     rtt(s)
     assert proxy.cmd("stall 300") == {"ok": True, "stall_ms": 300}
     t = time.perf_counter()
     s.sendall(b"1234")
     s.sendall(b"5678")
     assert recv_exactly(s, 8) == b"12345678"
-    assert 0.29 <= time.perf_counter() - t < 1.0
-    assert rtt(s) < 0.1  # over
+    assert time.perf_counter() - t >= 0.29
+    rtt(s)  # over: the connection carries on
     s.close()
 
 
@@ -212,8 +223,9 @@ def test_reset_and_delay_command(proxy: Proxy) -> None:
             assert data == b"", data
         except ConnectionResetError:
             pass
-    time.sleep(0.2)
-    stats = proxy.cmd("stats")
+    deadline = time.monotonic() + 30
+    while (stats := proxy.cmd("stats"))["connections"] and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert stats["connections"] == 0 and stats["accepted"] == 2
     assert all(not c["open"] for c in stats["per_connection"])
     assert rtt(proxy.connect()) >= 0.006  # a new connection works
