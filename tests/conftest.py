@@ -7,6 +7,7 @@ import atexit
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -64,6 +65,28 @@ def postgres(workdir):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def port_taken_first(monkeypatch):
+    """``patch(module, …)``: each module's free_port answers next a port already taken (bound by
+    the test, not listening, as a client connection's own port is), then free ones, as when
+    something on the machine takes the port between its choice and the server's bind."""
+    from accessbench import net
+
+    free = net.free_port
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    port = taken.getsockname()[1]
+    ports = iter([port])
+
+    def patch(*modules) -> int:
+        for module in modules:
+            monkeypatch.setattr(module, "free_port", lambda: next(ports, None) or free())
+        return port
+
+    yield patch
+    taken.close()
 
 
 @pytest.fixture

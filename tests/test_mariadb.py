@@ -235,28 +235,3 @@ def test_a_suite_setting_the_server_has_no_default_record_for_is_recorded_too(tm
                     "--target", "mariadb", "--method", "py-mysqlclient")
     (target,) = stored.targets
     assert target["settings"]["innodb_log_buffer_size"] == "8388608"
-
-
-@pytest.mark.server
-def test_a_managed_mariadb_whose_port_is_taken_before_it_binds_starts_again_on_another(workdir, monkeypatch):
-    # the port free_port chose is taken in between (here on purpose; in a run, by any process's
-    # own outgoing connection): the server starts on the next one instead of failing the target
-    import socket
-
-    from accessbench.net import free_port
-    from accessbench.targets import mariadb
-
-    taken = socket.socket()
-    taken.bind(("127.0.0.1", 0))
-    taken.listen()
-    ports = iter([taken.getsockname()[1]])
-    monkeypatch.setattr(mariadb, "free_port", lambda: next(ports, None) or free_port())
-    server = ManagedMariaDB()
-    server.start(workdir)
-    try:
-        assert server.port != taken.getsockname()[1]
-        with pymysql.connect(host="127.0.0.1", port=server.port, user="accessbench", password=server.password) as c:
-            assert c.open
-    finally:
-        server.stop()
-        taken.close()

@@ -91,3 +91,32 @@ def test_a_poolers_log_gives_its_warnings_and_errors_with_their_detail_and_nothi
     assert _warnings(log) == ["unable to bind", 'cannot get parse message "pdo_stmt_1"',
                               "child process with pid: 27790 was terminated by segmentation fault",
                               "C-0x5555: db/user@127.0.0.1:40000 pooler error: query_wait_timeout"]
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("pooler", ["pgbouncer", "pgpool"])
+def test_a_pooler_whose_port_is_taken_before_it_binds_starts_again_on_another(pooler, postgres, workdir,
+                                                                              port_taken_first):
+    # the port free_port chose is taken in between (here on purpose; in a run, by any process's
+    # own outgoing connection): the pooler starts on the next one instead of failing the path
+    import psycopg
+
+    from accessbench import net
+    from accessbench.paths.pgpool import Pgpool
+    from accessbench.paths.pooler import PgBouncer
+
+    taken = port_taken_first(net)
+    server = postgres.behind_pooler()
+    directory = os.path.join(workdir, pooler)
+    make = {"pgbouncer": lambda port: PgBouncer("session", server, directory, port),
+            "pgpool": lambda port: Pgpool(server, directory, port)}[pooler]
+    running = None
+    try:
+        running = net.on_a_free_port(make)
+        assert running.port != taken
+        with psycopg.connect(host="127.0.0.1", port=running.port, user=server["user"], password=server["password"],
+                             dbname=server.get("dbname", "accessbench")) as c:
+            assert c.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        if running is not None:
+            running.stop()

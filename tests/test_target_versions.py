@@ -237,3 +237,24 @@ def test_each_postgresql_version_loads_and_verifies_the_quick_suite_in_one_run(t
         assert f'<input type="checkbox" data-key="version" value="{label}" checked>' in page
     mapping = re.search(r'<script type="application/json" id="target-versions">(.*?)</script>', page).group(1)
     assert json.loads(mapping) == labels
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("dbms", ["postgresql", "mariadb"])
+def test_a_managed_server_whose_port_is_taken_before_it_binds_starts_again_on_another(dbms, workdir, port_taken_first):
+    # the port free_port chose is taken in between (here on purpose; in a run, by any process's
+    # own outgoing connection): the server starts on the next one instead of failing the target
+    import socket
+
+    from accessbench.targets import mariadb, postgresql
+
+    module, server, port_sql = {"postgresql": (postgresql, ManagedPostgres(), "SELECT current_setting('port')"),
+                                "mariadb": (mariadb, ManagedMariaDB(), "SELECT @@port")}[dbms]
+    taken = port_taken_first(module)
+    server.start(workdir)
+    try:
+        assert server.port != taken
+        assert [int(v) for (v,) in server.query(port_sql)] == [server.port]
+        socket.create_connection(("127.0.0.1", server.port), timeout=10).close()
+    finally:
+        server.stop()

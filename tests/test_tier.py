@@ -210,3 +210,34 @@ def test_a_trial_in_which_no_request_was_answered_fails_its_cell_instead_of_repo
                                                r"connections\)") as failed:
         session._loaded("updates", "step=s", None, {"clients": 256, "duration_ms": 1500})
     assert failed.value.kind == "timeout"
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("kind", ["mod_php", "fpm", "gunicorn", "node-http"])
+def test_an_app_server_whose_port_is_taken_before_it_binds_starts_again_on_another(kind, port_taken_first):
+    # the port free_port chose is taken in between (here on purpose; in a run, by any process's
+    # own outgoing connection): the server starts on the next one instead of failing the cell
+    import json
+    import tempfile
+    import urllib.request
+
+    from accessbench import net
+    from accessbench.tier.servers import SERVERS
+    from accessbench.tier.servers.base import give_to_server
+
+    taken = port_taken_first(net)
+    base = Path(tempfile.mkdtemp(prefix="accessbench-tier-port-"))
+    os.chmod(base, 0o755)
+    pages = base / "pages"
+    (pages / "steps").mkdir(parents=True)
+    (pages / "endpoint.json").write_text(json.dumps({"method": kind, "settings": {}, "page_driver": "", "endpoint": {}}))
+    give_to_server(pages)
+    server = SERVERS[kind](base / "server", pages, {"ACCESSBENCH_TIER_DIR": str(pages)}, 1)
+    try:
+        server.start()
+        assert server.port != taken
+        with urllib.request.urlopen(server.url("static"), timeout=10) as answer:
+            assert answer.status == 200
+    finally:
+        server.stop()
+        subprocess.run(["rm", "-rf", str(base)], check=False)

@@ -3,13 +3,34 @@ targets, poolers, app servers)."""
 
 from __future__ import annotations
 
+import re
 import socket
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+# How a server says its port was taken: the C library's words (PostgreSQL, MariaDB, Apache,
+# PgBouncer, pgpool-II, PHP), Node.js's error code, gunicorn's own.
+PORT_TAKEN = re.compile(r"address already in use|EADDRINUSE|connection in use", re.IGNORECASE)
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def on_a_free_port(start: Callable[[int], T], attempts: int = 3) -> T:
+    """``start(port)`` on a port free when chosen. Anything on this machine may take it before the
+    server binds it (a client's outgoing connection draws its own port from the same range):
+    when the error says so, it starts again on another."""
+    for attempt in range(attempts):
+        try:
+            return start(free_port())
+        except Exception as e:
+            if attempt == attempts - 1 or not PORT_TAKEN.search(str(e)):
+                raise
+    raise AssertionError("unreachable")
 
 
 def connections_to(pid: int, port: int) -> int:

@@ -28,7 +28,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from ..net import free_port
+from ..net import free_port, on_a_free_port
 from ..targets.base import file_safe
 from .base import PathRun
 from .pooler import PoolerPath, PoolerProcess
@@ -78,7 +78,7 @@ class PgpoolPath(PoolerPath):
         server = target.behind_pooler()  # a target that cannot be pooled says so
         run.progress.note(f"starting pgpool-II for {target.name}{', clients over TLS' if self.tls else ''} (path {self.name})")
         directory = os.path.join(run.workdir, f"{file_safe(self.name)}-{target.file_name}")
-        self.running = Pgpool(server, directory, free_port(), target.authority if self.tls else None)
+        self.running = on_a_free_port(lambda port: Pgpool(server, directory, port, target.authority if self.tls else None))
 
 
 class Pgpool(PoolerProcess):

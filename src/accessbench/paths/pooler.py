@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ..errors import Fault
-from ..net import free_port
+from ..net import PORT_TAKEN, on_a_free_port
 from ..targets.base import file_safe, server_owner
 from .base import Path, PathRun
 
@@ -118,7 +118,8 @@ class Pooler(PoolerPath):
         run.progress.note(f"starting PgBouncer ({self.pool_mode} pooling) for {target.name}"
                           f"{', clients over TLS' if self.tls else ''} (path {self.name})")
         directory = os.path.join(run.workdir, f"pgbouncer-{file_safe(self.name)}-{target.file_name}")
-        self.running = PgBouncer(self.pool_mode, server, directory, free_port(), target.authority if self.tls else None)
+        self.running = on_a_free_port(lambda port: PgBouncer(self.pool_mode, server, directory, port,
+                                                             target.authority if self.tls else None))
 
 
 class PoolerProcess:
@@ -152,6 +153,7 @@ class PoolerProcess:
                 args = args + as_user_flag
             else:
                 extra = {"user": owner[0], "group": owner[1], "extra_groups": []}
+        self.launched_at = self.log_size()  # what this start logs comes after
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **extra)
         self._wait_ready()
@@ -160,7 +162,7 @@ class PoolerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise Fault(f"{self.name} exited with status {self.proc.returncode}: {self._last_log_line()}")
+                raise Fault(f"{self.name} exited with status {self.proc.returncode}: {self._last_log_line(PORT_TAKEN)}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return
@@ -192,11 +194,14 @@ class PoolerProcess:
                 return f"{self.name}'s log: {'; '.join(said[:3])}" if said else None
             time.sleep(0.05)
 
-    def _last_log_line(self) -> str:
+    def _last_log_line(self, rather: re.Pattern | None = None) -> str:
+        """Its log's last line since it was started (the last one ``rather`` finds, when one does)."""
         try:
-            with open(self.log) as f:
-                lines = f.read().strip().splitlines()
-            return lines[-1] if lines else "no log"
+            with open(self.log, "rb") as f:
+                f.seek(self.launched_at)
+                lines = f.read().decode("utf-8", "replace").strip().splitlines()
+            found = [line for line in lines if rather and rather.search(line)]
+            return (found or lines or ["no log"])[-1]
         except OSError:
             return "no log"
 

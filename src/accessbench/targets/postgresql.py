@@ -346,11 +346,7 @@ class ManagedPostgres(PostgresTarget):
             for name, value in self.server_settings.items():  # the suite's [server.postgresql]
                 text = ("on" if value else "off") if isinstance(value, bool) else str(value)
                 conf.write(f"{name} = '{text}'\n")
-        self._run(
-            [f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", os.path.join(base, "server.log"),
-             "-w", "-t", "60", "start"],
-            "starting PostgreSQL",
-        )
+        self._start_on_a_free_port(os.path.join(base, "server.log"))
         self.started = True
         with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname="postgres", autocommit=True) as c:
             c.execute(f"CREATE DATABASE {DATABASE}")
@@ -360,6 +356,25 @@ class ManagedPostgres(PostgresTarget):
         self._open_admin(host=self.sockdir, port=self.port, user=USER, dbname=DATABASE)
         if self.login:
             self._make_login(self.login)
+
+    def _start_on_a_free_port(self, log: str, attempts: int = 3) -> None:
+        """pg_ctl start. The port was free when chosen, but anything on this machine may take it
+        before the postmaster binds it (a client's outgoing connection draws its own port from the
+        same range): then it starts again on another (postgresql.conf's last ``port`` wins)."""
+        for attempt in range(attempts):
+            try:
+                self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", log, "-w", "-t", "60", "start"],
+                          "starting PostgreSQL")
+                return
+            except TargetUnavailable:
+                with open(log, errors="replace") as f:
+                    taken = "Address already in use" in f.read()
+                if not taken or attempt == attempts - 1:
+                    raise
+            self.port = free_port()
+            with open(os.path.join(self.datadir, "postgresql.conf"), "a") as conf:
+                conf.write(f"port = {self.port}\n")
+            os.truncate(log, 0)  # the next start's errors alone
 
     def _make_login(self, login: Login) -> None:
         """The run's login user, its password stored by the method's own hash (md5, or SCRAM with

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ...cputime import TICK_NS, descendants, reaped_ticks
-from ...net import free_port
+from ...net import PORT_TAKEN, on_a_free_port
 
 # The URLs of TechEmpower's tests' pages (tier/tfb.py) in the Python and Node pages.
 TFB_PAGES = {"db": "/db", "queries": "/queries", "fortunes": "/fortunes", "updates": "/updates"}
@@ -91,8 +91,12 @@ class AppServer:
         return f"http://127.0.0.1:{self.port}{self.pages[page]}{'?' + query if query else ''}"
 
     def start(self, timeout: float = 30.0) -> None:
+        on_a_free_port(lambda port: self._start_on(port, timeout))
+
+    def _start_on(self, port: int, timeout: float) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = port
+        self.procs = []
         self.configure()
         give_to_server(self.dir)
         commands = self.commands()
@@ -101,6 +105,7 @@ class AppServer:
         home = {"HOME": pwd.getpwnam(UNPRIVILEGED).pw_dir} if os.geteuid() == 0 else {}
         env = {**os.environ, **home, **self.env}
         log = self.log = open(self.dir / "server.log", "ab")
+        since = log.tell()  # this start's own lines
         for command in commands:
             self.procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
                                                cwd=self.dir, preexec_fn=die_with_parent, **run_as()))
@@ -116,7 +121,11 @@ class AppServer:
             dead = [p for p in self.procs if p.poll() is not None]
             if dead or time.monotonic() > deadline:
                 self.stop()
-                tail = (self.dir / "server.log").read_text(errors="replace").strip().splitlines()[-3:]
+                with open(self.dir / "server.log", "rb") as f:
+                    f.seek(since)
+                    lines = f.read().decode(errors="replace").strip().splitlines()
+                taken = [line for line in lines if PORT_TAKEN.search(line)][-1:]  # among a retrying server's lines
+                tail = taken + [line for line in lines[-3:] if line not in taken]
                 why = f"exited with status {dead[0].returncode}" if dead else f"did not answer within {timeout:g} s"
                 raise ServerFailed(f"{self.name} {why}" + (f": {' / '.join(tail)}" if tail else ""))
             time.sleep(0.05)
