@@ -155,7 +155,7 @@ else
 endif
 
 # Only the three programs accessbench runs (profile/): inferno builds eleven. One codegen unit
-# per crate, as the Rust worker's profile has it: 40 CPU-s instead of 47.
+# per crate (no local ThinLTO pass across units): 40 CPU-s instead of 47.
 $(INFERNO):
 	CARGO_HOME=$(CACHE)/cargo CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 $(LOW) cargo install -q --locked --root $(CACHE)/tools inferno@0.12.8 \
 		--bin inferno-flamegraph --bin inferno-diff-folded --bin inferno-collapse-perf
@@ -164,8 +164,9 @@ $(INFERNO):
 # beside the pinned one: the versions src/accessbench/methods/versions.toml declares
 # (methods/versions.py). A Go or Rust version is a build of its worker: remade when the worker's
 # sources change (or, Rust, the suites its build reads); a language without its tools is skipped
-# loudly. Rust's are built after the worker, in its target directory, on the dependencies it
-# compiled; the others alongside the workers' builds (after Go's and Java's, whose caches they share).
+# loudly. Rust's are built in a target directory of their own, alongside the worker's build (whose
+# long last compile leaves a core idle at times); the others alongside the workers' builds
+# (after Go's and Java's, whose caches they share).
 VERSIONS := $(CACHE)/versions/.installed
 RUST_VERSIONS := $(CACHE)/versions/.installed-rust
 install_versions = $(VENV)/bin/python -c 'import sys; from accessbench.methods.versions import install; \
@@ -176,8 +177,8 @@ $(VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versi
 	@touch $@
 $(RUST_VERSIONS): src/accessbench/methods/versions.toml src/accessbench/methods/versions.py $(VENV)/.installed \
 		$(wildcard workers/rust/Cargo.* workers/rust/build.rs src/accessbench/suites/*.toml src/accessbench/conformance/script.toml) \
-		$(shell find workers/rust/src -name '*.rs' 2>/dev/null) | worker-rust
-	$(call install_versions,only=["rust"])
+		$(shell find workers/rust/src -name '*.rs' 2>/dev/null)
+	$(LOW) $(call install_versions,only=["rust"])
 	@touch $@
 
 # The web tier's Python pages run under gunicorn as an unprivileged user (www-data, when we are

@@ -16,9 +16,9 @@ untouched beside it — by one small installer per language (INSTALLERS):
   it); the method's command starts that binary.
 - Rust: the worker built again from a copy of its manifest that requires ``=VERSION`` of the
   crate and a copy of Cargo.lock that cargo re-resolves from the pinned one (moving only the
-  crates that must move with it), its sources the worker's own, in the pinned worker's target
-  directory under another binary name (what did not move is compiled once, for both), the
-  binary copied out.
+  crates that must move with it), its sources the worker's own, in a target directory of the
+  versions' own (so that it builds while the worker does, on the cores the worker's long last
+  compile leaves), the binary copied out.
 - Java: the driver's jar at that version (Maven's dependency:copy), on the class path ahead of
   the worker's shaded jar.
 - Node: the driver's npm package at that version with its own dependencies (npm install
@@ -209,14 +209,13 @@ class Rust(Installer):
                                 rf'\g<1>"={version}"', manifest, count=1, flags=re.M)
         if not found:  # not a direct dependency: required here, it pins the one the others use
             pinned = manifest.replace("[dependencies]\n", f'[dependencies]\n{crate} = "={version}"\n', 1)
-        # built under another name in the pinned worker's own target directory: every dependency
-        # that does not move with the crate is the pinned build's, already compiled, and the
-        # pinned binary (target/release/abworker-rust) is left as it is
+        # built under another name, in the Rust versions' own target directory: cargo locks a
+        # target directory while it builds in it, and this build runs beside the worker's
         (target / "Cargo.toml").write_text(pinned.replace('name = "abworker-rust"', f'name = "{VERSIONED_BIN}"'))
         shutil.copy(worker / "Cargo.lock", target / "Cargo.lock")
         for name in ("src", "build.rs"):  # the worker's own sources
             (target / name).symlink_to(os.path.relpath(worker / name, target))
-        shared = worker / "target"
+        shared = _cache() / "versions" / "rust-target"
         env = {**os.environ, "CARGO_HOME": str(_cache() / "cargo"), "CARGO_TARGET_DIR": str(shared),
                "ABW_ACCESSBENCH": str(_package())}
         manifest_path = ["--manifest-path", str(target / "Cargo.toml")]
