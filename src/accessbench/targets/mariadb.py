@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable
 from ..errors import InputError, first_line
-from ..net import free_port
+from ..net import PORT_TAKEN, free_port
 from ..protocol import sqltext
 from . import url as urls
 from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, declared, index_ddl, is_marked,
@@ -378,7 +378,7 @@ class ManagedMariaDB(MariaDBTarget):
             try:
                 return self._wait_ready(self._root())
             except TargetUnavailable as e:
-                if "Address already in use" not in str(e) or attempt == attempts - 1:
+                if not PORT_TAKEN.search(str(e)) or attempt == attempts - 1:
                     raise
             self.port = free_port()
             self.command = [f"--port={self.port}" if a.startswith("--port=") else a for a in self.command]

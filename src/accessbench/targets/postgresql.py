@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import first_line
-from ..net import free_port
+from ..net import PORT_TAKEN, free_port
 from ..protocol import sqltext
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
@@ -368,7 +368,7 @@ class ManagedPostgres(PostgresTarget):
                 return
             except TargetUnavailable:
                 with open(log, errors="replace") as f:
-                    taken = "Address already in use" in f.read()
+                    taken = PORT_TAKEN.search(f.read()) is not None
                 if not taken or attempt == attempts - 1:
                     raise
             self.port = free_port()
