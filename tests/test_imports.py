@@ -101,3 +101,24 @@ def test_the_graph_sees_relative_absolute_and_late_imports():
 
 def test_no_module_of_the_package_imports_itself_through_others():
     assert cycles(graph()) == []
+
+
+LONGEST = 60  # lines: a longer function does several things, and reads better as its steps
+
+
+def long_functions(tree: ast.AST, where: str) -> list[str]:
+    return [f"{where}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > LONGEST]
+
+
+def test_no_function_of_the_package_is_longer_than_sixty_lines():
+    found = [line for path in sorted(ROOT.rglob("*.py"))
+             for line in long_functions(ast.parse(path.read_text()), str(path.relative_to(ROOT.parent)))]
+    assert not found, "\n".join(found)
+
+
+def test_the_length_rule_sees_a_long_function():
+    body = "\n".join(f"    x{i} = {i}" for i in range(LONGEST))
+    assert long_functions(ast.parse(f"def f():\n{body}\n"), "m.py") == ["m.py:1 f (61 lines)"]
+    assert long_functions(ast.parse("def g():\n    return 1\n"), "m.py") == []

@@ -484,6 +484,12 @@ def _add_checks(sub) -> None:
                          help="one-way delay to predict for, e.g. 250us or 1ms")
     predict.add_argument("--from", dest="base", default="tcp", metavar="PATH", help="base path (default tcp)")
     predict.set_defaults(command="predict")
+    _add_reproduce(sub)
+    suites = sub.add_parser("suites", help="list the built-in suites")
+    suites.set_defaults(command="suites")
+
+
+def _add_reproduce(sub) -> None:
     reproduce = sub.add_parser(
         "reproduce", help="run the five studies' suites at their own parameters and judge each claim",
         description="Run each study's built-in suite at the study's own parameters on every target and method "
@@ -526,8 +532,6 @@ def _add_checks(sub) -> None:
     reproduce.add_argument("--width", type=_columns, default=None, metavar="N",
                            help="the report's width in columns (default: the terminal's, or 120 in a pipe or file)")
     reproduce.set_defaults(command="reproduce")
-    suites = sub.add_parser("suites", help="list the built-in suites")
-    suites.set_defaults(command="suites")
 
 
 def _add_profile_option(run) -> None:
