@@ -44,9 +44,12 @@ NATIVE_WORKERS = {
 }
 # language → how to ask its runtime which of its methods' libraries (`module`) are installed: a
 # command given every module of the language's catalog entries, that prints those that load, a
-# line each (one process per language, once per accessbench process).
+# line each (one process per language, once per accessbench process). Ruby's finds each library's
+# file without loading it (requiring ActiveRecord and Sequel takes most of a second, and
+# `accessbench methods` asks every time); a library found but broken is the worker's hello's to say.
 LIBRARY_PROBES = {
-    "ruby": ["ruby", "-e", "ARGV.each { |m| begin; require m; puts m; rescue LoadError; end }"],
+    "ruby": ["ruby", "-e", "ARGV.each { |m| puts m if ($LOAD_PATH.resolve_feature_path(m) rescue nil) || "
+             "Gem.find_files(m).any? }"],
     "perl": ["perl", "-e", "for (@ARGV) { print \"$_\\n\" if eval qq{require $_; 1} }"],
     "php": ["php", "-r", "foreach (array_slice($argv, 1) as $m) { if (extension_loaded($m)) echo $m, \"\\n\"; }"],
 }
