@@ -21,6 +21,8 @@ import (
 //
 // Each shape goes through GORM's API as its users call it: a select by primary key is
 // Take(&entity) with the key as conditions, any other select of equalities Find(&[]entity),
+// a select of some of the table's columns with Select(those columns) (the entity's other
+// fields left zero; a select of every column loads whole entities, SELECT *),
 // an insert Create(&entity), an update by key loads the entity (Take) then Model(&entity).
 // Updates the columns set, any other update or a delete Table(t).Where(…).Updates/Delete, a
 // batch CreateInBatches inside Transaction. A richer shape (ranges, OR, IN, LIKE, ordering,
@@ -53,6 +55,7 @@ type gormDriver struct {
 	// per step
 	ent     *entity
 	rd      *reader
+	cols    []string         // a select of some of the entity's columns: Select(…)'s; nil: whole entities
 	conds   []map[string]any // per operation: the where's columns and values
 	sets    []map[string]any // per operation: an update's columns and values
 	rows    reflect.Value    // insert: the entities to create, one per operation
@@ -120,14 +123,14 @@ func (d *gormDriver) settings() map[string]string {
 		"tls":          d.base + "'s, through the *sql.DB it opens (the layer has no TLS setting of its own): " + under["tls"],
 		"layer":        "gorm.io/gorm " + moduleVersion("gorm.io/gorm") + " over " + d.base,
 		"driver":       driverSettings,
-		"gorm.Config":  "SkipDefaultTransaction true (GORM otherwise wraps every Create/Update/Delete in BEGIN … COMMIT, two round trips the bare driver does not make; GORM's documentation advises turning it off for speed, and writes grouped by commit_every or a batch are in a transaction of their own); Logger logger.Discard (nothing logged, no slow-query timer); PrepareStmt as the mode says; QueryFields false (SELECT *); TranslateError false; CreateBatchSize 0 (CreateInBatches gives the size); NamingStrategy unused (every statement names its table with Table(t), a load's associations by the table set on their schemas, and every field its column by tag)",
+		"gorm.Config":  "SkipDefaultTransaction true (GORM otherwise wraps every Create/Update/Delete in BEGIN … COMMIT, two round trips the bare driver does not make; GORM's documentation advises turning it off for speed, and writes grouped by commit_every or a batch are in a transaction of their own); Logger logger.Discard (nothing logged, no slow-query timer); PrepareStmt as the mode says; QueryFields false (SELECT * for whole entities, a select of some columns by Select); TranslateError false; CreateBatchSize 0 (CreateInBatches gives the size); NamingStrategy unused (every statement names its table with Table(t), a load's associations by the table set on their schemas, and every field its column by tag)",
 		"entities":     fmt.Sprintf(layerEntities, d.base[3:], boolean),
 		"session":      "every operation starts a new chain from the root *gorm.DB (a new Statement): GORM has no identity map or result cache, so every read goes to the server",
-		"reads":        "select whose where is the table's primary key: Table(t).Where(map{key: value}).Take(&entity) (… LIMIT $n, the 1 bound); another select of ANDed equalities: Table(t).Where(map{column: value, …}).Find(&[]entity) (a scan: Find without Where); a richer select of one table's columns: Table(t).Where(\"id > ?\", x).Or(…).Order(\"id desc\").Limit(n).Offset(m).Find(&[]entity) (see shapes); whole entities (SELECT *, every column), each value read from the entity's field. A join, an aggregate or a GROUP BY: Table(t).Select(\"t.a, u.b, count(*) AS count …\").Joins(\"LEFT JOIN u ON …\").Where(…).Group(…).Order(…).Scan(&[]row), row a struct type made (reflect.StructOf) from the shape's items, one field per result column typed as the bare driver decodes it (an aggregate as the DBMS types it: count bigint, sum of integers bigint on PostgreSQL and DECIMAL on MariaDB, avg numeric …), Select naming with AS each column Scan maps to a field by name (an aggregate, a second id)",
+		"reads":        "select whose where is the table's primary key: Table(t).Where(map{key: value}).Take(&entity) (… LIMIT $n, the 1 bound); another select of ANDed equalities: Table(t).Where(map{column: value, …}).Find(&[]entity) (a scan: Find without Where); a richer select of one table's columns: Table(t).Where(\"id > ?\", x).Or(…).Order(\"id desc\").Limit(n).Offset(m).Find(&[]entity) (see shapes). A select of some of the table's columns adds Select([]string{\"id\", \"name\"}) to the chain, the step's columns (each once, quoted as the DBMS quotes names, which GORM writes as given), so that GORM sends SELECT \"id\",\"name\" FROM … and fills those fields of the entities, the others left zero (GORM adds no column, not even the key); SELECT * or a select of every column reads whole entities (SELECT *). Each value is read from the entity's field. A join, an aggregate or a GROUP BY: Table(t).Select(\"t.a, u.b, count(*) AS count …\").Joins(\"LEFT JOIN u ON …\").Where(…).Group(…).Order(…).Scan(&[]row), row a struct type made (reflect.StructOf) from the shape's items, one field per result column typed as the bare driver decodes it (an aggregate as the DBMS types it: count bigint, sum of integers bigint on PostgreSQL and DECIMAL on MariaDB, avg numeric …), Select naming with AS each column Scan maps to a field by name (an aggregate, a second id)",
 		"writes":       "insert: Table(t).Create(&entity) (no RETURNING: the key is given, autoIncrement off); update by primary key: Take(&entity) then Table(t).Model(&entity).Updates(map{column: value}) (a SELECT then an UPDATE of the columns set, WHERE the loaded key: load-modify-save as GORM users do, without Save's rewrite of every column); any other update of equalities: Table(t).Where(map{…}).Updates(map{…}); delete: Table(t).Where(map{…}).Delete(&entity); a richer update or delete: Table(t).Where(fragments…).Update(\"c\", value) / Updates(map{…}), an increment as gorm.Expr(\"c + ?\", x), or .Delete(&entity); without a WHERE under Session(AllowGlobalUpdate: true), GORM's switch for it",
 		"values":       "conditions and updated columns bound as the bare driver binds them (" + d.base + "'s parameters); a created entity's fields are set from the generated values through their sql.Scanner and bound as those sql.Null* (driver.Valuer) values",
 		"statements":   "a statement of no shape (or of a table the suite does not declare, or an aggregate of no known result type): Raw(sql, args...).Rows(), each row scanned into the sql.Null* destinations " + d.base + " uses (GORM's own scan into maps would read numeric as float64, losing digits), or Exec(sql, args...); its answers carry \"api\": \"raw\"",
-		"shapes":       "every feature but load-joined through GORM's chain (gorm_query.go), its fragments written once per step from the shape as GORM users write them, names quoted as the DBMS quotes them, every value bound: compare/between/like: Where(\"c > ?\", x), Where(\"c BETWEEN ? AND ?\", a, b), Where(\"c LIKE ?\", p); in: Where(\"c IN ?\", []any{…}) (GORM expands the slice); null: Where(\"c IS NULL\"); or: a group condition, Where(db.Where(a).Or(b)); a literal of the statement bound as a value; order: Order(\"c desc\") per column; limit/offset: Limit(n), Offset(m) (GORM binds them); group: Group(\"c\") per column; aggregate: Select(\"count(*) AS count, max(c) AS max\"); join/left-join: Joins(\"JOIN u ON u.k = t.f\") / Joins(\"LEFT JOIN …\"), the fragment written from the shape's join over the declared reference (GORM's Joins takes a fragment, or an association name for belongs-to and has-one); increment: gorm.Expr(\"c + ?\", x). The step's SQL text is never used but for Raw",
+		"shapes":       "every feature but load-joined through GORM's chain (gorm_query.go), its fragments written once per step from the shape as GORM users write them, names quoted as the DBMS quotes them, every value bound: select of some columns: Select([]string{\"id\", \"name\"}) (whole entities for every column); compare/between/like: Where(\"c > ?\", x), Where(\"c BETWEEN ? AND ?\", a, b), Where(\"c LIKE ?\", p); in: Where(\"c IN ?\", []any{…}) (GORM expands the slice); null: Where(\"c IS NULL\"); or: a group condition, Where(db.Where(a).Or(b)); a literal of the statement bound as a value; order: Order(\"c desc\") per column; limit/offset: Limit(n), Offset(m) (GORM binds them); group: Group(\"c\") per column; aggregate: Select(\"count(*) AS count, max(c) AS max\"); join/left-join: Joins(\"JOIN u ON u.k = t.f\") / Joins(\"LEFT JOIN …\"), the fragment written from the shape's join over the declared reference (GORM's Joins takes a fragment, or an association name for belongs-to and has-one); increment: gorm.Expr(\"c + ?\", x). The step's SQL text is never used but for Raw",
 		"load":         "associations: entities made with reflect.StructOf carry a has-many field per level (Posts []Post `gorm:\"foreignKey:user_id;references:id\"`), their schemas given their tables' names (a StructOf type has no name for the NamingStrategy and no TableName method); lazy: GORM has no lazy loading, so the N+1 a GORM user writes: Find(&users), then per parent db.Model(&user).Association(\"Posts\").Find(&user.Posts), per post db.Model(&post).Association(\"Comments\").Find(&post.Comments); selectin: Preload(\"Posts.Comments\").Find(&users) (a query per level, WHERE user_id IN (…) of the keys read); joined: unsupported (" + gormNoJoined + ")",
 		"counting":     "statements of verification passes: a callback registered after each of GORM's gorm:create, gorm:query (preloads' queries included), gorm:update, gorm:delete, gorm:row (Rows, Scan) and gorm:raw (Exec) when the pass begins and removed when it ends, so the timed loop runs without it; it counts the statements GORM builds and runs (not BEGIN/COMMIT, so batch and commit_every steps answer none)",
 		"transactions": "commit_every: db.Begin() / tx.Commit() (BEGIN/COMMIT), the operations on the transaction's *gorm.DB",
@@ -243,7 +246,7 @@ func (d *gormDriver) dbFor(st *step) *gorm.DB {
 }
 
 func (d *gormDriver) begin(st *step) error {
-	d.ent, d.rd, d.conds, d.sets, d.groups, d.rawArgs, d.raw = nil, nil, nil, nil, nil, nil, false
+	d.ent, d.rd, d.cols, d.conds, d.sets, d.groups, d.rawArgs, d.raw = nil, nil, nil, nil, nil, nil, nil, false
 	d.q, d.res, d.ld = nil, nil, nil
 	d.rows = reflect.Value{}
 	if st.kind == kExec && st.mode == mLiteral {
@@ -290,6 +293,7 @@ func (d *gormDriver) begin(st *step) error {
 			return unsupported("%v", err)
 		}
 		st.ncols = ncols
+		d.cols = gormSelect(sh, d.dbmsName)
 		d.conds = d.conditions(sh.where, 0)
 	case "insert":
 		n := len(st.params)
@@ -345,8 +349,9 @@ func (d *gormDriver) beginRich(st *step) error {
 			return unsupported("%v", err)
 		}
 		st.ncols = len(sh.columns)
+		d.cols = gormSelect(sh, d.dbmsName)
 	}
-	if d.q, err = gormQueryOf(sh, d.res, d.dbmsName); err != nil {
+	if d.q, err = gormQueryOf(sh, d.res, d.cols, d.dbmsName); err != nil {
 		return unsupported("%v", err)
 	}
 	return nil
@@ -433,7 +438,7 @@ func (d *gormDriver) run(st *step, i int, sk *sink) (int64, error) {
 	switch sh.kind {
 	case "select":
 		if st.kind == kExec && sh.byKey() {
-			row, found, err := d.take(g, sh, cond)
+			row, found, err := d.take(g, sh, d.cols, cond)
 			if !found || err != nil {
 				return 0, err
 			}
@@ -444,6 +449,9 @@ func (d *gormDriver) run(st *step, i int, sk *sink) (int64, error) {
 		}
 		rows := reflect.New(reflect.SliceOf(d.ent.typ))
 		q := g.Table(sh.table)
+		if d.cols != nil {
+			q = q.Select(d.cols)
+		}
 		if cond != nil {
 			q = q.Where(cond)
 		}
@@ -459,7 +467,7 @@ func (d *gormDriver) run(st *step, i int, sk *sink) (int64, error) {
 		return res.RowsAffected, res.Error
 	case "update":
 		if sh.byKey() { // load, then update the loaded entity's columns (load-modify-save)
-			row, found, err := d.take(g, sh, cond)
+			row, found, err := d.take(g, sh, nil, cond)
 			if !found || err != nil {
 				return 0, err
 			}
@@ -537,7 +545,7 @@ func (d *gormDriver) end(st *step) {
 		d.counting = false
 	}
 	d.sqlDriver.end(st)
-	d.ent, d.rd, d.conds, d.sets, d.groups, d.rawArgs = nil, nil, nil, nil, nil, nil
+	d.ent, d.rd, d.cols, d.conds, d.sets, d.groups, d.rawArgs = nil, nil, nil, nil, nil, nil, nil
 	d.q, d.res, d.ld = nil, nil, nil
 	d.rows = reflect.Value{}
 }
@@ -578,15 +586,41 @@ func (d *gormDriver) attach(p connPool) {
 
 func (d *gormDriver) classify(err error) *failure { return d.under.classify(err) }
 
-// take loads the one entity whose key the condition gives (GORM's Take: … LIMIT 1); found is
-// false, without an error, when there is none.
-func (d *gormDriver) take(g *gorm.DB, sh *shape, cond map[string]any) (reflect.Value, bool, error) {
+// take loads the one entity whose key the condition gives (GORM's Take: … LIMIT 1), only the
+// columns cols names when it names any (Select(cols)); found is false, without an error, when
+// there is none.
+func (d *gormDriver) take(g *gorm.DB, sh *shape, cols []string, cond map[string]any) (reflect.Value, bool, error) {
 	row := reflect.New(d.ent.typ)
-	err := g.Table(sh.table).Where(cond).Take(row.Interface()).Error
+	q := g.Table(sh.table)
+	if cols != nil {
+		q = q.Select(cols)
+	}
+	err := q.Where(cond).Take(row.Interface()).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return row, false, nil
 	}
 	return row, err == nil, err
+}
+
+// gormSelect: for a select of some of the table's columns, those columns, each once and quoted
+// as the DBMS quotes names, for Select([]string{…}) (GORM writes a name it is given quoted as
+// it is); nil for SELECT * or a select of every column, which loads whole entities.
+func gormSelect(sh *shape, dbms string) []string {
+	if sh.star {
+		return nil
+	}
+	seen := make(map[string]bool, len(sh.columns))
+	var cols []string
+	for _, c := range sh.columns {
+		if !seen[c] {
+			seen[c] = true
+			cols = append(cols, quoteName(c, dbms))
+		}
+	}
+	if len(cols) == len(sh.tableColumns) {
+		return nil
+	}
+	return cols
 }
 
 // shapes: GORM maps every shape feature through its chain and associations but a has-many

@@ -18,6 +18,7 @@ import (
 // operation's values bound, as a GORM user's code calls it:
 //
 //	db.Table(t).Where("id > ?", x).Order("id").Limit(100).Find(&entities)
+//	db.Table(t).Select([]string{"id", "name"}).Where("id > ?", x).Order("id").Limit(10).Find(&entities)
 //	db.Table(t).Where(db.Where("hair IS NULL").Or("name LIKE ?", p)).Where("id IN ?", ids).Find(&entities)
 //	db.Table(t).Select("users.id, …, posts.id AS posts_id, …").Joins("LEFT JOIN posts ON …").Where(…).Scan(&rows)
 //	db.Table(t).Select("post_id, count(*) AS count, max(id) AS max").Where(…).Group("post_id").Order("post_id").Scan(&rows)
@@ -29,7 +30,8 @@ import (
 // gormQuery is a step's chain: its fragments and where each value comes from.
 type gormQuery struct {
 	table   string
-	selects string // Select(…) for a join, aggregate or group (Scan into rows); "" for whole entities
+	selects string   // Select(…) for a join, aggregate or group (Scan into rows)
+	columns []string // Select([]string{…}) of a read of some of the entity's columns (Find); neither: whole entities
 	joins   []string
 	where   *gormCond // nil: none
 	groups  []string  // Group(…), one per column
@@ -55,9 +57,10 @@ type gormSet struct {
 }
 
 // gormQueryOf writes the chain's fragments from the shape; res is the row type of a join,
-// aggregate or group (its aliases name the result columns for Scan).
-func gormQueryOf(sh *shape, res *result, dbms string) (*gormQuery, error) {
-	q := &gormQuery{table: sh.table, limit: sh.limit, offset: sh.offset}
+// aggregate or group (its aliases name the result columns for Scan); columns, a read of some
+// of the entity's columns (gormSelect), nil for whole entities.
+func gormQueryOf(sh *shape, res *result, columns []string, dbms string) (*gormQuery, error) {
+	q := &gormQuery{table: sh.table, columns: columns, limit: sh.limit, offset: sh.offset}
 	qualified := len(sh.joins) > 0
 	name := func(c colRef) string {
 		if qualified {
@@ -181,8 +184,11 @@ func (c *gormCond) values(args []any) []any {
 // chain builds the step's query on g for one operation's values.
 func (d *gormDriver) chain(g *gorm.DB, q *gormQuery, args []any) *gorm.DB {
 	tx := g.Table(q.table)
-	if q.selects != "" {
+	switch {
+	case q.selects != "":
 		tx = tx.Select(q.selects)
+	case q.columns != nil:
+		tx = tx.Select(q.columns)
 	}
 	for _, j := range q.joins {
 		tx = tx.Joins(j)
@@ -369,7 +375,7 @@ func (d *gormDriver) beginLoad(st *step) error {
 		names = append(names, e.relName)
 	}
 	ld.preload = strings.Join(names, ".")
-	if ld.q, err = gormQueryOf(st.shape, nil, d.dbmsName); err != nil {
+	if ld.q, err = gormQueryOf(st.shape, nil, nil, d.dbmsName); err != nil {
 		return unsupported("%v", err)
 	}
 	d.ld = ld

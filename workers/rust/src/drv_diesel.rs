@@ -7,7 +7,9 @@
 //! built-in suites, with its entity, insertable row and changeset), a statement of the step's
 //! `shape` through its query DSL — `table.find(key).first` for a select by the table's key,
 //! `table.load` for one of every row, `table.into_boxed().filter(..)…load` (entities, every
-//! value read from the entity) for any other select, `insert_into(table).values(&row)`,
+//! value read from the entity) for any other select; a select of some of the table's columns
+//! through its select clause, `table.select(items).into_boxed()…` (`Items`: a dynamic select
+//! clause of those columns, rows read by name), `insert_into(table).values(&row)`,
 //! `update(table.find(key)).set(&changes)` (else `update(table).set(..).into_boxed()
 //! .filter(..)`), `delete` likewise, and a batch group as one `insert_into(table)
 //! .values(&rows)` (a multi-row INSERT) inside `Connection::transaction`. A statement of no
@@ -95,7 +97,7 @@ pub enum AggItem {
 }
 
 /// A select as Diesel's DSL builds it at run time: its condition, ordering (side, column,
-/// descending), page, the columns read (side, column), and an aggregate select's items, its
+/// descending), page, the columns read (side, column), and the items of a select clause, its
 /// GROUP BY column and, of each item, whether it holds bytes (MariaDB reports text of a
 /// binary collation as a blob: the suite's types tell them apart).
 pub struct Query {
@@ -107,6 +109,15 @@ pub struct Query {
     pub items: Vec<AggItem>,
     pub group: Option<usize>,
     pub bytes: Vec<bool>,
+}
+
+impl Query {
+    /// A select of one table (of `ncols` columns) read through a select clause of its items
+    /// rather than as whole entities: an aggregate, or some of the table's columns (a select
+    /// of every one, `*` or each listed, loads entities).
+    pub fn by_items(&self, ncols: usize) -> bool {
+        self.group.is_some() || self.items.iter().any(|i| !matches!(i, AggItem::Col(_))) || (0..ncols).any(|k| !self.out.iter().any(|o| o.1 == k))
+    }
 }
 
 /// A select clause of items chosen at run time: diesel-dynamic-schema's
@@ -339,9 +350,9 @@ pub trait TableOps<C>: Sync {
     fn columns(&self) -> &'static [&'static str];
     fn types(&self) -> &'static [&'static str];
     fn key(&self) -> &'static [&'static str];
-    /// `table.find(key).first::<Entity>`: the key values in the key's order
+    /// `table.find(key).first::<Entity>`: the key values in the key's order (a select of every column)
     fn get(&self, c: &mut C, key: &[&Gv], out: &[usize], sink: &mut Sink) -> Res<i64>;
-    /// `table.load::<Entity>`: every row (a where clause on other than the key is `query`'s)
+    /// `table.load::<Entity>`: every row, every column (a where clause on other than the key is `query`'s)
     fn scan(&self, c: &mut C, out: &[usize], sink: &mut Sink) -> Res<i64>;
     /// Every row of the step as the table's `New` (cols: each column's parameter)
     fn rows(&self, cols: &[Option<usize>], vals: &[Gv], np: usize) -> Res<Rows>;
@@ -353,9 +364,10 @@ pub trait TableOps<C>: Sync {
     /// `delete(table.find(key))`
     fn delete(&self, c: &mut C, key: &[&Gv]) -> Res<i64>;
     /// `table.into_boxed().filter(..).then_order_by(..).limit(..).offset(..).load::<Entity>`, the
-    /// query's columns read from each entity
+    /// query's columns read from each entity (a select of every column)
     fn query(&self, c: &mut C, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>;
-    /// `table[.group_by(col)].select(items).into_boxed()…load::<RawRow>`
+    /// `table[.group_by(col)].select(items).into_boxed()…load::<RawRow>`: an aggregate, or a
+    /// select of some of the table's columns (filtered, ordered and paged as `query`)
     fn aggregate(&self, c: &mut C, q: &Query, row: &[Gv], sink: &mut Sink) -> Res<i64>;
     /// `update(table).set(&changes[i]).into_boxed()`, `.filter(condition)` when there is one
     fn update_where(&self, c: &mut C, ch: &Rows, i: usize, f: Option<&RCond>, row: &[Gv]) -> Res<i64>;
@@ -1356,10 +1368,11 @@ pub enum How<C: 'static> {
     /// by the key (`table.find(key)`)
     Update { t: &'static dyn TableOps<C>, ch: Rows, key: Vec<usize> },
     Delete { t: &'static dyn TableOps<C>, key: Vec<usize> },
-    /// a select of one table's entities through the boxed DSL (a richer shape)
+    /// a select of one table's entities through the boxed DSL (a richer shape, every column)
     Query { t: &'static dyn TableOps<C>, q: Query },
-    /// an aggregate select (a dynamic select clause, `group_by`)
-    Aggregate { t: &'static dyn TableOps<C>, q: Query },
+    /// a select through a dynamic select clause of its items: some of the table's columns, or
+    /// aggregates (`group_by`)
+    Items { t: &'static dyn TableOps<C>, q: Query },
     /// a select over a join (`joinable!`), entity tuples
     Join { j: &'static dyn JoinOps<C>, q: Query },
     /// `update(table.filter(condition)).set(&changes)`: `set` the parameter (or literal) of each column set
@@ -1481,8 +1494,8 @@ fn rich<B: Be>(st: &Step, shape: &crate::step::Shape, t: &'static dyn TableOps<B
         (Kind::Scan, "select") | (Kind::Exec, "select") if st.kind == Kind::Scan || st.reads() => match shape.joins.as_slice() {
             [] => {
                 let q = query_of(shape, &one, DIESEL_AGG)?;
-                if q.items.iter().any(|i| !matches!(i, AggItem::Col(_))) || q.group.is_some() {
-                    How::Aggregate { t, q }
+                if q.by_items(t.columns().len()) {
+                    How::Items { t, q }
                 } else {
                     How::Query { t, q }
                 }
@@ -1593,8 +1606,9 @@ fn how<B: Be>(st: &Step) -> Res<How<B::Conn>> {
         return Ok(raw());
     };
     // a plain where clause (columns = markers, ANDed) on exactly the key is `table.find(key)`, and
-    // none at all on a select is `table.load`: static queries, as Diesel's users write these; any
-    // other condition goes the way of a richer one (`rich`: the boxed DSL, `.filter(condition)`)
+    // none at all on a select is `table.load`: static queries, as Diesel's users write these (a
+    // select of every column; of some, their select clause); any other condition goes the way of
+    // a richer one (`rich`: the boxed DSL, `.filter(condition)`)
     let Some(plain_where) = shape.where_.as_ref() else { return rich::<B>(st, shape, t, raw()) };
     let np = st.nparams;
     let cols = |names: &[String]| names.iter().map(|c| position(t, c)).collect::<Res<Vec<_>>>();
@@ -1618,9 +1632,17 @@ fn how<B: Be>(st: &Step) -> Res<How<B::Conn>> {
     Ok(match (st.kind, shape.kind.as_str(), by_key()) {
         (Kind::Scan, "select", key) | (Kind::Exec, "select", key) if st.kind == Kind::Scan || st.reads() => {
             let out = cols(&shape.columns)?;
+            let whole = (0..t.columns().len()).all(|k| out.contains(&k));
             match key {
-                Some(key) => How::Get { t, key, out },
-                None if plain_where.is_empty() => How::Scan { t, out },
+                Some(key) if whole => How::Get { t, key, out },
+                None if whole && plain_where.is_empty() => How::Scan { t, out },
+                // some of the columns by the key: their select clause, filtered by the key and
+                // LIMIT 1, as `table.find(key).select(columns).first()` sends it
+                Some(_) => {
+                    let mut q = query_of(shape, &[Side::of(&shape.table, t)], DIESEL_AGG)?;
+                    q.limit = Some(Operand::Value(Gv::Int(1)));
+                    How::Items { t, q }
+                }
                 None => return rich::<B>(st, shape, t, raw()),
             }
         }
@@ -1713,7 +1735,7 @@ impl<B: Be> Client for DieselClient<'_, B> {
             How::Update { t, ch, key } => t.update(c, ch, i, &at(row, key)),
             How::Delete { t, key } => t.delete(c, &at(row, key)),
             How::Query { t, q } => t.query(c, q, row, sink),
-            How::Aggregate { t, q } => t.aggregate(c, q, row, sink),
+            How::Items { t, q } => t.aggregate(c, q, row, sink),
             How::Join { j, q } => j.query(c, q, row, sink),
             How::UpdateWhere { t, ch, f } => t.update_where(c, ch, i, f.as_ref(), row),
             How::Increment { t, col, arg, f } => t.increment(c, *col, arg.of(row), f.as_ref(), row),
@@ -1788,8 +1810,8 @@ impl<B: Be> Method for Diesel<B> {
                 "mariadb" => schema::mysql::TABLES.join(", "),
                 _ => schema::sqlite::TABLES.join(", "),
             }, B::relations().join(", "))),
-            ("reads", "a select whose where is the table's key: table.find(key).first::<Entity>(conn).optional(); a select of equalities (a scan too): table.filter(col.eq(v).and(…)).load::<Entity>(conn) (the filter a Box<dyn BoxableExpression>, as Diesel builds one from values known at run time), table.load without a where; every value read from the entity's field (a select of some of its columns loads the entity: Diesel's default select clause, every column)".into()),
-            ("shapes", "a richer select through the boxed DSL: table.into_boxed(), .filter(condition) (a tree of Box<dyn BoxableExpression>: col.nullable().eq/ne/lt/le/gt/ge(v), .between(a, b), .eq_any(values) (IN; = ANY($1) on PostgreSQL), .is_null(), .is_not_null(), .like(pattern), combined with .and/.or), .then_order_by(col.asc()/.desc()), .limit(n), .offset(m), .load::<Entity>; a join: from.inner_join(to) / from.left_join(to) over joinable!, .into_boxed(), filtered, ordered and paged the same way, .load::<(Entity, Entity)> / <(Entity, Option<Entity>)>, the statement's columns read from the entities; an aggregate: table[.group_by(col)].select(items).into_boxed() with items a dynamic select clause (diesel-dynamic-schema's DynamicSelectClause, extended to aggregates: the columns, count_star(), count(col), sum, avg (Foldable types), min, max (SqlOrd types: not Numeric, whose SqlOrd Diesel lacks)), rows read as QueryableByName by the type the backend reports; generated per table and column by build.rs (Diesel's types are static: each column's comparisons, orderings and aggregates are written out). Not generated: a join of three or more tables, GROUP BY of several columns, an aggregate over a join (answered unsupported with the reason)".into()),
+            ("reads", "a select of every column of the table (* or each listed) whose where is the table's key: table.find(key).first::<Entity>(conn).optional(); of equalities (a scan too): table.filter(col.eq(v).and(…)).load::<Entity>(conn) (the filter a Box<dyn BoxableExpression>, as Diesel builds one from values known at run time), table.load without a where; every value read from the entity's field. A select of some of the table's columns reads those only, through a select clause: table.select(items).into_boxed() (items a dynamic select clause of the columns, diesel-dynamic-schema's DynamicSelectClause), .filter(…) (by the key: .filter(key.eq(v)).limit(1), the SELECT … WHERE key = $1 LIMIT $2 of table.find(key).select(columns).first()), no filter for a scan, .load::<Row>() into a QueryableByName row read by the type the backend reports (on MariaDB text and bytes told apart by the suite's types)".into()),
+            ("shapes", "a richer select through the boxed DSL: table.into_boxed(), .filter(condition) (a tree of Box<dyn BoxableExpression>: col.nullable().eq/ne/lt/le/gt/ge(v), .between(a, b), .eq_any(values) (IN; = ANY($1) on PostgreSQL), .is_null(), .is_not_null(), .like(pattern), combined with .and/.or), .then_order_by(col.asc()/.desc()), .limit(n), .offset(m), .load::<Entity> (a select of every column; of some of them: table.select(items).into_boxed() with items the dynamic select clause of those columns, filtered, ordered and paged the same way, .load::<Row>() as for an aggregate); a join: from.inner_join(to) / from.left_join(to) over joinable!, .into_boxed(), filtered, ordered and paged the same way, .load::<(Entity, Entity)> / <(Entity, Option<Entity>)>, the statement's columns read from the entities; an aggregate: table[.group_by(col)].select(items).into_boxed() with items a dynamic select clause (diesel-dynamic-schema's DynamicSelectClause, extended to aggregates: the columns, count_star(), count(col), sum, avg (Foldable types), min, max (SqlOrd types: not Numeric, whose SqlOrd Diesel lacks)), rows read as QueryableByName by the type the backend reports; generated per table and column by build.rs (Diesel's types are static: each column's comparisons, orderings and aggregates are written out). Not generated: a join of three or more tables, GROUP BY of several columns, an aggregate over a join (answered unsupported with the reason)".into()),
             ("writes", "insert: insert_into(table).values(&row).execute (the row built from the parameters before the clock); update by the key: update(table.find(key)).set(&changes).execute; any other update: update(table.filter(…)).set(&changes) (the filter a condition tree as for selects); an increment: update(table.filter(…)).set(col.eq(col + v)) (generated per numeric column; with other assignments: unsupported); delete: delete(table.find(key)) or delete(table.filter(…))".into()),
             ("load", "through the associations (belongs_to, generated from the suites' references): the parents by the boxed select of their shape; lazy = per parent Child::belonging_to(&parent).load (and per child for grandchildren): N+1; selectin = Child::belonging_to(&parents).load then grouped_by(&parents) per level (Diesel's documented eager loading: one query per level, = ANY($1) / IN (…)); joined = parent.left_join(child.left_join(grandchild)).into_boxed() filtered as the parents, loaded as (Parent, Option<(Child, Option<Grandchild>)>) and grouped by hand, each entity once by its key (a HashSet per level); every entity read from its fields; statements counted with Diesel's Instrumentation (set_instrumentation, its StartQuery events) on the verification pass only".into()),
             ("counting", "verification passes count the statements Diesel runs with its Instrumentation (Connection::set_instrumentation with a closure counting StartQuery events), installed on the pass's connection and replaced by a no-op one after it; the timed passes run without it".into()),

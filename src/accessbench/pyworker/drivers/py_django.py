@@ -7,7 +7,8 @@ made when a step first needs them, from the step's ``shape`` (each table's colum
 types, its primary key and the columns referencing other tables, which become ForeignKeys;
 ``Meta.managed = False``); each step kind goes through the ORM's own API: ``objects.get(pk=…)``
 for a read by key, a QuerySet — ``filter``/``Q``/``order_by``/slicing, ``values_list`` across
-relations, ``values().annotate()`` for a GROUP BY — for any other select (``Query``),
+relations, ``values().annotate()`` for a GROUP BY — for any other select (``Query``), both with
+``only(…)`` where the step reads some of a table's columns into model instances,
 ``objects.create`` for an insert, get / set / ``save(update_fields=…)`` for an update by key,
 ``QuerySet.update`` / ``delete`` otherwise, and ``bulk_create`` in ``transaction.atomic()`` for
 a batch group; associations load through the reverse relations, lazily or with
@@ -133,9 +134,11 @@ API = {
     "cursor": "a new Django cursor per statement (the ORM's own way), client-side (buffered), text results",
     "no identity map": "Django has none: each operation builds and evaluates a new QuerySet (its result "
                        "cache lives and dies with it), so no read is answered from a cache; no query cache",
-    "reads": "by primary key: Model.objects.get(pk=key) (Django adds LIMIT 21); a select of one table's "
-             "columns: Model.objects.filter(...).order_by(...)[offset:offset + limit] iterated into model "
-             "instances (every column of the table loaded), each value read from the instance's attribute; "
+    "reads": "by primary key: Model.objects.only('a', 'b').get(pk=key) (Django adds LIMIT 21); a select of "
+             "one table's columns: Model.objects.filter(...).only('a', 'b').order_by(...)[offset:offset + limit] "
+             "iterated into model instances, each value read from the instance's attribute; only() of the step's "
+             "columns, to which Django adds the primary key (the other fields deferred, never read); SELECT * or "
+             "every column: no only(), whole instances; "
              "joins: filter(...).values_list('col', 'fk__col', 'related__col') through the ForeignKeys; "
              "aggregates: values('group col').annotate(Count('*'), Max('col')…).values_list(…) for GROUP BY, "
              "aggregate(…) without one (Avg of integers and Sum of bigints with output_field=DecimalField(), "
@@ -404,11 +407,11 @@ class Driver(BaseDriver):
         found = self._by_key(shape)
         if found is None:
             return Query(self.name, shape, models).reader()
-        names, pk = [mapped.attr[i["column"]] for i in shape["items"]], self._pk
+        names, pk, only = [mapped.attr[i["column"]] for i in shape["items"]], self._pk, mapped.only(shape)
 
         def get(args):
             try:
-                row = objects.get(pk=pk(shape, found, args))
+                row = (objects.only(*only) if only else objects).get(pk=pk(shape, found, args))
             except model.DoesNotExist:
                 return []
             return [tuple(getattr(row, name) for name in names)]
@@ -532,6 +535,14 @@ class Mapped:
             taken |= {fk, f"{fk}_id"}
             self.fk[column], self.attr[column], self.null[column] = fk, f"{fk}_id", False
 
+    def only(self, shape: dict) -> list[str]:
+        """The fields ``only()`` takes for a select of some of the table's columns (Django adds the
+        primary key); none for ``SELECT *`` or every column, read as whole instances."""
+        columns = [i["column"] for i in shape["items"]]
+        if shape.get("star") or set(columns) >= set(shape["table_columns"]):
+            return []
+        return list(dict.fromkeys(self.fk.get(c) or self.attr[c] for c in columns))
+
 
 def models_of(tables: dict[str, dict]) -> dict[str, Mapped]:
     """The models of a group of tables, in an app registry of their own (with an app config, so
@@ -577,8 +588,9 @@ class Query:
     where the field is nullable: SQL's ``<>`` never keeps NULL, Django's negation would); joins
     through the ForeignKeys, a forward one by its name (INNER JOIN: the ForeignKey is not null),
     a reverse one by its related name (LEFT OUTER JOIN; ``rel__isnull=False`` makes it the inner
-    join SQL asks for); ``order_by('-x')``; slicing for LIMIT/OFFSET; ``values(…).annotate(…)``
-    for GROUP BY, ``aggregate(…)`` without one, ``values_list`` for the rest."""
+    join SQL asks for); ``order_by('-x')``; slicing for LIMIT/OFFSET; ``only(…)`` for model
+    instances of some of the table's columns; ``values(…).annotate(…)`` for GROUP BY,
+    ``aggregate(…)`` without one, ``values_list`` for the rest."""
 
     def __init__(self, who: str, shape: dict, models: dict[str, Mapped]) -> None:
         self.who, self.shape, self.models = who, shape, models
@@ -679,8 +691,14 @@ class Query:
         shape, items = self.shape, self.shape["items"]
         if not shape.get("joins") and not shape.get("group") and all("fn" not in i for i in items):
             mapped = self.models[shape["table"]]
-            names = [mapped.attr[i["column"]] for i in items]
-            return lambda args: [tuple(getattr(row, n) for n in names) for row in self.page(self.filtered(args), args)]
+            names, only = [mapped.attr[i["column"]] for i in items], mapped.only(shape)
+
+            def entities(args):
+                query = self.filtered(args)
+                if only:
+                    query = query.only(*only)
+                return [tuple(getattr(row, n) for n in names) for row in self.page(query, args)]
+            return entities
         aggregates = {f"abagg{k}": self._aggregate(i) for k, i in enumerate(items) if "fn" in i}
         names = [f"abagg{k}" if "fn" in i else self.path(i) for k, i in enumerate(items)]
         if not aggregates:  # a join: values_list across the relations

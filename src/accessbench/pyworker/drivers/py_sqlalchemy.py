@@ -567,9 +567,13 @@ class OrmLayer(CoreLayer):
                         "after the child table",
             "session": "a new Session per operation on the worker's connection (a session per request): its identity "
                        "map starts empty, so no read is answered from it; autoflush and expire_on_commit as default",
-            "reads": "by primary key: session.get(Entity, key); a select of one table's columns: "
-                     "session.scalars(select(Entity).where(...).order_by(...).limit(...).offset(...)), each value "
-                     "read from the entity's attribute; joins and aggregates: session.execute(select(Entity.a, "
+            "reads": "by primary key: session.get(Entity, key, options=[load_only(Entity.a, Entity.b)]); a select "
+                     "of one table's columns: session.scalars(select(Entity).options(load_only(Entity.a, Entity.b))"
+                     ".where(...).order_by(...).limit(...).offset(...)), each value read from the entity's attribute; "
+                     "load_only of the step's columns (the option built once per step, with the statement), to which "
+                     "SQLAlchemy adds the primary key (the identity map needs it); SELECT * or every column: no "
+                     "option, "
+                     "whole entities; joins and aggregates: session.execute(select(Entity.a, "
                      "Other.b, func.count()…).select_from(Entity).join(Other, Entity.k == Other.fk, isouter=…)"
                      ".where(...).group_by(...).order_by(...)), Row objects; the conditions as Core's (statements)",
             "writes": "insert: session.add(Entity(...)), commit; update by primary key: session.get, set the "
@@ -627,6 +631,15 @@ class OrmLayer(CoreLayer):
         """A select the ORM answers with entities: of columns of its one table, no aggregate, no group."""
         return (not shape.get("joins") and not shape.get("group")
                 and all("fn" not in i and i["table"] == shape["table"] for i in shape["items"]))
+
+    def _load_only(self, entity, shape: dict) -> list:
+        """``[load_only(Entity.a, …)]`` for an entities read of some of its table's columns, as
+        SQLAlchemy's users load part of an entity (SQLAlchemy selects the primary key besides);
+        none for ``SELECT *`` or every column, read as whole entities."""
+        columns = [i["column"] for i in shape["items"]]
+        if shape.get("star") or not self._entities_read(shape) or set(columns) >= set(shape["table_columns"]):
+            return []
+        return [sa.orm.load_only(*(getattr(entity, c) for c in dict.fromkeys(columns)))]
 
     @staticmethod
     def _by_key(shape: dict) -> dict[str, int] | None:
@@ -690,14 +703,14 @@ class OrmLayer(CoreLayer):
                     return session.execute(statement, values(args)).all()
             return raw
         entity = self._entity_of(shape["table"], shape)
-        columns = [i["column"] for i in shape["items"]]
+        columns, only = [i["column"] for i in shape["items"]], self._load_only(entity, shape)
         found = self._by_key(shape)
         if found is not None:
             key = [found[k] for k in shape["key"]]
 
             def get(args):
                 with Session(conn) as session:
-                    row = session.get(entity, tuple(args[i] for i in key))
+                    row = session.get(entity, tuple(args[i] for i in key), options=only)
                     return [] if row is None else [tuple(getattr(row, c) for c in columns)]
             return get
         if not self._entities_read(shape):
@@ -708,6 +721,7 @@ class OrmLayer(CoreLayer):
                     return session.execute(statement, values(args)).all()
             return rows
         statement, values = self._orm_statement(shape, whole=True)
+        statement = statement.options(*only)
 
         def select(args):
             with Session(conn) as session:

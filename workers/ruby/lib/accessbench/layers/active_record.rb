@@ -191,8 +191,9 @@ module Accessbench
         main = q.main
         pairs = q.pairs
         columns = s['items'].map { |i| i['column'] }
+        star = s['star']
         lambda do |args|
-          record = main.find_by(pairs.to_h { |c, i| [c, args[i]] })
+          record = (star ? main : main.select(*columns)).find_by(pairs.to_h { |c, i| [c, args[i]] })
           record ? [columns.map { |c| record[c] }] : []
         end
       end
@@ -295,7 +296,8 @@ module Accessbench
                           'connection checked out at connect; the models reach it through ' \
                           'ActiveRecord::Base.connection_handler (set before the clock)',
           'query cache' => 'off (ActiveRecord enables it only inside a Rails executor; never enabled here)',
-          'reads' => 'select by key: Model.find_by(key: value) (its cached find_by statement); entity selects: ' \
+          'reads' => 'select by key: Model.find_by(key: value) (its cached find_by statement), Model.select(columns)' \
+                     '.find_by(key: value) for some of the columns; entity selects: ' \
                      'Model.where(...).order(...).limit(...).offset(...) (select(columns) unless *), each value read ' \
                      'through record[column]; joins: joins/left_joins(association); count/minimum/maximum/average ' \
                      'alone: the calculation; sum, aggregates with group and joined columns: pluck of Arel nodes; ' \

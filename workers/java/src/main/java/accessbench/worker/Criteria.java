@@ -24,9 +24,12 @@ import org.hibernate.query.criteria.HibernateCriteriaBuilder;
 
 /** A shape (PROTOCOL.md, Shapes) as Hibernate's JPA Criteria API builds it, one query per
  * operation, as an application's repository method builds it on each call:
- * - a select of one table's columns (no join, aggregate or group) reads entities —
- *   createQuery(Entity), from(Entity), select(root) — each value from its entity's field;
- * - any other select is a projection: createTupleQuery() with multiselect of the items (paths,
+ * - a select of every column of one table (star, or each one listed; no join, aggregate or group)
+ *   reads entities — createQuery(Entity), from(Entity), select(root) — each value from its
+ *   entity's field;
+ * - any other select is a projection — a select of some of a table's columns too, since
+ *   Hibernate has no partial load of entities that its users write: createTupleQuery() with
+ *   multiselect of the items (paths,
  *   cb.count(), cb.count/sum/avg(path), cb.min/max (numbers) or cb.least/greatest (others)),
  *   joins through the entities' mapped associations (from.join("posts_by_user_id",
  *   JoinType.LEFT): the @OneToMany Set, or the @ManyToOne of the referencing side), groupBy;
@@ -42,7 +45,7 @@ final class Criteria {
     private final Shape sh;
     private final Map<String, Entities.Entity_> entities;
     final Entities.Entity_ root;
-    final boolean entityResult;     // select: entities of the root (no join, aggregate or group)
+    final boolean entityResult;     // select: entities of the root (every column; no join, aggregate or group)
     final Field[] readFields;       // an entity result's field per item
     private final boolean[] decimalSum; // a projection's item: a sum of integers the DBMS gives as an exact decimal
 
@@ -65,7 +68,8 @@ final class Criteria {
         for (Shape.Assign a : sh.set())
             type(new Shape.Col(sh.table(), a.column()));
         boolean aggregates = sh.items().stream().anyMatch(Shape.Item::aggregate);
-        entityResult = sh.kind().equals(Shape.SELECT) && sh.joins().isEmpty() && sh.group().isEmpty() && !aggregates;
+        entityResult = sh.kind().equals(Shape.SELECT) && sh.joins().isEmpty() && sh.group().isEmpty() && !aggregates
+                && wholeRows(sh);
         readFields = new Field[entityResult ? sh.items().size() : 0];
         decimalSum = new boolean[sh.items().size()];
         for (int k = 0; k < sh.items().size(); k++) {
@@ -85,6 +89,11 @@ final class Criteria {
                 decimalSum[k] = it.fn().equals("sum") && integral && over.exactSum(declared);
             }
         }
+    }
+
+    /** a select of every column of its table (star, or each one listed): its rows are entities */
+    static boolean wholeRows(Shape sh) {
+        return sh.star() || sh.columns().containsAll(sh.tableColumns());
     }
 
     private Entities.Entity_ entity(String table) throws WorkerError {

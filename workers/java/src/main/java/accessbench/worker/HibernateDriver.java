@@ -29,9 +29,10 @@ import org.hibernate.service.UnknownUnwrapTypeException;
 /** java-hibernate+pgjdbc, java-hibernate+mariadb: Hibernate ORM over the bare methods' JDBC
  * drivers, used as its users use it — JPA entities (one per table of the suite, made at run time
  * from the tables the steps name, with their associations: Entities), a new Session (persistence
- * context) per operation, and the step's shape done through Hibernate's own API: a select by
- * primary key is session.find, any other select a JPA Criteria query (Criteria) into entities or
- * tuples, an insert persist + commit, an update by key find, set the fields, commit (dirty
+ * context) per operation, and the step's shape done through Hibernate's own API: a select of
+ * every column by primary key is session.find, any other select a JPA Criteria query (Criteria)
+ * into entities (every column of one table) or tuples (some of its columns, or a join, an
+ * aggregate, a group: Hibernate has no partial load of entities), an insert persist + commit, an update by key find, set the fields, commit (dirty
  * checking), a delete by key find, remove, commit, other updates and deletes Criteria mutation
  * queries (CriteriaUpdate, CriteriaDelete), a batch group persist per row in one transaction
  * (JDBC batching on); a load through the entities' @OneToMany Sets (lazily touched, join fetched,
@@ -289,12 +290,14 @@ final class HibernateDriver extends LayerDriver {
                 + "translates the criteria tree to SQL at each execution (hibernate.criteria.plan_cache_enabled=false, "
                 + "its default); marker values bound through cb.value (JDBC parameters, each converted to its "
                 + "attribute's Java type), the statement's literals as cb.literal");
-        s.put("reads", "a select whose where is exactly the primary key: session.find(Entity, id) (an @IdClass instance "
-                + "for a composite key), no transaction (autocommit); a select of one table's columns (plain, ranges, "
-                + "IN, IS NULL, LIKE, OR, ORDER BY, a page), and a scan: createQuery(Entity) … select(root) into "
-                + "entities, every value read from the entity's field (the entity's every column is selected, as an "
-                + "ORM loads entities); a select with a join, an aggregate or GROUP BY: a projection, "
-                + "createTupleQuery() with multiselect of the items (root.get(attribute), cb.count(), cb.count/sum/avg "
+        s.put("reads", "no transaction (autocommit); a select of every column of one table (SELECT *, or each one "
+                + "listed) whose where is exactly the primary key: session.find(Entity, id) (an @IdClass instance for a "
+                + "composite key); any other select of every column of one table (plain, ranges, IN, IS NULL, LIKE, "
+                + "OR, ORDER BY, a page), and such a scan: createQuery(Entity) … select(root) into entities, every "
+                + "value read from the entity's field; a select of some of a table's columns (by key too: Hibernate "
+                + "has no partial load of entities, so its users project), or with a join, an aggregate or GROUP BY: "
+                + "a projection, only the items selected: createTupleQuery() with multiselect of the items "
+                + "(root.get(attribute), cb.count(), cb.count/sum/avg "
                 + "(path), cb.min/max for numbers and cb.least/greatest for other types: min()/max() in SQL), joins "
                 + "through the mapped associations (from.join(\"<table>_by_<column>\", JoinType.LEFT|INNER) for the "
                 + "@OneToMany side, from.join(\"<column>_ref\") for the @ManyToOne side), groupBy, orderBy(cb.asc|"
@@ -408,7 +411,7 @@ final class HibernateDriver extends LayerDriver {
                     criteria = new Criteria(sh, entities, over);
                     load(st, entities);
                     way = Way.LOAD;
-                } else if (sh.byKey()) {
+                } else if (sh.byKey() && Criteria.wholeRows(sh)) {
                     readFields = new Field[sh.columns().size()];
                     for (int k = 0; k < readFields.length; k++)
                         readFields[k] = column(e, sh.columns().get(k)); // checks the column
