@@ -82,8 +82,8 @@ def layers_on_postgresql(language: str) -> list[str]:
 def logged_statements(datadir_parent: str) -> list[str]:
     """Each statement the server logged (``statement:`` and ``execute …:`` lines, with their
     continuation lines), as sent."""
-    text = "".join(open(p, errors="replace").read() for p in glob.glob(os.path.join(datadir_parent, "**", "*.log"),
-                                                                      recursive=True))
+    text = "".join(Path(p).read_text(errors="replace")
+                   for p in glob.glob(os.path.join(datadir_parent, "**", "*.log"), recursive=True))
     statements, current = [], None
     for line in text.splitlines():
         m = re.search(r"LOG:\s+(?:statement|execute [^:]*): (.*)$", line)

@@ -44,6 +44,14 @@ SHAPE_FEATURES = ("select", "get", "where", "star", "compare", "between", "in", 
                   "delete", "load-lazy", "load-joined", "load-selectin")
 
 
+def some_columns(shape: dict) -> list[str]:
+    """The columns of a select that reads some of its table's columns, each once, in order: what
+    a layer loads part of an entity by (load_only, only()); none for ``SELECT *`` or every
+    column, read as whole entities (PROTOCOL.md, Shapes)."""
+    columns = list(dict.fromkeys(i["column"] for i in shape["items"]))
+    return [] if shape.get("star") or set(columns) >= set(shape["table_columns"]) else columns
+
+
 def shapes(unsupported: dict[str, str]) -> dict:
     """``capabilities.shapes`` of a layer that maps every feature but ``unsupported`` (each with why)."""
     return {"maps": [f for f in SHAPE_FEATURES if f not in unsupported], "unsupported": dict(unsupported)}

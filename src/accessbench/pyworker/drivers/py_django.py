@@ -39,7 +39,7 @@ from django.db.models import Avg, Count, F, Max, Min, Q, Sum
 
 from ..association import Statements
 from ..base import Driver as BaseDriver
-from ..base import Op, Unsupported, shapes
+from ..base import Op, Unsupported, shapes, some_columns
 from .pg import LIBPQ_READ_ONLY, connect_kwargs, libpq_tls, libpq_version, tls_setting
 
 ALIAS = "default"  # the database the ORM uses when a query names none
@@ -538,10 +538,7 @@ class Mapped:
     def only(self, shape: dict) -> list[str]:
         """The fields ``only()`` takes for a select of some of the table's columns (Django adds the
         primary key); none for ``SELECT *`` or every column, read as whole instances."""
-        columns = [i["column"] for i in shape["items"]]
-        if shape.get("star") or set(columns) >= set(shape["table_columns"]):
-            return []
-        return list(dict.fromkeys(self.fk.get(c) or self.attr[c] for c in columns))
+        return list(dict.fromkeys(self.fk.get(c) or self.attr[c] for c in some_columns(shape)))
 
 
 def models_of(tables: dict[str, dict]) -> dict[str, Mapped]:

@@ -31,7 +31,7 @@ from sqlalchemy.pool import NullPool
 
 from ...protocol.sqltext import as_sqlite, count_markers
 from ..association import Statements, loader
-from ..base import Driver, Op, Unsupported, shapes
+from ..base import Driver, Op, Unsupported, shapes, some_columns
 from . import mysql, sqlite
 from .pg import LIBPQ_READ_ONLY, connect_kwargs, tls_setting
 from .py_sqlite3 import STATEMENT_CACHE
@@ -636,10 +636,8 @@ class OrmLayer(CoreLayer):
         """``[load_only(Entity.a, …)]`` for an entities read of some of its table's columns, as
         SQLAlchemy's users load part of an entity (SQLAlchemy selects the primary key besides);
         none for ``SELECT *`` or every column, read as whole entities."""
-        columns = [i["column"] for i in shape["items"]]
-        if shape.get("star") or not self._entities_read(shape) or set(columns) >= set(shape["table_columns"]):
-            return []
-        return [sa.orm.load_only(*(getattr(entity, c) for c in dict.fromkeys(columns)))]
+        columns = some_columns(shape) if self._entities_read(shape) else []
+        return [sa.orm.load_only(*(getattr(entity, c) for c in columns))] if columns else []
 
     @staticmethod
     def _by_key(shape: dict) -> dict[str, int] | None:
