@@ -117,6 +117,8 @@ def test_hostage_runs_the_papers_grid_in_full_and_its_corners_with_quick_each_po
     assert quick.target == ["postgresql", "mariadb"] and "wire-floor" in quick.method
     mine = run_arguments(RECIPES["hostage"], Namespace(**{**vars(given), "quick": True, "path": ["tcp"]}))
     assert mine.path == ["tcp"]  # --path as `run` takes it: the user's own
+    servers = run_arguments(RECIPES["hostage"], Namespace(**{**vars(given), "target": ["postgresql", "mariadb"]}))
+    assert servers.path == full.path[:-1]  # the study's in-process reads left out where only servers are named
 
 
 def test_show_reads_the_newest_complete_reproduction_not_a_later_interrupted_one():

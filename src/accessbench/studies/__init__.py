@@ -202,10 +202,11 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         names = [m.name for m in select(names) if not m.missing()] or names
     # --target, --path, --method as `run` takes them: the study on the user's own server
     targets = (recipe.quick_targets or recipe.targets) if quick else recipe.targets
+    given = getattr(args, "target", None)
     return argparse.Namespace(
         store=args.store, suite=recipe.suite, method=getattr(args, "method", None) or names,
-        target=getattr(args, "target", None) or targets,
-        path=getattr(args, "path", None) or (recipe.quick_paths if quick else None) or recipe.paths,
+        target=given or targets,
+        path=getattr(args, "path", None) or _offered((recipe.quick_paths if quick else None) or recipe.paths, given),
         trials=recipe.trials if quick else recipe.full_trials or recipe.trials,
         precision=0.0 if quick or recipe.full_trials else None, budget=None, max_trials=None,
         warmup=None if quick else recipe.full_warmup,
@@ -215,6 +216,24 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         allow_idle_halt=getattr(args, "allow_idle_halt", None), step=recipe.quick_steps if quick else None,
         label=LABEL.format(study=recipe.study),
         width=getattr(args, "width", None), wide=False)
+
+
+def _offered(paths: list[str] | None, targets: list[str] | None) -> list[str] | None:
+    """A study's own paths, less those none of the targets the user gave can carry (the hostage
+    study's in-process reads where only servers are named): the study's paths are its default,
+    not a demand, and `run` refuses a named path no target offers. A target that cannot be made
+    here keeps them all (`run` says why it cannot)."""
+    from .. import targets as targets_mod
+    from ..paths import parse
+    from ..targets.base import TargetUnavailable
+
+    if not paths or not targets:
+        return paths
+    try:
+        offered = {ride for spec in targets for ride in targets_mod.make(spec).paths}
+    except (TargetUnavailable, InputError):
+        return paths
+    return [p for p in paths if parse(p).rides_on in offered] or paths
 
 
 def study_run(stored) -> "claims.StudyRun":
