@@ -5,6 +5,10 @@ every read verified."""
 
 from __future__ import annotations
 
+import json
+import socket
+import sqlite3
+
 import pytest
 
 from accessbench.protocol import generators
@@ -128,3 +132,62 @@ def test_php_python_and_node_pages_pass_each_test_on_postgresql_and_mariadb_read
     assert len(cells) == 24 and all(c["status"] == "ok" for c in cells.values()), cells
     for step in steps.split(","):  # the same keys, data and numbers: the same reads in each language, on either DBMS
         assert len({c["checksum"] for (t, m, s), c in cells.items() if s == step}) == 1
+    # every page said where each request's time went, read on one of the load's connections: the
+    # database's time inside the page's, the page's inside the round trip
+    with sqlite3.connect(store) as db:
+        trials = db.execute("SELECT c.method, c.step, t.n, t.sampled FROM trials t JOIN cells c ON c.id = t.cell_id"
+                            " WHERE t.phase = 'trial'").fetchall()
+    assert len(trials) == 24
+    for method, step, n, text in trials:
+        sampled = json.loads(text)
+        assert 0 < sampled["n"] < n, (method, step, sampled)  # one connection of 16, counted in the trial's requests
+        assert 0 < sampled["db_ns"] <= sampled["app_ns"] < sampled["latency_ns"], (method, step, sampled)
+    shown = accessbench("--store", store, "show", "last", "--full", "--width", "200")
+    assert "Where each request's time went on postgresql" in shown.stdout and "database %" in shown.stdout
+
+
+@pytest.mark.parametrize("header, parts", [
+    ("db;dur=0.412, app;dur=1.500", (412_000, 1_500_000)),
+    ('app;dur=2;desc="page", cache;desc=hit, db;dur=1', (1_000_000, 2_000_000)),  # any order, others ignored
+    ("db;dur=0.412", None),
+    ("db;dur=x, app;dur=1", None),
+    (None, None),
+])
+def test_a_pages_server_timing_gives_its_database_and_whole_page_times_or_nothing(header, parts):
+    assert tfb.read_timing(header) == parts
+    if parts:
+        assert tfb.read_timing(tfb.server_timing(*parts)) == parts  # as the pages write it, to the microsecond
+
+
+@pytest.mark.parametrize("answer, status, after", [
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nServer-Timing: db;dur=1, app;dur=2\r\n\r\nhelloHTTP", 200, b"HTTP"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\nnext", 200, b"next"),
+    (b"HTTP/1.0 500 Oops\r\nConnection: close\r\n\r\nto the end", 500, b""),
+])
+def test_the_sampling_connection_reads_an_answer_by_its_length_its_chunks_or_its_end(answer, status, after):
+    from accessbench.tier.sampler import _read_answer
+
+    mine, server = socket.socketpair()
+    with mine, server:
+        for i in range(0, len(answer), 7):  # in pieces, as a socket may deliver it
+            server.sendall(answer[i:i + 7])
+        server.shutdown(socket.SHUT_WR)
+        got, headers, rest, close = _read_answer(mine, b"")
+    assert (got, rest, close) == (status, after, status == 500)
+    assert headers.get(b"server-timing", b"db;dur=1, app;dur=2") == b"db;dur=1, app;dur=2"
+
+
+def test_a_cells_sampled_requests_pool_over_its_trials_into_parts_that_add_up_to_their_round_trip():
+    from accessbench.stats.requests import parts
+    from accessbench.store.model import Trial
+
+    trials = [Trial(cell_id=1, seq=i, n=n, rows=0, elapsed_ns=1_000_000_000, sampled=s) for i, (n, s) in enumerate([
+        (1600, {"n": 100, "db_ns": 100_000_000, "app_ns": 150_000_000, "latency_ns": 900_000_000}),
+        (3200, {"n": 300, "db_ns": 100_000_000, "app_ns": 250_000_000, "latency_ns": 700_000_000}),
+        (1000, None)])]  # a trial that sampled nothing weighs nothing
+    p = parts(trials, clients=16)
+    assert (p.n, p.trials) == (400, 2)
+    assert (p.db_ns, p.page_ns, p.outside_ns) == (500_000, 500_000, 3_000_000)  # each request weighs the same
+    assert p.db_ns + p.page_ns + p.outside_ns == p.latency_ns == 4_000_000
+    assert p.load_ns == 16 * 2e9 / 4800  # Little's law over the same trials: C × t / n
+    assert parts(trials[2:], clients=16) is None

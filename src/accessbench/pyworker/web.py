@@ -23,6 +23,7 @@ import os
 import random
 import re
 import sys
+import time
 import traceback
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -127,6 +128,7 @@ class Pages:
         self.connector = None  # a MariaDB driver's: what opens one connection (connect)
         self.persistent: Driver | None = None  # opened on first use, kept for the process's life
         self.pools: dict[int, tuple[Driver, object]] = {}  # pool_size → (driver, its pool)
+        self.db_ns = 0  # the last TechEmpower request's time in the driver (tfb)
 
     def step(self, step_id: str) -> Step | TfbStep:
         step = self.steps.get(step_id)
@@ -210,14 +212,13 @@ class Pages:
         """One request of a TechEmpower test on a connection under the step's policy: the
         fortunes (every row, the added one, sorted by message), or a World row per key (read,
         then for updates given its number and written back: one statement per row, read again
-        when ``read_back``, as the verify form does to show the write)."""
+        when ``read_back``, as the verify form does to show the write). ``self.db_ns``: the
+        request's time in the driver (its connection got under the policy, its statements and
+        their rows), which the page's Server-Timing header tells apart from its own."""
         def request(op):
             read = op((step_id, "read"), lambda d: d.exec_op(step.sql, step.mode, True))
             if step.page == "fortunes":
-                rows = [tuple(r) for r in read(step.args(step.sql, ()))]
-                rows.append((0, tfb.ADDED))
-                rows.sort(key=lambda r: r[1])
-                return rows
+                return [tuple(r) for r in read(step.args(step.sql, ()))]
             worlds = [tuple(read(step.args(step.sql, (k,)))[0]) for k in keys]
             if step.page == "updates":
                 write = op((step_id, "write"), lambda d: d.exec_op(step.write, step.mode, False))
@@ -227,7 +228,13 @@ class Pages:
                 if read_back:
                     worlds = [tuple(read(step.args(step.sql, (k,)))[0]) for k, _ in worlds]
             return worlds
-        return self.within(step, request)
+        start = time.perf_counter_ns()
+        rows = self.within(step, request)
+        self.db_ns = time.perf_counter_ns() - start
+        if step.page == "fortunes":  # the page's own work, outside the driver
+            rows.append((0, tfb.ADDED))
+            rows.sort(key=lambda r: r[1])
+        return rows
 
     def tfb_verify(self, step_id: str, step: TfbStep, dump: int = 0) -> dict:
         """Requests 0 … count-1, each with the next ``queries`` keys (and numbers) the shared
@@ -277,8 +284,11 @@ def _error(e: BaseException) -> dict:
     return error
 
 
-def _respond(start_response, status: str, ctype: str, body: bytes) -> list[bytes]:
-    start_response(status, [("Content-Type", ctype), ("Content-Length", str(len(body)))])
+def _respond(start_response, status: str, ctype: str, body: bytes, timing: str | None = None) -> list[bytes]:
+    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))]
+    if timing:
+        headers.append(("Server-Timing", timing))
+    start_response(status, headers)
     return [body]
 
 
@@ -322,7 +332,9 @@ def _failed(e: Exception, verify: bool, start_response) -> list[bytes]:
 def _tfb_page(page: str, environ, start_response) -> list[bytes]:
     """A TechEmpower test (tier/tfb.py): ``/db``, ``/queries``, ``/fortunes`` or ``/updates``
     with ``?step=ID``; keys and numbers drawn at random per query, as the test's rules ask;
-    ``&verify=1`` answers the checksum of the shared generators' keys instead."""
+    ``&verify=1`` answers the checksum of the shared generators' keys instead. Its answer says
+    where its time went (tier/tfb.py, ``server_timing``): in the driver, and in the whole page."""
+    began = time.perf_counter_ns()
     query = parse_qs(environ.get("QUERY_STRING", ""))
     step_id = query.get("step", [""])[0]
     verify = query.get("verify", [""])[0] == "1"
@@ -340,10 +352,12 @@ def _tfb_page(page: str, environ, start_response) -> list[bytes]:
         numbers = [random.randint(step.lo, step.hi) for _ in keys] if page == "updates" else []
         rows = p.tfb(step_id, step, keys, numbers)
         if page == "fortunes":
-            return _respond(start_response, "200 OK", tfb.HTML_TYPE, tfb.html_page(rows).encode())
-        worlds = [{"id": key, "randomNumber": number} for key, number in rows]
-        body = json.dumps(worlds[0] if page == "db" else worlds, separators=(",", ":")).encode()
-        return _respond(start_response, "200 OK", tfb.JSON_TYPE, body)
+            body, kind = tfb.html_page(rows).encode(), tfb.HTML_TYPE
+        else:
+            worlds = [{"id": key, "randomNumber": number} for key, number in rows]
+            body, kind = json.dumps(worlds[0] if page == "db" else worlds, separators=(",", ":")).encode(), tfb.JSON_TYPE
+        return _respond(start_response, "200 OK", kind, body,
+                        tfb.server_timing(p.db_ns, time.perf_counter_ns() - began))
     except NoStep:
         return _respond(start_response, "404 Not Found", "text/plain", f"no {page} step {step_id!r}\n".encode())
     except Exception as e:

@@ -227,8 +227,8 @@ class PairSection:
 
 
 def _transfer_sections(report: Report) -> list[tuple[str, Table, str]]:
-    """Each transfer table (report/transfer.py), twin table (report/twins.py) and association table."""
-    return titled_sections([*report.transfers, *report.twins, *report.associations])
+    """Each table that carries its own title (Report.titled): transfers, twins, associations, requests."""
+    return titled_sections(report.titled)
 
 
 def titled_sections(titled: list) -> list[tuple[str, Table, str]]:

@@ -60,7 +60,7 @@ def render_report(report: Report) -> str:
                         [[c.label] + [fmt.rate(at[n].row_rate.median) if n in (at := {round(x): pt for x, pt in c.points})
                                       else "" for n in sizes] for c in sweep.curves])
         lines += [""] + [f"- {v}" for v in sweep.verdicts]
-    for titled in (*report.transfers, *report.twins, *report.associations):
+    for titled in report.titled:
         lines += ["", f"## {titled.title}", ""]
         lines += _table([(name, i >= titled.numeric_from) for i, name in enumerate(titled.columns)],
                         [titled.cells(row) for row in titled.rows])

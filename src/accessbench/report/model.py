@@ -26,6 +26,7 @@ from .. import formatting as fmt
 from .figures import Figure, step_title
 from .pairs import PairTable, study_pairs
 from .study import StudyTable, study_table
+from .requests import request_tables
 from .transfer import transfer_tables
 from .twins import TwinTable, twin_tables
 
@@ -213,12 +214,19 @@ class Report:
     transfers: list = field(default_factory=list)     # transfer.TransferTable: scans beside the wire's floor
     twins: list[TwinTable] = field(default_factory=list)  # TLS and compression cells beside their plain twins
     associations: list = field(default_factory=list)  # associations.AssociationTable: load steps by strategy
+    requests: list = field(default_factory=list)      # requests.RequestTable: where a page's requests spent their time
     predictions: list = field(default_factory=list)   # stats.model.Prediction
     cold_starts: list[ColdStart] = field(default_factory=list)
     not_measured: list[NotMeasured] = field(default_factory=list)
     warnings: list[WarningGroup] = field(default_factory=list)
     alpha: float = ALPHA
     noise: float = NOISE
+
+    @property
+    def titled(self) -> list:
+        """The tables that carry their own title, columns, cells and caption, in the order every
+        renderer shows them: transfers, twins, associations, requests."""
+        return [*self.transfers, *self.twins, *self.associations, *self.requests]
 
 
 def build(stored: StoredRun, view: str = "median") -> Report:
@@ -236,7 +244,7 @@ def build(stored: StoredRun, view: str = "median") -> Report:
         predictions=rt_model.checks(results),
         cold_starts=_cold_starts(stored, results), not_measured=_not_measured(results),
         warnings=warnings(results), transfers=transfer_tables(results), twins=twin_tables(results),
-        associations=association_tables(results, stored))
+        associations=association_tables(results, stored), requests=request_tables(results))
 
 
 # --- header ----------------------------------------------------------------------------------

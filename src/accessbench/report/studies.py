@@ -18,7 +18,8 @@ from .. import formatting as fmt
 from ..studies import RECIPES
 from .charts import LegendItem, Point, RatioRow, Series, floor_chart, look, ratio_chart
 from .terminal import titled_tables
-from .transfer import GridTable, grid_tables, gridded, transfer_tables
+from .requests import request_tables
+from .transfer import GridTable, TransferTable, grid_tables, gridded, transfer_tables
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
 
 STYLES = {REPRODUCED: "green", NOT_REPRODUCED: "yellow", REVERSED: "red", UNTESTABLE: "dim", NOT_MEASURED: "dim"}
@@ -63,8 +64,9 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
     console.print(table)
     for study, tables in study_tables(runs):
         beside = RECIPES[study].beside
-        console.print(Text(f"\n{study.upper()}: each read beside the wire's floor"
-                           + (f" — beside {beside}" if beside else ""), style="bold"))
+        what = "each read beside the wire's floor" if isinstance(tables[0], (TransferTable, GridTable)) else \
+            "where each request's time went"
+        console.print(Text(f"\n{study.upper()}: {what}" + (f" — beside {beside}" if beside else ""), style="bold"))
         for t in titled_tables(tables):
             console.print()
             console.print(t)
@@ -88,7 +90,8 @@ def grid_chart(grid: GridTable, width: float = 960) -> str:
 
 def study_tables(runs: dict[str, StudyRun]) -> list[tuple[str, list]]:
     """Each study's own tables, in the recipes' order: its reads beside the wire's floor, by
-    path, and (a grid of proxied paths) as the paper's grid of delay × bandwidth per target."""
+    path, and (a grid of proxied paths) as the paper's grid of delay × bandwidth per target; its
+    sampled page requests, where their time went."""
     found = []
     for study in RECIPES:
         run = runs.get(study)
@@ -96,7 +99,8 @@ def study_tables(runs: dict[str, StudyRun]) -> list[tuple[str, list]]:
             continue
         grids = grid_tables(run.results)
         # where the grid shows the proxied paths, the path-by-path table keeps the others (loopback, in process)
-        tables = [*transfer_tables([r for r in run.results if not (grids and gridded(r.cell.path))]), *grids]
+        tables = [*transfer_tables([r for r in run.results if not (grids and gridded(r.cell.path))]), *grids,
+                  *request_tables(run.results)]
         if tables:
             found.append((study, tables))
     return found

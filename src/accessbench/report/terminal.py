@@ -343,9 +343,10 @@ def _size_tables(report: Report) -> list[Table]:
 
 
 def _transfer_tables(report: Report) -> list[Table]:
-    """Each scan read beside the wire's floor (time per read, × the floor, per path), then each
-    TLS or compressed cell beside its plain twin (what the attribute adds)."""
-    return titled_tables([*report.transfers, *report.twins, *report.associations])
+    """Each scan read beside the wire's floor (time per read, × the floor, per path), each TLS or
+    compressed cell beside its plain twin (what the attribute adds), each load by strategy, and
+    where each sampled page request's time went (Report.titled)."""
+    return titled_tables(report.titled)
 
 
 def titled_tables(titled: list) -> list[Table]:

@@ -13,7 +13,7 @@ from ..store.model import Cell, StoredRun, Trial
 from ..targets import EMBEDDED
 
 FLOORS = ("wire-floor",)  # not methods: catalog entries with reads = "floor"
-from . import hosts
+from . import hosts, requests
 from .bootstrap import relative_half_width
 from .summary import PERCENTILES, Summary, latency_percentiles, summarize
 
@@ -57,6 +57,7 @@ class CellResult:
     server_cpu_note: str | None = None        # why server_cpu_per_op_ns is None
     floor: bool = False                       # the wire's floor (wire-floor), not a method: never ranked
     hosts: list | None = None                 # --cluster: each trial's hosts' parts (stats/hosts.py)
+    request_parts: "requests.RequestParts | None" = None  # a page's sampled requests: where their time went
 
     @property
     def wait_per_op_ns(self) -> float | None:
@@ -213,9 +214,10 @@ def _memory(result: CellResult, trials: list[Trial]) -> None:
 
 
 def _load(result: CellResult, trials: list[Trial]) -> None:
-    """Steps under load: each client's rate, the cluster hosts' parts, and an open loop's
-    late and skipped operations."""
+    """Steps under load: each client's rate, the cluster hosts' parts, where a page's sampled
+    requests spent their time, and an open loop's late and skipped operations."""
     result.hosts = hosts.parts(trials) or None
+    result.request_parts = requests.parts(trials, result.cell.clients)
     clients = [c for t in trials if t.per_client for c in t.per_client]
     if clients:
         result.per_client_rates = np.array([c["n"] / (c["elapsed_ns"] / 1e9) for c in clients if c["elapsed_ns"] > 0])

@@ -145,7 +145,7 @@ class Cell(Record):
 class Trial(Record):
     """A timed trial as it ended (warmups are stored too, but not read back)."""
 
-    JSON = ("server_pids", "histogram", "per_client", "per_host")
+    JSON = ("server_pids", "histogram", "per_client", "per_host", "sampled")
 
     cell_id: int
     seq: int
@@ -173,6 +173,7 @@ class Trial(Record):
     start_rss_bytes: int | None = None
     peak_rss_bytes: int | None = None
     per_host: list[dict[str, Any]] | None = None
+    sampled: dict[str, int] | None = None  # a page's requests sampled beside the load: n and sums (tier/sampler.py)
     id: int = 0
 
 

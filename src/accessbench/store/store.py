@@ -173,7 +173,8 @@ class Store:
                 "INSERT INTO trials (cell_id, phase, seq, started_at, n, elapsed_ns, rows, values_read,"
                 " user_ns, sys_ns, first_op_ns, server_pids, latencies, server_ns, round_trips,"
                 " bytes_to_server, bytes_to_client, histogram, late, skipped, per_client, processes, server_scope,"
-                " start_rss_bytes, peak_rss_bytes, per_host) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " start_rss_bytes, peak_rss_bytes, per_host, sampled)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (cell_id, phase, seq, started_at, answer["n"], answer["elapsed_ns"], answer["rows"],
                  answer.get("values"), answer.get("user_ns"), answer.get("sys_ns"), answer.get("first_op_ns"),
                  json.dumps(answer.get("server_pids")) if answer.get("server_pids") else None,
@@ -181,7 +182,7 @@ class Store:
                  wire.get("c2s_bytes"), wire.get("s2c_bytes"), optional_json("histogram"), answer.get("late"),
                  answer.get("skipped"), optional_json("per_client"), answer.get("processes"),
                  server_scope if server_ns is not None else None, answer.get("start_rss_bytes"),
-                 answer.get("peak_rss_bytes"), optional_json("per_host")),
+                 answer.get("peak_rss_bytes"), optional_json("per_host"), optional_json("sampled")),
             )
 
     @_writes

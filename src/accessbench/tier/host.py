@@ -5,7 +5,9 @@ by the load generator against the page (a loaded trial); ``close`` stops the app
 
 The clock of a trial is the load generator's: it times every request from its side of the
 HTTP connection, as a user's browser would see the page (app server, page and database
-together). The app server's CPU is read around the trial from /proc."""
+together). The app server's CPU is read around the trial from /proc; on a page of
+TechEmpower's tests, where each request's time went is read from a sample of requests made
+beside the load (tier/sampler.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
@@ -26,6 +29,7 @@ from ..protocol.prng import derive_seed
 from ..pyworker.host import error_answer, failure, generate, histogram, serve
 from . import tfb
 from .loadgen import GENERATORS, LoadFailed, whole_seconds
+from .sampler import Sampler
 from ..methods import catalog
 from .methods import METHODS, TierMethod, settings_of
 from .settings import PROCESSES
@@ -264,12 +268,17 @@ class Session:
         start_at = msg.get("start_at_unix_ns")
         if start_at:  # the runner's barrier
             time.sleep(max(0.0, (int(start_at) - time.time_ns()) / 1e9))
+        # a TechEmpower test's page says where its time went: one of the load's connections reads it
+        sampler = Sampler(url, generator.keep_alive) if page in tfb.PAGES and clients > 1 else None
         before = self.server.cpu_ns()
         try:
-            load = generator.run(url, clients, seconds)
+            with sampler or nullcontext():
+                load = generator.run(url, clients - 1 if sampler else clients, seconds)
         except LoadFailed as e:
             raise Failed("internal", str(e)) from None
         after = self.server.cpu_ns()
+        if sampler:
+            load = sampler.joined(load)
         if load.failed or load.non_2xx:  # never dropped: the cell fails and says how
             _, body = _get(url)
             raise Failed("db", f"{load.failed + load.non_2xx:,} of {load.requests:,} requests failed "
@@ -286,6 +295,8 @@ class Session:
         # no per_client: neither ab nor wrk says what each of its connections did
         if load.histogram is not None:
             answer["histogram"] = load.histogram.to_json()
+        if sampler and (sampled := sampler.answer()):
+            answer["sampled"] = sampled
         return answer
 
     # --- conformance: the arguments are the shared generators'; the checksum the pages' ----------

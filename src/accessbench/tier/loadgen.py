@@ -43,6 +43,7 @@ def whole_seconds(seconds: float) -> int:
 
 class Generator:
     name: ClassVar[str] = ""
+    keep_alive: ClassVar[bool] = False  # whether its connections carry request after request
 
     @classmethod
     def missing(cls) -> str | None:
@@ -131,6 +132,7 @@ class Wrk(Generator):
     full latency histogram from a done() hook."""
 
     name = "wrk"
+    keep_alive = True
 
     def command(self, url: str, clients: int, seconds: float) -> list[str]:
         script = self.dir / "wrk-done.lua"

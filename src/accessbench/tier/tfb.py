@@ -11,6 +11,14 @@ on a real request before a step is measured, as TechEmpower's own verifier does
   back (one statement per row), answered as ``queries`` answers.
 
 A problem is said in one line naming the page; a page that answers well is None.
+
+Every test's page also says where its time went, in a ``Server-Timing`` header (W3C Server
+Timing): ``db``, the request's wall time in the database driver (getting its connection where
+the policy makes or borrows one, each statement, its rows read), and ``app``, the whole page's,
+from its handler's first line to its answer made, the ``db`` inside it; each in milliseconds to
+the microsecond. The tier worker reads them from a sample of requests made beside the load
+(tier/host.py), so a ranking says how much of a request was the database, the page, and
+neither (the app server, the HTTP exchange, waiting for a process).
 """
 
 from __future__ import annotations
@@ -24,6 +32,27 @@ PAGES = ("db", "queries", "fortunes", "updates")  # the page steps that are its 
 ADDED = "Additional fortune added at request time."
 JSON_TYPE = "application/json"
 HTML_TYPE = "text/html; charset=utf-8"
+
+
+def server_timing(db_ns: int, app_ns: int) -> str:
+    """A page's ``Server-Timing`` value: its time in the driver and in the whole page."""
+    return f"db;dur={db_ns / 1e6:.3f}, app;dur={app_ns / 1e6:.3f}"
+
+
+def read_timing(header: str | None) -> tuple[int, int] | None:
+    """(db, app) in nanoseconds from a ``Server-Timing`` value as the pages write it (any
+    order, other metrics and parameters ignored); None where either is missing or malformed."""
+    found: dict[str, int] = {}
+    for metric in (header or "").split(","):
+        name, *params = (part.strip() for part in metric.split(";"))
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "dur" and name in ("db", "app"):
+                try:
+                    found[name] = round(float(value.strip().strip('"')) * 1e6)
+                except ValueError:
+                    return None
+    return (found["db"], found["app"]) if len(found) == 2 else None
 
 
 def html_page(rows) -> str:

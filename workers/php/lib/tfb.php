@@ -13,6 +13,9 @@ declare(strict_types=1);
 
 namespace AccessBench\Php;
 
+// the page's first moment (its Server-Timing app time): before it loads the rest of its code
+\define(__NAMESPACE__ . '\\PAGE_BEGAN', hrtime(true));
+
 require __DIR__ . '/values.php';
 require __DIR__ . '/literal.php';
 require __DIR__ . '/checksum.php';
@@ -46,10 +49,7 @@ function tfb_request(Driver $driver, string $id, array $step, string $dbms, arra
     };
     $sql = (string) $step['sql'];
     if ($step['page'] === 'fortunes') {
-        $rows = $run($id, $sql, [], [], true);
-        $rows[] = [['int', 0], ['text', ADDED_FORTUNE]];
-        usort($rows, static fn (array $a, array $b): int => strcmp((string) $a[1][1], (string) $b[1][1]));
-        return $rows;
+        return $run($id, $sql, [], [], true);
     }
     $read = static fn (int $key): array => $run($id, $sql, ['int'], [$key], true)[0];
     $worlds = array_map($read, $keys);
@@ -63,6 +63,17 @@ function tfb_request(Driver $driver, string $id, array $step, string $dbms, arra
         }
     }
     return $worlds;
+}
+
+/**
+ * The fortunes a page shows: the rows read, the added one, sorted by message (the page's own
+ * work, after the driver's).
+ */
+function with_added(array $rows): array
+{
+    $rows[] = [['int', 0], ['text', ADDED_FORTUNE]];
+    usort($rows, static fn (array $a, array $b): int => strcmp((string) $a[1][1], (string) $b[1][1]));
+    return $rows;
 }
 
 /** Requests 0 … count-1, each on the next `queries` keys (and numbers) the generators made, checksummed. */
@@ -79,6 +90,7 @@ function tfb_verify(Driver $driver, string $id, array $step, string $dbms, int $
         $at = $keys ? array_map(static fn (int $k): int => ($i * $queries + $k) % $count, range(0, $queries - 1)) : [];
         $rows = tfb_request($driver, $id, $step, $dbms, array_map(static fn (int $j): int => $keys[$j], $at),
                             array_map(static fn (int $j): int => (int) $numbers[$j], $numbers ? $at : []), true, true);
+        $rows = $step['page'] === 'fortunes' ? with_added($rows) : $rows;
         foreach ($rows as $row) {
             $checksum->add($row);
             $width = $width ?: count($row);
@@ -100,6 +112,15 @@ function fortunes_page(array $rows): string
     }
     return '<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>'
         . "<tr><th>id</th><th>message</th></tr>{$cells}</table></body></html>";
+}
+
+/**
+ * The page's Server-Timing value (tier/tfb.py): its time in the driver and in the whole page,
+ * in milliseconds to the microsecond.
+ */
+function server_timing(int $dbNs, int $appNs): string
+{
+    return sprintf('db;dur=%.3f, app;dur=%.3f', $dbNs / 1e6, $appNs / 1e6);
 }
 
 function tfb_page(string $page): void
@@ -125,6 +146,7 @@ function tfb_page(string $page): void
                 . 'connection is its reuse)');
         }
         $driver = driver_for($pageDriver);
+        $inDriver = hrtime(true);  // the request's time in the driver: connecting, its statements, disconnecting
         $driver->connect($endpoint, $password, $policy === 'persistent');
         try {
             if ($verify) {
@@ -140,13 +162,16 @@ function tfb_page(string $page): void
             $rows = tfb_request($driver, $id, $step, (string) $endpoint['dbms'], $keys, $numbers, false, false);
         } finally {
             $driver->disconnect();
+            $dbNs = hrtime(true) - $inDriver;
         }
         if ($page === 'fortunes') {
-            answer(200, 'text/html; charset=utf-8', fortunes_page($rows));
-            return;
+            [$type, $body] = ['text/html; charset=utf-8', fortunes_page(with_added($rows))];
+        } else {
+            $worlds = array_map(static fn (array $r): array => ['id' => (int) $r[0][1], 'randomNumber' => (int) $r[1][1]], $rows);
+            [$type, $body] = ['application/json', json_encode($page === 'db' ? $worlds[0] : $worlds)];
         }
-        $worlds = array_map(static fn (array $r): array => ['id' => (int) $r[0][1], 'randomNumber' => (int) $r[1][1]], $rows);
-        answer(200, 'application/json', json_encode($page === 'db' ? $worlds[0] : $worlds));
+        header('Server-Timing: ' . server_timing($dbNs, hrtime(true) - PAGE_BEGAN));
+        answer(200, $type, $body);
     } catch (\Throwable $e) {
         failed($e, $verify, "{$page}.php");
     }

@@ -193,20 +193,30 @@ async function loadTfbStep(t, spec) {
     lo: Number(spec.params?.[0]?.lo ?? 0), hi: Number(spec.params?.[0]?.hi ?? 0),
     keys: keyRows.map((row) => row[0]), numbers: spec.numbers ?? [],
     // one request: the fortunes, sorted with the added one, or a World row per key (updates: given
-    // its number and written back, one statement per row; read again when readBack, as the verify form does)
-    async run(keys, numbers, readBack = false) {
+    // its number and written back, one statement per row; read again when readBack, as the verify
+    // form does). clock.db: the request's time awaiting the driver (each statement and its rows,
+    // queued behind the process's other requests on its one connection), the page's Server-Timing db.
+    async run(keys, numbers, readBack = false, clock = { db: 0n }) {
+      const timed = async (op, arg) => {
+        const began = process.hrtime.bigint();
+        try {
+          return await op(arg);
+        } finally {
+          clock.db += process.hrtime.bigint() - began;
+        }
+      };
       if (page === 'fortunes') {
-        const rows = [...await read(argsOf(spec.sql, [], []))];
+        const rows = [...await timed(read, argsOf(spec.sql, [], []))];
         rows.push([0, ADDED]);
         rows.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
         return rows;
       }
-      const readOne = async (k) => (await read(argsOf(spec.sql, [k], keyType)))[0];
+      const readOne = async (k) => (await timed(read, argsOf(spec.sql, [k], keyType)))[0];
       let worlds = [];
       for (const k of keys) worlds.push(await readOne(k));
       if (page === 'updates') {
         worlds = worlds.map((w, i) => [w[0], numbers[i]]);
-        for (const [k, n] of worlds) await write(argsOf(spec.write, [n, k], [keyType[0], keyType[0]]));
+        for (const [k, n] of worlds) await timed(write, argsOf(spec.write, [n, k], [keyType[0], keyType[0]]));
         if (readBack) {
           const back = [];
           for (const [k] of worlds) back.push(await readOne(k));
@@ -217,6 +227,8 @@ async function loadTfbStep(t, spec) {
     },
   };
 }
+
+const world = ([k, n]) => ({ id: Number(k), randomNumber: Number(n) });
 
 const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) =>
   ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
@@ -242,7 +254,11 @@ async function verifyTfb(s, dump = 0) {
   return { n: s.count, rows: sum.rows, values: sum.rows * width, checksum: sum.hex(), ...(dump ? { dump: sum.dumped } : {}) };
 }
 
-async function tfbPage(res, page, query) {
+// The page's Server-Timing value (tier/tfb.py): its time in the driver and in the whole page, in
+// milliseconds to the microsecond.
+const serverTiming = (dbNs, appNs) => `db;dur=${(Number(dbNs) / 1e6).toFixed(3)}, app;dur=${(Number(appNs) / 1e6).toFixed(3)}`;
+
+async function tfbPage(res, page, query, began) {
   const id = query.get('step') ?? '';
   const isVerify = query.get('verify') === '1';
   let t = null;
@@ -257,13 +273,12 @@ async function tfbPage(res, page, query) {
     }
     const draw = () => s.lo + Math.floor(Math.random() * (s.hi - s.lo + 1));
     const keys = page === 'fortunes' ? [] : Array.from({ length: s.queries }, draw);
-    const rows = await s.run(keys, page === 'updates' ? keys.map(draw) : []);
-    if (page === 'fortunes') {
-      send(res, 200, 'text/html; charset=utf-8', fortunesPage(rows));
-      return;
-    }
-    const worlds = rows.map(([k, n]) => ({ id: Number(k), randomNumber: Number(n) }));
-    send(res, 200, 'application/json', JSON.stringify(page === 'db' ? worlds[0] : worlds));
+    const clock = { db: 0n };
+    const rows = await s.run(keys, page === 'updates' ? keys.map(draw) : [], false, clock);
+    const [type, body] = page === 'fortunes' ? ['text/html; charset=utf-8', fortunesPage(rows)]
+      : ['application/json', JSON.stringify(page === 'db' ? rows.map(world)[0] : rows.map(world))];
+    res.setHeader('Server-Timing', serverTiming(clock.db, process.hrtime.bigint() - began));
+    send(res, 200, type, body);
   } catch (e) {
     if (e instanceof NoStep) {
       send(res, 404, 'text/plain', `no ${page} step '${id}'\n`);
@@ -360,6 +375,7 @@ function failed(res, e, t, isVerify) {
 }
 
 const server = http.createServer((req, res) => {
+  const began = process.hrtime.bigint(); // the page's first moment (its Server-Timing app time)
   const url = new URL(req.url, 'http://localhost');
   switch (url.pathname) {
     case '/op':
@@ -375,7 +391,7 @@ const server = http.createServer((req, res) => {
     case '/queries':
     case '/fortunes':
     case '/updates':
-      tfbPage(res, url.pathname.slice(1), url.searchParams).catch((e) => {
+      tfbPage(res, url.pathname.slice(1), url.searchParams, began).catch((e) => {
         log('abworker-node web:', e && e.stack ? e.stack : e);
         if (!res.headersSent) send(res, 500, 'text/plain', 'internal error\n');
       });
