@@ -10,8 +10,9 @@ its writing to its answer read, the connecting left out; under ab (no keep-alive
 connection a request, timed from the connecting. The next request goes as soon as the last
 answer has arrived. So its requests wait in the same queues as the load's (for the app server's processes,
 for the database's connections) and are a sample of them; they are counted with wrk's in the
-trial's requests and their latencies merged into its histogram. Its cost here is about 9 µs of
-CPU a request (a raw socket and two regular expressions; http.client's would be about 80).
+trial's requests and their latencies merged into its histogram. Its client costs about 17 µs
+of CPU a request here, twice one of wrk's connections (9 µs), where Python's http.client would
+cost 71 (bench/sampler_cost.py).
 
 Per request, the three parts add up to its round trip: the database (``db``), the page's own
 work (``app`` − ``db``: its language, its framework, its encoding), and neither (round trip −
