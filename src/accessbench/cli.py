@@ -526,7 +526,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     status = 0
     with Store(args.store) as store:
         runs = studies.newest_runs(store, recipes) if args.show else {}
-        expected = None if args.show else studies.expected_time(store, recipes, args.quick)
+        expected = None if args.show else studies.expected_time(store, recipes, args.quick, args)
     if args.show and not runs:
         raise InputError(f"reproduce --show: {args.store} holds no run of "
                          f"{', '.join(r.suite for r in recipes)} (run accessbench reproduce first)")

@@ -265,11 +265,13 @@ def newest_runs(store, recipes: list[Recipe]) -> dict[str, "claims.StudyRun"]:
     return found
 
 
-def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
+def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
     """What the reproduction will take, from the last one of the same size in this store; or,
     where there is none, the time it took on the 2-core machine the README's table comes from;
     or, for a study measured on neither whose trials last as long as its suite says, more than
-    those trials' durations together."""
+    those trials' durations together; or, for one whose reads last as long as they take, an
+    estimate from a stored run of its suite (studies/estimate.py). ``given``: the user's
+    options (--target, --path, --method), as the runs will take them."""
     from ..report.live import clock_text
 
     parts: list[str] = []
@@ -292,6 +294,14 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
             sources.add("† the fixed durations of its warm-ups and trials, every cell measured; servers, loads "
                         "and verification come on top")
             more = True
+        elif (guess := estimated(store, recipe, quick, given)) is not None:
+            seconds = guess.seconds
+            short = f", {guess.unknown} of its {guess.cells} cells not estimated" if guess.unknown else ""
+            parts.append(f"{recipe.study} {'over ' if guess.unknown else ''}{clock_text(seconds)}‡")
+            sources.add(f"‡ estimated from run {guess.source}: each method's time per row over loopback and bytes "
+                        f"per row on the wire there, at this size and each path's link and delay{short}; servers, "
+                        "proxies and the table's load come on top")
+            more = more or bool(guess.unknown)
         else:
             parts.append(f"{recipe.study} not known")
             unknown = True
@@ -300,6 +310,42 @@ def expected_time(store, recipes: list[Recipe], quick: bool) -> str:
     what = f"reproducing {len(recipes)} stud{'y' if len(recipes) == 1 else 'ies'}{' (--quick)' if quick else ''}"
     expected = ("time not known" if unknown else f"over {clock_text(total)}" if more else f"about {clock_text(total)}")
     return f"{what}: expected {expected} — " + ", ".join(parts) + "".join(f" ({s})" for s in sorted(sources))
+
+
+def estimated(store, recipe: Recipe, quick: bool, given=None) -> "estimate.Estimate | None":
+    """The reads of a study whose suite reads as long as it takes, estimated from the newest
+    stored run of that suite (its own reproductions first, of any size): None where there is
+    none, or where its steps last as long as they say."""
+    import argparse
+
+    from .. import targets as targets_mod
+    from ..methods import select
+    from ..paths import parse as parse_path
+    from ..runner.run import RunOptions
+    from ..stats.cells import analyse
+    from ..suite.loader import load
+    from ..targets.base import TargetUnavailable
+    from . import estimate
+
+    suite = load(recipe.suite, quick=quick)
+    if any(s.duration for v in suite.variants for s in v.steps):
+        return None
+    runs = _reproductions(store, recipe) or [r for r in store.runs(limit=10_000) if r.suite == recipe.suite]
+    stored = next((store.load(r.id) for r in runs if store.measured(r.id)), None)
+    if stored is None:
+        return None
+    options = {key: getattr(given, key, None) for key in ("target", "path", "method")}
+    args = run_arguments(recipe, argparse.Namespace(store=None, timeout=None, report_dir=None, quick=quick, **options))
+    try:
+        targets = [targets_mod.make(spec) for spec in args.target]
+    except (TargetUnavailable, InputError):
+        return None
+    paths = [parse_path(p) for p in args.path]
+    planned = [(t.name, m.name, p.name) for m in select(args.method) if not m.missing() for t in targets
+               if t.dbms in m.dbms for p in paths if not p.refuses(t)]
+    reads = args.trials + (RunOptions.warmup if args.warmup is None else args.warmup) + 1  # + the verification pass
+    rows = max(t.rows for v in suite.variants for t in v.tables)
+    return estimate.estimate(planned, rows, reads, estimate.rates(analyse(stored)), stored.run.id)
 
 
 def fixed_seconds(recipe: Recipe, quick: bool) -> float | None:
