@@ -19,6 +19,7 @@ from ..errors import InputError
 
 if TYPE_CHECKING:
     from ..store.model import Run
+    from .estimate import Estimate
 
 # The upgrade study's psycopg versions (before and after PR #1187, today's pinned) and psycopg2.
 UPGRADE = ["py-psycopg@3.2.10", "py-psycopg@3.2.11", "py-psycopg", "py-psycopg2"]
@@ -312,7 +313,7 @@ def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
     return f"{what}: expected {expected} — " + ", ".join(parts) + "".join(f" ({s})" for s in sorted(sources))
 
 
-def estimated(store, recipe: Recipe, quick: bool, given=None) -> "estimate.Estimate | None":
+def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | None":
     """The reads of a study whose suite reads as long as it takes, estimated from the newest
     stored run of that suite (its own reproductions first, of any size): None where there is
     none, or where its steps last as long as they say."""
