@@ -346,3 +346,31 @@ def test_the_expected_time_is_the_last_runs_the_reference_machines_or_for_tfb_mo
         assert "servers, loads and verification come on top" in full
         assert expected_time(store, [RECIPES["s4"]], quick=False).startswith("reproducing 1 study: expected about 59:41")
         assert "expected time not known" in expected_time(store, [RECIPES["tfb"], RECIPES["hostage"]], quick=False)
+
+
+def test_a_full_grids_reads_are_estimated_from_each_methods_pace_and_bytes_per_row_in_a_stored_run():
+    from types import SimpleNamespace
+
+    from accessbench.studies.estimate import estimate, rates
+
+    def cell(method, path, per_op_ns=None, rows=100_000, bytes_per_row=None, round_trips=None, status="ok"):
+        return SimpleNamespace(cell=SimpleNamespace(target="mariadb", method=method, path=path, status=status),
+                               verified=status == "ok", rows_per_op=rows, per_op_ns=per_op_ns,
+                               bytes_per_row=bytes_per_row, round_trips_per_op=round_trips)
+
+    measured = rates([
+        cell("c-libmariadb", "tcp", per_op_ns=200e6),                                   # 2 µs a row on loopback
+        cell("c-libmariadb", "tcp+100us@100mbit", per_op_ns=900e6, bytes_per_row=125, round_trips=3),
+        cell("c-libmariadb", "tcp+compress", per_op_ns=500e6),                          # 5 µs a row, compressing
+        cell("c-libmariadb", "tcp+100us@100mbit+compress", per_op_ns=600e6, bytes_per_row=25, round_trips=3),
+        cell("py-connectorx", "tcp+compress", status="unsupported"),
+    ])
+    one = lambda path, method="c-libmariadb": estimate([("mariadb", method, path)], 1_000_000, 4, measured, "r")  # noqa: E731
+    # 10 Mbit/s: 125 MB at 1.25 MB/s = 100 s, over the 2 s the method takes itself; 3 round trips of 2 × 100 ms
+    assert one("tcp+100ms@10mbit").seconds == pytest.approx(4 * (100 + 0.6))
+    assert one("tcp+100us@1gbit").seconds == pytest.approx(4 * (2 + 0.0006))  # 1 s on the wire: the method's 2 s
+    assert one("tcp+1ms@10mbit+compress").seconds == pytest.approx(4 * (20 + 0.006))  # compressed: 25 MB
+    assert one("tcp").seconds == pytest.approx(8)
+    assert one("tcp+compress", "py-connectorx").seconds == 0 and one("tcp+compress", "py-connectorx").unknown == 0
+    missing = one("tcp+1ms@10mbit", "c-odbc")  # a method the stored run did not read: not estimated, and said so
+    assert (missing.seconds, missing.unknown, missing.cells) == (0, 1, 1)
