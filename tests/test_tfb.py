@@ -187,7 +187,7 @@ def test_a_cells_sampled_requests_pool_over_its_trials_into_parts_that_add_up_to
         (1000, None)])]  # a trial that sampled nothing weighs nothing
     p = parts(trials, clients=16)
     assert (p.n, p.trials) == (400, 2)
-    assert (p.db_ns, p.page_ns, p.outside_ns) == (500_000, 500_000, 3_000_000)  # each request weighs the same
-    assert p.db_ns + p.page_ns + p.outside_ns == p.latency_ns == 4_000_000
-    assert p.load_ns == 16 * 2e9 / 4800  # Little's law over the same trials: C × t / n
+    assert (p.db_ns, p.page_ns, p.latency_ns) == (500_000, 500_000, 4_000_000)  # each request weighs the same
+    assert p.load_ns == 16 * 2e9 / 4800  # the load's round trip: Little's law over the same trials, C × t / n
+    assert p.db_ns + p.page_ns + p.outside_ns == p.load_ns and p.db_share == 500_000 / p.load_ns
     assert parts(trials[2:], clients=16) is None

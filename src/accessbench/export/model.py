@@ -71,11 +71,11 @@ class HostPart(BaseModel):
 
 
 class Sampled(BaseModel):
-    n: int = Field(description="requests sampled, one at a time, at most every 20 ms, beside the load")
+    n: int = Field(description="requests split: those of the one of the load's connections the tier worker drove "
+                               "itself, whose answers' Server-Timing it read (tier/sampler.py)")
     db_ns: int = Field(description="their time in the database driver, summed (the pages' Server-Timing db)")
     app_ns: int = Field(description="their time in the whole page, summed (Server-Timing app)")
-    latency_ns: int = Field(description="their round trips as the sampling client saw them, summed")
-    failed: int = Field(0, description="sampled requests without an answer or a Server-Timing header")
+    latency_ns: int = Field(description="their round trips as that connection saw them, summed")
 
 
 class Trial(BaseModel):
@@ -100,8 +100,8 @@ class Trial(BaseModel):
     start_rss_bytes: int | None = Field(None, description="the worker's resident set just before the trial")
     peak_rss_bytes: int | None = Field(None, description="the worker's largest resident set during the trial (VmHWM)")
     per_host: list[HostPart] | None = Field(None, description="--cluster: each client host's part of the trial")
-    sampled: Sampled | None = Field(None, description="a page of TechEmpower's tests: the requests sampled beside the "
-                                                      "load and where their time went (tier/sampler.py)")
+    sampled: Sampled | None = Field(None, description="a page of TechEmpower's tests: the requests of one of the "
+                                                      "load's connections, and where their time went (tier/sampler.py)")
 
 
 class Cell(BaseModel):

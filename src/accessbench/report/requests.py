@@ -1,7 +1,8 @@
 """Where a page's requests spent their time: each loaded page step whose requests were sampled
-beside the load (tier/sampler.py; TechEmpower's tests), one row per method — its requests per
-second, and per sampled request its round trip split into the database's time, the page's own
-and neither's (stats/requests.py), so that a ranking by requests per second says why.
+on one of the load's connections (tier/sampler.py; TechEmpower's tests), one row per method —
+its requests per second, and per request the load's round trip split into the database's time,
+the page's own and neither's (stats/requests.py), so that a ranking by requests per second says
+why.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ class RequestRow:
     method: str
     step: str                 # its title
     per_second: Figure        # median requests/s over the trials (the load generator's)
-    load: Figure              # the load's mean round trip (Little's law)
-    round_trip: Figure        # mean round trip of the sampled requests
+    round_trip: Figure        # the load's mean round trip (Little's law)
     db: Figure                # of it, in the database driver
     page: Figure              # in the page's own code
     outside: Figure           # in neither: the app server, HTTP, waiting for a process
@@ -34,29 +34,27 @@ class RequestTable:
     rows: tuple[RequestRow, ...]
 
     numeric_from = 2
-    columns = ["method", "step", "requests/s", "load's round trip", "sampled", "database", "page", "outside", "database %",
-               "requests sampled"]
+    columns = ["method", "step", "requests/s", "round trip", "database", "page", "outside", "database %", "sampled"]
 
     def cells(self, row: RequestRow) -> list[str]:
         mark = "" if row.status == "ok" else "!"
-        return [row.method, row.step, row.per_second.text + mark, row.load.text, row.round_trip.text, row.db.text,
-                row.page.text, row.outside.text, row.db_share.text, row.sampled.text]
+        return [row.method, row.step, row.per_second.text + mark, row.round_trip.text, row.db.text, row.page.text,
+                row.outside.text, row.db_share.text, row.sampled.text]
 
     def notes(self, row: RequestRow) -> list[str | None]:
         return [None] * len(self.columns)
 
     @property
     def caption(self) -> str:
-        return ("Per request, where the time went: requests made beside the load, one at a time at most every 20 ms, "
-                "each split by the page's Server-Timing header (the page times itself to the microsecond). sampled: "
-                "their mean round trip, as that client saw it; database: in the database driver (its connection got "
-                "where the policy makes or borrows one, its statements, their rows); page: the rest of the page (its "
-                "language, framework, JSON or HTML); outside: neither (the app server handing the request on and the "
-                "answer back, HTTP on a new connection a request, waiting for a free process, the client's own wake-up). "
-                "Means: database + page + "
-                "outside = sampled. load's round trip: the load's own mean (its connections ÷ its requests per "
-                "second, Little's law for a closed loop); a sampled request is one more in the system, so it runs "
-                "longer where requests queue. requests/s: the load generator's median. ! a cell that did not verify.")
+        return ("Per request, where the time went. round trip: the load's mean, its connections ÷ its requests per "
+                "second (Little's law for a closed loop). database and page: the means of the requests of one of the "
+                "load's connections, which the tier worker drives itself, from each answer's Server-Timing header (the "
+                "page times itself to the microsecond): database, in the database driver (its connection got where the "
+                "policy makes or borrows one, its statements, their rows; on one connection a process, the wait behind "
+                "the process's other requests); page, the rest of the page (its language, framework, JSON or HTML). "
+                "outside: the rest of the round trip (the app server handing the request to a process and the answer "
+                "back, HTTP, waiting for a free process). database %: its share of the round trip. sampled: the "
+                "requests split. requests/s: the load's median. ! a cell that did not verify.")
 
 
 def request_tables(results: list[CellResult]) -> list[RequestTable]:
@@ -79,8 +77,9 @@ def _row(r: CellResult) -> RequestRow:
     rate = r.rate.median if r.rate is not None else None
     return RequestRow(
         method=r.cell.method, step=step_title(r.cell.variant, r.cell.step),
-        per_second=Figure(rate, fmt.rate(rate)), load=time(p.load_ns), round_trip=time(p.latency_ns),
-        db=time(p.db_ns), page=time(p.page_ns), outside=time(p.outside_ns),
+        per_second=Figure(rate, fmt.rate(rate)), round_trip=time(p.load_ns), db=time(p.db_ns), page=time(p.page_ns),
+        outside=time(p.outside_ns) if p.outside_ns >= 0 else Figure(None, "—", "the sample's page ran longer than the "
+                                                                                 "load's round trip"),
         db_share=Figure(p.db_share, f"{p.db_share * 100:.0f}%"),
         sampled=Figure(p.n, f"{p.n:,} in {p.trials} trial{'s' if p.trials != 1 else ''}"),
         status=r.cell.status)

@@ -164,9 +164,9 @@ MIGRATIONS = [
     UPDATE run_methods SET method = 'php-apache-' || substr(method, 5) WHERE method = 'php-pgsql' OR method LIKE 'php-pgsql/%' OR method = 'php-pdo-pgsql' OR method LIKE 'php-pdo-pgsql/%' OR method = 'php-mysqli' OR method LIKE 'php-mysqli/%' OR method = 'php-pdo-mysql' OR method LIKE 'php-pdo-mysql/%';
     UPDATE runs SET settings = replace(replace(replace(replace(replace(replace(replace(replace(settings, '"php-pgsql"', '"php-apache-pgsql"'), '"php-pgsql/', '"php-apache-pgsql/'), '"php-pdo-pgsql"', '"php-apache-pdo-pgsql"'), '"php-pdo-pgsql/', '"php-apache-pdo-pgsql/'), '"php-mysqli"', '"php-apache-mysqli"'), '"php-mysqli/', '"php-apache-mysqli/'), '"php-pdo-mysql"', '"php-apache-pdo-mysql"'), '"php-pdo-mysql/', '"php-apache-pdo-mysql/');
     """,
-    # 15: where a loaded page's time went: a sample of requests beside the load, their
+    # 15: where a loaded page's time went: the requests of one of the load's connections, their
     # Server-Timing read (tier/sampler.py)
     """
-    ALTER TABLE trials ADD COLUMN sampled TEXT;  -- JSON {n, db_ns, app_ns, latency_ns, failed}: the sample's sums
+    ALTER TABLE trials ADD COLUMN sampled TEXT;  -- JSON {n, db_ns, app_ns, latency_ns}: those requests' sums
     """,
 ]

@@ -173,7 +173,7 @@ class Trial(Record):
     start_rss_bytes: int | None = None
     peak_rss_bytes: int | None = None
     per_host: list[dict[str, Any]] | None = None
-    sampled: dict[str, int] | None = None  # a page's requests sampled beside the load: n and sums (tier/sampler.py)
+    sampled: dict[str, int] | None = None  # a page's requests split on one of the load's connections: n, sums (tier/sampler.py)
     id: int = 0
 
 

@@ -6,8 +6,8 @@ by the load generator against the page (a loaded trial); ``close`` stops the app
 The clock of a trial is the load generator's: it times every request from its side of the
 HTTP connection, as a user's browser would see the page (app server, page and database
 together). The app server's CPU is read around the trial from /proc; on a page of
-TechEmpower's tests, where each request's time went is read from a sample of requests made
-beside the load (tier/sampler.py)."""
+TechEmpower's tests, where each request's time went is read on one of the load's connections,
+which the tier worker drives itself (tier/sampler.py)."""
 
 from __future__ import annotations
 

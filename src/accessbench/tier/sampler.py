@@ -14,10 +14,9 @@ trial's requests and their latencies merged into its histogram. Its client costs
 of CPU a request here, twice one of wrk's connections (9 µs), where Python's http.client would
 cost 71 (bench/sampler_cost.py).
 
-Per request, the three parts add up to its round trip: the database (``db``), the page's own
-work (``app`` − ``db``: its language, its framework, its encoding), and neither (round trip −
-``app``: the app server passing the request to a process and the answer back, the HTTP
-exchange, waiting for a free process).
+The pages' Server-Timing splits each request inside the page: the database (``db``) and the
+page's own work (``app`` − ``db``: its language, its framework, its encoding); the rest of the
+load's round trip is neither's (stats/requests.py).
 """
 
 from __future__ import annotations

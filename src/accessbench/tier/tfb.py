@@ -16,9 +16,9 @@ Every test's page also says where its time went, in a ``Server-Timing`` header (
 Timing): ``db``, the request's wall time in the database driver (getting its connection where
 the policy makes or borrows one, each statement, its rows read), and ``app``, the whole page's,
 from its handler's first line to its answer made, the ``db`` inside it; each in milliseconds to
-the microsecond. The tier worker reads them from a sample of requests made beside the load
-(tier/host.py), so a ranking says how much of a request was the database, the page, and
-neither (the app server, the HTTP exchange, waiting for a process).
+the microsecond. The tier worker reads them on one of the load's connections, which it drives
+itself (tier/sampler.py), so a ranking says how much of a request was the database, the page,
+and neither (the app server, the HTTP exchange, waiting for a process).
 """
 
 from __future__ import annotations
