@@ -101,3 +101,17 @@ def test_the_studies_ratio_chart_sets_each_ratio_today_beside_the_published_one_
     assert svg.count('class="band"') == 1 and 'class="unity"' in svg  # the rule's band, and 1×
     assert "today 20.4× [19.2×–23.8×], published 4.2× — reproduced" in svg
     assert ratio_chart([], 800) == ""
+
+
+def test_a_labelled_breakdown_names_each_request_and_keys_only_the_parts_it_draws():
+    from accessbench.report.model import Share
+
+    rows = [charts.Breakdown("node-http-pg · db-c64", "6.4 ms", (Share("database", 0.44, "2.81 ms"),
+                                                                 Share("page", 0.003, "17.2 µs"),
+                                                                 Share("outside", 0.557, "3.58 ms")))]
+    svg = charts.breakdown_chart("Where each request's time went", rows, 960, labelled=True, per="per request")
+    assert ">node-http-pg · db-c64</text>" in svg and ">per request</text>" in svg
+    assert re.findall(r'class="key"><title>[^<]*</title><rect class="part-(\w+)"', svg) == ["database", "page", "outside"]
+    assert "6.4 ms per request — database 2.81 ms (44%) · page 17.2 µs (0%) · outside 3.58 ms (56%)" in svg
+    unlabelled = charts.breakdown_chart("s", rows, 960)  # beside a bar chart: its rows carry no label of their own
+    assert 'class="label"' not in unlabelled and ">per op</text>" in unlabelled

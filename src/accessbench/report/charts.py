@@ -123,10 +123,14 @@ class Panel:
     data: dict[str, str] = field(default_factory=dict)   # data-target/data-path: the filters hide it
 
 
-PART_NAMES = {"client": "client CPU", "server": "server CPU", "wait": "wait", "rest": "other"}
+PART_NAMES = {"client": "client CPU", "server": "server CPU", "wait": "wait", "rest": "other",
+              "database": "database", "page": "page", "outside": "outside"}
 PART_HINTS = {"client": "the client's CPU time (user + system)", "server": "the serving backend's CPU time",
               "wait": "neither side's CPU: the network, scheduling",
-              "rest": "the rest of the operation: wait, and any server CPU (not measured)"}
+              "rest": "the rest of the operation: wait, and any server CPU (not measured)",
+              "database": "in the database driver (the page's Server-Timing db)",
+              "page": "the rest of the page: its language, framework, JSON or HTML",
+              "outside": "neither: the app server, HTTP, waiting for a free process"}
 
 
 # --- scales ---------------------------------------------------------------------------------
@@ -388,21 +392,24 @@ def layer_stack_chart(step: str, stacks: Sequence[Stack], width: float, variant:
 
 # --- time breakdown ---------------------------------------------------------------------------
 
-def breakdown_chart(step: str, rows: Sequence[Breakdown], width: float, variant: str = "") -> str:
-    """Each cell's time per operation split into shares (client CPU, server CPU, wait), one
-    row per cell. No labels: it stands beside the bar chart of the same cells, row for row
-    (each row's tooltip names its cell)."""
+def breakdown_chart(step: str, rows: Sequence[Breakdown], width: float, variant: str = "",
+                    labelled: bool = False, per: str = "per op") -> str:
+    """Each cell's time per operation split into shares (client CPU, server CPU, wait; or a
+    page request's database, page and outside), one row per cell. Unlabelled, it stands beside
+    the bar chart of the same cells, row for row (each row's tooltip names its cell);
+    ``labelled``, each row's label stands at its left."""
     if not rows:
         return ""
     total_w = max(_text_w(r.total_text) for r in rows) + 3 * PAD
-    x = Scale(0.0, 1.0, PAD, width - total_w)
+    label_w = min(MAX_LABEL_W, max(_text_w(r.label) for r in rows) + PAD) if labelled else 0.0
+    x = Scale(0.0, 1.0, PAD + label_w, width - total_w)
     bottom = PAD
     height = AXIS_TOP + len(rows) * ROW_H + bottom
     out = [_svg_open("breakdown", step, variant, width, height, f"{step}: where each operation's time went",
                      _row_attrs(AXIS_TOP, len(rows), bottom))]
     # The legend doubles as the axis title: one swatch per kind of time.
     lx = x.a
-    for kind in ("client", "server", "wait", "rest"):
+    for kind in PART_NAMES:
         if any(p.kind == kind for r in rows for p in r.parts):
             swatch = f'x="{_num(lx)}" y="{TITLE_Y - SWATCH + 1}" width="{SWATCH}" height="{SWATCH}"'
             out.append(f'<g class="key"><title>{_e(PART_HINTS[kind])}</title><rect class="part-{kind}" {swatch}/>'
@@ -412,20 +419,22 @@ def breakdown_chart(step: str, rows: Sequence[Breakdown], width: float, variant:
     for t in (0.0, 0.25, 0.5, 0.75, 1.0):
         out.append(_line(x(t), x(t), AXIS_TOP - TICK_GAP, height - bottom)
                    + _text("tick", x(t), AXIS_TOP - 2 * TICK_GAP, f"{t:.0%}", "middle"))
-    out.append(_text("tick", width - PAD, AXIS_TOP - 2 * TICK_GAP, "per op", "end") + "</g>")
+    out.append(_text("tick", width - PAD, AXIS_TOP - 2 * TICK_GAP, per, "end") + "</g>")
     for i, r in enumerate(rows):
-        out.append(_breakdown_row(r, i, x))
+        out.append(_breakdown_row(r, i, x, per, labelled))
     out.append("</svg>")
     return "".join(out)
 
 
-def _breakdown_row(r: Breakdown, i: int, x: Scale) -> str:
+def _breakdown_row(r: Breakdown, i: int, x: Scale, per: str = "per op", labelled: bool = False) -> str:
     mid = ROW_H / 2
     data = dict(r.data, total=r.total_text) | {p.kind: repr(float(p.share)) for p in r.parts}
     shares = " · ".join(f"{PART_NAMES[p.kind]} {p.text} ({p.share:.0%})" for p in r.parts) or (
         f"CPU time {r.note}" if r.note else "CPU time not measured")
     out = [f'<g class="row breakdown" transform="translate(0,{_num(AXIS_TOP + i * ROW_H)})"{_filter_attrs(data)}>'
-           f"<title>{_e(r.label)}: {_e(r.total_text)} per op — {_e(shares)}</title>"]
+           f"<title>{_e(r.label)}: {_e(r.total_text)} {_e(per)} — {_e(shares)}</title>"]
+    if labelled:
+        out.append(_text("label", x.a - PAD / 2, mid + TEXT_DY, r.label, "end"))
     left = 0.0
     for p in r.parts:
         x0, x1 = x(left), x(min(1.0, left + p.share))

@@ -16,9 +16,10 @@ from rich.text import Text
 
 from .. import formatting as fmt
 from ..studies import RECIPES
-from .charts import LegendItem, Point, RatioRow, Series, floor_chart, look, ratio_chart
+from .charts import Breakdown, LegendItem, Point, RatioRow, Series, breakdown_chart, floor_chart, look, ratio_chart
+from .model import Share
+from .requests import RequestTable, request_tables
 from .terminal import titled_tables
-from .requests import request_tables
 from .transfer import GridTable, TransferTable, grid_tables, gridded, transfer_tables
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
 
@@ -88,6 +89,20 @@ def grid_chart(grid: GridTable, width: float = 960) -> str:
     return floor_chart(f"{grid.step} on {grid.target}", series, legend, delays, width)
 
 
+def request_chart(table: RequestTable, width: float = 960) -> str:
+    """Each cell's round trip as bars of its parts (database, page, outside), labelled."""
+    rows = []
+    for row in table.rows:
+        total = row.round_trip.value
+        known = [(kind, f) for kind, f in (("database", row.db), ("page", row.page), ("outside", row.outside))
+                 if f.value is not None]
+        if not total or not known:
+            continue
+        rows.append(Breakdown(f"{row.method} · {row.step}", row.round_trip.text,
+                              tuple(Share(kind, f.value / total, f.text) for kind, f in known)))
+    return breakdown_chart(table.title, rows, width, labelled=True, per="per request")
+
+
 def study_tables(runs: dict[str, StudyRun]) -> list[tuple[str, list]]:
     """Each study's own tables, in the recipes' order: its reads beside the wire's floor, by
     path, and (a grid of proxied paths) as the paper's grid of delay × bandwidth per target; its
@@ -137,7 +152,9 @@ def write_studies_html(findings: list[Finding], runs: dict[str, StudyRun], direc
 
     found = study_tables(runs)
     tables = {study.upper(): titled_sections(t) for study, t in found}
-    charts = {study.upper(): [c for t in ts if isinstance(t, GridTable) and (c := grid_chart(t))] for study, ts in found}
+    charts = {study.upper(): [c for t in ts if (c := grid_chart(t) if isinstance(t, GridTable) else
+                                                request_chart(t) if isinstance(t, RequestTable) else "")]
+              for study, ts in found}
     html = template("studies.html.j2").render(
         studies=[(*s, tally(s[3]), tables.get(s[0], []), charts.get(s[0], []), RECIPES[s[0].lower()].beside)
                  for s in studies],
