@@ -54,9 +54,10 @@ class Sampler:
         self.keep_alive = keep_alive
         self.n = self.db_ns = self.app_ns = self.latency_ns = 0
         self.non_2xx = self.failed = self.unsplit = 0
-        self.first_error = ""
         self.histogram = Histogram()
         self._stop = threading.Event()
+        self._sock: socket.socket | None = None  # the connection in use, shut by __exit__
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
 
     def __enter__(self) -> "Sampler":
@@ -64,7 +65,16 @@ class Sampler:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._stop.set()
+        """The load has ended: the request in flight is abandoned, as wrk abandons its own (its
+        connection shut, so that a page slower than the trial does not hold the trial's end)."""
+        with self._lock:  # the loop registers each connection under it: none escapes the shutdown
+            self._stop.set()
+            sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self._thread.join()
 
     def joined(self, load: Load) -> Load:
@@ -88,24 +98,28 @@ class Sampler:
             try:
                 began = time.perf_counter_ns()
                 if sock is None:
-                    sock, buffer = socket.create_connection(self.address, timeout=60), b""
+                    sock, buffer = socket.create_connection(self.address, timeout=600), b""
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    with self._lock:
+                        if self._stop.is_set():
+                            break
+                        self._sock = sock
                     if self.keep_alive:  # wrk times a request from its writing
                         began = time.perf_counter_ns()
                 sock.sendall(self.request)
                 status, headers, buffer, close = _read_answer(sock, buffer)
                 latency = time.perf_counter_ns() - began
-            except (OSError, Closed) as e:
+            except (OSError, Closed):
                 if sock is not None:
                     sock.close()
-                sock = None
-                if not self._stop.is_set():
+                sock = self._sock = None
+                if not self._stop.is_set():  # a failure, as wrk counts one; not a loop spinning on it
                     self.failed += 1
-                    self.first_error = self.first_error or f"{type(e).__name__}: {e}"
+                    self._stop.wait(0.01)
                 continue
             if close:
                 sock.close()
-                sock = None
+                sock = self._sock = None
             if self._stop.is_set():  # it ended after the load did, in a quieter server
                 break
             self._count(status, headers.get(b"server-timing"), latency)
