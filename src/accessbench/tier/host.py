@@ -76,6 +76,10 @@ class Session:
         settings.update(generator(Path(".")).settings())
         settings["connection policy"] = ("per-request: connect and disconnect inside each page; persistent: "
                                          + _persistent(m.language))
+        settings["where a request's time went"] = (
+            "on TechEmpower's pages, one of a trial's C connections is the tier worker's own, as the load generator "
+            "drives its others (C - 1): it reads each answer's Server-Timing (db, app), and its requests count in the "
+            "trial's (tier/sampler.py)")
         settings.update({mode: f"unsupported: {why}" for mode, why in m.unsupported})
         settings.update(_page_settings(m))
         return {
