@@ -46,6 +46,13 @@ class NoStep(Exception):
     """A step id the tier directory does not hold: 404."""
 
 
+def check_runnable(driver: Driver, mode: str, policy: str) -> None:
+    """A step's mode and connection policy, as the page's driver can run them (else Unsupported)."""
+    check_mode(driver, mode)
+    if policy == "pooled" and not driver.has_pool:
+        raise Unsupported(f"{driver.name} has no pool of its own")
+
+
 class Step:
     """One ``steps/ID.json``, which never changes once written: read once per process, with
     its arguments made as the worker's host makes them (host.Session._args)."""
@@ -60,9 +67,7 @@ class Step:
         if self.kind == "scan":  # the statement as it is, every row read
             self.args = [None] * int(spec["count"])
             return
-        check_mode(driver, self.mode)
-        if self.policy == "pooled" and not driver.has_pool:
-            raise Unsupported(f"{driver.name} has no pool of its own")
+        check_runnable(driver, self.mode, self.policy)
         self.args = exec_args(driver, self.sql, self.mode, spec.get("params", []), int(spec["count"]), dbms)
 
 
@@ -76,9 +81,7 @@ class TfbStep:
         self.mode, self.policy = spec["mode"], spec.get("policy", "persistent")
         self.pool_size = int(spec.get("pool_size") or 1)
         self.queries = int(spec.get("queries") or 1)
-        check_mode(driver, self.mode)
-        if self.policy == "pooled" and not driver.has_pool:
-            raise Unsupported(f"{driver.name} has no pool of its own")
+        check_runnable(driver, self.mode, self.policy)
         key = (spec.get("params") or [{"lo": 0, "hi": 0}])[0]
         self.lo, self.hi = int(key["lo"]), int(key["hi"])
         self.keys = [row[0] for row in spec["args"]] if spec.get("params") else []
