@@ -131,7 +131,6 @@ class Pages:
         self.connector = None  # a MariaDB driver's: what opens one connection (connect)
         self.persistent: Driver | None = None  # opened on first use, kept for the process's life
         self.pools: dict[int, tuple[Driver, object]] = {}  # pool_size → (driver, its pool)
-        self.db_ns = 0  # the last TechEmpower request's time in the driver (tfb)
 
     def step(self, step_id: str) -> Step | TfbStep:
         step = self.steps.get(step_id)
@@ -211,13 +210,14 @@ class Pages:
             kept = self.pools[size] = (d, d.pool(self.endpoint, size))
         return kept
 
-    def tfb(self, step_id: str, step: TfbStep, keys: list[int], numbers: list[int], read_back: bool = False) -> list:
+    def tfb(self, step_id: str, step: TfbStep, keys: list[int], numbers: list[int],
+            read_back: bool = False) -> tuple[list, int]:
         """One request of a TechEmpower test on a connection under the step's policy: the
         fortunes (every row, the added one, sorted by message), or a World row per key (read,
         then for updates given its number and written back: one statement per row, read again
-        when ``read_back``, as the verify form does to show the write). ``self.db_ns``: the
-        request's time in the driver (its connection got under the policy, its statements and
-        their rows), which the page's Server-Timing header tells apart from its own."""
+        when ``read_back``, as the verify form does to show the write); and the request's time
+        in the driver (its connection got under the policy, its statements and their rows), which
+        the page's Server-Timing header tells apart from its own."""
         def request(op):
             read = op((step_id, "read"), lambda d: d.exec_op(step.sql, step.mode, True))
             if step.page == "fortunes":
@@ -233,11 +233,11 @@ class Pages:
             return worlds
         start = time.perf_counter_ns()
         rows = self.within(step, request)
-        self.db_ns = time.perf_counter_ns() - start
+        db_ns = time.perf_counter_ns() - start
         if step.page == "fortunes":  # the page's own work, outside the driver
             rows.append((0, tfb.ADDED))
             rows.sort(key=lambda r: r[1])
-        return rows
+        return rows, db_ns
 
     def tfb_verify(self, step_id: str, step: TfbStep, dump: int = 0) -> dict:
         """Requests 0 … count-1, each with the next ``queries`` keys (and numbers) the shared
@@ -247,7 +247,7 @@ class Pages:
         for i in range(n):
             at = [(i * q + k) % n for k in range(q)] if step.keys else []
             reading.add(self.tfb(step_id, step, [step.keys[j] for j in at],
-                                 [step.numbers[j] for j in at] if step.numbers else [], read_back=True))
+                                 [step.numbers[j] for j in at] if step.numbers else [], read_back=True)[0])
         return reading.answer(n)
 
     def verify(self, step_id: str, step: Step, dump: int = 0) -> dict:
@@ -353,14 +353,14 @@ def _tfb_page(page: str, environ, start_response) -> list[bytes]:
             return _respond(start_response, "200 OK", "application/json", body)
         keys = [random.randint(step.lo, step.hi) for _ in range(step.queries)] if page != "fortunes" else []
         numbers = [random.randint(step.lo, step.hi) for _ in keys] if page == "updates" else []
-        rows = p.tfb(step_id, step, keys, numbers)
+        rows, db_ns = p.tfb(step_id, step, keys, numbers)
         if page == "fortunes":
             body, kind = tfb.html_page(rows).encode(), tfb.HTML_TYPE
         else:
             worlds = [{"id": key, "randomNumber": number} for key, number in rows]
             body, kind = json.dumps(worlds[0] if page == "db" else worlds, separators=(",", ":")).encode(), tfb.JSON_TYPE
         return _respond(start_response, "200 OK", kind, body,
-                        tfb.server_timing(p.db_ns, time.perf_counter_ns() - began))
+                        tfb.server_timing(db_ns, time.perf_counter_ns() - began))
     except NoStep:
         return _respond(start_response, "404 Not Found", "text/plain", f"no {page} step {step_id!r}\n".encode())
     except Exception as e:

@@ -25,8 +25,8 @@ from ..store import StoredRun
 from .. import formatting as fmt
 from .figures import Figure, step_title
 from .pairs import PairTable, study_pairs
-from .study import StudyTable, study_table
 from .requests import request_tables
+from .study import StudyTable, study_table
 from .transfer import transfer_tables
 from .twins import TwinTable, twin_tables
 

@@ -322,7 +322,6 @@ def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | Non
     from .. import targets as targets_mod
     from ..methods import select
     from ..paths import parse as parse_path
-    from ..runner.run import RunOptions
     from ..stats.cells import analyse
     from ..suite.loader import load
     from ..targets.base import TargetUnavailable
@@ -344,9 +343,16 @@ def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | Non
     paths = [parse_path(p) for p in args.path]
     planned = [(t.name, m.name, p.name) for m in select(args.method) if not m.missing() for t in targets
                if t.dbms in m.dbms for p in paths if not p.refuses(t)]
-    reads = args.trials + (RunOptions.warmup if args.warmup is None else args.warmup) + 1  # + the verification pass
+    reads = _runs_per_cell(args) + 1  # + the verification pass
     rows = max(t.rows for v in suite.variants for t in v.tables)
     return estimate.estimate(planned, rows, reads, estimate.rates(analyse(stored)), stored.run.id)
+
+
+def _runs_per_cell(args) -> int:
+    """How often each cell of a study's run (``run_arguments``) is measured: its trials and warm-ups."""
+    from ..runner.run import RunOptions
+
+    return args.trials + (RunOptions.warmup if args.warmup is None else args.warmup)
 
 
 def fixed_seconds(recipe: Recipe, quick: bool) -> float | None:
@@ -357,7 +363,6 @@ def fixed_seconds(recipe: Recipe, quick: bool) -> float | None:
 
     from ..methods import select
     from ..runner.plan import on_path
-    from ..runner.run import RunOptions
     from ..suite.loader import load
 
     given = run_arguments(recipe, argparse.Namespace(store=None, timeout=None, report_dir=None, quick=quick))
@@ -365,7 +370,7 @@ def fixed_seconds(recipe: Recipe, quick: bool) -> float | None:
     steps = [s for v in suite.variants for s in v.steps if given.step is None or s.name in given.step]
     if not steps or any(not s.duration for s in steps) or given.method is None or "all" in given.method:
         return None  # a step that lasts as long as it takes; every method (what reaches what: the run's)
-    runs = given.trials + (RunOptions.warmup if given.warmup is None else given.warmup)
+    runs = _runs_per_cell(given)
     paths = given.path or suite.paths or ["tcp"]
     methods = [m for m in select(given.method) if not m.missing()]
     return len(methods) * runs * sum(float(s.duration) for s in steps for p in paths if on_path(s, p))
