@@ -334,12 +334,15 @@ def test_tfb_quick_runs_each_page_language_at_64_connections_on_postgresql_and_t
             "node-http-mysql2/load=wrk"} <= set(full.method)  # every tier method, under wrk
 
 
-def test_the_expected_time_is_the_last_runs_the_reference_machines_or_for_tfb_more_than_its_trials_last(tmp_path):
+def test_the_expected_time_is_the_last_runs_the_reference_machines_or_for_tfb_more_than_the_given_methods_trials_last(tmp_path):
     from accessbench.studies import expected_time, fixed_seconds
 
     # --quick: 3 methods × (5 trials + 1 warm-up) × 5 steps of 1.5 s
     assert fixed_seconds(RECIPES["tfb"], True) == pytest.approx(3 * 6 * 5 * 1.5)
     assert fixed_seconds(RECIPES["hostage"], False) is None  # a read lasts as long as it takes
+    # the user's --method is what the run will measure, and so what the time counts
+    one = SimpleNamespace(target=None, path=None, method=["php-apache-pgsql/load=wrk"])
+    assert fixed_seconds(RECIPES["tfb"], True, one) == pytest.approx(1 * 6 * 5 * 1.5)
     with Store(str(tmp_path / "s.db")) as store:
         full = expected_time(store, [RECIPES["tfb"]], quick=False)
         assert full.startswith("reproducing 1 study: expected over ") and "tfb over " in full

@@ -288,7 +288,7 @@ def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
             seconds = reference[recipe.study]
             parts.append(f"{recipe.study} {clock_text(seconds)}*")
             sources.add("* as on a 2-core reference machine")
-        elif (seconds := fixed_seconds(recipe, quick)) is not None:
+        elif (seconds := fixed_seconds(recipe, quick, given)) is not None:
             # a suite whose every step lasts as long as it says (a loaded step: tfb's) is known
             # from below before anything runs
             parts.append(f"{recipe.study} over {clock_text(seconds)}†")
@@ -317,14 +317,8 @@ def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | Non
     """The reads of a study whose suite reads as long as it takes, estimated from the newest
     stored run of that suite (its own reproductions first, of any size): None where there is
     none, or where its steps last as long as they say."""
-    import argparse
-
-    from .. import targets as targets_mod
-    from ..methods import select
-    from ..paths import parse as parse_path
     from ..stats.cells import analyse
     from ..suite.loader import load
-    from ..targets.base import TargetUnavailable
     from . import estimate
 
     suite = load(recipe.suite, quick=quick)
@@ -332,20 +326,40 @@ def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | Non
         return None
     runs = _reproductions(store, recipe) or [r for r in store.runs(limit=10_000) if r.suite == recipe.suite]
     stored = next((store.load(r.id) for r in runs if store.measured(r.id)), None)
-    if stored is None:
+    if stored is None or (plan := _planned(recipe, quick, given, suite)) is None:
         return None
-    options = {key: getattr(given, key, None) for key in ("target", "path", "method")}
-    args = run_arguments(recipe, argparse.Namespace(store=None, timeout=None, report_dir=None, quick=quick, **options))
-    try:
-        targets = [targets_mod.make(spec) for spec in args.target]
-    except (TargetUnavailable, InputError):
-        return None
-    paths = [parse_path(p) for p in args.path]
-    planned = [(t.name, m.name, p.name) for m in select(args.method) if not m.missing() for t in targets
-               if t.dbms in m.dbms for p in paths if not p.refuses(t)]
+    args, planned = plan
     reads = _runs_per_cell(args) + 1  # + the verification pass
     rows = max(t.rows for v in suite.variants for t in v.tables)
-    return estimate.estimate(planned, rows, reads, estimate.rates(analyse(stored)), stored.run.id)
+    cells = [(target.name, method.name, path.name) for target, method, path in planned]
+    return estimate.estimate(cells, rows, reads, estimate.rates(analyse(stored)), stored.run.id)
+
+
+def _planned(recipe: Recipe, quick: bool, given, suite) -> "tuple[argparse.Namespace, list] | None":
+    """The run a reproduction will start (``run_arguments``, with the user's --target, --path and
+    --method) and its cells as (target, method, path): every method this machine has, on each
+    target of its DBMS, on each path that target does not refuse. None where a named target
+    cannot be made here (`run` will say why); one of the default targets that cannot is skipped,
+    as `run` skips it."""
+    import argparse
+
+    from .. import targets as targets_mod
+    from ..methods import select
+    from ..paths import parse as parse_path
+    from ..targets.base import TargetUnavailable
+
+    options = {key: getattr(given, key, None) for key in ("target", "path", "method")}
+    args = run_arguments(recipe, argparse.Namespace(store=None, timeout=None, report_dir=None, quick=quick, **options))
+    targets = []
+    for spec in args.target or targets_mod.by_default():  # as `run` takes them: named, or every one here
+        try:
+            targets.append(targets_mod.make(spec))
+        except (TargetUnavailable, InputError):
+            if args.target:
+                return None
+    paths = [parse_path(p) for p in args.path or suite.paths or ["tcp"]]
+    return args, [(t, m, p) for m in select(args.method) if not m.missing() for t in targets
+                  if t.dbms in m.dbms for p in paths if not p.refuses(t)]
 
 
 def _runs_per_cell(args) -> int:
@@ -355,25 +369,23 @@ def _runs_per_cell(args) -> int:
     return args.trials + (RunOptions.warmup if args.warmup is None else args.warmup)
 
 
-def fixed_seconds(recipe: Recipe, quick: bool) -> float | None:
+def fixed_seconds(recipe: Recipe, quick: bool, given=None) -> float | None:
     """The seconds a reproduction's warm-ups and trials last where every step it runs is a loaded
-    one (its duration each), with the methods, steps, paths and trials its run is given
-    (``run_arguments``); else None."""
-    import argparse
-
-    from ..methods import select
+    one (its duration each), over the cells its run will plan (``_planned``: the user's --target,
+    --path and --method taken as the run takes them); else None."""
     from ..runner.plan import on_path
     from ..suite.loader import load
 
-    given = run_arguments(recipe, argparse.Namespace(store=None, timeout=None, report_dir=None, quick=quick))
-    suite = load(given.suite, quick=quick)
-    steps = [s for v in suite.variants for s in v.steps if given.step is None or s.name in given.step]
-    if not steps or any(not s.duration for s in steps) or given.method is None or "all" in given.method:
+    suite = load(recipe.suite, quick=quick)
+    plan = _planned(recipe, quick, given, suite)
+    if plan is None:
+        return None
+    args, planned = plan
+    steps = [s for v in suite.variants for s in v.steps if args.step is None or s.name in args.step]
+    if not steps or any(not s.duration for s in steps) or not args.method or "all" in args.method:
         return None  # a step that lasts as long as it takes; every method (what reaches what: the run's)
-    runs = _runs_per_cell(given)
-    paths = given.path or suite.paths or ["tcp"]
-    methods = [m for m in select(given.method) if not m.missing()]
-    return len(methods) * runs * sum(float(s.duration) for s in steps for p in paths if on_path(s, p))
+    per_cell = _runs_per_cell(args)
+    return per_cell * sum(float(s.duration) for _, _, path in planned for s in steps if on_path(s, path.name))
 
 
 def _elapsed(run: "Run") -> float:
