@@ -258,7 +258,7 @@ def test_the_protocols_cost_over_the_floor_falls_as_latency_grows_or_the_claim_s
 
 
 def test_the_hostage_grid_lays_each_targets_reads_out_by_delay_and_bandwidth_each_beside_its_paths_floor():
-    from accessbench.report.studies import render_studies
+    from accessbench.report.studies import render_studies, render_studies_markdown
     from accessbench.report.transfer import grid_tables
 
     cells = [read(method, "mariadb", f"tcp+{delay}@{link}{packed}", [rate * k for k in (1, 1.01, 0.99, 1, 1)])
@@ -278,6 +278,10 @@ def test_the_hostage_grid_lays_each_targets_reads_out_by_delay_and_bandwidth_eac
     assert "Grid: lineitem on mariadb" in text
     # the path-by-path table keeps loopback only: the grid shows the proxied paths
     assert "Transfer: lineitem" in text and "tcp+100us@1gbit" not in text.split("Grid:")[0].split("Transfer:")[1]
+    # --markdown: the claims, then the same tables to paste into a README
+    markdown = render_studies_markdown(list(hostage(*cells).values()), {"hostage": StudyRun("r", None, cells)})
+    assert markdown.startswith("| study | claim |") and "#### Grid: lineitem on mariadb" in markdown
+    assert "| c-libmariadb | 100 µs | " in markdown and "#### Transfer: lineitem" in markdown
 
 
 def test_the_studies_page_draws_the_hostage_grid_as_the_wires_floor_against_the_delay(tmp_path):

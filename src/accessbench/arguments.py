@@ -523,7 +523,8 @@ def _add_reproduce(sub) -> None:
     reproduce.add_argument("--show", action="store_true",
                            help="measure nothing: judge the claims on the newest stored run of each study")
     reproduce.add_argument("--markdown", action="store_true",
-                           help="print the claims table as Markdown (for a README) instead of the terminal table")
+                           help="print the claims table as Markdown (for a README) instead of the terminal table, "
+                           "then each study's own tables (the hostage grid, where tfb's requests went)")
     reproduce.add_argument("--report-dir", default="reports", metavar="DIR",
                            help="where the HTML studies report (and each run's report) is written (default ./reports)")
     reproduce.add_argument("--timeout", type=_seconds, default=None, metavar="S",

@@ -548,7 +548,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         runs[recipe.study] = studies.study_run(stored)
     wanted = {r.study for r in recipes}
     findings = [f for f in studies.claims.evaluate(runs) if f.study in wanted]
-    _print(render_studies_markdown(findings) if args.markdown
+    _print(render_studies_markdown(findings, runs) if args.markdown
            else render_studies(findings, runs, color=_color(console), width=_width(args, console)))
     where = f"HTML studies report: {write_studies_html(findings, runs, args.report_dir)}"
     if args.markdown:  # stdout is the Markdown alone, to paste

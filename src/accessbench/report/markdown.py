@@ -21,6 +21,17 @@ def _table(columns: list[tuple[str, bool]], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+def titled_markdown(titled: list, level: str = "##") -> list[str]:
+    """Tables that carry their own title, columns, cells and caption (a transfer, grid, twin,
+    association or request table), each under a heading of ``level``."""
+    lines = []
+    for t in titled:
+        lines += ["", f"{level} {t.title}", ""]
+        lines += _table([(name, i >= t.numeric_from) for i, name in enumerate(t.columns)], [t.cells(row) for row in t.rows])
+        lines += ["", t.caption]
+    return lines
+
+
 def _step(report: Report, step: StepReport) -> list[str]:
     view = report.view
     columns = [("#", True), ("method", False), ("target/path", False), (step.unit, True)]
@@ -60,11 +71,7 @@ def render_report(report: Report) -> str:
                         [[c.label] + [fmt.rate(at[n].row_rate.median) if n in (at := {round(x): pt for x, pt in c.points})
                                       else "" for n in sizes] for c in sweep.curves])
         lines += [""] + [f"- {v}" for v in sweep.verdicts]
-    for titled in report.titled:
-        lines += ["", f"## {titled.title}", ""]
-        lines += _table([(name, i >= titled.numeric_from) for i, name in enumerate(titled.columns)],
-                        [titled.cells(row) for row in titled.rows])
-        lines += ["", titled.caption]
+    lines += titled_markdown(report.titled)
     if report.study is not None:
         study = report.study
         lines += ["", f"## {study.title}", ""]

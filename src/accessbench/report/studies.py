@@ -19,6 +19,7 @@ from ..studies import RECIPES
 from .charts import Breakdown, LegendItem, Point, RatioRow, Series, breakdown_chart, floor_chart, look, ratio_chart
 from .model import Share
 from .requests import RequestTable, request_tables
+from .markdown import titled_markdown
 from .terminal import titled_tables
 from .transfer import GridTable, TransferTable, grid_tables, gridded, transfer_tables
 from ..studies.claims import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, REVERSED, UNTESTABLE, Finding, StudyRun
@@ -128,12 +129,17 @@ def _today(f: Finding) -> str:
     return f.today or (f.rule if f.verdict in (UNTESTABLE, NOT_MEASURED) else "")
 
 
-def render_studies_markdown(findings: list[Finding]) -> str:
-    """The claims table as Markdown (a README's Studies table, `reproduce --markdown`)."""
+def render_studies_markdown(findings: list[Finding], runs: dict[str, StudyRun] | None = None) -> str:
+    """The claims table as Markdown (a README's Studies table, `reproduce --markdown`), then each
+    study's own tables (the hostage grid, where tfb's requests went) under headings of their own."""
     cell = lambda text: text.replace("|", "\\|").replace("\n", " ")  # noqa: E731
     lines = ["| study | claim | published | today [95% CI] | verdict |", "|---|---|---|---|---|"]
     lines += [f"| {f.study.upper()} | {cell(f.claim)} | {cell(f.published)} | {cell(_today(f))} | {f.verdict} |"
               for f in findings]
+    wanted = {f.study for f in findings}
+    for study, tables in study_tables(runs or {}):
+        if study in wanted:
+            lines += titled_markdown(tables, level="####")
     return "\n".join(lines) + "\n"
 
 
