@@ -191,8 +191,8 @@ class Session:
             raise Failed("unsupported", f"a tier method serves pages: exec and scan steps (the operation page) "
                                         f"and page steps, not {kind}")
         if msg.get("verify"):
-            dump = int(msg.get("dump") or 0)
-            return self._verify(page, f"{query}&dump={dump}" if dump and step_id else query, step_id)
+            dump = int(msg.get("dump") or 0) if step_id else 0  # the rows the runner asks to see
+            return self._verify(page, query, step_id, dump)
         if not msg.get("duration_ms"):
             raise Failed("unsupported", "a tier method is measured under HTTP load: give the step clients and a "
                                         "duration")
@@ -233,14 +233,14 @@ class Session:
             self.tests[step_id] = (int(msg.get("queries") or 1), key["lo"], key["hi"])
         return step_id
 
-    def _verify(self, page: str, query: str, step_id: str | None) -> dict:
+    def _verify(self, page: str, query: str, step_id: str | None, dump: int = 0) -> dict:
         """Untimed: the operation page's verify form (every argument in order, every value
         checksummed by the page), or a static or hello page read once and compared. A page of
         TechEmpower's tests is also asked once as the load will ask it, and its answer held to
         the test's rules (tier/tfb.py) against the rows the verify form read."""
-        url = self.server.url(page, f"{query}&verify=1" if step_id else "")
         if page in tfb.PAGES:
-            return self._verify_tfb(page, query, step_id, url)
+            return self._verify_tfb(page, query, step_id, dump)
+        url = self._verify_url(page, query, dump) if step_id else self.server.url(page, "")
         status, body = _get(url)
         if step_id is None:
             expected = STATIC_PAGE.read_bytes() if page == "static" else HELLO
@@ -251,9 +251,18 @@ class Session:
         self.rows_per_op[step_id] = answer["rows"] / answer["n"] if answer["n"] else 0.0
         return {k: answer[k] for k in ("n", "rows", "values", "checksum", "dump") if k in answer}
 
-    def _verify_tfb(self, page: str, query: str, step_id: str, url: str) -> dict:
+    def _verify_url(self, page: str, query: str, dump: int) -> str:
+        """The page's verify form: every argument in order, every value checksummed, the first
+        ``dump`` rows shown."""
+        return self.server.url(page, f"{query}&verify=1" + (f"&dump={dump}" if dump else ""))
+
+    def _verify_tfb(self, page: str, query: str, step_id: str, dump: int) -> dict:
         queries, lo, hi = self.tests[step_id]
-        answer = _answer(url, *_get(f"{url}&dump={FORTUNES_SHOWN}" if page == "fortunes" else url))
+        # the fortunes page is held to the rows it read: the verify form shows them (at least as
+        # many as the runner asked to see)
+        shown = max(dump, FORTUNES_SHOWN) if page == "fortunes" else dump
+        url = self._verify_url(page, query, shown)
+        answer = _answer(url, *_get(url))
         per_request = answer["rows"] // max(answer["n"], 1)  # the fortunes of one request, as the page showed them
         fortunes = [tuple(map(vectors.native, row)) for row in answer.get("dump", [])][:per_request]
         real = self.server.url(page, query)
@@ -262,8 +271,8 @@ class Session:
         if wrong:
             raise Failed("internal", f"{wrong} ({real})")
         self.rows_per_op[step_id] = answer["rows"] / answer["n"] if answer["n"] else 0.0
-        keys = ("n", "rows", "values", "checksum", "dump") if "dump=" in query else ("n", "rows", "values", "checksum")
-        return {k: answer[k] for k in keys if k in answer}
+        found = {k: answer[k] for k in ("n", "rows", "values", "checksum") if k in answer}
+        return {**found, "dump": answer.get("dump", [])[:dump]} if dump else found
 
     def _loaded(self, page: str, query: str, step_id: str | None, msg: dict) -> dict:
         clients, seconds = int(msg.get("clients", 1)), float(msg["duration_ms"]) / 1000
