@@ -246,11 +246,11 @@ def test_a_managed_server_whose_port_is_taken_before_it_binds_starts_again_on_an
     # own outgoing connection): the server starts on the next one instead of failing the target
     import socket
 
-    from accessbench.targets import mariadb, postgresql
+    from accessbench import net
 
-    module, server, port_sql = {"postgresql": (postgresql, ManagedPostgres(), "SELECT current_setting('port')"),
-                                "mariadb": (mariadb, ManagedMariaDB(), "SELECT @@port")}[dbms]
-    taken = port_taken_first(module)
+    server, port_sql = {"postgresql": (ManagedPostgres(), "SELECT current_setting('port')"),
+                        "mariadb": (ManagedMariaDB(), "SELECT @@port")}[dbms]
+    taken = port_taken_first(net)
     server.start(workdir)
     try:
         assert server.port != taken

@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable
 from ..errors import InputError, first_line
-from ..net import PORT_TAKEN, free_port
+from ..net import on_a_free_port
 from ..protocol import sqltext
 from . import url as urls
 from .base import (MARK, OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, declared, index_ddl, is_marked,
@@ -325,13 +325,12 @@ class ManagedMariaDB(MariaDBTarget):
             capture_output=True, text=True, start_new_session=True)
         if result.returncode != 0:
             raise TargetUnavailable(f"mariadb-install-db failed: {_first_error(result.stderr + result.stdout)}")
-        self.port = free_port()
         tls = []
         if self.authority is not None:  # a TLS path: the run's key, in the directory the server owns
             ca, cert, key = self.authority.install(self.base, server_owner("mysql"))
             tls = [f"--ssl-ca={ca}", f"--ssl-cert={cert}", f"--ssl-key={key}"]
         self.command = [
-            self.mariadbd, "--no-defaults", f"--datadir={datadir}", f"--socket={self.socket}", f"--port={self.port}",
+            self.mariadbd, "--no-defaults", f"--datadir={datadir}", f"--socket={self.socket}",
             f"--tmpdir={tmpdir}", "--bind-address=127.0.0.1", "--skip-name-resolve", f"--pid-file={os.path.join(rundir, 'mariadb.pid')}",
             "--max-connections=300", "--skip-log-bin", "--local-infile=1",
             "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin",  # byte order, as PostgreSQL's C locale
@@ -339,7 +338,7 @@ class ManagedMariaDB(MariaDBTarget):
             *(f"--{name.replace('_', '-')}={_option(value)}" for name, value in self.server_settings.items()),
             *(["--user=mysql"] if os.geteuid() == 0 else [])]
         # the administrator logs in by unix_socket: root as root, else the OS user's own name
-        root = self._launch_on_a_free_port()
+        root = on_a_free_port(self._launch_on)
         with root.cursor() as cur:
             cur.execute(f"CREATE DATABASE {DATABASE}")
             if self.login and self.login.method == "ed25519":
@@ -369,25 +368,20 @@ class ManagedMariaDB(MariaDBTarget):
     def _root() -> str:
         return "root" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
 
-    def _launch_on_a_free_port(self, attempts: int = 3):
-        """mariadbd started and its administrator's connection. The port was free when chosen, but
-        anything on this machine may take it before mariadbd binds it (a client's outgoing
-        connection draws its own port from the same range): then it starts again on another."""
-        for attempt in range(attempts):
-            self._launch()
-            try:
-                return self._wait_ready(self._root())
-            except TargetUnavailable as e:
-                if not PORT_TAKEN.search(str(e)) or attempt == attempts - 1:
-                    raise
-            self.port = free_port()
-            self.command = [f"--port={self.port}" if a.startswith("--port=") else a for a in self.command]
-            os.truncate(os.path.join(self.base, "server.log"), 0)  # the next start's errors alone
+    def _launch_on(self, port: int):
+        """mariadbd started on ``port`` and its administrator's connection; where the port was
+        taken, the error says so and net.on_a_free_port starts it again on another."""
+        self.port = port
+        log = os.path.join(self.base, "server.log")
+        if os.path.exists(log):
+            os.truncate(log, 0)  # this start's errors alone
+        self._launch()
+        return self._wait_ready(self._root())
 
     def _launch(self) -> None:
         log = open(os.path.join(self.base, "server.log"), "ab")
-        self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                        start_new_session=True)
+        self.process = subprocess.Popen([*self.command, f"--port={self.port}"], stdin=subprocess.DEVNULL, stdout=log,
+                                        stderr=log, start_new_session=True)
         log.close()
 
     def listen_on(self, address: str, network: str) -> None:

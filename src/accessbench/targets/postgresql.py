@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import first_line
-from ..net import PORT_TAKEN, free_port
+from ..net import PORT_TAKEN, on_a_free_port
 from ..protocol import sqltext
 from . import url as urls
 from .base import (OWNED_NAME, Leftover, Target, TargetUnavailable, column_ddl, index_ddl, is_marked, mark,
@@ -333,11 +333,10 @@ class ManagedPostgres(PostgresTarget):
             )
         finally:
             os.remove(pwfile)
-        self.port = free_port()
         with open(os.path.join(self.datadir, "postgresql.conf"), "a") as conf:
             conf.write(
                 "\n# accessbench managed server\n"
-                f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
+                "listen_addresses = '127.0.0.1'\n"
                 f"unix_socket_directories = '{self.sockdir}'\nmax_connections = 500\n"
             )
             if self.authority is not None:  # a TLS path: the run's key, in the data directory the server owns
@@ -346,7 +345,7 @@ class ManagedPostgres(PostgresTarget):
             for name, value in self.server_settings.items():  # the suite's [server.postgresql]
                 text = ("on" if value else "off") if isinstance(value, bool) else str(value)
                 conf.write(f"{name} = '{text}'\n")
-        self._start_on_a_free_port(os.path.join(base, "server.log"))
+        on_a_free_port(lambda port: self._start_on(port, os.path.join(base, "server.log")))
         self.started = True
         with psycopg.connect(host=self.sockdir, port=self.port, user=USER, dbname="postgres", autocommit=True) as c:
             c.execute(f"CREATE DATABASE {DATABASE}")
@@ -357,24 +356,24 @@ class ManagedPostgres(PostgresTarget):
         if self.login:
             self._make_login(self.login)
 
-    def _start_on_a_free_port(self, log: str, attempts: int = 3) -> None:
-        """pg_ctl start. The port was free when chosen, but anything on this machine may take it
-        before the postmaster binds it (a client's outgoing connection draws its own port from the
-        same range): then it starts again on another (postgresql.conf's last ``port`` wins)."""
-        for attempt in range(attempts):
-            try:
-                self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", log, "-w", "-t", "60", "start"],
-                          "starting PostgreSQL")
-                return
-            except TargetUnavailable:
-                with open(log, errors="replace") as f:
-                    taken = PORT_TAKEN.search(f.read()) is not None
-                if not taken or attempt == attempts - 1:
-                    raise
-            self.port = free_port()
-            with open(os.path.join(self.datadir, "postgresql.conf"), "a") as conf:
-                conf.write(f"port = {self.port}\n")
-            os.truncate(log, 0)  # the next start's errors alone
+    def _start_on(self, port: int, log: str) -> None:
+        """pg_ctl start on ``port`` (postgresql.conf's last ``port`` wins). Where it fails, the
+        log's own words say whether the port was taken, so that net.on_a_free_port starts it
+        again on another."""
+        self.port = port
+        with open(os.path.join(self.datadir, "postgresql.conf"), "a") as conf:
+            conf.write(f"port = {port}\n")
+        if os.path.exists(log):
+            os.truncate(log, 0)  # this start's errors alone
+        try:
+            self._run([f"{self.bindir}/pg_ctl", "-D", self.datadir, "-l", log, "-w", "-t", "60", "start"],
+                      "starting PostgreSQL")
+        except TargetUnavailable as e:
+            with open(log, errors="replace") as f:
+                taken = PORT_TAKEN.search(f.read())
+            if taken:
+                raise TargetUnavailable(f"{e} ({taken.group(0)} on port {port})") from None
+            raise
 
     def _make_login(self, login: Login) -> None:
         """The run's login user, its password stored by the method's own hash (md5, or SCRAM with
