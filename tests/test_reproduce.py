@@ -119,6 +119,13 @@ def test_hostage_runs_the_papers_grid_in_full_and_its_corners_with_quick_each_po
     assert mine.path == ["tcp"]  # --path as `run` takes it: the user's own
     servers = run_arguments(RECIPES["hostage"], Namespace(**{**vars(given), "target": ["postgresql", "mariadb"]}))
     assert servers.path == full.path[:-1]  # the study's in-process reads left out where only servers are named
+    # --quick measures the servers; on an embedded target alone it reads in process
+    assert "inproc" not in quick.path
+    embedded = run_arguments(RECIPES["hostage"], Namespace(**{**vars(given), "quick": True, "target": ["duckdb"]}))
+    assert embedded.path == ["inproc"]
+    assert "py-duckdb" in embedded.method  # the claims' methods reach no DuckDB: the study's own, quick-sized
+    assert run_arguments(RECIPES["hostage"], Namespace(**{**vars(given), "quick": True, "target": ["postgresql"]})
+                         ).method == quick.method
 
 
 def test_show_reads_the_newest_complete_reproduction_not_a_later_interrupted_one():
@@ -381,3 +388,13 @@ def test_a_full_grids_reads_are_estimated_from_each_methods_pace_and_bytes_per_r
     assert one("tcp+compress", "py-connectorx").seconds == 0 and one("tcp+compress", "py-connectorx").unknown == 0
     missing = one("tcp+1ms@10mbit", "c-odbc")  # a method the stored run did not read: not estimated, and said so
     assert (missing.seconds, missing.unknown, missing.cells) == (0, 1, 1)
+
+
+def test_a_stored_run_is_a_studys_reproduction_by_its_label_and_suite_so_a_resumed_one_says_where_its_claims_are():
+    from accessbench.studies import study_of
+
+    run = lambda suite, label: SimpleNamespace(suite=suite, settings={"label": label} if label else {})  # noqa: E731
+    assert study_of(run("transfer", "reproduce hostage")) == "hostage"
+    assert study_of(run("tfb", "reproduce tfb")) == "tfb"
+    assert study_of(run("quick", "reproduce hostage")) is None  # another suite under the label: not the study's
+    assert study_of(run("transfer", None)) is None and study_of(run("transfer", "mine")) is None

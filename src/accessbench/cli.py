@@ -59,6 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, console: Console, report: bool = True):
     """A run as `run` makes it: (exit status, the stored run or None when interrupted).
     ``report``: print the run's report (`reproduce` prints its own table instead)."""
+    from . import studies
     from .runner.prepare import prepare
 
     prepared = prepare(args, skipped=lambda s: console.print(s.text, style=s.style))
@@ -100,6 +101,9 @@ def _run(args: argparse.Namespace, console: Console, report: bool = True):
     if report:
         _print(_report_text(stored, args, console))
     console.print(f"stored as run {run_id} in {store.path} · accessbench show {run_id}")
+    if report and (study := studies.study_of(stored.run)):  # a reproduction carried on by --resume
+        console.print(f"run {run_id} reproduces study {study.upper()}: its claims are judged by "
+                      f"accessbench reproduce {study} --show")
     if not args.no_report:
         console.print(f"HTML report: {_write_report(stored, args.report_dir, option='--report-dir')}")
     for what in runner.left_behind:  # a clean-up that could not finish: say what stays where

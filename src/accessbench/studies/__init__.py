@@ -37,7 +37,7 @@ def _grid(delays: list[str], links: list[str]) -> list[str]:
 
 
 HOSTAGE_PATHS = [*_grid(["100us", "1ms", "10ms", "100ms"], ["1gbit", "100mbit", "10mbit"]), "inproc"]
-HOSTAGE_QUICK_PATHS = _grid(["100us", "100ms"], ["1gbit", "100mbit"])
+HOSTAGE_QUICK_PATHS = [*_grid(["100us", "100ms"], ["1gbit", "100mbit"]), "inproc"]
 # tfb --quick: one tier method per page language, each on its driver for PostgreSQL
 TFB_QUICK = ["php-apache-pdo-pgsql", "py-gunicorn-psycopg", "node-http-pg"]
 GENERIC_INTERFACES = ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "php-sqlite3", "php-pdo-sqlite",
@@ -198,16 +198,19 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
     from ..methods import select
 
     quick = bool(args.quick)
-    names = recipe.quick_methods if quick else recipe.methods
-    if names is not None and "all" not in names:  # a method this machine lacks is left out, not refused
-        names = [m.name for m in select(names) if not m.missing()] or names
     # --target, --path, --method as `run` takes them: the study on the user's own server
     targets = (recipe.quick_targets or recipe.targets) if quick else recipe.targets
     given = getattr(args, "target", None)
+    # --quick on targets of no DBMS its claims name (hostage on DuckDB alone): the study's own
+    # methods, at --quick's size, rather than the claims' methods that reach none of them
+    names = recipe.quick_methods if quick and not (given and _other_dbms(given, targets)) else recipe.methods
+    if names is not None and "all" not in names:  # a method this machine lacks is left out, not refused
+        names = [m.name for m in select(names) if not m.missing()] or names
     return argparse.Namespace(
         store=args.store, suite=recipe.suite, method=getattr(args, "method", None) or names,
         target=given or targets,
-        path=getattr(args, "path", None) or _offered((recipe.quick_paths if quick else None) or recipe.paths, given),
+        path=getattr(args, "path", None) or _offered((recipe.quick_paths if quick else None) or recipe.paths,
+                                                     given or targets),
         trials=recipe.trials if quick else recipe.full_trials or recipe.trials,
         precision=0.0 if quick or recipe.full_trials else None, budget=None, max_trials=None,
         warmup=None if quick else recipe.full_warmup,
@@ -219,11 +222,25 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         width=getattr(args, "width", None), wide=False)
 
 
+def _other_dbms(given: list[str], targets: list[str] | None) -> bool:
+    """Whether the targets the user gave are all of DBMSs other than the study's ``targets``
+    (False where either cannot be made here: `run` says why)."""
+    from .. import targets as targets_mod
+    from ..targets.base import TargetUnavailable
+
+    try:
+        mine = {targets_mod.make(spec).dbms for spec in given}
+        its = {targets_mod.make(spec).dbms for spec in targets or []}
+    except (TargetUnavailable, InputError):
+        return False
+    return bool(its) and not mine & its
+
+
 def _offered(paths: list[str] | None, targets: list[str] | None) -> list[str] | None:
-    """A study's own paths, less those none of the targets the user gave can carry (the hostage
-    study's in-process reads where only servers are named): the study's paths are its default,
-    not a demand, and `run` refuses a named path no target offers. A target that cannot be made
-    here keeps them all (`run` says why it cannot)."""
+    """A study's own paths, less those none of its run's targets can carry (the hostage study's
+    in-process reads where only servers are measured, its proxied ones on DuckDB alone): the
+    study's paths are its default, not a demand, and `run` refuses a named path no target
+    offers. A target that cannot be made here keeps them all (`run` says why it cannot)."""
     from .. import targets as targets_mod
     from ..paths import parse
     from ..targets.base import TargetUnavailable
@@ -247,6 +264,14 @@ def _reproductions(store, recipe: Recipe) -> list["Run"]:
     """The stored runs of a study's reproduction, newest first."""
     return [run for run in store.runs(limit=10_000)
             if run.suite == recipe.suite and run.settings.get("label") == LABEL.format(study=recipe.study)]
+
+
+def study_of(run: "Run") -> str | None:
+    """The study whose reproduction a stored run is (by its label), or None: a resumed one ends
+    by saying where its claims are judged."""
+    label = run.settings.get("label")
+    return next((r.study for r in RECIPES.values()
+                 if label == LABEL.format(study=r.study) and run.suite == r.suite), None)
 
 
 def shown(runs: list["Run"]) -> "Run | None":
