@@ -63,6 +63,7 @@ class Recipe:
     full_trials: int | None = None
     full_warmup: int | None = None
     full_timeout: float | None = None  # seconds a worker may take to answer, where a trial is long
+    quick_warmup: int | None = None    # --quick's warm-ups a cell (None: the run's default)
     in_all: bool = True                 # reproduced by `reproduce all` (the five seed studies)
     beside: str | None = None           # the published figures its own tables are read beside
 
@@ -117,12 +118,14 @@ RECIPES = {r.study: r for r in [
     # 15 s make a full reproduction hours long: four trials each, the fewest a Mann-Whitney test
     # can call significant. --quick: the tests at 64 connections, one method per page language on
     # PostgreSQL (at 256, Node's one connection a process answers 20 updates slower than a quick
-    # trial's 2 s lasts).
+    # trial's 1.5 s lasts). Three warm-ups of 1.5 s a cell, as TechEmpower primes each test for 5 s
+    # before it measures: Node's pages serve their first seconds of load compiling (V8), and one
+    # warm-up left its first step's first two trials 20% and 6% below its last three.
     Recipe("tfb", "TechEmpower's database tests: single query, multiple queries, fortunes, updates (2013–)", "tfb",
            "wrk at 16, 32, 64, 128 and 256 connections, 15 s a test (--quick: 64 connections, 1.5 s)",
            ["web/load=wrk"], [f"{m}/load=wrk" for m in TFB_QUICK], quick_targets=["postgresql"],
            quick_steps=["db-c64", "queries-1-c64", "queries-20-c64", "fortunes-c64", "updates-20-c64"],
-           full_trials=4, in_all=False),
+           full_trials=4, quick_warmup=3, in_all=False),
     # Not a seed study: the published figures a cloud user checks their connections against
     # (studies/claims.py), on every login method, and a full reproduction on every server version.
     Recipe("connections", "connections in production: TLS, logins, poolers, latency (2019–2024)", "connections",
@@ -213,7 +216,7 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
                                                      given or targets),
         trials=recipe.trials if quick else recipe.full_trials or recipe.trials,
         precision=0.0 if quick or recipe.full_trials else None, budget=None, max_trials=None,
-        warmup=None if quick else recipe.full_warmup,
+        warmup=recipe.quick_warmup if quick else recipe.full_warmup,
         max_warmup=None, quick=quick, timeout=args.timeout or (None if quick else recipe.full_timeout),
         workdir=None, report_dir=args.report_dir,
         no_report=False, resume=None, unconfined_sql=False, cluster=None, raw_latencies=False,
