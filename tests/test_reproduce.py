@@ -307,6 +307,7 @@ def page(method, step, rates) -> CellResult:
     """A tfb cell: a page under load, rates in requests per second."""
     r = cell(rates, method, "tcp")
     r.cell = replace(r.cell, step=step, kind="page")
+    r.per_op_ns = 1e9 / r.rate.median
     return r
 
 
@@ -326,6 +327,26 @@ def test_tfb_judges_the_multiple_queries_convergence_for_every_tier_method_at_th
     assert tfb(*php, *node)[claim].verdict == NOT_REPRODUCED  # one framework whose rate did not fall
     assert tfb(*php[:2])[claim].verdict == NOT_REPRODUCED     # only at 16 connections, where they did not differ
     assert tfb(page("node-http-pg/load=wrk", "db-c256", FAST))[claim].verdict == NOT_MEASURED
+
+
+def test_the_tfb_studys_tables_begin_with_its_suites_requests_per_second_per_test_and_their_ratios():
+    from accessbench.report.studies import render_studies_markdown, study_tables
+
+    method = "php-apache-pdo-pgsql/load=wrk"
+    cells = [page(method, "queries-1-c64", FAST), page(method, "queries-20-c64", SLOW)]
+    run = StudyRun("r", load("tfb", quick=True), cells)
+    ((study, tables),) = study_tables({"tfb": run})
+    assert study == "tfb" and tables[0].title.startswith("TechEmpower's Framework Benchmarks, database tests")
+    (today,) = [row for row in tables[0].rows if row[0].startswith(method)]
+    texts = dict(zip(tables[0].columns, tables[0].cells(today)))
+    assert (texts["1 query"], texts["20 queries"], texts["20 queries / 1"]) == ("400", "100", "0.25×")
+    markdown = render_studies_markdown(list(tfb(*cells).values()), {"tfb": run})
+    assert "#### TechEmpower's Framework Benchmarks, database tests" in markdown and "| 0.25× |" in markdown
+    # the hostage study's reads are its own tables: no suite table repeats them
+    hostage_run = StudyRun("h", load("transfer", quick=True), [read("wire-floor", "postgresql", "tcp", [100] * 5),
+                                                               read("c-libpq", "postgresql", "tcp", [10] * 5)])
+    ((_, theirs),) = study_tables({"hostage": hostage_run})
+    assert [t.title.split(":")[0] for t in theirs] == ["Transfer"]
 
 
 def test_tfb_quick_runs_each_page_language_at_64_connections_on_postgresql_and_the_full_one_every_step():

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .. import formatting as fmt
 from .figures import step_title
 from .model import LAYER_COST, Report, StepReport
+from .study import StudyRows
 
 
 def _cell(text: str) -> str:
@@ -73,12 +74,7 @@ def render_report(report: Report) -> str:
         lines += [""] + [f"- {v}" for v in sweep.verdicts]
     lines += titled_markdown(report.titled)
     if report.study is not None:
-        study = report.study
-        lines += ["", f"## {study.title}", ""]
-        lines += _table([("", False)] + [(c, True) for c in study.columns],
-                        [[label, *texts] for label, texts in study.published]
-                        + [[label, *texts] for label, texts in study.today])
-        lines += ["", f"Today's figures: {study.sources}."] + ([study.note] if study.note else [])
+        lines += titled_markdown([StudyRows(report.study)])
     for pair in report.pairs:
         candidate, reference = pair.names
         lines += ["", f"### {pair.title}", "",

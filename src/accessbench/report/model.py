@@ -240,7 +240,7 @@ def build(stored: StoredRun, view: str = "median") -> Report:
     return Report(
         stored=stored, view=v, results=results, header=header(stored, v), steps=steps,
         verdicts=[verdict for s in steps for verdict in _verdicts(s)], matrix=_matrix(results),
-        study=study_table(stored, results), sizes=size_sweeps(results), pairs=study_pairs(stored, results),
+        study=study_table(stored.suite, results), sizes=size_sweeps(results), pairs=study_pairs(stored, results),
         predictions=rt_model.checks(results),
         cold_starts=_cold_starts(stored, results), not_measured=_not_measured(results),
         warnings=warnings(results), transfers=transfer_tables(results), twins=twin_tables(results),

@@ -19,6 +19,7 @@ from ..studies import RECIPES
 from .charts import Breakdown, LegendItem, Point, RatioRow, Series, breakdown_chart, floor_chart, look, ratio_chart
 from .model import Share
 from .requests import RequestTable, request_tables
+from .study import StudyRows, study_table
 from .markdown import titled_markdown
 from .terminal import titled_tables
 from .transfer import GridTable, TransferTable, grid_tables, gridded, transfer_tables
@@ -66,8 +67,9 @@ def render_studies(findings: list[Finding], runs: dict[str, StudyRun], color: bo
     console.print(table)
     for study, tables in study_tables(runs):
         beside = RECIPES[study].beside
-        what = "each read beside the wire's floor" if isinstance(tables[0], (TransferTable, GridTable)) else \
-            "where each request's time went"
+        what = ("each read beside the wire's floor" if any(isinstance(t, (TransferTable, GridTable)) for t in tables)
+                else "each test's requests/s and where each request's time went"
+                if any(isinstance(t, RequestTable) for t in tables) else "its figures today")
         console.print(Text(f"\n{study.upper()}: {what}" + (f" — beside {beside}" if beside else ""), style="bold"))
         for t in titled_tables(tables):
             console.print()
@@ -105,17 +107,19 @@ def request_chart(table: RequestTable, width: float = 960) -> str:
 
 
 def study_tables(runs: dict[str, StudyRun]) -> list[tuple[str, list]]:
-    """Each study's own tables, in the recipes' order: its reads beside the wire's floor, by
-    path, and (a grid of proxied paths) as the paper's grid of delay × bandwidth per target; its
-    sampled page requests, where their time went."""
+    """Each study's own tables, in the recipes' order: its suite's study table where its recipe
+    asks (tfb's requests/s per test and their ratios); its reads beside the wire's floor, by path, and (a grid of proxied paths) as the paper's grid
+    of delay × bandwidth per target; its sampled page requests, where their time went."""
     found = []
-    for study in RECIPES:
+    for study, recipe in RECIPES.items():
         run = runs.get(study)
         if run is None:
             continue
+        own = study_table(run.suite, run.results) if recipe.suite_table and run.suite is not None else None
         grids = grid_tables(run.results)
         # where the grid shows the proxied paths, the path-by-path table keeps the others (loopback, in process)
-        tables = [*transfer_tables([r for r in run.results if not (grids and gridded(r.cell.path))]), *grids,
+        tables = [*([StudyRows(own)] if own else []),
+                  *transfer_tables([r for r in run.results if not (grids and gridded(r.cell.path))]), *grids,
                   *request_tables(run.results)]
         if tables:
             found.append((study, tables))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..stats.cells import CellResult
-from ..store import StoredRun
+from ..suite.model import Suite
 from .. import formatting as fmt
 from ..methods import catalog
 
@@ -21,9 +21,41 @@ class StudyTable:
     note: str = ""
 
 
-def study_table(stored: StoredRun, results: list[CellResult]) -> StudyTable | None:
+@dataclass(frozen=True)
+class StudyRows:
+    """A study table laid out as the tables that carry their own title, columns, cells and caption
+    (terminal.titled_tables, html.titled_sections, markdown.titled_markdown): the published rows,
+    then today's."""
+
+    table: StudyTable
+    numeric_from = 1
+
+    @property
+    def title(self) -> str:
+        return self.table.title
+
+    @property
+    def columns(self) -> list[str]:
+        return ["", *self.table.columns]
+
+    @property
+    def rows(self) -> list[tuple[str, list[str]]]:
+        return [*self.table.published, *self.table.today]
+
+    def cells(self, row: tuple[str, list[str]]) -> list[str]:
+        label, texts = row
+        return [label, *texts]
+
+    def notes(self, row) -> list[str | None]:
+        return [None] * len(self.columns)
+
+    @property
+    def caption(self) -> str:
+        return f"Today's figures: {self.table.sources}." + (f" {self.table.note}" if self.table.note else "")
+
+
+def study_table(suite: Suite, results: list[CellResult]) -> StudyTable | None:
     """A row per method, target and variant (and per path, when a figure names none)."""
-    suite = stored.suite
     if suite.study is None:
         return None
     study, figures = suite.study, suite.study.figures

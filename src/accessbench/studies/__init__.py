@@ -66,6 +66,8 @@ class Recipe:
     quick_warmup: int | None = None    # --quick's warm-ups a cell (None: the run's default)
     in_all: bool = True                 # reproduced by `reproduce all` (the five seed studies)
     beside: str | None = None           # the published figures its own tables are read beside
+    suite_table: bool = False           # its suite's study table in the studies report (tfb's requests/s
+                                        # per test and their ratios: figures its claims and its other tables lack)
 
 
 RECIPES = {r.study: r for r in [
@@ -125,7 +127,7 @@ RECIPES = {r.study: r for r in [
            "wrk at 16, 32, 64, 128 and 256 connections, 15 s a test (--quick: 64 connections, 1.5 s)",
            ["web/load=wrk"], [f"{m}/load=wrk" for m in TFB_QUICK], quick_targets=["postgresql"],
            quick_steps=["db-c64", "queries-1-c64", "queries-20-c64", "fortunes-c64", "updates-20-c64"],
-           full_trials=4, quick_warmup=3, in_all=False),
+           full_trials=4, quick_warmup=3, in_all=False, suite_table=True),
     # Not a seed study: the published figures a cloud user checks their connections against
     # (studies/claims.py), on every login method, and a full reproduction on every server version.
     Recipe("connections", "connections in production: TLS, logins, poolers, latency (2019–2024)", "connections",
