@@ -70,9 +70,12 @@ def test_a_proxied_run_counts_round_trips_per_operation_and_measures_the_proxy(t
 
 
 def test_a_proxied_path_reaches_mariadb_and_its_proxy_cost_is_measured_with_mariadbs_own_round_trips(tmp_path):
-    run = run_suite(tmp_path, "--target", "mariadb", "--path", "tcp+100us", "--method", "py-pymysql", "--trials", "1")
+    run = run_suite(tmp_path, "--target", "mariadb", "--path", "tcp+100us,tcp+100us+compress", "--method", "py-pymysql",
+                    "--trials", "1")
     (target,) = run.targets
-    assert set(target["settings"]["proxy_cost_us"]) == {"tcp+0us", "tcp+100us"}
+    costs = target["settings"]["proxy_cost_us"]
+    assert set(costs) == {"tcp+0us", "tcp+100us", "tcp+100us+compress"}
+    assert costs["tcp+100us+compress"] == costs["tcp+100us"]  # one proxy setting, measured once
     measured = [c for c in run.cells if c["status"] == "ok"]
     assert {c["step"] for c in measured} >= {"get-literal", "scan"}
     assert all(t["round_trips"] for c in measured for t in run.trials[c["id"]])
