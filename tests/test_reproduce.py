@@ -384,6 +384,18 @@ def test_the_expected_time_is_the_last_runs_the_reference_machines_or_for_tfb_mo
         assert "expected time not known" in expected_time(store, [RECIPES["tfb"], RECIPES["hostage"]], quick=False)
 
 
+def test_an_estimate_missing_some_methods_reads_over_and_says_how_to_store_them(tmp_path, monkeypatch):
+    from accessbench import studies
+    from accessbench.studies.estimate import Estimate
+
+    monkeypatch.setattr(studies, "estimated", lambda *a, **k: Estimate(seconds=3600.0, cells=10, unknown=3, source="r1"))
+    with Store(str(tmp_path / "s.db")) as store:
+        text = studies.expected_time(store, [RECIPES["hostage"]], quick=False)
+    assert text.startswith("reproducing 1 study: expected over 1:00:00 — hostage over 1:00:00‡")
+    assert "estimated from run r1" in text and "3 of its 10 cells not estimated" in text
+    assert "a `reproduce hostage --quick` with the same --target and --method stores them" in text
+
+
 def test_a_full_grids_reads_are_estimated_from_each_methods_pace_and_bytes_per_row_in_a_stored_run():
     from types import SimpleNamespace
 

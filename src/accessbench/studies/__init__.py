@@ -328,7 +328,9 @@ def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
             more = True
         elif (guess := estimated(store, recipe, quick, given)) is not None:
             seconds = guess.seconds
-            short = f", {guess.unknown} of its {guess.cells} cells not estimated" if guess.unknown else ""
+            short = (f", {guess.unknown} of its {guess.cells} cells not estimated: their methods were not in it (a "
+                     f"`reproduce {recipe.study} --quick` with the same --target and --method stores them)"
+                     if guess.unknown else "")
             parts.append(f"{recipe.study} {'over ' if guess.unknown else ''}{clock_text(seconds)}‡")
             sources.add(f"‡ estimated from run {guess.source}: each method's time per row over loopback and bytes "
                         f"per row on the wire there, at this size and each path's link and delay{short}; servers, "
