@@ -206,3 +206,24 @@ def test_a_crashed_run_is_listed_as_stopped_and_resumed_once_its_process_is_gone
     result = accessbench("--store", store, "run", "--resume", run_id, "--workdir", workdir)
     assert result.returncode == 0, result.stderr[-2000:]
     assert_complete(store, run_id)
+
+
+def test_a_resumed_run_verifies_each_method_again_once_per_target_and_step_on_its_quickest_path():
+    from types import SimpleNamespace
+
+    from accessbench.runner.plan import Cell
+    from accessbench.runner.resume import Done, StoredCell, identity
+
+    step = SimpleNamespace(name="lineitem")
+    cell = lambda target, path, method: Cell("", target, path, method, step)  # noqa: E731
+    first = [cell("postgresql", p, m) for m in ("c-libpq", "wire-floor") for p in ("tcp+1ms@10mbit", "tcp", "tcp+10ms")]
+    unverified = cell("mariadb", "tcp+1ms", "c-odbc")        # stopped before its first verification
+    failed = cell("mariadb", "tcp", "c-libmariadb")          # a mismatch: read again, and compared again
+    stored = {identity(c): StoredCell(i, "ok", (1000, "abc", None), frozenset()) for i, c in enumerate(first)}
+    stored[identity(failed)] = StoredCell(99, "mismatch", (999, "abd", None), frozenset())
+    cells = [*first, unverified, failed]
+    again = Done("r", stored).again(cells)
+    # the new server's data and each method's reading, shown once on loopback; the proxied paths'
+    # first verifications stand
+    assert again == {cell("postgresql", "tcp", "c-libpq"), cell("postgresql", "tcp", "wire-floor"), unverified, failed}
+    assert Done().again(cells) == set(cells)  # a new run verifies every cell

@@ -17,6 +17,7 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..errors import InputError
+from ..paths import parse as parse_path
 from .plan import Cell
 
 if TYPE_CHECKING:
@@ -82,6 +83,27 @@ class Done:
         """What the cell's first verification read, if it got that far."""
         s = self.stored(cell)
         return s.key if s else None
+
+    def again(self, cells: list[Cell]) -> set[Cell]:
+        """The cells a resumed run verifies again before it measures them: every cell that has no
+        first verification, and of the others one per target, step and method, on its quickest
+        path (one without the latency proxy: loopback, a socket, in process). That read shows the
+        new server holds the same data and the method reads it as it did; the method's other
+        paths differ from it only by what carries the same bytes, so their first verifications
+        stand. (Reading every cell again cost a resumed hostage grid two hours of reads at
+        10 Mbit/s before its first trial.) A new run verifies every cell."""
+        if not self.resumed:
+            return set(cells)
+        again, chosen = set(), {}
+        for cell in cells:
+            s = self.stored(cell)
+            if s is None or s.key is None or s.status != "ok":
+                again.add(cell)
+                continue
+            group = (cell.variant, cell.target, cell.step.name, cell.method)
+            if group not in chosen or (parse_path(chosen[group].path).proxied and not parse_path(cell.path).proxied):
+                chosen[group] = cell
+        return again | set(chosen.values())
 
     def missing(self, cell: Cell, trials: int) -> list[int]:
         """The seqs of the timed trials still to measure."""

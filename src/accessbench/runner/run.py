@@ -423,6 +423,7 @@ class Runner:
             self.progress.note(f"{cells[0].step.name}: {len(cells)} cells in {len(parts)} batches of at most "
                                f"{max(map(len, parts))}, what {self._room_words()} hold open at once; trials are "
                                "interleaved within each batch")
+        again = self.done.again(cells)
         for part in parts:
             self.executor.keep(part)
             for cell in part:
@@ -430,7 +431,7 @@ class Runner:
                 if cell.target in unloaded:
                     self.ctx.fail(cell, states[cell], CellFailed("error", unloaded[cell.target]), quiet=True)
                     continue
-                self.verification.verify(cell, states[cell])
+                self.verification.verify(cell, states[cell], again=cell in again)
         self.verification.compare([*kept, *cells], {**kept, **states})  # the kept cells' first verification votes too
         for cell, state in states.items():
             if not state.measurable:
