@@ -27,7 +27,9 @@ run=(postgresql-15 unixodbc odbc-postgresql libsqliteodbc
      apache2 apache2-utils libapache2-mod-php8.2 php8.2-cli php8.2-fpm php8.2-pgsql php8.2-mysql wrk
      # the Ruby, PHP and Perl workers: Debian's interpreters, drivers and layers
      ruby ruby-pg ruby-mysql2 ruby-sqlite3 ruby-sequel ruby-activerecord php8.2-sqlite3
+     puma ruby-rack  # the web tier's Ruby pages: a Rack app under Puma (docs/tier.md)
      perl libdbi-perl libdbd-pg-perl libdbd-mariadb-perl libdbd-sqlite3-perl libbsd-resource-perl libcpanel-json-xs-perl
+     starman libplack-perl libhtml-parser-perl  # the web tier's Perl pages: a PSGI app under Starman, HTML::Entities
      linux-perf  # run --profile: the sampler of native workers and of the servers' backends
      )
 case "${1:-all}" in

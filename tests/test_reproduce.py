@@ -356,7 +356,8 @@ def test_tfb_quick_runs_each_page_language_at_64_connections_on_postgresql_and_t
 
     given = Namespace(store="s.db", timeout=None, report_dir=None, width=None, quick=True)
     quick = run_arguments(RECIPES["tfb"], given)
-    assert quick.method == ["php-apache-pdo-pgsql/load=wrk", "py-gunicorn-psycopg/load=wrk", "node-http-pg/load=wrk"]
+    assert quick.method == ["php-apache-pdo-pgsql/load=wrk", "py-gunicorn-psycopg/load=wrk", "node-http-pg/load=wrk",
+                            "rb-puma-pg/load=wrk", "pl-starman-pg/load=wrk"]
     assert quick.target == ["postgresql"] and all(s.endswith("-c64") for s in quick.step)
     assert quick.warmup == 3  # 4.5 s of load before a cell's first trial, as TechEmpower primes a test
     steps = {s.name for s in load("tfb", quick=True).variants[0].steps}
@@ -370,8 +371,8 @@ def test_tfb_quick_runs_each_page_language_at_64_connections_on_postgresql_and_t
 def test_the_expected_time_is_the_last_runs_the_reference_machines_or_for_tfb_more_than_the_given_methods_trials_last(tmp_path):
     from accessbench.studies import expected_time, fixed_seconds
 
-    # --quick: 3 methods × (5 trials + 3 warm-ups) × 5 steps of 1.5 s
-    assert fixed_seconds(RECIPES["tfb"], True) == pytest.approx(3 * 8 * 5 * 1.5)
+    # --quick: 5 methods × (5 trials + 3 warm-ups) × 5 steps of 1.5 s
+    assert fixed_seconds(RECIPES["tfb"], True) == pytest.approx(5 * 8 * 5 * 1.5)
     assert fixed_seconds(RECIPES["hostage"], False) is None  # a read lasts as long as it takes
     # the user's --method is what the run will measure, and so what the time counts
     one = SimpleNamespace(target=None, path=None, method=["php-apache-pgsql/load=wrk"])

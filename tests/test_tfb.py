@@ -1,6 +1,6 @@
 """TechEmpower's database tests as the tier's pages (docs/tier.md, TechEmpower's tests): the
 suite is its schema and its four tests; a page's answer is held to the test's rules (pure
-logic); and the PHP, Python and Node pages run under real app servers over real databases,
+logic); and the PHP, Python, Node, Ruby and Perl pages run under real app servers over real databases,
 every read verified."""
 
 from __future__ import annotations
@@ -116,11 +116,12 @@ def test_a_json_page_answers_techempowers_objects_of_id_and_random_number(page, 
 
 
 @pytest.mark.server
-def test_php_python_and_node_pages_pass_each_test_on_postgresql_and_mariadb_reading_the_same_rows(tmp_path, workdir):
+def test_php_python_node_ruby_and_perl_pages_pass_each_test_on_postgresql_and_mariadb_reading_the_same_rows(tmp_path, workdir):
     # under wrk, as the suite runs them (and so by names of their own: test_tier.py, which may run at
     # the same time, looks for its tier methods' processes by name)
-    methods = [f"{m}/load=wrk" for m in ("php-apache-pdo-pgsql", "py-gunicorn-psycopg", "node-http-pg",
-                                         "php-apache-mysqli", "py-gunicorn-mysqlclient", "node-http-mysql2")]
+    methods = [f"{m}/load=wrk" for m in ("php-apache-pdo-pgsql", "py-gunicorn-psycopg", "node-http-pg", "rb-puma-pg",
+                                         "pl-starman-pg", "php-apache-mysqli", "py-gunicorn-mysqlclient",
+                                         "node-http-mysql2", "rb-puma-mysql2", "pl-starman-mariadb")]
     _needs(*methods)
     store = str(tmp_path / "tfb.db")
     steps = "db-c16,queries-5-c16,fortunes-c16,updates-5-c16"
@@ -129,7 +130,7 @@ def test_php_python_and_node_pages_pass_each_test_on_postgresql_and_mariadb_read
                          "--precision", "0", "--workdir", workdir, "--no-report", timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     cells = _cells(store)
-    assert len(cells) == 24 and all(c["status"] == "ok" for c in cells.values()), cells
+    assert len(cells) == 40 and all(c["status"] == "ok" for c in cells.values()), cells
     for step in steps.split(","):  # the same keys, data and numbers: the same reads in each language, on either DBMS
         assert len({c["checksum"] for (t, m, s), c in cells.items() if s == step}) == 1
     # every page said where each request's time went, read on one of the load's connections: the
@@ -137,7 +138,7 @@ def test_php_python_and_node_pages_pass_each_test_on_postgresql_and_mariadb_read
     with sqlite3.connect(store) as db:
         trials = db.execute("SELECT c.method, c.step, t.n, t.sampled FROM trials t JOIN cells c ON c.id = t.cell_id"
                             " WHERE t.phase = 'trial'").fetchall()
-    assert len(trials) == 24
+    assert len(trials) == 40
     for method, step, n, text in trials:
         sampled = json.loads(text)
         assert 0 < sampled["n"] < n, (method, step, sampled)  # one connection of 16, counted in the trial's requests

@@ -141,9 +141,10 @@ def _cells(store: str) -> dict[tuple[str, str, str], dict]:
 
 
 @pytest.mark.server
-def test_php_python_and_node_pages_read_what_the_drivers_read_and_leave_nothing_running(tmp_path, workdir):
+def test_php_python_node_ruby_and_perl_pages_read_what_the_drivers_read_and_leave_nothing_running(tmp_path, workdir):
     tier = ["php-apache-pgsql", "php-apache-pdo-pgsql", "php-apache-pdo-mysql", "php-apache-mysqli",
-            "py-gunicorn-psycopg", "node-http-pg", "node-http-mysql2"]
+            "py-gunicorn-psycopg", "node-http-pg", "node-http-mysql2", "rb-puma-pg", "rb-puma-mysql2",
+            "pl-starman-pg", "pl-starman-mariadb"]
     _needs(*tier, "py-psycopg", "py-mariadb")
     store = str(tmp_path / "web.db")
     result = accessbench("--store", store, "run", "--suite", SUITE, "--method", ",".join([*tier, "py-psycopg", "py-mariadb"]),
@@ -154,7 +155,7 @@ def test_php_python_and_node_pages_read_what_the_drivers_read_and_leave_nothing_
     for (target, method, step), cell in cells.items():
         if method in ("py-psycopg", "py-mariadb") and step in ("static", "hello"):  # a driver's worker serves no page
             assert cell["status"] == "unsupported" and "no page steps" in cell["message"]
-        elif method.startswith("php-") and step == "pooled":  # PHP keeps connections per process, no pool
+        elif method.startswith(("php-", "rb-", "pl-")) and step == "pooled":  # PHP, Ruby and Perl's DBI have no pool
             assert cell["status"] == "unsupported", cell
         elif method == "py-mariadb" and step == "pooled":
             assert cell["status"] in ("ok", "unsupported"), cell
@@ -217,7 +218,7 @@ def test_a_trial_in_which_no_request_was_answered_fails_its_cell_instead_of_repo
 
 
 @pytest.mark.server
-@pytest.mark.parametrize("kind", ["mod_php", "fpm", "gunicorn", "node-http"])
+@pytest.mark.parametrize("kind", ["mod_php", "fpm", "gunicorn", "node-http", "puma", "starman"])
 def test_an_app_server_whose_port_is_taken_before_it_binds_starts_again_on_another(kind, port_taken_first):
     # the port free_port chose is taken in between (here on purpose; in a run, by any process's
     # own outgoing connection): the server starts on the next one instead of failing the cell

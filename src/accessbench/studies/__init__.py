@@ -39,7 +39,7 @@ def _grid(delays: list[str], links: list[str]) -> list[str]:
 HOSTAGE_PATHS = [*_grid(["100us", "1ms", "10ms", "100ms"], ["1gbit", "100mbit", "10mbit"]), "inproc"]
 HOSTAGE_QUICK_PATHS = [*_grid(["100us", "100ms"], ["1gbit", "100mbit"]), "inproc"]
 # tfb --quick: one tier method per page language, each on its driver for PostgreSQL
-TFB_QUICK = ["php-apache-pdo-pgsql", "py-gunicorn-psycopg", "node-http-pg"]
+TFB_QUICK = ["php-apache-pdo-pgsql", "py-gunicorn-psycopg", "node-http-pg", "rb-puma-pg", "pl-starman-pg"]
 GENERIC_INTERFACES = ["php-pgsql", "php-pdo-pgsql", "php-mysqli", "php-pdo-mysql", "php-sqlite3", "php-pdo-sqlite",
                       "cpp-libpqxx", "cpp-soci-pg"]
 

@@ -378,13 +378,19 @@ def _fetch(url: str, timeout: float = 600) -> tuple[int, str, bytes]:
 
 
 def _pages_dir(language: str) -> str:
-    return {"php": "workers/php", "python": "accessbench.pyworker.web", "node": "workers/node/src/web"}[language]
+    return {"php": "workers/php", "python": "accessbench.pyworker.web", "node": "workers/node/src/web",
+            "ruby": "workers/ruby/lib/accessbench/web.rb",
+            "perl": "workers/perl/app.psgi"}[language]
 
 
 def _persistent(language: str) -> str:
     return {"php": "the PHP process's persistent connection (pg_pconnect, PDO::ATTR_PERSISTENT, mysqli p: host)",
             "python": "one connection per gunicorn worker process, kept across requests; pooled: the driver's "
                       "pool in each process",
+            "perl": "one connection per Starman worker process, kept across requests (DBI has no pool: pooled is "
+                    "unsupported)",
+            "ruby": "one connection per Puma worker process (one thread each), kept across requests (ruby-pg and "
+                    "mysql2 have no pool: pooled is unsupported)",
             "node": "one connection for the process (requests queue on it); pooled: the driver's pool"}[language]
 
 
@@ -393,6 +399,8 @@ def _runtime(language: str) -> str:
     from .servers.python import WEB_PYTHON
 
     command = {"php": ["php", "-r", "echo 'PHP ', PHP_VERSION;"], "node": ["node", "-e", "console.log('Node.js', process.version)"],
+               "perl": ["perl", "-e", "printf 'Perl %vd', $^V"],
+               "ruby": ["ruby", "-e", "print 'Ruby ', RUBY_VERSION, 'p', RUBY_PATCHLEVEL"],
                "python": [str(WEB_PYTHON), "-c", "import platform; print(platform.python_implementation(), "
                                                   "platform.python_version())"]}[language]
     try:
@@ -409,6 +417,13 @@ def _driver_version(m: TierMethod) -> str:
         from importlib.metadata import version
 
         return version(m.driver)
+    if m.language == "perl":  # a DBD module's own version
+        done = subprocess.run(["perl", f"-M{m.driver}", "-e", f"print ${m.driver}::VERSION"], capture_output=True, text=True)
+        return done.stdout.strip() or "?"
+    if m.language == "ruby":  # the gem as Debian installs it (ruby-pg, ruby-mysql2)
+        done = subprocess.run(["ruby", "-e", "print Gem::Specification.find_by_name(ARGV[0]).version", m.driver],
+                              capture_output=True, text=True)
+        return done.stdout.strip() or "?"
     from ..worker_process import workers_dir
 
     try:

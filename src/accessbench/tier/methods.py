@@ -14,7 +14,7 @@ from .settings import choose, variants
 @dataclass(frozen=True)
 class TierMethod:
     name: str                   # php-apache-pgsql
-    language: str               # php | python | node: the pages' language
+    language: str               # php | python | node | ruby | perl: the pages' language
     driver: str                 # the driver as packaged (a PHP extension, a pip or npm package)
     dbms: tuple[str, ...]
     modes: tuple[str, ...]      # what its pages do as PROTOCOL.md defines the modes

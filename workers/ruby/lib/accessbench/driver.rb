@@ -149,6 +149,9 @@ module Accessbench
     def release(conn)
       (kept.delete(conn) || []).each(&:close)
     end
+    # the web tier's pages (web.rb) release a statement's driver object before closing a per-request
+    # connection that another object of the same driver opened
+    public :release
 
     def release_all = kept.keys.each { |conn| release(conn) }
 

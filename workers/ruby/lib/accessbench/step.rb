@@ -115,21 +115,36 @@ module Accessbench
     end
 
     def parse_exec(step, msg, driver, dbms, specs)
-      raise ProtocolError, "unknown mode #{step.mode.inspect}" unless EXEC_MODES.include?(step.mode)
-      unless driver.modes.include?(step.mode)
-        raise Unsupported, "#{driver.method_name} has no #{step.mode} mode: #{driver.settings[step.mode]}"
-      end
-
+      step.args = exec_args(driver, step.sql, step.mode, specs, step.n, dbms)
       step.reads = truthy(msg['fetch'])
-      rows, types = Generators.rows(specs, step.n)
-      step.args = if step.mode != 'literal' then driver.adapt(rows, types)
-                  elsif driver.binds_literals? then driver.adapt_literals(rows, types) # a layer inlining itself
-                  else
-                    segs = SqlText.segments(step.sql)
-                    rows.map { |row| SqlText.inline(segs, row, dbms) }
-                  end
       step.every = int_field(msg, 'commit_every', 0)
       raise ProtocolError, 'commit_every must be >= 0' if step.every.negative?
+    end
+
+    # An exec step's arguments, one per operation, made before anything runs — for the worker's
+    # steps and the web tier's pages (web.rb) alike: the mode checked, then the generated rows
+    # put in the driver's form (`arguments`).
+    def exec_args(driver, sql, mode, specs, count, dbms)
+      check_mode(driver, mode)
+      arguments(driver, sql, mode, *Generators.rows(specs, count), dbms)
+    end
+
+    def check_mode(driver, mode)
+      raise ProtocolError, "unknown mode #{mode.inspect}" unless EXEC_MODES.include?(mode)
+      return if driver.modes.include?(mode)
+
+      raise Unsupported, "#{driver.method_name} has no #{mode} mode: #{driver.settings[mode]}"
+    end
+
+    # rows of values → an op's arguments: the driver's parameter values, or under literal the
+    # statement texts with the values inlined by the literal rules (a layer that inlines values
+    # itself is given them)
+    def arguments(driver, sql, mode, rows, types, dbms)
+      return driver.adapt(rows, types) if mode != 'literal'
+      return driver.adapt_literals(rows, types) if driver.binds_literals?
+
+      segs = SqlText.segments(sql)
+      rows.map { |row| SqlText.inline(segs, row, dbms) }
     end
 
     # the parents' parameters, bound as the driver's extended mode binds them
@@ -150,11 +165,7 @@ module Accessbench
     # verification or the timed pass; plain loop or under load; the connection policy and the
     # load's fields (read only for a loaded step that is not a verification)
     def parse_policy(step, msg, driver)
-      step.policy = msg['policy'] || 'persistent'
-      unless driver.load_policies.include?(step.policy)
-        raise Unsupported, "#{driver.method_name} has no '#{step.policy}' connection policy (it has " \
-                           "#{driver.load_policies.join(', ')}: the driver has no pool)"
-      end
+      step.policy = check_policy(driver, msg['policy'] || 'persistent')
       step.clients = int_field(msg, 'clients', 1)
       raise ProtocolError, 'clients must be >= 1' if step.clients < 1
 
@@ -166,6 +177,14 @@ module Accessbench
       raise ProtocolError, 'dump must be >= 0' if step.dump.negative?
 
       step.load = load_of(msg, step, driver) if step.loaded && !step.verify
+    end
+
+    # a connection policy the driver has built (the worker's steps and the web tier's pages alike)
+    def check_policy(driver, policy)
+      return policy if driver.load_policies.include?(policy)
+
+      raise Unsupported, "#{driver.method_name} has no '#{policy}' connection policy (it has " \
+                         "#{driver.load_policies.join(', ')}: the driver has no pool)"
     end
 
     def check_commits(step, msg)

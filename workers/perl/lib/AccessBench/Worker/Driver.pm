@@ -22,6 +22,7 @@ package AccessBench::Worker::Driver;
 #   recover                         after a db error: the session's connection usable again
 #   load_op(step, conn), levels, count_statements(on), statements   where the driver has `load` steps
 #   end_step                        after every step, untimed
+#   for_step → driver               the same endpoint and connection for one more step at a time (pages)
 use strict;
 use warnings;
 use utf8;
@@ -57,5 +58,15 @@ sub count_statements { $_[0]{statements} = $_[1] ? 0 : undef }
 sub statements { $_[0]{statements} }
 
 sub end_step { }
+
+# A driver of the same endpoint and session connection with a step's state of its own (the result
+# plan a step chooses at its first result): a page's process keeps many steps at once, where the
+# worker runs one and ends it (end_step) before the next.
+sub for_step {
+    my ($self) = @_;
+    my $copy = bless {%$self}, ref $self;
+    $copy->end_step;
+    return $copy;
+}
 
 1;

@@ -21,6 +21,11 @@ use AccessBench::Worker::Registry qw(load_driver method_names);
 use AccessBench::Worker::Schedule;
 use AccessBench::Worker::Step qw(parse_step int_field kinds_of);
 
+use Exporter 'import';
+# what the Perl pages (AccessBench::Web, docs/tier.md) share with this loop: an op under a
+# connection policy, the verification pass, an error as the protocol answers it
+our @EXPORT_OK = qw(policy_op verify error_of);
+
 sub logline { print STDERR "abworker-perl: @_\n" }
 
 sub new {
@@ -188,7 +193,15 @@ sub build {
         my $op = $d->op_for($step, $conn);
         return $step->{every} > 0 ? with_commits($d, $op, $step->{every}, $step->{n}, $conn) : $op;
     };
-    return $step->{policy} eq 'per-request' ? $d->per_request_op($make) : $make->($d->session);
+    return policy_op($d, $step->{policy}, $make);
+}
+
+# The op `make` builds on a connection, under a connection policy: per-request, an op that
+# connects, builds and runs it, and disconnects, every operation; persistent, the one built on the
+# session's connection.
+sub policy_op {
+    my ($d, $policy, $make) = @_;
+    return $policy eq 'per-request' ? $d->per_request_op($make) : $make->($d->session);
 }
 
 # commit_every: BEGIN before the first of every K operations, COMMIT after the K-th or the
@@ -302,7 +315,9 @@ sub loaded {
 
 # ---- errors and the loop -------------------------------------------------------------------------
 
-sub error_answer {
+# an error as the protocol has it (logged whole on stderr): its kind, its message's first line,
+# the SQLSTATE of a db error
+sub error_of {
     my ($e) = @_;
     my $kind = error_kind($e);
     my $message = ref $e && $kind ne 'internal' ? $e->message : "$e";
@@ -311,8 +326,10 @@ sub error_answer {
     $message =~ s/\A\s+|\s+\z//g;
     my %error = (kind => $kind, message => $message);
     $error{sqlstate} = $e->sqlstate if $kind eq 'db' && defined $e->sqlstate;
-    return {ok => Cpanel::JSON::XS::false(), error => \%error};
+    return \%error;
 }
+
+sub error_answer { return {ok => Cpanel::JSON::XS::false(), error => error_of($_[0])} }
 
 sub main {
     my @argv = @_;

@@ -22,6 +22,9 @@ module Accessbench
     class Pg < Driver
       BATCHES = %w[prepared copy].freeze
 
+      @names = 0
+      def self.next_name = (@names += 1)
+
       def initialize(method_name)
         super
         @batch = 'prepared'
@@ -197,7 +200,7 @@ module Accessbench
         ->(args) { done.call(conn.exec_params(text, args, 0, params)) }
       end
 
-      # a name unique to the step; prepared inside the first operation on each connection
+      # a name of its own (unique in the process); prepared inside the first operation on each connection
       def prepared_op(sql, done, conn)
         text = SqlText.convert_markers(sql, :numeric)
         params = @params
@@ -209,8 +212,10 @@ module Accessbench
         end
       end
 
+      # named by a count of the process's, not the object's: the web tier's pages (web.rb) keep a
+      # driver object per statement, and their statements share the process's connection
       def prepare(conn, text, oids)
-        name = "abw_#{@names = @names.to_i + 1}"
+        name = "abw_#{Pg.next_name}"
         conn.prepare(name, text, oids)
         @prepared << name if conn.equal?(self.conn)
         name
