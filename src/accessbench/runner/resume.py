@@ -97,7 +97,9 @@ class Done:
         again, chosen = set(), {}
         for cell in cells:
             s = self.stored(cell)
-            if s is None or s.key is None or s.status != "ok":
+            # verified: ok, or set back to planned by an earlier resume that stopped before it
+            # came to the cell; one stopped at a mismatch or a failure is verified again
+            if s is None or s.key is None or s.status not in ("ok", "planned"):
                 again.add(cell)
                 continue
             group = (cell.variant, cell.target, cell.step.name, cell.method)
