@@ -161,16 +161,15 @@ RECIPES = {r.study: r for r in [
 # connections: `accessbench reproduce connections --quick`, 2026-11-29 (22 min 6 s: its loaded
 # cells, 10 clients for 1.5 s a trial on 22 paths and logins, are most of it, in batches).
 # upgrade: `accessbench reproduce upgrade --quick`, 2026-11-29.
-# hostage: `accessbench reproduce tfb hostage --quick` from a clean clone on a quiet machine,
-# 2026-12-01 (hostage 9 min 46 s: servers, the proxies' calibration at 100 ms and lineitem's load
-# are a third of it).
+# hostage, tfb: `accessbench reproduce tfb hostage --quick` from a clean clone on a quiet machine,
+# 2026-12-01 (17 min 24 s). hostage 7 min 54 s: servers, the proxies' calibration at 100 ms and
+# lineitem's load are a third of it; tfb 9 min 28 s: a page language a minute and three quarters.
 # s1, s3: `accessbench reproduce s1 s3 --quick`, 2026-11-30, with the ten languages' methods
 # (S1 adds rb-pg and rb-activerecord+pg, S3 the PHP and C++ pairs), on a quiet machine.
-# tfb: `accessbench reproduce tfb --quick`, 2026-11-30 (4 min 40 s).
 # orm: `accessbench reproduce orm --quick`, 2026-12-01, in a clean clone (8 min 46 s: 51 methods,
 # 26,612 trial units; the hour's host ran the unchanged tests a fifth slower than the day before).
 REFERENCE_QUICK: dict[str, float] = {"s1": 208.0, "s2": 53.0, "s3": 52.0, "s4": 26.0, "s5": 82.0,
-                                     "connections": 1326.0, "upgrade": 27.0, "hostage": 586.0, "tfb": 280.0,
+                                     "connections": 1326.0, "upgrade": 27.0, "hostage": 474.0, "tfb": 568.0,
                                      "orm": 526.0}
 # Measured 2026-11-27 by `accessbench reproduce all` from a clean clone; upgrade by `accessbench
 # reproduce upgrade` from a fresh clone, 2026-11-30 (13 min 18 s, most of it trials for ±3%).
