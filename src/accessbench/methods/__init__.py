@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InputError
 from ..worker_process import workers_dir
 from . import versions
-from .toolchains import TOOLCHAINS, toolchain_absent  # noqa: F401 — the methods' own tools, named here too
+from .toolchains import LIBRARY_PROBES, TOOLCHAINS, toolchain_absent  # noqa: F401 — the methods' own tools, named here too
 
 
 # language → (how to start its worker, "{workers}" standing for workers_dir(); the file that
@@ -41,17 +41,6 @@ NATIVE_WORKERS = {
     "ruby": (["ruby", "{workers}/ruby/main.rb"], "ruby/main.rb", "make system-deps (needs ruby and its gems)"),
     "php": (["php", "{workers}/php/worker.php"], "php/worker.php", "make system-deps (needs php8.2-cli)"),
     "perl": (["perl", "{workers}/perl/abworker.pl"], "perl/abworker.pl", "make system-deps (needs perl and DBI)"),
-}
-# language → how to ask its runtime which of its methods' libraries (`module`) are installed: a
-# command given every module of the language's catalog entries, that prints those that load, a
-# line each (one process per language, once per accessbench process). Ruby's finds each library's
-# file without loading it (requiring ActiveRecord and Sequel takes most of a second, and
-# `accessbench methods` asks every time); a library found but broken is the worker's hello's to say.
-LIBRARY_PROBES = {
-    "ruby": ["ruby", "-e", "ARGV.each { |m| puts m if ($LOAD_PATH.resolve_feature_path(m) rescue nil) || "
-             "Gem.find_files(m).any? }"],
-    "perl": ["perl", "-e", "for (@ARGV) { print \"$_\\n\" if eval qq{require $_; 1} }"],
-    "php": ["php", "-r", "foreach (array_slice($argv, 1) as $m) { if (extension_loaded($m)) echo $m, \"\\n\"; }"],
 }
 # language → how to start a method's worker at another version of its driver (methods/versions.py),
 # "{version}" standing for that version's directory, where Go and Rust have their builds and Java

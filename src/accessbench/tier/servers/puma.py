@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from functools import cache
 
-from ...methods import LIBRARY_PROBES
+from ...methods.toolchains import LIBRARY_PROBES
 from ...worker_process import workers_dir
 from .base import STATIC_PAGE, TFB_PAGES, AppServer
 
