@@ -122,7 +122,7 @@ RECIPES = {r.study: r for r in [
     # PostgreSQL (at 256, Node's one connection a process answers 20 updates slower than a quick
     # trial's 1.5 s lasts). Three warm-ups of 1.5 s a cell, as TechEmpower primes each test for 5 s
     # before it measures: Node's pages serve their first seconds of load compiling (V8), and one
-    # warm-up left its first step's first two trials 20% and 6% below its last three.
+    # warm-up left its first step's first two trials 22% and 7% below its last three's median.
     Recipe("tfb", "TechEmpower's database tests: single query, multiple queries, fortunes, updates (2013–)", "tfb",
            "wrk at 16, 32, 64, 128 and 256 connections, 15 s a test (--quick: 64 connections, 1.5 s)",
            ["web/load=wrk"], [f"{m}/load=wrk" for m in TFB_QUICK], quick_targets=["postgresql"],
@@ -267,13 +267,12 @@ def study_run(stored) -> "claims.StudyRun":
 
 def _reproductions(store, recipe: Recipe) -> list["Run"]:
     """The stored runs of a study's reproduction, newest first."""
-    return [run for run in store.runs(limit=10_000)
-            if run.suite == recipe.suite and run.settings.get("label") == LABEL.format(study=recipe.study)]
+    return [run for run in store.runs(limit=10_000) if study_of(run) == recipe.study]
 
 
 def study_of(run: "Run") -> str | None:
-    """The study whose reproduction a stored run is (by its label), or None: a resumed one ends
-    by saying where its claims are judged."""
+    """The study whose reproduction a stored run is (by its label and suite), or None: what a
+    study's claims are read from, and where a resumed one ends by saying they are judged."""
     label = run.settings.get("label")
     return next((r.study for r in RECIPES.values()
                  if label == LABEL.format(study=r.study) and run.suite == r.suite), None)
