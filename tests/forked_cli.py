@@ -59,8 +59,14 @@ def _child(command: dict, out: str, err: str) -> None:
 
 
 def _serve(commands: list[dict], at_once: int = 4) -> list[dict]:
-    import accessbench.cli  # noqa: F401  the imports every child shares
-    import accessbench.runner.prepare  # noqa: F401  what `run` imports before it reads the suite
+    # the imports every child shares: what `run` imports on its way to a suite's error (the
+    # runner, the report and the data generators among them: left to each child, they were
+    # two thirds of the corpus's CPU time, 35 CPU-s against 11)
+    import accessbench.cli  # noqa: F401
+    import accessbench.data.generate  # noqa: F401
+    import accessbench.report  # noqa: F401
+    import accessbench.runner.prepare  # noqa: F401
+    import accessbench.runner.run  # noqa: F401
     import accessbench.suite.loader  # noqa: F401
 
     scratch = tempfile.mkdtemp(prefix="accessbench-forked-")

@@ -147,11 +147,17 @@ def test_php_python_node_ruby_and_perl_pages_read_what_the_drivers_read_and_leav
             "pl-starman-pg", "pl-starman-mariadb"]
     _needs(*tier, "py-psycopg", "py-mariadb")
     store = str(tmp_path / "web.db")
-    result = accessbench("--store", store, "run", "--suite", SUITE, "--method", ",".join([*tier, "py-psycopg", "py-mariadb"]),
-                         "--target", "postgresql,mariadb", "--path", "unix", "--trials", "1", "--warmup", "0",
-                         "--precision", "0", "--workdir", workdir, "--no-report", timeout=900)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # every driver's pages under each connection policy on its DBMS; the static and hello pages,
+    # which are the app server's and its language's (no driver's), once per app server
+    one_per_server = ["php-apache-pgsql", "py-gunicorn-psycopg", "node-http-pg", "rb-puma-pg", "pl-starman-pg"]
+    for methods, targets, steps in ([*tier, "py-psycopg", "py-mariadb"], "postgresql,mariadb", "per-request,persistent,pooled"), \
+                                   ([*one_per_server, "py-psycopg"], "postgresql", "static,hello"):
+        result = accessbench("--store", store, "run", "--suite", SUITE, "--method", ",".join(methods), "--target", targets,
+                             "--step", steps, "--path", "unix", "--trials", "1", "--warmup", "0", "--precision", "0",
+                             "--workdir", workdir, "--no-report", timeout=900)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     cells = _cells(store)
+    assert {s for _, _, s in cells} == {"static", "hello", "per-request", "persistent", "pooled"}
     for (target, method, step), cell in cells.items():
         if method in ("py-psycopg", "py-mariadb") and step in ("static", "hello"):  # a driver's worker serves no page
             assert cell["status"] == "unsupported" and "no page steps" in cell["message"]

@@ -354,22 +354,24 @@ class Check:
         checksum, rows, statements = Checksum(), 0, None
         values = generated_rows(message["params"], step.iterations)
         if step.kind == "scan":
-            for _ in range(step.iterations):
-                checksum.add_rows(target.query(step.sql_on(target.dbms)))
+            with target.reading() as read:
+                for _ in range(step.iterations):
+                    checksum.add_rows(read(step.sql_on(target.dbms)))
             rows = checksum.rows
         elif step.kind == "load":
             sent = []  # a lazy load sends what the reference sends: one statement per parent and per child
-
-            def query(sql, params=()):
-                sent.append(sql)
-                return target.query(sql, params)
-            for v in values:
-                checksum.add_rows(association.entities(query, message["sql"], v,
-                                                       message["shape"]["table_columns"], message["load"]))
+            with target.reading() as read:
+                def query(sql, params=()):
+                    sent.append(sql)
+                    return read(sql, params)
+                for v in values:
+                    checksum.add_rows(association.entities(query, message["sql"], v,
+                                                           message["shape"]["table_columns"], message["load"]))
             rows, statements = checksum.rows, len(sent) // max(1, len(values))
         elif step.kind == "exec" and step.reads_rows:
-            for v in values:
-                checksum.add_rows(target.query(step.sql_on(target.dbms), v))
+            with target.reading() as read:
+                for v in values:
+                    checksum.add_rows(read(step.sql_on(target.dbms), v))
             rows = checksum.rows
         elif step.kind in ("exec", "batch"):
             for sql in step.reset:

@@ -7,6 +7,7 @@ import os
 import re
 import secrets
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable
 
@@ -219,6 +220,11 @@ class Target(ABC):
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Rows of a query (neutral SQL, ``?`` markers) on the runner's own connection: check
         SQL, and the reference results conformance compares workers with."""
+
+    def reading(self) -> ContextManager[Callable[..., list[tuple]]]:
+        """``query`` for a run of reads in a row (a reference's hundreds): the same here; a
+        target whose ``query`` opens a connection each time holds one for the run instead."""
+        return nullcontext(self.query)
 
 
 _DECLARED = re.compile(r"^(char|varchar)\((\d+)\)$|^(numeric)\((\d+), ?(\d+)\)$")
