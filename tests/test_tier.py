@@ -252,3 +252,10 @@ def test_an_app_server_whose_port_is_taken_before_it_binds_starts_again_on_anoth
     finally:
         server.stop()
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def test_every_tier_methods_page_language_says_where_its_pages_are_and_how_its_versions_are_read():
+    from accessbench.tier.languages import LANGUAGES
+    from accessbench.tier.methods import METHODS
+
+    assert {m.language for m in METHODS.values()} == set(LANGUAGES)

@@ -28,6 +28,7 @@ from ..protocol import PROTOCOL_VERSION, generators, sqltext, vectors
 from ..protocol.prng import derive_seed
 from ..pyworker.host import error_answer, failure, generate, histogram, serve
 from . import tfb
+from .languages import LANGUAGES, printed
 from .loadgen import GENERATORS, LoadFailed, whole_seconds
 from .sampler import Sampler
 from ..methods import catalog
@@ -73,11 +74,12 @@ class Session:
         m = self.method
         server = SERVERS[self.chosen["server"]]
         generator = GENERATORS[self.chosen["load"]]
-        settings = {"pages": f"{m.language} pages ({_pages_dir(m.language)})", "processes": str(PROCESSES)}
+        language = LANGUAGES[m.language]
+        settings = {"pages": f"{m.language} pages ({language.pages})", "processes": str(PROCESSES)}
         settings.update(server(Path("."), Path("."), {}, PROCESSES).settings())
         settings.update(generator(Path(".")).settings())
         settings["connection policy"] = ("per-request: connect and disconnect inside each page; persistent: "
-                                         + _persistent(m.language))
+                                         + language.persistent)
         settings["where a request's time went"] = (
             "on TechEmpower's pages, one of a trial's C connections is the tier worker's own, as the load generator "
             "drives its others (C - 1): it reads each answer's Server-Timing (db, app), and its requests count in the "
@@ -85,8 +87,8 @@ class Session:
         settings.update({mode: f"unsupported: {why}" for mode, why in m.unsupported})
         settings.update(_page_settings(m))
         return {
-            "protocol": PROTOCOL_VERSION, "name": self.name, "language": m.language, "runtime": _runtime(m.language),
-            "driver": m.driver, "driver_version": _driver_version(m), "settings": settings, "methods": sorted(METHODS),
+            "protocol": PROTOCOL_VERSION, "name": self.name, "language": m.language, "runtime": printed(language.runtime),
+            "driver": m.driver, "driver_version": language.driver_version(m.driver), "settings": settings, "methods": sorted(METHODS),
             "capabilities": {
                 "dbms": list(m.dbms), "kinds": ["scan", "exec", "page"], "modes": list(m.modes), "batch": "",
                 "concurrency": "HTTP connections (the load generator's clients, one request at a time each)",
@@ -387,61 +389,6 @@ def _fetch(url: str, timeout: float = 600) -> tuple[int, str, bytes]:
         return e.code, e.headers.get("Content-Type", ""), e.read()
     except OSError as e:
         raise Failed("internal", f"{url}: {e}") from None
-
-
-def _pages_dir(language: str) -> str:
-    return {"php": "workers/php", "python": "accessbench.pyworker.web", "node": "workers/node/src/web",
-            "ruby": "workers/ruby/lib/accessbench/web.rb",
-            "perl": "workers/perl/app.psgi"}[language]
-
-
-def _persistent(language: str) -> str:
-    return {"php": "the PHP process's persistent connection (pg_pconnect, PDO::ATTR_PERSISTENT, mysqli p: host)",
-            "python": "one connection per gunicorn worker process, kept across requests; pooled: the driver's "
-                      "pool in each process",
-            "perl": "one connection per Starman worker process, kept across requests (DBI has no pool: pooled is "
-                    "unsupported)",
-            "ruby": "one connection per Puma worker process (one thread each), kept across requests (ruby-pg and "
-                    "mysql2 have no pool: pooled is unsupported)",
-            "node": "one connection for the process (requests queue on it); pooled: the driver's pool"}[language]
-
-
-def _runtime(language: str) -> str:
-    """The pages' runtime (the Python pages run on the web tier's own Python, not this one's)."""
-    from .servers.python import WEB_PYTHON
-
-    command = {"php": ["php", "-r", "echo 'PHP ', PHP_VERSION;"], "node": ["node", "-e", "console.log('Node.js', process.version)"],
-               "perl": ["perl", "-e", "printf 'Perl %vd', $^V"],
-               "ruby": ["ruby", "-e", "print 'Ruby ', RUBY_VERSION, 'p', RUBY_PATCHLEVEL"],
-               "python": [str(WEB_PYTHON), "-c", "import platform; print(platform.python_implementation(), "
-                                                  "platform.python_version())"]}[language]
-    try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout.strip() or "?"
-    except OSError:
-        return "?"
-
-
-def _driver_version(m: TierMethod) -> str:
-    if m.language == "php":
-        done = subprocess.run(["php", "-r", f"echo phpversion('{m.driver}');"], capture_output=True, text=True)
-        return done.stdout.strip() or "?"
-    if m.language == "python":
-        from importlib.metadata import version
-
-        return version(m.driver)
-    if m.language == "perl":  # a DBD module's own version
-        done = subprocess.run(["perl", f"-M{m.driver}", "-e", f"print ${m.driver}::VERSION"], capture_output=True, text=True)
-        return done.stdout.strip() or "?"
-    if m.language == "ruby":  # the gem as Debian installs it (ruby-pg, ruby-mysql2)
-        done = subprocess.run(["ruby", "-e", "print Gem::Specification.find_by_name(ARGV[0]).version", m.driver],
-                              capture_output=True, text=True)
-        return done.stdout.strip() or "?"
-    from ..worker_process import workers_dir
-
-    try:
-        return json.loads((workers_dir() / "node" / "node_modules" / m.driver / "package.json").read_text())["version"]
-    except (OSError, ValueError, KeyError):
-        return "?"
 
 
 def main(argv: list[str]) -> int:
