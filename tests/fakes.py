@@ -24,6 +24,10 @@ class Script:
     rows: int = 10
     ns_per_op: Callable[[int], float] = lambda i: 1000.0
     fails_at: int | None = None
+    first: int = 1  # the first row it dumps (diagnosis.py) is (first,): a typed integer
+
+    def dump(self) -> list[list[dict]]:
+        return [[{"type": "int", "value": self.first}]]
 
 
 class FakeExecutor(Executor):
@@ -41,7 +45,7 @@ class FakeExecutor(Executor):
         self.calls.append(("verify", cell.method, cell.step.name))
         script = self.scripts[cell.method]
         return {"ok": True, "n": message["iterations"], "rows": script.rows, "checksum": script.checksum,
-                "first_op_ns": 5000}
+                "first_op_ns": 5000, **({"dump": script.dump()} if message.get("dump") else {})}
 
     def trial(self, cell) -> Trial:
         self.ctx.reset(cell)

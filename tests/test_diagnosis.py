@@ -69,6 +69,9 @@ def test_a_real_mismatch_names_its_first_differing_column_and_both_values(tmp_pa
     assert cells["py-psycopg"].startswith("ok") and cells["py-pg8000"].startswith("ok")
     assert cells["py-asyncpg"].startswith("mismatch")
     assert "column typdelim: text ',' from 2 methods, bytes 2c from py-asyncpg" in cells["py-asyncpg"]
+    # its other path read the same rows: the one explanation, made once, is that cell's too
+    tcp = sqlite3.connect(store).execute("SELECT message FROM cells WHERE method = 'py-asyncpg' AND path = 'tcp'")
+    assert tcp.fetchone()[0] == cells["py-asyncpg"].removeprefix("mismatch: ")
 
 
 def test_a_dumped_value_is_the_canonical_encoding_made_readable():
