@@ -218,14 +218,18 @@ def test_a_resumed_run_verifies_each_method_again_once_per_target_and_step_on_it
     cell = lambda target, path, method: Cell("", target, path, method, step)  # noqa: E731
     first = [cell("postgresql", p, m) for m in ("c-libpq", "wire-floor") for p in ("tcp+1ms@10mbit", "tcp", "tcp+10ms")]
     unverified = cell("mariadb", "tcp+1ms", "c-odbc")        # stopped before its first verification
-    failed = cell("mariadb", "tcp", "c-libmariadb")          # a mismatch: read again, and compared again
+    failed = cell("mariadb", "tcp", "c-libmariadb")          # a mismatch on this path alone: read again
+    # a mismatch its method read alike on every path (decimals at another scale): compared again, not read again
+    own = [cell("mariadb", p, "py-connectorx") for p in ("tcp+1ms@10mbit", "tcp", "tcp+10ms")]
     # verified (ok), or set back to planned by a resume stopped before it came to the cell
     stored = {identity(c): StoredCell(i, "ok" if i % 2 else "planned", (1000, "abc", None), frozenset())
               for i, c in enumerate(first)}
     stored[identity(failed)] = StoredCell(99, "mismatch", (999, "abd", None), frozenset())
-    cells = [*first, unverified, failed]
+    stored |= {identity(c): StoredCell(100 + i, "mismatch", (1000, "scale", None), frozenset()) for i, c in enumerate(own)}
+    cells = [*first, unverified, failed, *own]
     again = Done("r", stored).again(cells)
     # the new server's data and each method's reading, shown once on loopback; the proxied paths'
     # first verifications stand
-    assert again == {cell("postgresql", "tcp", "c-libpq"), cell("postgresql", "tcp", "wire-floor"), unverified, failed}
+    assert again == {cell("postgresql", "tcp", "c-libpq"), cell("postgresql", "tcp", "wire-floor"), unverified, failed,
+                     cell("mariadb", "tcp", "py-connectorx")}
     assert Done().again(cells) == set(cells)  # a new run verifies every cell

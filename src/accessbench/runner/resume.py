@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import platform
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
@@ -91,20 +92,29 @@ class Done:
         new server holds the same data and the method reads it as it did; the method's other
         paths differ from it only by what carries the same bytes, so their first verifications
         stand. (Reading every cell again cost a resumed hostage grid two hours of reads at
-        10 Mbit/s before its first trial.) A new run verifies every cell."""
+        10 Mbit/s before its first trial.) A mismatch its method read alike on another path is
+        such a first verification too: the comparison judges it again. A new run verifies every cell."""
         if not self.resumed:
             return set(cells)
+
+        def group(cell: Cell) -> tuple:  # one method's cells of one step on one target
+            return cell.variant, cell.target, cell.step.name, cell.method
+        read = Counter((group(c), s.key) for c in cells if (s := self.stored(c)) and s.key is not None)
         again, chosen = set(), {}
         for cell in cells:
             s = self.stored(cell)
             # verified: ok, or set back to planned by an earlier resume that stopped before it
-            # came to the cell; one stopped at a mismatch or a failure is verified again
-            if s is None or s.key is None or s.status not in ("ok", "planned"):
+            # came to the cell, or a mismatch its method read alike on another path too (a reading
+            # of its own, such as decimals at another scale: compared again, not read again); a
+            # failure, or a mismatch on this path alone, is verified again
+            trusted = s is not None and s.key is not None and (
+                s.status in ("ok", "planned") or s.status == "mismatch" and read[group(cell), s.key] > 1)
+            if not trusted:
                 again.add(cell)
                 continue
-            group = (cell.variant, cell.target, cell.step.name, cell.method)
-            if group not in chosen or (parse_path(chosen[group].path).proxied and not parse_path(cell.path).proxied):
-                chosen[group] = cell
+            g = group(cell)
+            if g not in chosen or (parse_path(chosen[g].path).proxied and not parse_path(cell.path).proxied):
+                chosen[g] = cell
         return again | set(chosen.values())
 
     def missing(self, cell: Cell, trials: int) -> list[int]:
