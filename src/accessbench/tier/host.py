@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -59,7 +58,7 @@ class Session:
         self.dbms = ""
         self.rows_per_op: dict[str, float] = {}  # per step file: rows one operation read (verification)
         self.tests: dict[str, tuple[int, int, int]] = {}  # a TechEmpower test's step file: queries, keys lo, hi
-        self.encoder: WorkerProcess | None = None  # the page driver's worker, for checksums (on_checksum)
+        self.page_driver: WorkerProcess | None = None  # the page driver's own worker (_ask_page_driver)
 
     def handle(self, msg: dict) -> dict:
         if self.why and msg.get("op") != "bye":  # a name it cannot honour: every message says why
@@ -85,7 +84,8 @@ class Session:
             "drives its others (C - 1): it reads each answer's Server-Timing (db, app), and its requests count in the "
             "trial's (tier/sampler.py)")
         settings.update({mode: f"unsupported: {why}" for mode, why in m.unsupported})
-        settings.update(_page_settings(m))
+        settings.update(_page_settings(m, self._ask_page_driver({"op": "hello"})))
+        self._close_page_driver()  # nothing of it left idle beside the trials of the cells to come
         return {
             "protocol": PROTOCOL_VERSION, "name": self.name, "language": m.language, "runtime": printed(language.runtime),
             "driver": m.driver, "driver_version": language.driver_version(m.driver), "settings": settings, "methods": sorted(METHODS),
@@ -155,10 +155,29 @@ class Session:
         return {}
 
     def on_bye(self, msg: dict) -> dict:
-        if self.encoder is not None:
-            self.encoder.close()
-            self.encoder = None
+        self._close_page_driver()
         return self.on_close(msg)
+
+    # --- the page driver's own worker (its hello, its checksum: the pages' encoder) -------------
+    def _ask_page_driver(self, message: dict) -> dict | None:
+        """The answer of the worker whose driver the pages run (``page_driver``), started at the
+        first question and kept until bye (the conformance kit asks for some thirty checksums),
+        or None where there is no such worker or it did not answer."""
+        driver = next((m for m in catalog() if m.name == self.method.page_driver), None)
+        if driver is None:
+            return None
+        try:
+            if self.page_driver is None or not self.page_driver.alive:
+                self.page_driver = WorkerProcess(driver.command(), os.devnull)
+            return self.page_driver.request(message, 60)
+        except WorkerFailed:
+            self._close_page_driver()
+            return None
+
+    def _close_page_driver(self) -> None:
+        if self.page_driver is not None:
+            self.page_driver.close()
+            self.page_driver = None
 
     def failure(self, e: Exception) -> dict:
         if isinstance(e, Failed):
@@ -327,17 +346,10 @@ class Session:
         return generate(msg)
 
     def on_checksum(self, msg: dict) -> dict:
-        """The pages' encoder is their worker's (the page driver's): its own checksum op, asked of
-        one such worker kept until bye (the conformance kit asks some thirty times)."""
-        driver = self.method.page_driver
-        try:
-            if self.encoder is None or not self.encoder.alive:
-                self.encoder = WorkerProcess(next(m for m in catalog() if m.name == driver).command(), os.devnull)
-            answer = self.encoder.request({"op": "checksum", "rows": msg["rows"]}, 60)
-        except WorkerFailed as e:
-            raise Failed("internal", f"{driver}'s checksum: {e}") from None
-        if not answer.get("ok"):
-            raise Failed("internal", f"{driver}'s checksum: {answer}")
+        """The pages' encoder is their worker's (the page driver's): its own checksum op."""
+        answer = self._ask_page_driver({"op": "checksum", "rows": msg["rows"]})
+        if not answer or not answer.get("ok"):
+            raise Failed("internal", f"{self.method.page_driver}'s checksum: {answer or 'no answer'}")
         return {key: answer[key] for key in ("checksum", "rows")}
 
 
@@ -353,26 +365,15 @@ def _answer(url: str, status: int, body: bytes) -> dict:
     return answer
 
 
-def _page_settings(method) -> dict[str, str]:
+def _page_settings(method, hello: dict | None) -> dict[str, str]:
     """What the pages' own drivers say of their settings (TLS, compression, read-only sessions):
-    the hello of the worker whose driver the pages run (``page_driver``). PHP's pages run the very
-    class the PHP worker does, so its words are theirs; Python's and Node's say they are their
+    the ``hello`` of the worker whose driver the pages run (``page_driver``). PHP's pages run the
+    very class the PHP worker does, so its words are theirs; Python's and Node's say they are their
     workers' (of TLS and read_only)."""
-    answers = _page_worker(method, {"op": "hello"})
-    said = answers[0].get("settings", {}) if answers else {}
+    said = (hello or {}).get("settings", {})
     if method.language == "php":
         return {key: said[key] for key in ("tls", "compress", "read_only") if said.get(key)}
     return {key: f"as {method.page_driver}'s worker: {said[key]}" for key in ("tls", "read_only") if said.get(key)}
-
-
-def _page_worker(method, *messages: dict) -> list[dict]:
-    """The answers of the page driver's worker (a catalog method) to ``messages``, then bye."""
-    worker = next((m for m in catalog() if m.name == method.page_driver), None)
-    if worker is None:
-        return []
-    asked = "".join(json.dumps(m) + "\n" for m in (*messages, {"op": "bye"}))
-    done = subprocess.run(worker.command(), input=asked, capture_output=True, text=True, timeout=60)
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
 
 
 def _get(url: str, timeout: float = 600) -> tuple[int, bytes]:
