@@ -80,3 +80,40 @@ def test_a_skipped_loaded_cell_takes_its_seconds_off_the_time_left():
     clock.now += 15.0
     progress.skip(3, 45.0)  # its cell failed: the rest will not run
     assert progress.pace.left(clock.now) == 0.0
+
+
+def test_skipped_executions_take_their_count_off_what_is_left_without_hastening_the_pace():
+    progress, clock, out = _progress()
+    progress.begin(4)
+    progress.advance("verify a")
+    clock.now += 10.0
+    progress.skip(2)  # a failed cell's trials: they take no time, and say nothing of the others'
+    progress.advance("verify b")
+    assert progress.pace.left(clock.now) == 10.0  # the one in flight, at the one ended's 10 s
+
+
+def test_each_cells_trials_are_expected_at_what_its_own_last_one_took():
+    progress, clock, out = _progress()
+    progress.begin(6, cells={"fast": (2, None), "slow": (2, None)})  # a grid: loopback beside 10 Mbit/s
+    for cell in ("fast", "slow"):
+        progress.advance(f"{cell} · verify")
+        clock.now += 2.0
+    assert progress.pace.left(clock.now) == 4 * 2.0  # no trial yet: the verifications' pace stands in
+    progress.advance("fast · trial 1", cell="fast")
+    clock.now += 1.0
+    progress.advance("slow · trial 1", cell="slow")
+    clock.now += 100.0
+    progress.advance("fast · trial 2", cell="fast")
+    # fast's second (in flight) at 1 s, and slow's second at 100 s: the run's average (26 s) would say 52
+    assert progress.pace.left(clock.now) == 101.0
+
+
+def test_a_resumed_runs_cells_are_expected_at_what_their_stored_trials_took():
+    progress, clock, out = _progress()
+    progress.begin(4, cells={"fast": (1, 0.5), "slow": (1, 170.0), "new": (1, None)})
+    assert progress.pace.left(clock.now) is None  # the verification to come has no pace yet
+    progress.advance("slow · verify")
+    clock.now += 3.0
+    progress.advance("fast · trial 1", cell="fast")
+    # fast in flight at its 0.5 s, slow at its 170 s, and new, never timed, at their mean
+    assert progress.pace.left(clock.now) == 0.5 + 170.0 + (0.5 + 170.0) / 2

@@ -16,6 +16,8 @@ from contextlib import closing
 
 import pytest
 
+from accessbench.runner.resume import Done
+from accessbench.store import Store
 from accessbench.suite.loader import load
 
 from .conftest import SCRATCH, accessbench, wait_for_trials
@@ -126,6 +128,17 @@ def test_an_interrupted_run_carries_on_under_its_own_id_measuring_only_the_missi
     assert rows(store, f"SELECT * FROM trials WHERE id <= {before[-1][0]} ORDER BY id") == before
     settings = json.loads(rows(store, "SELECT settings FROM runs")[0][0])
     assert len(settings["resumed"]) == 1 and settings["trials"] == TRIALS
+
+
+def test_a_resumed_run_expects_each_cells_trials_to_take_what_its_stored_ones_took(stopped):
+    store, run_id = stopped
+    with Store(store) as s:
+        done = Done.of(s, run_id)
+    took = {key[3:]: cell.took_s for key, cell in done.cells.items() if cell.seqs}
+    stored = rows(store, "SELECT c.method, c.step, avg(t.elapsed_ns) / 1e9 FROM cells c JOIN trials t ON t.cell_id = c.id"
+                         " AND t.phase = 'trial' GROUP BY c.id")
+    assert stored and took == pytest.approx({(method, step): seconds for method, step, seconds in stored})
+    assert all(cell.took_s is None for cell in done.cells.values() if not cell.seqs)
 
 
 def test_a_resume_with_other_trials_is_refused_naming_both_values_and_changes_nothing(stopped):

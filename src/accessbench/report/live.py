@@ -2,15 +2,17 @@
 trial in flight (and that cell's last figure) and the time left; in a log or a pipe a plain
 line every 10% of the run or 30 s, whichever comes first. Both print loud lines for what
 needs attention. The total of executions is fixed when the run begins. The time left
-(``Pace``) counts a loaded step's trials at the duration the suite gives them, as long as
-such trials have taken against it so far, and the others at the run's average pace so far:
-it settles instead of jumping with each short or long step, and a run ending in 15-second
-loaded trials is not promised in the minutes its short ones would take."""
+(``Pace``) counts each cell's trials at what that cell's last one took, a loaded step's at the
+duration the suite gives them: it settles instead of jumping with each short or long step, a
+run ending in 15-second loaded trials is not promised in the minutes its short ones would
+take, and a grid whose reads take 0.2 s on loopback and minutes at 10 Mbit/s is not promised
+in its fast cells' time."""
 
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections import Counter
+from typing import Callable, Hashable, Mapping
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
@@ -21,18 +23,33 @@ from ..runner.run import Progress as RunProgress
 class Pace:
     """The time left. An execution is counted when it starts, so the time until the next
     starts is its own: a fixed-length one's (a loaded trial: ``lasts_s``, the suite's duration)
-    or a paced one's (a verification, a plain trial, a table loaded). What remains is the
-    paced executions left at the paced ones' average so far, plus the fixed seconds left
-    scaled by how long the fixed ones have taken against their nominal length (1 until one has
-    ended: a loaded trial also starts its clients and waits at a barrier), plus what the one in
-    flight has still to go."""
+    or a paced one's (a verification, a plain warmup or trial, a table loaded).
 
-    def __init__(self, total: int, fixed: tuple[int, float], now: float) -> None:
-        self.paced_total, self.fixed_total_s = total - fixed[0], fixed[1]
-        self.paced_done = 0
-        self.paced_time = self.fixed_time = self.fixed_ended_s = self.fixed_done_s = 0.0
-        # the execution in flight: (paced count, fixed seconds); None before the first and after a skip
-        self.flight: tuple[int, float] | None = None
+    A paced warmup or trial names its ``cell``, and is expected to take what that cell's last
+    one took, in this sitting or, for a resumed run, in an earlier one (``cells``: each cell's
+    paced warmups and trials to come, and the seconds one took before, or None). A cell not yet
+    timed is expected at the mean of the cells timed so far; the other paced executions
+    (verifications, loads) at their own average. Before either is known, the average of every
+    paced execution ended stands in (in a new run the verifications, each of which reads the
+    step once as a trial does). Fixed seconds left are scaled by how long the fixed ones have
+    taken against their nominal length (1 until one has ended: a loaded trial also starts its
+    clients and waits at a barrier). Executions skipped (a failed cell's) take their count
+    off what is left and add nothing to any average; a resumed run's stored trials were never
+    in its total."""
+
+    def __init__(self, total: int, fixed: tuple[int, float], now: float,
+                 cells: Mapping[Hashable, tuple[int, float | None]] | None = None) -> None:
+        cells = cells or {}
+        self.to_come: Counter = Counter({cell: n for cell, (n, _) in cells.items()})
+        self.to_come[None] = max(0, total - fixed[0] - sum(self.to_come.values()))  # verifications and loads
+        self.took: dict[Hashable, float] = {cell: s for cell, (_, s) in cells.items() if s is not None}
+        self.other_time, self.other_ended = 0.0, 0     # the paced executions of no cell
+        self.paced_time, self.paced_ended = 0.0, 0     # every paced execution
+        self.fixed_total_s = fixed[1]
+        self.fixed_time = self.fixed_ended_s = self.fixed_done_s = 0.0
+        # the execution in flight: (its cell or None, fixed seconds, counted); None before the
+        # first and after a skip
+        self.flight: tuple[Hashable, float, bool] | None = None
         self.last = now
 
     def _land(self, now: float) -> None:
@@ -40,37 +57,56 @@ class Pace:
         spent, self.last = now - self.last, now
         if self.flight is None:  # starting the run's servers, or between a skip and the next
             return
-        count, fixed_s = self.flight
+        cell, fixed_s, counted = self.flight
+        self.flight = None
         if fixed_s:
             self.fixed_time += spent
             self.fixed_ended_s += fixed_s
-        else:  # uncounted executions too (a JIT runtime's extra warmups): the pace is the run's
-            self.paced_time += spent
-        self.flight = None
+        elif cell is not None:  # uncounted ones too (a JIT runtime's extra warmups): the cell's latest
+            self.took[cell] = spent
+            self.paced_time, self.paced_ended = self.paced_time + spent, self.paced_ended + 1
+        elif counted:  # not a cell's uncounted profile, whose length is its own
+            self.other_time, self.other_ended = self.other_time + spent, self.other_ended + 1
+            self.paced_time, self.paced_ended = self.paced_time + spent, self.paced_ended + 1
 
-    def advance(self, now: float, amount: int, lasts_s: float) -> None:
+    def advance(self, now: float, amount: int, lasts_s: float, cell: Hashable = None) -> None:
         self._land(now)
-        self.flight = (0, lasts_s) if lasts_s else (amount, 0.0)
-        self.fixed_done_s += lasts_s if amount else 0.0  # an uncounted one was never in the total
-        self.paced_done += 0 if lasts_s else amount
+        cell = cell if cell in self.to_come else None  # a cell the run began with, or none
+        self.flight = (cell, lasts_s, bool(amount))
+        if lasts_s:
+            self.fixed_done_s += lasts_s if amount else 0.0  # an uncounted one was never in the total
+        else:
+            self.to_come[cell] = max(0, self.to_come[cell] - amount)
 
-    def skip(self, now: float, amount: int, lasts_s: float) -> None:
+    def skip(self, now: float, amount: int, lasts_s: float, cell: Hashable = None) -> None:
         self._land(now)
-        self.fixed_done_s += lasts_s
-        self.paced_done += 0 if lasts_s else amount
+        cell = cell if cell in self.to_come else None
+        if lasts_s:
+            self.fixed_done_s += lasts_s
+        else:
+            self.to_come[cell] = max(0, self.to_come[cell] - amount)
 
     def left(self, now: float) -> float | None:
         """Seconds left at ``now``, or None before any pace is known."""
-        count, fixed_s = self.flight or (0, 0.0)
-        ended = self.paced_done - count
-        if not ended and self.paced_total > ended:  # paced work to come, at no pace yet
-            return None
-        rate = self.paced_time / ended if ended else 0.0
+        anything = self.paced_time / self.paced_ended if self.paced_ended else None
+        timed = sum(self.took.values()) / len(self.took) if self.took else anything
+        other = self.other_time / self.other_ended if self.other_ended else anything
+
+        def each(cell: Hashable) -> float | None:
+            return other if cell is None else self.took.get(cell, timed)
+
+        paced = 0.0
+        for cell, n in self.to_come.items():
+            if n:
+                if (seconds := each(cell)) is None:  # paced work to come, at no pace yet
+                    return None
+                paced += n * seconds
         stretch = self.fixed_time / self.fixed_ended_s if self.fixed_ended_s else 1.0
-        flight = count * rate + fixed_s * stretch
-        return (max(0, self.paced_total - self.paced_done) * rate
-                + max(0.0, self.fixed_total_s - self.fixed_done_s) * stretch
-                + max(0.0, flight - (now - self.last)))
+        flight = 0.0
+        if self.flight is not None:
+            cell, fixed_s, counted = self.flight
+            flight = fixed_s * stretch if fixed_s else (each(cell) or 0.0) if counted or cell is not None else 0.0
+        return paced + max(0.0, self.fixed_total_s - self.fixed_done_s) * stretch + max(0.0, flight - (now - self.last))
 
 
 class LeftColumn(ProgressColumn):
@@ -101,21 +137,21 @@ class LiveProgress(RunProgress):
         self.task = None
         self.pace: Pace | None = None
 
-    def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0)) -> None:
-        self.pace = Pace(total, fixed, time.monotonic())
+    def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0), cells=None) -> None:
+        self.pace = Pace(total, fixed, time.monotonic(), cells)
         self.bar.start()
         self.task = self.bar.add_task("starting", total=total)
 
-    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0) -> None:
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None) -> None:
         if self.task is not None:
-            self.pace.advance(time.monotonic(), amount, lasts_s)
+            self.pace.advance(time.monotonic(), amount, lasts_s, cell)
             if description:
                 self.bar.update(self.task, description=description[:90])
             self.bar.update(self.task, advance=amount)
 
-    def skip(self, amount: int, lasts_s: float = 0.0) -> None:
+    def skip(self, amount: int, lasts_s: float = 0.0, cell=None) -> None:
         if self.task is not None:
-            self.pace.skip(time.monotonic(), amount, lasts_s)
+            self.pace.skip(time.monotonic(), amount, lasts_s, cell)
             self.bar.update(self.task, advance=amount)
 
     def note(self, message: str) -> None:
@@ -158,24 +194,24 @@ class PlainProgress(RunProgress):
         self.description = ""
         self.pace = Pace(0, (0, 0.0), 0.0)
 
-    def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0)) -> None:
+    def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0), cells=None) -> None:
         self.total, self.done = total, 0
         self.started = self.printed_at = self.clock()
         self.printed_tenth = 0
-        self.pace = Pace(total, fixed, self.started)
+        self.pace = Pace(total, fixed, self.started, cells)
 
-    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0) -> None:
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None) -> None:
         self.done += amount
         if description:
             self.description = description
         now = self.clock()
-        self.pace.advance(now, amount, lasts_s)
+        self.pace.advance(now, amount, lasts_s, cell)
         self._line(now)
 
-    def skip(self, amount: int, lasts_s: float = 0.0) -> None:
+    def skip(self, amount: int, lasts_s: float = 0.0, cell=None) -> None:
         self.done += amount
         now = self.clock()
-        self.pace.skip(now, amount, lasts_s)
+        self.pace.skip(now, amount, lasts_s, cell)
         self._line(now)
 
     def _line(self, now: float) -> None:

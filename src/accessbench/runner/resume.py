@@ -43,6 +43,7 @@ class StoredCell:
     status: str
     key: tuple | None        # what its first verification read: (rows, checksum, check checksum)
     seqs: frozenset[int]     # the timed trials it has
+    took_s: float | None = None  # the mean seconds of those trials (None: none yet)
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,8 @@ class Done:
             c.key: StoredCell(
                 c.id, c.status,
                 (c.verify_rows, c.checksum, c.check_checksum) if c.verify_rows is not None else None,
-                frozenset(seqs))
-            for c, seqs in store.stored_cells(run_id)
+                frozenset(seqs), sum(took) / len(took) / 1e9 if took else None)
+            for c, seqs, took in store.stored_cells(run_id)
         })
 
     @property
@@ -116,6 +117,11 @@ class Done:
             if g not in chosen or (parse_path(chosen[g].path).proxied and not parse_path(cell.path).proxied):
                 chosen[g] = cell
         return again | set(chosen.values())
+
+    def took(self, cell: Cell) -> float | None:
+        """The seconds one of the cell's stored timed trials took, on average (None: none stored)."""
+        s = self.stored(cell)
+        return s.took_s if s else None
 
     def missing(self, cell: Cell, trials: int) -> list[int]:
         """The seqs of the timed trials still to measure."""

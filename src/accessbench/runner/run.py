@@ -79,16 +79,20 @@ class Progress:
     """What the runner reports while it works; the default says nothing. ``begin`` gives the
     total of worker executions once and it never changes: a JIT runtime's extra warmups (how
     many is known only as they settle) are shown in flight but advance nothing."""
-    def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0)) -> None:
+    def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0),
+              cells: dict[Cell, tuple[int, float | None]] | None = None) -> None:
         """``fixed``: how many of the executions last as long as the suite says (a loaded step's
-        warmups and trials, its duration each), and their seconds together."""
+        warmups and trials, its duration each), and their seconds together. ``cells``: each
+        cell's other warmups and trials (they last as long as they take), how many, and the
+        seconds one took in an earlier sitting of a resumed run (None: not known)."""
 
-    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0) -> None:
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell: Cell | None = None) -> None:
         """``amount`` executions begin (usually one); ``lasts_s``: the seconds the suite fixes
-        for them (0: as long as they take)."""
+        for them (0: as long as they take); ``cell``: whose warmup or trial it is (None: a
+        verification, a load)."""
 
-    def skip(self, amount: int, lasts_s: float = 0.0) -> None:
-        """``amount`` executions will not run (their cell failed, or cannot be measured)."""
+    def skip(self, amount: int, lasts_s: float = 0.0, cell: Cell | None = None) -> None:
+        """``amount`` of ``cell``'s executions will not run (it failed, or cannot be measured)."""
 
     def note(self, message: str) -> None: ...
     def end(self) -> None: ...
@@ -168,11 +172,13 @@ class Runner:
             # data is loaded only where a cell is still to be measured (everywhere, in a new run)
             plan = [(v, self.done.to_measure(ts, groups, o.trials), groups)
                     for v, ts, groups in variant_plan(self.suite, self.targets, self.paths, self.methods)]
-            timed = [(c, o.warmup + len(self.done.missing(c, o.trials))) for _, _, groups in plan
-                     for g in groups for c in g if not self.done.kept(c, o.trials) and lasts(c)]
+            left = [(c, o.warmup + len(self.done.missing(c, o.trials))) for _, _, groups in plan
+                    for g in groups for c in g if not self.done.kept(c, o.trials)]
+            timed = [(c, n) for c, n in left if lasts(c)]
             self.progress.begin(sum(self.done.executions(groups, o.warmup, o.trials) + len(v.tables) * len(ts)
                                     for v, ts, groups in plan),
-                                (sum(n for _, n in timed), sum(n * lasts(c) for c, n in timed)))
+                                (sum(n for _, n in timed), sum(n * lasts(c) for c, n in timed)),
+                                {c: (n, self.done.took(c)) for c, n in left if not lasts(c)})
             self.precision.steps_left = sum(len(groups) for _, _, groups in plan)
             self.steadiness.probe()
             for variant, targets, groups in plan:
@@ -435,7 +441,7 @@ class Runner:
         self.verification.compare([*kept, *cells], {**kept, **states})  # the kept cells' first verification votes too
         for cell, state in states.items():
             if not state.measurable:
-                self.progress.skip(state.planned, state.planned * lasts(cell))  # nothing to measure
+                self.progress.skip(state.planned, state.planned * lasts(cell), cell)  # nothing to measure
         # the batch verified last first: its workers are still open
         for left, part in zip(range(len(parts), 0, -1), reversed(parts)):
             self.executor.keep(part)
@@ -484,7 +490,7 @@ class Runner:
                 continue
             last = f" · last {state.last}" if state.last else ""
             self.progress.advance(f"{cell.label} · {self._what(phase, seq, counted)}{last}", 1 if counted else 0,
-                                  lasts(cell))
+                                  lasts(cell), cell)
             state.done += counted
             state.extra += phase == "trial" and seq >= self.options.trials
             try:
@@ -492,7 +498,7 @@ class Runner:
             except CellFailed as e:
                 self.ctx.fail(cell, state, e)
                 skipped = state.planned - state.done  # what it will not run
-                self.progress.skip(skipped, skipped * lasts(cell))
+                self.progress.skip(skipped, skipped * lasts(cell), cell)
 
     def _what(self, phase: str, seq: int, counted: bool) -> str:
         """The execution in flight, for the progress line."""

@@ -252,15 +252,18 @@ class Store:
         return self.execute("SELECT count(*) FROM trials t JOIN cells c ON c.id = t.cell_id"
                                " WHERE c.run_id = ? AND t.phase = 'trial'", (run_id,)).fetchone()[0]
 
-    def stored_cells(self, run_id: str) -> list[tuple[Cell, list[int]]]:
-        """The run's cells as stored, each with the seqs of its timed trials (what a resume keeps)."""
+    def stored_cells(self, run_id: str) -> list[tuple[Cell, list[int], list[int]]]:
+        """The run's cells as stored, each with the seqs of its timed trials and their elapsed
+        nanoseconds (what a resume keeps, and how long its trials took)."""
         cells = [Cell.from_row(r) for r in self.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY id",
                                                         (run_id,)).fetchall()]
         seqs: dict[int, list[int]] = {c.id: [] for c in cells}
-        for t in self.execute("SELECT t.cell_id, t.seq FROM trials t JOIN cells c ON c.id = t.cell_id"
+        took: dict[int, list[int]] = {c.id: [] for c in cells}
+        for t in self.execute("SELECT t.cell_id, t.seq, t.elapsed_ns FROM trials t JOIN cells c ON c.id = t.cell_id"
                               " WHERE c.run_id = ? AND t.phase = 'trial' ORDER BY t.id", (run_id,)).fetchall():
             seqs[t["cell_id"]].append(t["seq"])
-        return [(c, seqs[c.id]) for c in cells]
+            took[t["cell_id"]].append(t["elapsed_ns"])
+        return [(c, seqs[c.id], took[c.id]) for c in cells]
 
     def runs(self, limit: int = 50) -> list[Run]:
         """The newest runs, newest first."""
