@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from accessbench.methods import catalog
-from accessbench.runner.run import RunOptions, Runner
+from accessbench.runner.resume import Done
+from accessbench.runner.run import Progress, RunOptions, Runner
 from accessbench.store import Store
 from accessbench.suite.loader import parse
 from accessbench.targets import make
@@ -185,3 +186,40 @@ def test_a_method_that_reads_otherwise_on_several_paths_is_explained_once_for_th
     explained = {c["path"]: c["message"] for c in stored.cells if c["method"] == "py-asyncpg" and c["step"] == "get"}
     assert set(explained) == {"unix", "tcp"} and len(set(explained.values())) == 1
     assert "int 1 from 2 methods, int 2 from py-asyncpg" in explained["tcp"]
+
+
+class StopAtTrial(Progress):
+    """Ctrl-C as the run's ``n``-th timed trial begins."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None) -> None:
+        if " · trial " in description:
+            self.n -= 1
+            if not self.n:
+                raise KeyboardInterrupt
+
+
+@pytest.mark.server
+def test_a_resumed_runs_cells_whose_first_verification_stands_are_stored_as_verified(tmp_path, workdir):
+    # a resumed cell is set back to planned until it is verified again: one whose first
+    # verification stands (resume.Done.again) is verified as surely, and reads as such
+    scripts = {"py-psycopg": Script(), "py-pg8000": Script()}
+    methods = [m for m in catalog() if m.name in scripts]
+    store = Store(str(tmp_path / "s.db"))
+    options = RunOptions(trials=2, warmup=0, workdir=workdir, allow_idle_halt=True)
+    suite, targets = parse(SUITE, "recipe.toml"), [make("postgresql")]
+    with store:
+        first = Runner(suite, targets, ["unix", "tcp"], methods, store, options, StopAtTrial(3),
+                       executor=lambda ctx: FakeExecutor(ctx, scripts))
+        with pytest.raises(KeyboardInterrupt):
+            first.run()
+        resumed = Runner(suite, targets, ["unix", "tcp"], methods, store, options, done=Done.of(store, first.run_id),
+                         executor=lambda ctx: FakeExecutor(ctx, scripts))
+        stored = store.load(resumed.run())
+        verified = [(what, m, s) for what, m, s in resumed.executor.calls if what == "verify"]
+    assert stored.run["status"] == "complete"
+    assert len(verified) < len(stored.cells)  # some first verifications stood
+    assert {(c["path"], c["method"], c["step"]): c["status"] for c in stored.cells} == {
+        (p, m, s): "ok" for p in ("unix", "tcp") for m in scripts for s in ("get", "scan")}

@@ -41,8 +41,9 @@ class Verification:
             ctx.reset(cell)
             if ctx.method(cell).reads == "floor":
                 self._floor_file(cell)
-            if not again:
+            if not again:  # its row, set back to planned as the run resumed, is verified again
                 state.status, state.key = "ok", self.done.verified(cell)
+                ctx.store.update_cell(state.id, status="ok")
                 return
             answer = self.executor.ask(cell, {**message, "verify": True})
             parents, check = self._parents(cell, message), self._check(cell)
