@@ -413,6 +413,9 @@ def test_a_full_grids_reads_are_estimated_from_each_methods_pace_and_bytes_per_r
         cell("c-libmariadb", "tcp+compress", per_op_ns=500e6),                          # 5 µs a row, compressing
         cell("c-libmariadb", "tcp+100us@100mbit+compress", per_op_ns=600e6, bytes_per_row=25, round_trips=3),
         cell("py-connectorx", "tcp+compress", status="unsupported"),
+        # decimals at another scale: a mismatch, whose reads take as long as they take
+        cell("py-connectorx", "tcp", per_op_ns=300e6, status="mismatch"),
+        cell("py-connectorx", "tcp+100us@100mbit", per_op_ns=1000e6, bytes_per_row=125, status="mismatch"),
     ])
     one = lambda path, method="c-libmariadb": estimate([("mariadb", method, path)], 1_000_000, 4, measured, "r")  # noqa: E731
     # 10 Mbit/s: 125 MB at 1.25 MB/s = 100 s, over the 2 s the method takes itself; 3 round trips of 2 × 100 ms
@@ -421,6 +424,7 @@ def test_a_full_grids_reads_are_estimated_from_each_methods_pace_and_bytes_per_r
     assert one("tcp+1ms@10mbit+compress").seconds == pytest.approx(4 * (20 + 0.006))  # compressed: 25 MB
     assert one("tcp").seconds == pytest.approx(8)
     assert one("tcp+compress", "py-connectorx").seconds == 0 and one("tcp+compress", "py-connectorx").unknown == 0
+    assert one("tcp+100us@1gbit", "py-connectorx").seconds == pytest.approx(4 * 3)
     missing = one("tcp+1ms@10mbit", "c-odbc")  # a method the stored run did not read: not estimated, and said so
     assert (missing.seconds, missing.unknown, missing.cells) == (0, 1, 1)
 

@@ -326,7 +326,8 @@ def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
             more = True
         elif (guess := estimated(store, recipe, quick, given)) is not None:
             seconds = guess.seconds
-            short = (f", {guess.unknown} of its {guess.cells} cells not estimated: their methods were not in it (a "
+            short = (f", {guess.unknown} of its {guess.cells} cells not estimated: that run did not time their "
+                     "method on their target over loopback and on a path with a bandwidth (a "
                      f"`reproduce {recipe.study} --quick` with the same --target and --method stores them)"
                      if guess.unknown else "")
             parts.append(f"{recipe.study} {'over ' if guess.unknown else ''}{clock_text(seconds)}‡")

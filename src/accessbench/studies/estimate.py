@@ -11,7 +11,8 @@ path's delay twice. So, per planned cell:
                + round trips per read × 2 × one-way delay
 
 times its reads (the trials, the warm-ups and the verification pass, which reads it whole too).
-A cell the stored run answered `unsupported` takes no time; one it has no figure for is not
+A cell the stored run answered `unsupported` takes no time; one whose method it did not time on
+that target (over loopback, and on a path with a bandwidth for its bytes per row) is not
 estimated, and the estimate says how many were not and reads "over". Servers, the proxies'
 calibration and the table's load come on top.
 """
@@ -50,7 +51,8 @@ def rates(results) -> dict[tuple[str, str, bool], Rate]:
         if r.cell.status == "unsupported":
             entry.setdefault("unsupported", True)
             continue
-        if not r.verified or not r.rows_per_op or r.per_op_ns is None:
+        # a mismatch reads as long as it reads (py-connectorx's decimals at another scale): its pace counts
+        if r.cell.status not in ("ok", "mismatch") or not r.rows_per_op or r.per_op_ns is None:
             continue
         entry["unsupported"] = False
         if not path.proxied:  # loopback or in process: the method's own pace
