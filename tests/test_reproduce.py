@@ -382,7 +382,10 @@ def test_the_expected_time_is_the_last_runs_the_reference_machines_or_for_tfb_mo
         assert full.startswith("reproducing 1 study: expected over ") and "tfb over " in full
         assert "servers, loads and verification come on top" in full
         assert expected_time(store, [RECIPES["s4"]], quick=False).startswith("reproducing 1 study: expected about 59:41")
-        assert "expected time not known" in expected_time(store, [RECIPES["tfb"], RECIPES["hostage"]], quick=False)
+        unknown = expected_time(store, [RECIPES["tfb"], RECIPES["hostage"]], quick=False)
+        assert "expected time not known" in unknown
+        # the full grid, read as long as it reads, says how to have it estimated
+        assert "hostage not known (a `reproduce hostage --quick` first, about 7:54 on the reference machine" in unknown
 
 
 def test_an_estimate_missing_some_methods_reads_over_and_says_how_to_store_them(tmp_path, monkeypatch):

@@ -336,7 +336,11 @@ def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
                         "proxies and the table's load come on top")
             more = more or bool(guess.unknown)
         else:
-            parts.append(f"{recipe.study} not known")
+            # a full grid read as long as it reads: its --quick run's figures estimate it
+            first = (f" (a `reproduce {recipe.study} --quick` first, about {clock_text(REFERENCE_QUICK[recipe.study])} "
+                     "on the reference machine, stores the figures that estimate it)"
+                     if not quick and recipe.study in REFERENCE_QUICK and not _fixed_steps(recipe) else "")
+            parts.append(f"{recipe.study} not known{first}")
             unknown = True
             continue
         total += seconds
@@ -354,7 +358,7 @@ def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | Non
     from . import estimate
 
     suite = load(recipe.suite, quick=quick)
-    if any(s.duration for v in suite.variants for s in v.steps):
+    if _fixed_steps(recipe, suite):
         return None
     runs = _reproductions(store, recipe) or [r for r in store.runs(limit=10_000) if r.suite == recipe.suite]
     stored = next((store.load(r.id) for r in runs if store.measured(r.id)), None)
@@ -365,6 +369,15 @@ def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | Non
     rows = max(t.rows for v in suite.variants for t in v.tables)
     cells = [(target.name, method.name, path.name) for target, method, path in planned]
     return estimate.estimate(cells, rows, reads, estimate.rates(analyse(stored)), stored.run.id)
+
+
+def _fixed_steps(recipe: Recipe, suite=None) -> bool:
+    """Whether a step of the study's suite lasts as long as it says (a loaded one), rather than
+    as long as its reads take."""
+    from ..suite.loader import load
+
+    suite = suite or load(recipe.suite, quick=True)
+    return any(s.duration for v in suite.variants for s in v.steps)
 
 
 def _planned(recipe: Recipe, quick: bool, given, suite) -> "tuple[argparse.Namespace, list] | None":
