@@ -41,6 +41,19 @@ def test_a_difference_inside_the_noise_threshold_is_not_significant_even_when_th
     assert "within 3%" in c.reason
 
 
+def test_one_trial_gives_no_interval_and_never_a_significant_difference_however_many_the_other_has():
+    one, many = cell([300.0]), cell([100.0 + i % 3 for i in range(60)])  # 2 / 61: the test alone would reject
+    c = compare(one, many)
+    assert not c.bounded and not c.significant
+    assert c.interval(lambda v: f"{v:.2f}") == "(no CI: 1 vs 60 trials)"
+    assert c.reason == "1 vs 60 trials: a ratio's CI needs two trials a side; run more trials"
+    assert compare(cell([3.0, 3.1]), many).interval(lambda v: f"{v:.2f}").startswith("[")
+    # nor does the cell's own median: one trial's bootstrap is that trial, an interval of no width
+    assert (one.rate.ci_low, one.rate.ci_high, one.half_width) == (None, None, None)
+    assert VIEWS["median"].spread(one) is None and VIEWS["per1000"].spread(one) is None
+    assert VIEWS["median"].spread(many) is not None
+
+
 def test_three_trials_a_side_can_never_be_significant_and_the_reason_says_so():
     c = compare(cell([300, 301, 302]), cell([100, 101, 102]))
     assert smallest_p(3, 3) == pytest.approx(0.1)

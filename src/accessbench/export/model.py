@@ -22,8 +22,9 @@ class FigureSummary(BaseModel):
 
     n: int = Field(description="timed trials")
     median: float
-    ci_low: float = Field(description="95% percentile-bootstrap CI of the median, low end")
-    ci_high: float
+    ci_low: float | None = Field(description="95% percentile-bootstrap CI of the median, low end (null with one "
+                                             "trial: no interval)")
+    ci_high: float | None
     min: float
     max: float = Field(description="best of N (study S1's rule)")
     mean: float

@@ -26,7 +26,7 @@ CHART_W = 980
 
 def _figure(point: Point) -> str:
     rate = point.result.rate
-    return f"{fmt.rate(rate.median)} [{fmt.rate(rate.ci_low)}–{fmt.rate(rate.ci_high)}]"
+    return fmt.rate(rate.median) + (f" [{fmt.rate(rate.ci_low)}–{fmt.rate(rate.ci_high)}]" if rate.n > 1 else "")
 
 
 def _change(point: Point) -> Text:

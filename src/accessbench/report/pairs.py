@@ -42,8 +42,9 @@ class PairTable:
 def _side(trials: np.ndarray) -> tuple[str, str]:
     """"34.6 ms (32–38.4)" and "median 34.1 [32–38.4]": one unit per side."""
     s = summarize(trials)
-    low, high, median, ci_low, ci_high = fmt.durations_in(s.mean, [s.min, s.max, s.median, s.ci_low, s.ci_high])
-    return f"{fmt.duration(s.mean)} ({low}–{high})", f"median {median} [{ci_low}–{ci_high}]"
+    ci = [s.ci_low, s.ci_high] if s.n > 1 else []  # one trial: no interval
+    low, high, median, *bounds = fmt.durations_in(s.mean, [s.min, s.max, s.median, *ci])
+    return f"{fmt.duration(s.mean)} ({low}–{high})", f"median {median}" + (" [{}–{}]".format(*bounds) if bounds else "")
 
 
 def study_pairs(stored: StoredRun, results: list[CellResult]) -> list[PairTable]:

@@ -73,7 +73,9 @@ class CellResult:
     @property
     def half_width(self) -> float | None:
         """How precisely the median is known: its 95% CI's half-width relative to it."""
-        return relative_half_width(self.rate.median, self.rate.ci_low, self.rate.ci_high) if self.rate else None
+        if not self.rate or self.rate.ci_low is None:  # one trial: not known at all
+            return None
+        return relative_half_width(self.rate.median, self.rate.ci_low, self.rate.ci_high)
 
     @property
     def ranked(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -55,8 +56,23 @@ class Comparison:
     noise: float = NOISE
 
     @property
+    def bounded(self) -> bool:
+        """Whether the ratio has an interval at all: the bootstrap needs two trials a side (one
+        trial's resamples are all that trial, an interval of no width that says nothing)."""
+        return min(self.a.rate.n, self.b.rate.n) >= 2
+
+    @property
+    def unbounded(self) -> str:
+        """Said in place of the interval where there is none."""
+        return f"no CI: {self.a.rate.n} vs {self.b.rate.n} trials"
+
+    def interval(self, text: Callable[[float], str], between: str = "–") -> str:
+        """'[low–high]' of the ratio, each end as ``text`` writes it, or '(no CI: 1 vs 3 trials)'."""
+        return f"[{text(self.ci_low)}{between}{text(self.ci_high)}]" if self.bounded else f"({self.unbounded})"
+
+    @property
     def outside_noise(self) -> bool:
-        return self.ci_low > 1 + self.noise or self.ci_high < 1 / (1 + self.noise)
+        return self.bounded and (self.ci_low > 1 + self.noise or self.ci_high < 1 / (1 + self.noise))
 
     @property
     def significant(self) -> bool:
@@ -75,6 +91,8 @@ class Comparison:
     def reason(self) -> str:
         """Why a difference is not called significant, or the test's p when it is."""
         n_a, n_b = self.a.rate.n, self.b.rate.n
+        if not self.bounded:
+            return f"{n_a} vs {n_b} trials: a ratio's CI needs two trials a side; run more trials"
         if smallest_p(n_a, n_b) >= self.alpha:
             return f"{n_a} vs {n_b} trials: p ≥ {smallest_p(n_a, n_b):.2f} at best; run more trials"
         if self.p_value >= self.alpha:

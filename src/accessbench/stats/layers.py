@@ -28,7 +28,7 @@ class LayerCost:
         def percent(ratio: float) -> str:
             return f"{round((ratio - 1) * 100):+d}%"  # never "-0%"
 
-        return f"{percent(c.ratio)} [{percent(c.ci_low)} to {percent(c.ci_high)}]"
+        return f"{percent(c.ratio)} {c.interval(percent, ' to ')}"
 
     @property
     def text(self) -> str:

@@ -16,8 +16,8 @@ PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 class Summary:
     n: int
     median: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None   # None with one trial: its resamples are all that trial, no interval
+    ci_high: float | None
     min: float
     max: float
     mean: float
@@ -38,7 +38,7 @@ def summarize(values) -> Summary:
     values = np.asarray(values, dtype=float)
     if len(values) == 0:
         raise ValueError("no values to summarize")
-    low, high = bootstrap_median_ci(values)
+    low, high = bootstrap_median_ci(values) if len(values) > 1 else (None, None)
     return Summary(
         n=len(values),
         median=float(np.median(values)),

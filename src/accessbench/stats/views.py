@@ -52,12 +52,13 @@ class View:
 
 VIEWS = {
     "median": View("median", "median of the trials with a 95% bootstrap CI (accessbench's default)", True, "rate",
-                   lambda r: r.rate.median, lambda r: (r.rate.ci_low, r.rate.ci_high), "95% CI"),
+                   lambda r: r.rate.median, lambda r: (r.rate.ci_low, r.rate.ci_high) if r.rate.n > 1 else None,
+                   "95% CI"),
     "best": View("best", "best of the trials (study S1's rule)", True, "rate",
                  lambda r: r.rate.max, lambda r: None, ""),
     "mean": View("mean", "mean time per unit with the trials' min and max (study S3's rule)", False, "time",
                  lambda r: r.unit_ns.mean, lambda r: (r.unit_ns.min, r.unit_ns.max), "min–max"),
     "per1000": View("per1000", "seconds per 1,000 units, median of the trials (study S2's table)", False, "time",
-                    lambda r: 1000.0 / r.rate.median, lambda r: (1000.0 / r.rate.ci_high, 1000.0 / r.rate.ci_low),
-                    "95% CI"),
+                    lambda r: 1000.0 / r.rate.median,
+                    lambda r: (1000.0 / r.rate.ci_high, 1000.0 / r.rate.ci_low) if r.rate.n > 1 else None, "95% CI"),
 }

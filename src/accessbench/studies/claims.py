@@ -107,7 +107,7 @@ class Cells:
 
 
 def _ratio_text(c: Comparison, scale: float = 1.0) -> str:
-    return f"{_x(c.ratio * scale)}× [{_x(c.ci_low * scale)}–{_x(c.ci_high * scale)}]"
+    return f"{_x(c.ratio * scale)}× {c.interval(lambda v: _x(v * scale))}"
 
 
 def judge_ratio(c: Comparison, published: float | None, scale: float = 1.0) -> str:
@@ -154,7 +154,7 @@ def ratio(study: str, claim: str, published: str, value: float | None, a: Cells,
                 where = f"{ca.label} {ca.cell.step} ÷ {cb.label} {cb.cell.step}"
                 figures = (c.ratio * k, c.ci_low * k, c.ci_high * k)
                 if close is not None:
-                    return (_ratio_text(c, k), REPRODUCED if c.ci_high * k < close else NOT_REPRODUCED,
+                    return (_ratio_text(c, k), REPRODUCED if c.bounded and c.ci_high * k < close else NOT_REPRODUCED,
                             f"closeness: the ratio's CI under {close:g}×", where, figures)
                 return (_ratio_text(c, k), judge_ratio(c, value, k), RATIO_RULE if value else DIRECTION_RULE, where,
                         figures)
@@ -174,7 +174,8 @@ def band(study: str, claim: str, published: str, low: float, high: float, a: Cel
                 cost, cost_low, cost_high = 1 - c.ratio, 1 - c.ci_high, 1 - c.ci_low
                 verdict = (NOT_REPRODUCED if not c.significant else REVERSED if cost < 0
                            else REPRODUCED if cost_low <= high and cost_high >= low else NOT_REPRODUCED)
-                return (f"{cost:.1%} [{cost_low:.1%} to {cost_high:.1%}]", verdict,
+                return (f"{cost:.1%} " + (f"[{cost_low:.1%} to {cost_high:.1%}]" if c.bounded else f"({c.unbounded})"),
+                        verdict,
                         f"significant, and the cost's 95% CI meets {low:.0%}–{high:.0%}",
                         f"{cb.label} {cb.cell.step} against {ca.label} {ca.cell.step}", (c.ratio, c.ci_low, c.ci_high))
         return "", NOT_MEASURED, "", f"needs {a.step} on {a.path} and {b.path} of {' or '.join(a.methods)} on {a.target}"
@@ -255,8 +256,11 @@ def _set_gap(runs) -> tuple[str, str, str, str]:
     g_native = compare(native[1], native[0])
     value = (g_jdbc.ratio * 100) / (g_native.ratio * 100)
     low, high = g_jdbc.ci_low / g_native.ci_high, g_jdbc.ci_high / g_native.ci_low
-    verdict = (REPRODUCED if low > 1 and value <= 63 else REVERSED if high < 1 else NOT_REPRODUCED)
-    return (f"{_x(value)}× [{_x(low)}–{_x(high)}] (JDBC {_x(g_jdbc.ratio * 100)}×, C {_x(g_native.ratio * 100)}×)",
+    bounded = g_jdbc.bounded and g_native.bounded
+    verdict = (NOT_REPRODUCED if not bounded else REPRODUCED if low > 1 and value <= 63 else REVERSED if high < 1
+               else NOT_REPRODUCED)
+    interval = f"[{_x(low)}–{_x(high)}]" if bounded else f"({(g_native if g_jdbc.bounded else g_jdbc).unbounded})"
+    return (f"{_x(value)}× {interval} (JDBC {_x(g_jdbc.ratio * 100)}×, C {_x(g_native.ratio * 100)}×)",
             verdict, "JDBC's per-record gain over C's, the interval (from both ratios' CIs) above 1, within 10×",
             "per-record rate of upd100 ÷ upd1, java-mariadb over c-libmariadb, mariadb/unix InnoDB")
 
@@ -394,7 +398,7 @@ def _floor_falls_with_latency(runs) -> tuple:
                     continue
                 near, far = (compare(floor[(d, bandwidth)], mine[(d, bandwidth)]) for d in (delays[0], delays[-1]))
                 checked += 1
-                fell = far.ci_high < near.ci_low
+                fell = near.bounded and far.bounded and far.ci_high < near.ci_low
                 falls += fell
                 lines.append(f"{method} @ {target}: {_x(near.ratio)}× at {duration(delays[0] * 1e3)} → {_x(far.ratio)}× "
                              f"at {duration(delays[-1] * 1e3)}, {link(bandwidth)}")
