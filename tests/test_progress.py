@@ -117,3 +117,18 @@ def test_a_resumed_runs_cells_are_expected_at_what_their_stored_trials_took():
     progress.advance("fast · trial 1", cell="fast")
     # fast in flight at its 0.5 s, slow at its 170 s, and new, never timed, at their mean
     assert progress.pace.left(clock.now) == 0.5 + 170.0 + (0.5 + 170.0) / 2
+
+
+def test_a_cell_not_yet_timed_is_expected_at_what_its_own_verification_took_where_that_read_the_step():
+    progress, clock, out = _progress()
+    progress.begin(7, cells={"loopback": (2, None), "10mbit": (2, None), "kept": (1, None)})
+    progress.advance("loopback · verify", verifies="loopback")
+    clock.now += 1.0
+    progress.advance("10mbit · verify", verifies="10mbit")
+    clock.now += 170.0
+    progress.advance("kept · verify")  # a resumed run's kept verification: it reads nothing
+    clock.now += 0.5
+    progress.advance("loopback · trial 1", cell="loopback")
+    # loopback's two at its 1 s (one in flight), 10mbit's two at its 170 s, kept's one at the
+    # mean of the cells timed so far (1 and 170)
+    assert progress.pace.left(clock.now) == 2 * 1.0 + 2 * 170.0 + (1.0 + 170.0) / 2

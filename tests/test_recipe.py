@@ -194,7 +194,7 @@ class StopAtTrial(Progress):
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None) -> None:
+    def advance(self, description: str, *args, **kwargs) -> None:
         if " · trial " in description:
             self.n -= 1
             if not self.n:

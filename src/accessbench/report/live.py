@@ -28,10 +28,11 @@ class Pace:
     A paced warmup or trial names its ``cell``, and is expected to take what that cell's last
     one took, in this sitting or, for a resumed run, in an earlier one (``cells``: each cell's
     paced warmups and trials to come, and the seconds one took before, or None). A cell not yet
-    timed is expected at the mean of the cells timed so far; the other paced executions
-    (verifications, loads) at their own average. Before either is known, the average of every
-    paced execution ended stands in (in a new run the verifications, each of which reads the
-    step once as a trial does). Fixed seconds left are scaled by how long the fixed ones have
+    timed is expected at what its verification took, where that read the step (every operation
+    of a trial, checksummed: a resumed run's kept verifications read nothing), else at the mean
+    of the cells timed so far. The other paced executions (verifications, loads) are expected
+    at their own average. Before either is known, the average of every paced execution ended
+    stands in. Fixed seconds left are scaled by how long the fixed ones have
     taken against their nominal length (1 until one has ended: a loaded trial also starts its
     clients and waits at a barrier). Executions skipped (a failed cell's) take their count
     off what is left and add nothing to any average; a resumed run's stored trials were never
@@ -43,13 +44,14 @@ class Pace:
         self.to_come: Counter = Counter({cell: n for cell, (n, _) in cells.items()})
         self.to_come[None] = max(0, total - fixed[0] - sum(self.to_come.values()))  # verifications and loads
         self.took: dict[Hashable, float] = {cell: s for cell, (_, s) in cells.items() if s is not None}
+        self.verified: dict[Hashable, float] = {}  # what a cell's verification took, where it read
         self.other_time, self.other_ended = 0.0, 0     # the paced executions of no cell
         self.paced_time, self.paced_ended = 0.0, 0     # every paced execution
         self.fixed_total_s = fixed[1]
         self.fixed_time = self.fixed_ended_s = self.fixed_done_s = 0.0
-        # the execution in flight: (its cell or None, fixed seconds, counted); None before the
-        # first and after a skip
-        self.flight: tuple[Hashable, float, bool] | None = None
+        # the execution in flight: (its cell or None, fixed seconds, counted, the cell's
+        # verification that reads); None before the first and after a skip
+        self.flight: tuple[Hashable, float, bool, bool] | None = None
         self.last = now
 
     def _land(self, now: float) -> None:
@@ -57,8 +59,11 @@ class Pace:
         spent, self.last = now - self.last, now
         if self.flight is None:  # starting the run's servers, or between a skip and the next
             return
-        cell, fixed_s, counted = self.flight
+        cell, fixed_s, counted, verifies = self.flight
         self.flight = None
+        if verifies:
+            self.verified[cell] = spent
+            cell = None  # and counts as any verification
         if fixed_s:
             self.fixed_time += spent
             self.fixed_ended_s += fixed_s
@@ -69,10 +74,17 @@ class Pace:
             self.other_time, self.other_ended = self.other_time + spent, self.other_ended + 1
             self.paced_time, self.paced_ended = self.paced_time + spent, self.paced_ended + 1
 
-    def advance(self, now: float, amount: int, lasts_s: float, cell: Hashable = None) -> None:
+    def advance(self, now: float, amount: int, lasts_s: float, cell: Hashable = None,
+                verifies: Hashable = None) -> None:
+        """``cell``: whose warmup or trial begins; ``verifies``: whose verification, reading the step."""
         self._land(now)
-        cell = cell if cell in self.to_come else None  # a cell the run began with, or none
-        self.flight = (cell, lasts_s, bool(amount))
+        known = lambda c: c is not None and c in self.to_come  # noqa: E731 (a cell the run began with)
+        if known(verifies):  # counted among the verifications, and remembered for its cell
+            self.flight = (verifies, lasts_s, bool(amount), True)
+            cell = None
+        else:
+            cell = cell if known(cell) else None
+            self.flight = (cell, lasts_s, bool(amount), False)
         if lasts_s:
             self.fixed_done_s += lasts_s if amount else 0.0  # an uncounted one was never in the total
         else:
@@ -89,11 +101,12 @@ class Pace:
     def left(self, now: float) -> float | None:
         """Seconds left at ``now``, or None before any pace is known."""
         anything = self.paced_time / self.paced_ended if self.paced_ended else None
-        timed = sum(self.took.values()) / len(self.took) if self.took else anything
+        known = {**self.verified, **self.took}  # each cell's own: its last trial, or else its verification
+        timed = sum(known.values()) / len(known) if known else anything
         other = self.other_time / self.other_ended if self.other_ended else anything
 
         def each(cell: Hashable) -> float | None:
-            return other if cell is None else self.took.get(cell, timed)
+            return other if cell is None else known.get(cell, timed)
 
         paced = 0.0
         for cell, n in self.to_come.items():
@@ -104,8 +117,9 @@ class Pace:
         stretch = self.fixed_time / self.fixed_ended_s if self.fixed_ended_s else 1.0
         flight = 0.0
         if self.flight is not None:
-            cell, fixed_s, counted = self.flight
-            flight = fixed_s * stretch if fixed_s else (each(cell) or 0.0) if counted or cell is not None else 0.0
+            cell, fixed_s, counted, verifies = self.flight
+            flight = (fixed_s * stretch if fixed_s else each(None if verifies else cell) or 0.0
+                      if counted or cell is not None else 0.0)
         return paced + max(0.0, self.fixed_total_s - self.fixed_done_s) * stretch + max(0.0, flight - (now - self.last))
 
 
@@ -142,9 +156,9 @@ class LiveProgress(RunProgress):
         self.bar.start()
         self.task = self.bar.add_task("starting", total=total)
 
-    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None) -> None:
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None, verifies=None) -> None:
         if self.task is not None:
-            self.pace.advance(time.monotonic(), amount, lasts_s, cell)
+            self.pace.advance(time.monotonic(), amount, lasts_s, cell, verifies)
             if description:
                 self.bar.update(self.task, description=description[:90])
             self.bar.update(self.task, advance=amount)
@@ -200,12 +214,12 @@ class PlainProgress(RunProgress):
         self.printed_tenth = 0
         self.pace = Pace(total, fixed, self.started, cells)
 
-    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None) -> None:
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell=None, verifies=None) -> None:
         self.done += amount
         if description:
             self.description = description
         now = self.clock()
-        self.pace.advance(now, amount, lasts_s, cell)
+        self.pace.advance(now, amount, lasts_s, cell, verifies)
         self._line(now)
 
     def skip(self, amount: int, lasts_s: float = 0.0, cell=None) -> None:

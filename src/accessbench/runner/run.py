@@ -86,10 +86,12 @@ class Progress:
         cell's other warmups and trials (they last as long as they take), how many, and the
         seconds one took in an earlier sitting of a resumed run (None: not known)."""
 
-    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell: Cell | None = None) -> None:
+    def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell: Cell | None = None,
+                verifies: Cell | None = None) -> None:
         """``amount`` executions begin (usually one); ``lasts_s``: the seconds the suite fixes
-        for them (0: as long as they take); ``cell``: whose warmup or trial it is (None: a
-        verification, a load)."""
+        for them (0: as long as they take); ``cell``: whose warmup or trial it is;
+        ``verifies``: whose verification it is, where it reads the step (None: a load, or a
+        resumed cell's kept verification)."""
 
     def skip(self, amount: int, lasts_s: float = 0.0, cell: Cell | None = None) -> None:
         """``amount`` of ``cell``'s executions will not run (it failed, or cannot be measured)."""
@@ -433,7 +435,7 @@ class Runner:
         for part in parts:
             self.executor.keep(part)
             for cell in part:
-                self.progress.advance(f"{cell.label} · verify")
+                self.progress.advance(f"{cell.label} · verify", verifies=cell if cell in again else None)
                 if cell.target in unloaded:
                     self.ctx.fail(cell, states[cell], CellFailed("error", unloaded[cell.target]), quiet=True)
                     continue
