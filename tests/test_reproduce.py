@@ -106,7 +106,7 @@ def test_hostage_runs_the_papers_grid_in_full_and_its_corners_with_quick_each_po
 
     given = Namespace(store="s.db", timeout=None, report_dir=None, width=None, quick=False)
     full = run_arguments(RECIPES["hostage"], given)
-    assert (full.trials, full.warmup, full.timeout) == (3, 0, 1800.0)
+    assert (full.trials, full.warmup, full.timeout) == (4, 0, 1800.0)
     assert {"wire-floor", "py-psycopg/scan=copy-binary", "py-adbc"} <= set(full.method)  # --method transfer
     assert {"tcp", "tcp+compress", "tcp+100us@10mbit", "tcp+100ms@1gbit+compress", "inproc"} <= set(full.path)
     assert len(full.path) == 2 + 2 * 4 * 3 + 1

@@ -141,14 +141,14 @@ def test_a_resumed_run_expects_each_cells_trials_to_take_what_its_stored_ones_to
     assert all(cell.took_s is None for cell in done.cells.values() if not cell.seqs)
 
 
-def test_a_resume_with_other_trials_is_refused_naming_both_values_and_changes_nothing(stopped):
+def test_a_resume_with_fewer_trials_is_refused_naming_both_values_and_changes_nothing(stopped):
     store, run_id = stopped
     before = rows(store, "SELECT * FROM trials ORDER BY id")
-    result = accessbench("--store", store, "run", "--resume", run_id, "--trials", "10")
+    result = accessbench("--store", store, "run", "--resume", run_id, "--trials", "2")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"accessbench: --resume {run_id}: --trials 10 differs from the run's {TRIALS} (a resumed run keeps its "
-        "settings; start a new run for other ones)"]
+        f"accessbench: --resume {run_id}: --trials 2 is fewer than the run's {TRIALS} (a resumed run may add "
+        "trials, never drop them)"]
     assert rows(store, "SELECT status FROM runs") == [("interrupted",)]
     assert rows(store, "SELECT * FROM trials ORDER BY id") == before
 
@@ -189,8 +189,28 @@ def test_a_complete_run_is_refused_as_there_is_nothing_to_resume(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     result = accessbench("--store", store, "run", "--resume", "last")
     assert result.returncode == 2
+    run_id = rows(store, 'SELECT id FROM runs')[0][0]
     assert result.stderr.splitlines() == [
-        f"accessbench: --resume {rows(store, 'SELECT id FROM runs')[0][0]}: the run is complete: nothing to resume"]
+        f"accessbench: --resume {run_id}: the run is complete: nothing to resume (a larger --trials adds trials to "
+        "each cell)"]
+
+
+def test_more_trials_carry_a_stopped_or_complete_run_on_keeping_every_trial_it_has_and_saying_when(stopped):
+    store, run_id = stopped
+    before = rows(store, "SELECT * FROM trials ORDER BY id")
+    more = TRIALS + 1
+    for _ in range(2):  # the stopped run, then the complete one, one trial more each time
+        result = accessbench("--store", store, "run", "--resume", run_id, "--trials", str(more))
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert rows(store, "SELECT status FROM runs") == [("complete",)]
+        assert set(map(tuple, trial_seqs(store).values())) == {tuple(range(more))}
+        more += 1
+    assert rows(store, f"SELECT * FROM trials WHERE id <= {before[-1][0]} ORDER BY id") == before
+    settings = json.loads(rows(store, "SELECT settings FROM runs")[0][0])
+    assert settings["trials"] == TRIALS + 2 and len(settings["resumed"]) == 2
+    assert [(r["from"], r["to"]) for r in settings["trials_raised"]] == [(TRIALS, TRIALS + 1), (TRIALS + 1, TRIALS + 2)]
+    shown = accessbench("--store", store, "show", run_id, "--width", "300").stdout
+    assert f"trials {TRIALS} → {TRIALS + 1} at " in shown and f"trials {TRIALS + 1} → {TRIALS + 2} at " in shown
 
 
 def test_a_crashed_run_is_listed_as_stopped_and_resumed_once_its_process_is_gone_leaving_no_process(tmp_path, workdir):

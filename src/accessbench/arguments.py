@@ -244,8 +244,8 @@ def _add_run(sub) -> None:
     run.add_argument("--resume", default=None, metavar="RUN",
                      help="carry on a stopped run (interrupted, failed or crashed) under its own id: only its missing "
                      "trials are measured, with its settings; RUN is an id, a unique prefix or 'last'. Other options "
-                     "given must agree with the run's; give an external --target URL again (passwords are never "
-                     "stored)")
+                     "given must agree with the run's, but a larger --trials adds trials to each cell (to a complete "
+                     "run too); give an external --target URL again (passwords are never stored)")
     run.add_argument("--unconfined-sql", action="store_true", default=None,
                      help="external servers: let your suite's SQL (setup, reset, check, steps) reach beyond the run's "
                      "own schema or database. Without it that SQL runs as a role (user) made for the run with rights "

@@ -252,8 +252,9 @@ def build(stored: StoredRun, view: str = "median") -> Report:
 def header(stored: StoredRun, view: View) -> Header:
     run, settings, env = stored.run, stored.run.settings, stored.run.environment
     resumed = settings.get("resumed") or []
+    raised = "".join(f" · trials {r['from']} → {r['to']} at {r['at']}" for r in settings.get("trials_raised") or [])
     lines = [("suite", f"{run.suite} ({run.suite_source})"),
-             ("status", run.status + (f" · resumed {', '.join(resumed)}" if resumed else "")),
+             ("status", run.status + (f" · resumed {', '.join(resumed)}" if resumed else "") + raised),
              *([("label", settings["label"])] if settings.get("label") else []),
              ("date", _when(run.started_at, run.finished_at))]
     lines.append(("targets", ", ".join(

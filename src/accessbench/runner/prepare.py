@@ -156,7 +156,7 @@ def _resume(request: Any):
 
     must_exist(request.store)
     resume = Resume(Store(request.store), request.resume)
-    resume.check()
+    resume.check(getattr(request, "trials", None))
     dest = lambda option: option[2:].replace("-", "_")  # noqa: E731
     for option, value in resume.settings_for({option: getattr(request, dest(option)) for option, _ in KEPT}).items():
         setattr(request, dest(option), value)

@@ -194,11 +194,17 @@ class Resume:
     def refusal(self, why: str) -> InputError:
         return InputError(f"--resume {self.run_id}: {why}")
 
-    def check(self) -> None:
-        """The run can be carried on here: not complete, measured on this host, not still going."""
+    def adds_trials(self, trials: int | None) -> bool:
+        """``--trials`` asks for more timed trials a cell than the run has: each cell carries on to them."""
+        stored = self.settings.get("trials")
+        return trials is not None and stored is not None and trials > stored
+
+    def check(self, trials: int | None = None) -> None:
+        """The run can be carried on here: not complete (unless ``trials`` adds to its trials),
+        measured on this host, not still going."""
         run = self.run
-        if run.status == "complete":
-            raise self.refusal("the run is complete: nothing to resume")
+        if run.status == "complete" and not self.adds_trials(trials):
+            raise self.refusal("the run is complete: nothing to resume (a larger --trials adds trials to each cell)")
         host, here = run.environment.get("hostname"), platform.node()
         if host != here:
             raise self.refusal(f"the run was measured on host {host}, this is {here} (a run's trials come from "
@@ -215,6 +221,12 @@ class Resume:
             if stored is None:  # a setting an older accessbench did not store: as given, else the default
                 out[option] = value
                 continue
+            if option == "--trials" and self.adds_trials(value):  # more trials, never fewer
+                out[option] = value
+                continue
+            if option == "--trials" and value is not None and value < stored:
+                raise self.refusal(f"--trials {value} is fewer than the run's {stored} (a resumed run may add "
+                                   "trials, never drop them)")
             if value is not None and value != stored:
                 shown = (f"{option} differs from the run's: it ran without it" if isinstance(stored, bool)
                          else f"{option} {_shown(value)} differs from the run's {_shown(stored)}")

@@ -91,10 +91,15 @@ class Store:
     @_writes
     def resume_run(self, run_id: str, settings: dict) -> None:
         """A stopped run carried on: running again, its message cleared, the time it was resumed
-        added to its settings' ``resumed`` (settings it lacks, from an older accessbench, filled in)."""
+        added to its settings' ``resumed`` (settings it lacks, from an older accessbench, filled in).
+        Its trials only grow: a larger ``trials`` is kept, and when it was raised, from what."""
         with self.backend.transaction():
             stored = json.loads(self.execute("SELECT settings FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
             merged = {**settings, **stored, "resumed": [*stored.get("resumed", []), _now()]}
+            if settings.get("trials") is not None and settings["trials"] > stored.get("trials", settings["trials"]):
+                merged["trials"] = settings["trials"]
+                merged["trials_raised"] = [*stored.get("trials_raised", []),
+                                           {"from": stored["trials"], "to": settings["trials"], "at": _now()}]
             self.execute(
                 "UPDATE runs SET status = 'running', finished_at = NULL, message = NULL, settings = ?, pid = ?"
                 " WHERE id = ?", (json.dumps(merged), os.getpid(), run_id),
