@@ -94,7 +94,7 @@ def test_skipped_executions_take_their_count_off_what_is_left_without_hastening_
 
 def test_each_cells_trials_are_expected_at_what_its_own_last_one_took():
     progress, clock, out = _progress()
-    progress.begin(6, cells={"fast": (2, None), "slow": (2, None)})  # a grid: loopback beside 10 Mbit/s
+    progress.begin(6, cells={"fast": (2, None, "loopback"), "slow": (2, None, "10mbit")})  # a grid: loopback beside 10 Mbit/s
     for cell in ("fast", "slow"):
         progress.advance(f"{cell} · verify")
         clock.now += 2.0
@@ -110,7 +110,7 @@ def test_each_cells_trials_are_expected_at_what_its_own_last_one_took():
 
 def test_a_resumed_runs_cells_are_expected_at_what_their_stored_trials_took():
     progress, clock, out = _progress()
-    progress.begin(4, cells={"fast": (1, 0.5), "slow": (1, 170.0), "new": (1, None)})
+    progress.begin(4, cells={"fast": (1, 0.5, "loopback"), "slow": (1, 170.0, "10mbit"), "new": (1, None, "1gbit")})
     assert progress.pace.left(clock.now) is None  # the verification to come has no pace yet
     progress.advance("slow · verify")
     clock.now += 3.0
@@ -121,7 +121,7 @@ def test_a_resumed_runs_cells_are_expected_at_what_their_stored_trials_took():
 
 def test_a_cell_not_yet_timed_is_expected_at_what_its_own_verification_took_where_that_read_the_step():
     progress, clock, out = _progress()
-    progress.begin(7, cells={"loopback": (2, None), "10mbit": (2, None), "kept": (1, None)})
+    progress.begin(7, cells={"loopback": (2, None, "a"), "10mbit": (2, None, "b"), "kept": (1, None, "c")})
     progress.advance("loopback · verify", verifies="loopback")
     clock.now += 1.0
     progress.advance("10mbit · verify", verifies="10mbit")
@@ -132,3 +132,15 @@ def test_a_cell_not_yet_timed_is_expected_at_what_its_own_verification_took_wher
     # loopback's two at its 1 s (one in flight), 10mbit's two at its 170 s, kept's one at the
     # mean of the cells timed so far (1 and 170)
     assert progress.pace.left(clock.now) == 2 * 1.0 + 2 * 170.0 + (1.0 + 170.0) / 2
+
+
+def test_a_cell_never_timed_is_expected_at_what_its_kin_took_the_other_methods_on_its_link():
+    progress, clock, out = _progress()
+    cells = {("odbc", "tcp"): (1, 2.0, "tcp"), ("odbc", "10mbit"): (1, 170.0, "10mbit"),
+             ("libpq", "10mbit"): (1, None, "10mbit")}
+    progress.begin(4, cells=cells)  # a resumed grid: odbc's stored trials, libpq's none yet
+    progress.advance("a verification that reads nothing")
+    clock.now += 1.0
+    progress.advance("odbc @ tcp · trial 2", cell=("odbc", "tcp"))
+    # libpq at 10 Mbit/s at what odbc took there, not at the 86 s of every cell's mean
+    assert progress.pace.left(clock.now) == 2.0 + 170.0 + 170.0

@@ -27,10 +27,12 @@ class Pace:
 
     A paced warmup or trial names its ``cell``, and is expected to take what that cell's last
     one took, in this sitting or, for a resumed run, in an earlier one (``cells``: each cell's
-    paced warmups and trials to come, and the seconds one took before, or None). A cell not yet
-    timed is expected at what its verification took, where that read the step (every operation
-    of a trial, checksummed: a resumed run's kept verifications read nothing), else at the mean
-    of the cells timed so far. The other paced executions (verifications, loads) are expected
+    paced warmups and trials to come, the seconds one took before or None, and its kin: the
+    same step on the same target and path). A cell not yet timed is expected at what its
+    verification took, where that read the step (every operation of a trial, checksummed: a
+    resumed run's kept verifications read nothing), else at the mean of its kin timed so far
+    (the other methods on the same link: 170 s at 10 Mbit/s, where loopback's read in 2), else
+    at the mean of every cell timed so far. The other paced executions (verifications, loads) are expected
     at their own average. Before either is known, the average of every paced execution ended
     stands in. Fixed seconds left are scaled by how long the fixed ones have
     taken against their nominal length (1 until one has ended: a loaded trial also starts its
@@ -39,11 +41,12 @@ class Pace:
     in its total."""
 
     def __init__(self, total: int, fixed: tuple[int, float], now: float,
-                 cells: Mapping[Hashable, tuple[int, float | None]] | None = None) -> None:
+                 cells: Mapping[Hashable, tuple[int, float | None, Hashable]] | None = None) -> None:
         cells = cells or {}
-        self.to_come: Counter = Counter({cell: n for cell, (n, _) in cells.items()})
+        self.to_come: Counter = Counter({cell: n for cell, (n, _, _) in cells.items()})
         self.to_come[None] = max(0, total - fixed[0] - sum(self.to_come.values()))  # verifications and loads
-        self.took: dict[Hashable, float] = {cell: s for cell, (_, s) in cells.items() if s is not None}
+        self.took: dict[Hashable, float] = {cell: s for cell, (_, s, _) in cells.items() if s is not None}
+        self.kin: dict[Hashable, Hashable] = {cell: kin for cell, (_, _, kin) in cells.items()}
         self.verified: dict[Hashable, float] = {}  # what a cell's verification took, where it read
         self.other_time, self.other_ended = 0.0, 0     # the paced executions of no cell
         self.paced_time, self.paced_ended = 0.0, 0     # every paced execution
@@ -105,8 +108,17 @@ class Pace:
         timed = sum(known.values()) / len(known) if known else anything
         other = self.other_time / self.other_ended if self.other_ended else anything
 
+        kin: dict[Hashable, list[float]] = {}
+        for cell, seconds in known.items():
+            kin.setdefault(self.kin.get(cell), []).append(seconds)
+
         def each(cell: Hashable) -> float | None:
-            return other if cell is None else known.get(cell, timed)
+            if cell is None:
+                return other
+            if cell in known:
+                return known[cell]
+            alike = kin.get(self.kin.get(cell))
+            return sum(alike) / len(alike) if alike else timed
 
         paced = 0.0
         for cell, n in self.to_come.items():

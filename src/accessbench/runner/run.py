@@ -80,11 +80,12 @@ class Progress:
     total of worker executions once and it never changes: a JIT runtime's extra warmups (how
     many is known only as they settle) are shown in flight but advance nothing."""
     def begin(self, total: int, fixed: tuple[int, float] = (0, 0.0),
-              cells: dict[Cell, tuple[int, float | None]] | None = None) -> None:
+              cells: dict[Cell, tuple[int, float | None, tuple]] | None = None) -> None:
         """``fixed``: how many of the executions last as long as the suite says (a loaded step's
         warmups and trials, its duration each), and their seconds together. ``cells``: each
-        cell's other warmups and trials (they last as long as they take), how many, and the
-        seconds one took in an earlier sitting of a resumed run (None: not known)."""
+        cell's other warmups and trials (they last as long as they take), how many, the seconds
+        one took in an earlier sitting of a resumed run (None: not known), and its kin (the
+        cells of the same step on the same target and path, whose reads take alike)."""
 
     def advance(self, description: str, amount: int = 1, lasts_s: float = 0.0, cell: Cell | None = None,
                 verifies: Cell | None = None) -> None:
@@ -180,7 +181,8 @@ class Runner:
             self.progress.begin(sum(self.done.executions(groups, o.warmup, o.trials) + len(v.tables) * len(ts)
                                     for v, ts, groups in plan),
                                 (sum(n for _, n in timed), sum(n * lasts(c) for c, n in timed)),
-                                {c: (n, self.done.took(c)) for c, n in left if not lasts(c)})
+                                {c: (n, self.done.took(c), (c.variant, c.step.name, c.target, c.path))
+                                 for c, n in left if not lasts(c)})
             self.precision.steps_left = sum(len(groups) for _, _, groups in plan)
             self.steadiness.probe()
             for variant, targets, groups in plan:
