@@ -70,23 +70,28 @@ class Pace:
         if fixed_s:
             self.fixed_time += spent
             self.fixed_ended_s += fixed_s
-        elif cell is not None:  # uncounted ones too (a JIT runtime's extra warmups): the cell's latest
+            return
+        if cell is None and not counted:  # a cell's uncounted profile, whose length is its own
+            return
+        self.paced_time, self.paced_ended = self.paced_time + spent, self.paced_ended + 1
+        if cell is not None:  # uncounted ones too (a JIT runtime's extra warmups): the cell's latest
             self.took[cell] = spent
-            self.paced_time, self.paced_ended = self.paced_time + spent, self.paced_ended + 1
-        elif counted:  # not a cell's uncounted profile, whose length is its own
+        else:
             self.other_time, self.other_ended = self.other_time + spent, self.other_ended + 1
-            self.paced_time, self.paced_ended = self.paced_time + spent, self.paced_ended + 1
+
+    def _known(self, cell: Hashable) -> Hashable:
+        """``cell`` if the run began with it among its paced cells, else None."""
+        return cell if cell is not None and cell in self.to_come else None
 
     def advance(self, now: float, amount: int, lasts_s: float, cell: Hashable = None,
                 verifies: Hashable = None) -> None:
         """``cell``: whose warmup or trial begins; ``verifies``: whose verification, reading the step."""
         self._land(now)
-        known = lambda c: c is not None and c in self.to_come  # noqa: E731 (a cell the run began with)
-        if known(verifies):  # counted among the verifications, and remembered for its cell
+        if self._known(verifies) is not None:  # counted among the verifications, and remembered for its cell
             self.flight = (verifies, lasts_s, bool(amount), True)
             cell = None
         else:
-            cell = cell if known(cell) else None
+            cell = self._known(cell)
             self.flight = (cell, lasts_s, bool(amount), False)
         if lasts_s:
             self.fixed_done_s += lasts_s if amount else 0.0  # an uncounted one was never in the total
@@ -95,7 +100,7 @@ class Pace:
 
     def skip(self, now: float, amount: int, lasts_s: float, cell: Hashable = None) -> None:
         self._land(now)
-        cell = cell if cell in self.to_come else None
+        cell = self._known(cell)
         if lasts_s:
             self.fixed_done_s += lasts_s
         else:
@@ -127,11 +132,15 @@ class Pace:
                     return None
                 paced += n * seconds
         stretch = self.fixed_time / self.fixed_ended_s if self.fixed_ended_s else 1.0
-        flight = 0.0
+        flight = 0.0  # what the execution in flight has still to go
         if self.flight is not None:
             cell, fixed_s, counted, verifies = self.flight
-            flight = (fixed_s * stretch if fixed_s else each(None if verifies else cell) or 0.0
-                      if counted or cell is not None else 0.0)
+            if fixed_s:
+                flight = fixed_s * stretch
+            elif verifies:
+                flight = other or 0.0
+            elif counted or cell is not None:  # not an uncounted profile
+                flight = each(cell) or 0.0
         return paced + max(0.0, self.fixed_total_s - self.fixed_done_s) * stretch + max(0.0, flight - (now - self.last))
 
 

@@ -80,8 +80,7 @@ def _reading(r: CellResult, floor: CellResult | None) -> Reading:
     times = None
     if floor is not None:
         c = compare(floor, r)  # the floor's rows/s over the method's: its time over the floor's
-        times = Figure(c.ratio, fmt.times(c.ratio),
-                       f"95% CI {fmt.times(c.ci_low)}–{fmt.times(c.ci_high)}" if c.bounded else c.unbounded)
+        times = Figure(c.ratio, fmt.times(c.ratio), c.interval_words(fmt.times))
     return Reading(Figure(r.per_op_ns, fmt.duration(r.per_op_ns)), times, r.cell.status)
 
 

@@ -85,11 +85,10 @@ def _row(r: CellResult, twin: CellResult) -> TwinRow:
     # 7% longer), and that share of the twin's time per operation is the time added.
     c = compare(twin, r)
     share = Figure(c.ratio - 1, _percent(c.ratio - 1) + ("" if c.significant else " ≈"),
-                   f"95% CI {_percent(c.ci_low - 1)} to {_percent(c.ci_high - 1)}" if c.bounded else c.unbounded)
+                   c.interval_words(lambda v: _percent(v - 1), " to "))
     base = twin.per_op_ns
     added = base * (c.ratio - 1) if base is not None else None
-    span = (f"95% CI {_signed(base * (c.ci_low - 1))} to {_signed(base * (c.ci_high - 1))}" if c.bounded else c.unbounded
-            ) if base is not None else ""
+    span = c.interval_words(lambda v: _signed(base * (v - 1)), " to ") if base is not None else ""
     read = (twin.bytes_per_row * twin.rows_per_op if twin.bytes_per_row is not None and twin.rows_per_op
             and cell.kind == "scan" else None)
     per_mb = added / (read / 1e6) if added is not None and read else None

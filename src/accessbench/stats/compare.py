@@ -70,6 +70,10 @@ class Comparison:
         """'[low–high]' of the ratio, each end as ``text`` writes it, or '(no CI: 1 vs 3 trials)'."""
         return f"[{text(self.ci_low)}{between}{text(self.ci_high)}]" if self.bounded else f"({self.unbounded})"
 
+    def interval_words(self, text: Callable[[float], str], between: str = "–") -> str:
+        """'95% CI low–high', as a tooltip says it, or 'no CI: 1 vs 3 trials'."""
+        return f"95% CI {text(self.ci_low)}{between}{text(self.ci_high)}" if self.bounded else self.unbounded
+
     @property
     def outside_noise(self) -> bool:
         return self.bounded and (self.ci_low > 1 + self.noise or self.ci_high < 1 / (1 + self.noise))
