@@ -66,6 +66,34 @@ iterations = 1
 """
     assert [t.rows for t in parse(text, "t.toml", quick=True).variants[0].tables] == [50, 5]
     assert [t.rows for t in parse(text, "t.toml").variants[0].tables] == [50, 50]
+    # --rows sizes only the table whose size is the reader's to choose, with or without --quick
+    assert [t.rows for t in parse(text, "t.toml", rows=7).variants[0].tables] == [50, 7]
+    assert [t.rows for t in parse(text, "t.toml", quick=True, rows=7).variants[0].tables] == [50, 7]
+
+
+def test_a_run_at_rows_reads_the_table_at_that_size_and_its_resume_keeps_it(tmp_path):
+    store = str(tmp_path / "t.db")
+    result = accessbench("--store", store, "run", "--suite", "transfer", "--rows", "300", "--target", "sqlite",
+                         "--method", "c-sqlite", "--path", "inproc", "--trials", "1", "--warmup", "0",
+                         "--precision", "0", "--no-report")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "--rows 300" in result.stdout  # the report's header says the size it read
+    with sqlite3.connect(store) as db:
+        (settings,), = db.execute("SELECT settings FROM runs").fetchall()
+        verified = db.execute("SELECT verify_rows FROM cells").fetchall()
+    assert '"rows": 300' in settings and verified == [(300,)]
+    again = accessbench("--store", store, "run", "--resume", "last", "--trials", "2", "--rows", "400")
+    assert again.returncode == 2 and "--rows 400 differs from the run's 300" in again.stderr, again.stderr
+    more = accessbench("--store", store, "run", "--resume", "last", "--trials", "2", "--no-report")
+    assert more.returncode == 0, more.stdout[-2000:] + more.stderr[-2000:]
+    with sqlite3.connect(store) as db:  # the added trial read the run's own size
+        assert db.execute("SELECT count(*), min(rows), max(rows) FROM trials WHERE phase = 'trial'").fetchall() == \
+            [(2, 300, 300)]
+    fixed = accessbench("--store", store, "run", "--quick", "--target", "sqlite", "--rows", "10")
+    assert fixed.returncode == 2, fixed.stderr
+    assert fixed.stderr.strip().splitlines()[-1].endswith(
+        "--rows 10: suite quick has no table whose size is the reader's to choose (a table with quick_rows, as the "
+        "transfer suite's lineitem): its sizes are its own")
 
 
 def test_the_transfer_group_is_the_default_methods_with_every_bulk_and_columnar_reader_and_the_floor():

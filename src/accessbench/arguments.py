@@ -141,6 +141,17 @@ def _at_least_one(text: str) -> int:
     return value
 
 
+def _rows(text: str) -> int:
+    """'100000', '100,000' or '100_000' rows."""
+    try:
+        value = int(text.replace(",", "_"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of rows") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("a table read needs at least 1 row")
+    return value
+
+
 def _duration(text: str) -> float:
     """'5min', '90s', '300' (seconds) → seconds."""
     t = text.strip()
@@ -316,6 +327,9 @@ def _add_measuring_options(run) -> None:
                      help="JIT runtimes (Java) warm up until two warmups agree within 5%%, up to N (default 10)")
     run.add_argument("--quick", action="store_true", default=None,
                      help="shrink iterations (suite's quick_scale) for a smoke run")
+    run.add_argument("--rows", type=_rows, default=None, metavar="N",
+                     help="read each table whose size is the reader's to choose (one with quick_rows: the transfer "
+                          "suite's lineitem) at N rows")
     run.add_argument("--timeout", type=_seconds, default=None, metavar="S",
                      help="seconds a worker may take to answer before it is killed (default 300)")
 
@@ -520,6 +534,9 @@ def _add_reproduce(sub) -> None:
                            help="the paths measured, as `run` takes them (default: each study's own)")
     reproduce.add_argument("--method", type=_csv, default=None, metavar="M[,M…]",
                            help="the methods measured, as `run` takes them (default: each study's own)")
+    reproduce.add_argument("--rows", type=_rows, default=None, metavar="N",
+                           help="the hostage study's lineitem read at N rows (default: 1,000,000; --quick 100,000), "
+                                "as `run --rows`: its full grid at 1,000,000 rows reads for hours at 10 Mbit/s")
     reproduce.add_argument("--show", action="store_true",
                            help="measure nothing: judge the claims on the newest stored run of each study")
     reproduce.add_argument("--markdown", action="store_true",

@@ -283,8 +283,10 @@ def header(stored: StoredRun, view: View) -> Header:
     split = env.get("batches") or {}  # steps whose cells could not all be open at once (runner/plan.py)
     batched = (f" (in batches, each interleaved within itself: {', '.join(f'{s} {n}' for s, n in split.items())};"
                " the servers, poolers and this host held no more open at once)" if split else "")
+    sizes = (" · --quick sizes" if settings.get("quick") else "") + (f" · --rows {settings['rows']:,}"
+                                                                      if settings.get("rows") else "")
     lines.append(("trials", f"{settings['trials']} per cell after {settings['warmup']} warmup{precision}, interleaved "
-                            f"across methods{batched}{' · --quick sizes' if settings.get('quick') else ''}{few}"))
+                            f"across methods{batched}{sizes}{few}"))
     lines.append(("figure", view.rule))
     return Header(run.id, lines, run.message or None)
 

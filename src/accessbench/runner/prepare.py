@@ -23,7 +23,7 @@ from .select import Refused, Skipped, select
 # None, so that an option given can be told from one left out).
 RUN_DEFAULTS = {"suite": "quick", "trials": 5, "warmup": 1, "max_warmup": 10, "timeout": 300.0, "quick": False,
                 "unconfined_sql": False, "precision": 0.03, "budget": 480.0, "max_trials": 80,
-                "allow_idle_halt": False}
+                "allow_idle_halt": False, "rows": None}
 
 
 @dataclass
@@ -50,7 +50,10 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
         if getattr(request, key) is None:
             setattr(request, key, value)
     if suite is None:
-        suite = _adhoc(request) if _asks_adhoc(request) else load(request.suite, quick=request.quick)
+        suite = _adhoc(request) if _asks_adhoc(request) else load(request.suite, quick=request.quick, rows=request.rows)
+    if request.rows is not None and not any(t.quick_rows is not None for v in suite.variants for t in v.tables):
+        raise InputError(f"--rows {request.rows}: suite {suite.name} has no table whose size is the reader's to choose "
+                         "(a table with quick_rows, as the transfer suite's lineitem): its sizes are its own")
     suite = suite.with_steps(getattr(request, "step", None))  # --step: the steps named, as a resumed run kept them
     target_from = _existing_targets(request, suite)
     if request.cluster is not None:
@@ -85,7 +88,7 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
         cluster=request.cluster, raw_latencies=request.raw_latencies, allow_idle_halt=request.allow_idle_halt,
         precision=request.precision, budget=request.budget, max_trials=request.max_trials,
         label=request.label if request.label is not None or not resume else resume.settings.get("label"),
-        steps=getattr(request, "step", None), profile=getattr(request, "profile", 0.0) or 0.0,
+        steps=getattr(request, "step", None), profile=getattr(request, "profile", 0.0) or 0.0, rows=request.rows,
     )
     store = resume.store if resume else Store(request.store)
     done = resume.done() if resume else None
@@ -136,7 +139,7 @@ def _adhoc(request: Any):
     from ..suite.loader import parse
 
     text, source = from_request(request)
-    return parse(text, source, quick=request.quick)
+    return parse(text, source, quick=request.quick, rows=request.rows)
 
 
 def _resume(request: Any):

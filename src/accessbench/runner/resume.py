@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 KEPT = (("--trials", "trials"), ("--warmup", "warmup"), ("--max-warmup", "max_warmup_jit"),
         ("--timeout", "timeout_s"), ("--quick", "quick"), ("--unconfined-sql", "unconfined_sql"),
         ("--precision", "precision"), ("--budget", "budget_s"), ("--max-trials", "max_trials"),
-        ("--allow-idle-halt", "allow_idle_halt"), ("--step", "steps"))
+        ("--allow-idle-halt", "allow_idle_halt"), ("--step", "steps"), ("--rows", "rows"))
 _ADVICE = "a resumed run keeps its settings; start a new run for other ones"
 
 
@@ -218,6 +218,8 @@ class Resume:
         out = {}
         for option, key in KEPT:
             value, stored = given.get(option), self.settings.get(key)
+            if stored is None and option == "--rows" and value is not None:  # no rows stored: the suite's own
+                raise self.refusal(f"--rows {value} differs from the run's: it read its suite's own sizes ({_ADVICE})")
             if stored is None:  # a setting an older accessbench did not store: as given, else the default
                 out[option] = value
                 continue
@@ -245,7 +247,7 @@ class Resume:
             if given in builtin_names() and source.startswith("builtin:") and source != f"builtin:{given}":
                 raise self.refusal(f"--suite {given} differs from the run's {source.removeprefix('builtin:')} "
                                    f"({_ADVICE})")
-            text = load(given, quick=quick).text
+            text = load(given, quick=quick, rows=self.settings.get("rows")).text
             if text != run.suite_text:
                 lines = zip_longest(text.splitlines(), run.suite_text.splitlines())
                 number, (mine, theirs) = next((n, pair) for n, pair in enumerate(lines, 1) if pair[0] != pair[1])

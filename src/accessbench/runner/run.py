@@ -68,6 +68,7 @@ class RunOptions:
     allow_idle_halt: bool = False  # measure without holding idle CPUs awake (runner/awake.py)
     steps: list[str] | None = None  # --step: the suite's steps measured (None: all)
     profile: float = 0.0          # seconds of each cell's profile, in trials of its own (0: none; runner/profiling.py)
+    rows: int | None = None       # --rows: the size of each table whose size is the reader's (None: the suite's)
 
 
 
@@ -232,6 +233,7 @@ class Runner:
                 "allow_idle_halt": o.allow_idle_halt,
                 **({"steps": o.steps} if o.steps else {}),
                 **({"profile_s": o.profile} if o.profile else {}),
+                **({"rows": o.rows} if o.rows is not None else {}),
                 **({"cluster": o.cluster.text} if o.cluster is not None else {}),
             }
             if self.done.resumed:

@@ -67,11 +67,12 @@ class Run(Record):
     pid: int | None = None
 
     def parse_suite(self):
-        """The run's suite, parsed from the text stored with it, at the run's --quick: the one
-        place stored suite text is read (``StoredRun.suite`` keeps what it returns)."""
+        """The run's suite, parsed from the text stored with it, at the run's --quick and --rows:
+        the one place stored suite text is read (``StoredRun.suite`` keeps what it returns)."""
         from ..suite.loader import parse
 
-        return parse(self.suite_text, self.suite_source, quick=bool(self.settings.get("quick")))
+        return parse(self.suite_text, self.suite_source, quick=bool(self.settings.get("quick")),
+                     rows=self.settings.get("rows"))
 
 
 @dataclass(frozen=True, slots=True)

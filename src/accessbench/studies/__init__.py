@@ -107,7 +107,7 @@ RECIPES = {r.study: r for r in [
     # significant (with three, every ratio claim would be "not reproduced" for the count alone),
     # the verification pass the warm-up (as S4).
     Recipe("hostage", "moving a result out: every protocol against the wire (Raasveldt and Mühleisen, 2017)",
-           "transfer", "lineitem read whole (1,000,000 rows; --quick 100,000) on loopback and a grid of 0.1–100 ms "
+           "transfer", "lineitem read whole (1,000,000 rows; --quick 100,000; --rows N) on loopback and a grid of 0.1–100 ms "
            "× 10–1,000 Mbit/s (--quick: 0.1 and 100 ms × 100 and 1,000 Mbit/s)",
            ["transfer"], ["c-odbc", "c-libpq", "c-libmariadb", "wire-floor"],
            targets=["postgresql", "mariadb", "sqlite", "duckdb"], paths=HOSTAGE_PATHS,
@@ -222,7 +222,7 @@ def run_arguments(recipe: Recipe, args) -> "argparse.Namespace":
         precision=0.0 if quick or recipe.full_trials else None, budget=None, max_trials=None,
         warmup=recipe.quick_warmup if quick else recipe.full_warmup,
         max_warmup=None, quick=quick, timeout=args.timeout or (None if quick else recipe.full_timeout),
-        workdir=None, report_dir=args.report_dir,
+        workdir=None, report_dir=args.report_dir, rows=getattr(args, "rows", None),
         no_report=False, resume=None, unconfined_sql=False, cluster=None, raw_latencies=False,
         allow_idle_halt=getattr(args, "allow_idle_halt", None), step=recipe.quick_steps if quick else None,
         label=LABEL.format(study=recipe.study),
@@ -310,12 +310,14 @@ def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
     sources: set[str] = set()
     total, more, unknown = 0.0, False, False
     for recipe in recipes:
+        rows = getattr(given, "rows", None)
         past = [r for r in _reproductions(store, recipe)
-                if bool(r.settings.get("quick")) == quick and r.status == "complete" and r.finished_at]
+                if bool(r.settings.get("quick")) == quick and r.settings.get("rows") == rows
+                and r.status == "complete" and r.finished_at]
         if past:
             seconds = _elapsed(past[0])
             parts.append(f"{recipe.study} {clock_text(seconds)} (as last time here)")
-        elif recipe.study in (reference := REFERENCE_QUICK if quick else REFERENCE_FULL):
+        elif rows is None and recipe.study in (reference := REFERENCE_QUICK if quick else REFERENCE_FULL):
             seconds = reference[recipe.study]
             parts.append(f"{recipe.study} {clock_text(seconds)}*")
             sources.add("* as on a 2-core reference machine")
@@ -359,7 +361,7 @@ def estimated(store, recipe: Recipe, quick: bool, given=None) -> "Estimate | Non
     from ..suite.loader import load
     from . import estimate
 
-    suite = load(recipe.suite, quick=quick)
+    suite = load(recipe.suite, quick=quick, rows=getattr(given, "rows", None))
     if _fixed_steps(recipe, suite):
         return None
     runs = _reproductions(store, recipe) or [r for r in store.runs(limit=10_000) if r.suite == recipe.suite]
@@ -395,7 +397,7 @@ def _planned(recipe: Recipe, quick: bool, given, suite) -> "tuple[argparse.Names
     from ..paths import parse as parse_path
     from ..targets.base import TargetUnavailable
 
-    options = {key: getattr(given, key, None) for key in ("target", "path", "method")}
+    options = {key: getattr(given, key, None) for key in ("target", "path", "method", "rows")}
     args = run_arguments(recipe, argparse.Namespace(store=None, timeout=None, report_dir=None, quick=quick, **options))
     targets = []
     for spec in args.target or targets_mod.by_default():  # as `run` takes them: named, or every one here

@@ -72,16 +72,16 @@ def builtin_text(name: str) -> str:
     return (resources.files("accessbench") / "suites" / f"{name}.toml").read_text()
 
 
-def load(name_or_path: str, quick: bool = False) -> Suite:
+def load(name_or_path: str, quick: bool = False, rows: int | None = None) -> Suite:
     """A built-in suite by name, or a suite file by path."""
     if name_or_path in builtin_names():
-        return parse(builtin_text(name_or_path), f"builtin:{name_or_path}", quick)
+        return parse(builtin_text(name_or_path), f"builtin:{name_or_path}", quick, rows)
     path = Path(name_or_path)
     if not path.exists():
         raise InputError(
             f"--suite {name_or_path}: no such built-in suite ({', '.join(builtin_names())}) or file"
         )
-    return parse(read(path), str(path), quick)
+    return parse(read(path), str(path), quick, rows)
 
 
 def read(path: Path) -> str:
@@ -107,7 +107,9 @@ def read(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def parse(text: str, source: str, quick: bool = False) -> Suite:
+def parse(text: str, source: str, quick: bool = False, rows: int | None = None) -> Suite:
+    """A suite's text read and checked; ``quick`` at its --quick sizes, ``rows`` (--rows) the
+    size of each table whose size is the reader's to choose (one with ``quick_rows``)."""
     def fail(loc: tuple, message: str) -> SuiteError:
         return SuiteError(source, line_of(text, loc), message)
 
@@ -127,7 +129,8 @@ def parse(text: str, source: str, quick: bool = False) -> Suite:
     varies = _counted(parameters, raw_steps, header.limits, fail, refuse)
     _placeholders_used(parameters, raw_tables, raw_steps, varies, fail)
     work = _Budget(header.limits)
-    variants = [_variant(dict(zip(parameters, combo)), raw_tables, raw_steps, varies, header, quick, work, fail, refuse)
+    variants = [_variant(dict(zip(parameters, combo)), raw_tables, raw_steps, varies, header, quick, rows, work, fail,
+                         refuse)
                 for combo in itertools.product(*parameters.values())]
     _check_selection(header, fail)
     setup, server = _setup(doc, fail), _server(doc, fail)
@@ -204,7 +207,7 @@ def _counted(parameters: dict, raw_steps: list, limits, fail, refuse) -> list[di
 
 
 def _variant(values: dict, raw_tables: list, raw_steps: list, varies: list[dict], header: "_Header", quick: bool,
-             work: "_Budget", fail, refuse) -> Variant:
+             sized: int | None, work: "_Budget", fail, refuse) -> Variant:
     """One combination of the parameters' values: its tables and steps, checked."""
     limits, scale = header.limits, header.quick_scale if quick else 1.0
     tables: dict[str, Table] = {}
@@ -214,11 +217,12 @@ def _variant(values: dict, raw_tables: list, raw_steps: list, varies: list[dict]
         raw = _subst(_like(raw, tables, ("tables", i), fail), values, ("tables", i), fail, limits.file_bytes)
         work.spend(raw, ("tables", i), refuse)
         table = _validate(Table, raw, ("tables", i), fail)
-        _check_table(table, ("tables", i), names, rows, limits, refuse)
         # --quick keeps every row (parameter ranges refer to them) unless the table gives
-        # its own quick size: a table only scanned, like the transfer suite's.
-        if quick and table.quick_rows is not None:
-            table = table.model_copy(update={"rows": table.quick_rows})
+        # its own quick size: a table only scanned, like the transfer suite's, whose size is
+        # also the reader's to choose (--rows), within the suite's limits.
+        if table.quick_rows is not None and (quick or sized is not None):
+            table = table.model_copy(update={"rows": table.quick_rows if sized is None else sized})
+        _check_table(table, ("tables", i), names, rows, limits, refuse)
         rows += table.rows
         tables[table.name] = table
     _check_references(tables, refuse)
