@@ -40,6 +40,7 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
     """The run ``request`` asks for, ready to run; ``skipped`` is told of every target, path
     or method left out (and why) as selection decides."""
     from ..suite.limits import check_for_dbms
+    from ..suite.loader import load
 
     if _asks_adhoc(request) and (request.suite or request.resume):
         raise InputError(f"{'--suite' if request.suite else '--resume'} and --sql/--sql-file: one or the other "
@@ -49,7 +50,8 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
         if getattr(request, key) is None:
             setattr(request, key, value)
     if suite is None:
-        suite = _adhoc(request) if _asks_adhoc(request) else _load(request)
+        suite = _adhoc(request) if _asks_adhoc(request) else load(request.suite, quick=request.quick, rows=request.rows)
+    _sizable(suite, request.rows)
     suite = suite.with_steps(getattr(request, "step", None))  # --step: the steps named, as a resumed run kept them
     target_from = _existing_targets(request, suite)
     if request.cluster is not None:
@@ -96,16 +98,12 @@ def prepare(request: Any, skipped: Callable[[Skipped], None] = lambda s: None) -
     return Prepared(runner, resume, len(cells), *done.summary(cells, options.trials))
 
 
-def _load(request: Any):
-    """The suite ``--suite`` names, at ``--quick``'s sizes and ``--rows``'s, which only a suite
-    with a table whose size is the reader's to choose takes."""
-    from ..suite.loader import load
-
-    suite = load(request.suite, quick=request.quick, rows=request.rows)
-    if request.rows is not None and not any(t.quick_rows is not None for v in suite.variants for t in v.tables):
-        raise InputError(f"--rows {request.rows}: suite {suite.name} has no table whose size is the reader's to choose "
+def _sizable(suite, rows: int | None) -> None:
+    """``--rows`` only where the suite has a table whose size is the reader's to choose (--sql's
+    and a resumed run's suite too: an option never silently does nothing)."""
+    if rows is not None and not any(t.quick_rows is not None for v in suite.variants for t in v.tables):
+        raise InputError(f"--rows {rows}: suite {suite.name} has no table whose size is the reader's to choose "
                          "(a table with quick_rows, as the transfer suite's lineitem): its sizes are its own")
-    return suite
 
 
 def _existing_targets(request: Any, suite) -> str | None:

@@ -29,6 +29,9 @@ KEPT = (("--trials", "trials"), ("--warmup", "warmup"), ("--max-warmup", "max_wa
         ("--timeout", "timeout_s"), ("--quick", "quick"), ("--unconfined-sql", "unconfined_sql"),
         ("--precision", "precision"), ("--budget", "budget_s"), ("--max-trials", "max_trials"),
         ("--allow-idle-halt", "allow_idle_halt"), ("--step", "steps"), ("--rows", "rows"))
+# Kept options a run stores only when given: none stored means the run ran without it (its
+# suite's own sizes), not that an older accessbench did not store it.
+STORED_WHEN_GIVEN = ("--rows",)
 _ADVICE = "a resumed run keeps its settings; start a new run for other ones"
 
 
@@ -218,8 +221,8 @@ class Resume:
         out = {}
         for option, key in KEPT:
             value, stored = given.get(option), self.settings.get(key)
-            if stored is None and option == "--rows" and value is not None:  # no rows stored: the suite's own
-                raise self.refusal(f"--rows {value} differs from the run's: it read its suite's own sizes ({_ADVICE})")
+            if stored is None and option in STORED_WHEN_GIVEN and value is not None:
+                raise self.refusal(f"{option} {_shown(value)} differs from the run's: it ran without it ({_ADVICE})")
             if stored is None:  # a setting an older accessbench did not store: as given, else the default
                 out[option] = value
                 continue

@@ -309,8 +309,8 @@ def expected_time(store, recipes: list[Recipe], quick: bool, given=None) -> str:
     parts: list[str] = []
     sources: set[str] = set()
     total, more, unknown = 0.0, False, False
+    rows = getattr(given, "rows", None)  # --rows: only a run of that size says how long it takes
     for recipe in recipes:
-        rows = getattr(given, "rows", None)
         past = [r for r in _reproductions(store, recipe)
                 if bool(r.settings.get("quick")) == quick and r.settings.get("rows") == rows
                 and r.status == "complete" and r.finished_at]
