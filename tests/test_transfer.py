@@ -130,8 +130,37 @@ def test_the_floor_sender_serves_a_result_as_csv_by_its_statements_name(tmp_path
         with socket.create_connection(("127.0.0.1", sender.port)) as s:  # a name it does not have: nothing
             s.sendall(b"../etc/passwd\n")
             assert s.recv(10) == b""
+        # what it served stays in memory until it stops (a host may page out a file left unread)
+        held = sender.server.held[str(tmp_path / name_of("SELECT 1"))]
+        assert held.address is not None and held.size == size
     finally:
         sender.stop()
+    assert not sender.server.held and held.address is None
+
+
+def test_a_served_file_is_mapped_with_every_page_resident_and_locked_where_the_kernel_allows(tmp_path):
+    import mmap
+    import resource
+
+    from accessbench.paths.floor import Resident
+
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * (3 * mmap.PAGESIZE + 1))
+    held = Resident(str(path))
+    try:
+        with open(f"/proc/self/smaps") as f:  # the mapping's own entry: every page resident (and locked)
+            lines = f.read().split("\n")
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"{held.address:x}-"))
+        end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("VmFlags"))
+        fields = dict(line.split(":", 1) for line in lines[start + 1:end])
+        assert int(fields["Rss"].split()[0]) * 1024 == 4 * mmap.PAGESIZE
+        soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+        if held.locked or soft == resource.RLIM_INFINITY:
+            assert held.locked and int(fields["Locked"].split()[0]) * 1024 == 4 * mmap.PAGESIZE
+    finally:
+        held.release()
+    (tmp_path / "empty").write_bytes(b"")
+    assert Resident(str(tmp_path / "empty")).address is None  # nothing to map: served as it is
 
 
 def test_duckdb_serves_reads_to_read_only_workers_and_refuses_steps_that_write(tmp_path):

@@ -41,6 +41,46 @@ def power() -> dict:
     return {k: v for k, v in info.items() if v is not None}
 
 
+def _damon_pages(scheme: str) -> str:
+    """Which pages a DAMON scheme's filters leave it: {type: allowed} over its filters."""
+    kinds = {}
+    for folder in ("filters", "ops_filters", "core_filters"):
+        for entry in filter(str.isdigit, os.listdir(os.path.join(scheme, folder)) if os.path.isdir(os.path.join(scheme, folder)) else []):
+            kind, matching, allow = (_read(os.path.join(scheme, folder, entry, name))
+                                     for name in ("type", "matching", "allow"))
+            if kind and matching == "Y":  # before kernel 6.14 a matching filter only excluded
+                kinds[kind] = allow == "Y"
+    if kinds.get("anon") is False and kinds.get("unmapped"):
+        return "file pages no process maps"
+    return "file pages" if kinds.get("anon") is False else "memory"
+
+
+def page_cache(sys: str = "/sys") -> str | None:
+    """Whether this host pages out memory left idle on its own (DAMON's ``pageout`` schemes,
+    or its damon_reclaim module), however much is free: a file only in the page cache (an
+    embedded engine's database, a table larger than the server's own cache, the floor's CSV
+    before the sender held it) is then read from the disk after that long unread. None where
+    nothing does."""
+    words = []
+    root = os.path.join(sys, "kernel/mm/damon/admin/kdamonds")
+    for kdamond in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        contexts = os.path.join(root, kdamond, "contexts")
+        if not kdamond.isdigit() or _read(os.path.join(root, kdamond, "state")) != "on" or not os.path.isdir(contexts):
+            continue
+        for context in filter(str.isdigit, os.listdir(contexts)):
+            aggregation = _read(os.path.join(contexts, context, "monitoring_attrs", "intervals", "aggr_us"))
+            schemes = os.path.join(contexts, context, "schemes")
+            for scheme in filter(str.isdigit, os.listdir(schemes) if os.path.isdir(schemes) else []):
+                age = _read(os.path.join(schemes, scheme, "access_pattern", "age", "min"))
+                if _read(os.path.join(schemes, scheme, "action")) == "pageout" and age and aggregation:
+                    what = _damon_pages(os.path.join(schemes, scheme))
+                    words.append(f"DAMON pages out {what} idle ≥ {int(age) * int(aggregation) / 1e6:g} s")
+    if _read(os.path.join(sys, "module/damon_reclaim/parameters/enabled")) == "Y":
+        age = _read(os.path.join(sys, "module/damon_reclaim/parameters/min_age"))
+        words.append(f"damon_reclaim pages out memory idle ≥ {int(age) / 1e6:g} s" if age else "damon_reclaim on")
+    return "; ".join(dict.fromkeys(words)) or None
+
+
 # How a run's idle CPUs were held (runner/awake.py), stored as "idle_cpus": one of these words,
 # then how or why in brackets.
 IDLE_AWAKE, IDLE_MAY_HALT = "kept awake", "may halt"
@@ -73,6 +113,7 @@ def environment() -> dict:
         "cores": os.cpu_count(),
         "memory_gib": round(int(mem.split()[0]) / 1024 / 1024, 1) if mem else None,
         "power": power(),
+        "page_cache": page_cache(),
         "python": platform.python_version(),
         "accessbench": __version__,
     }

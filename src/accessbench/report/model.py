@@ -271,6 +271,8 @@ def header(stored: StoredRun, view: View) -> Header:
     lines.append(("host", host + idle))
     if env.get("idle_cpus"):
         lines.append(("idle CPUs", str(env["idle_cpus"])))
+    if env.get("page_cache"):  # env.page_cache: a file unread that long is read from the disk
+        lines.append(("page cache", str(env["page_cache"])))
     if isinstance(env.get("steadiness"), dict):
         lines.append(("host speed", host_speed(env["steadiness"])))
     if isinstance(env.get("cluster"), dict):  # loaded steps' clients ran on other hosts
