@@ -131,11 +131,11 @@ def test_the_floor_sender_serves_a_result_as_csv_by_its_statements_name(tmp_path
             s.sendall(b"../etc/passwd\n")
             assert s.recv(10) == b""
         # what it served stays in memory until it stops (a host may page out a file left unread)
-        held = sender.server.held[str(tmp_path / name_of("SELECT 1"))]
+        held = sender.server.held.files[str(tmp_path / name_of("SELECT 1"))]
         assert held.address is not None and held.size == size
     finally:
         sender.stop()
-    assert not sender.server.held and held.address is None
+    assert not sender.server.held.files and held.address is None
 
 
 def test_a_served_file_is_mapped_with_every_page_resident_and_locked_where_the_kernel_allows(tmp_path):

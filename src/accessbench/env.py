@@ -41,15 +41,19 @@ def power() -> dict:
     return {k: v for k, v in info.items() if v is not None}
 
 
+def _numbered(folder: str) -> list[str]:
+    """A sysfs folder's numbered entries (kdamonds, contexts, schemes, filters), as paths."""
+    names = os.listdir(folder) if os.path.isdir(folder) else []
+    return [os.path.join(folder, name) for name in sorted(names) if name.isdigit()]
+
+
 def _damon_pages(scheme: str) -> str:
     """Which pages a DAMON scheme's filters leave it: {type: allowed} over its filters."""
     kinds = {}
-    for folder in ("filters", "ops_filters", "core_filters"):
-        for entry in filter(str.isdigit, os.listdir(os.path.join(scheme, folder)) if os.path.isdir(os.path.join(scheme, folder)) else []):
-            kind, matching, allow = (_read(os.path.join(scheme, folder, entry, name))
-                                     for name in ("type", "matching", "allow"))
-            if kind and matching == "Y":  # before kernel 6.14 a matching filter only excluded
-                kinds[kind] = allow == "Y"
+    for entry in (e for folder in ("filters", "ops_filters", "core_filters") for e in _numbered(os.path.join(scheme, folder))):
+        kind, matching, allow = (_read(os.path.join(entry, name)) for name in ("type", "matching", "allow"))
+        if kind and matching == "Y":  # before kernel 6.14 a matching filter only excluded
+            kinds[kind] = allow == "Y"
     if kinds.get("anon") is False and kinds.get("unmapped"):
         return "file pages no process maps"
     return "file pages" if kinds.get("anon") is False else "memory"
@@ -62,19 +66,14 @@ def page_cache(sys: str = "/sys") -> str | None:
     before the sender held it) is then read from the disk after that long unread. None where
     nothing does."""
     words = []
-    root = os.path.join(sys, "kernel/mm/damon/admin/kdamonds")
-    for kdamond in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-        contexts = os.path.join(root, kdamond, "contexts")
-        if not kdamond.isdigit() or _read(os.path.join(root, kdamond, "state")) != "on" or not os.path.isdir(contexts):
-            continue
-        for context in filter(str.isdigit, os.listdir(contexts)):
-            aggregation = _read(os.path.join(contexts, context, "monitoring_attrs", "intervals", "aggr_us"))
-            schemes = os.path.join(contexts, context, "schemes")
-            for scheme in filter(str.isdigit, os.listdir(schemes) if os.path.isdir(schemes) else []):
-                age = _read(os.path.join(schemes, scheme, "access_pattern", "age", "min"))
-                if _read(os.path.join(schemes, scheme, "action")) == "pageout" and age and aggregation:
-                    what = _damon_pages(os.path.join(schemes, scheme))
-                    words.append(f"DAMON pages out {what} idle ≥ {int(age) * int(aggregation) / 1e6:g} s")
+    running = [k for k in _numbered(os.path.join(sys, "kernel/mm/damon/admin/kdamonds"))
+               if _read(os.path.join(k, "state")) == "on"]
+    for context in (c for k in running for c in _numbered(os.path.join(k, "contexts"))):
+        aggregation = _read(os.path.join(context, "monitoring_attrs", "intervals", "aggr_us"))
+        for scheme in _numbered(os.path.join(context, "schemes")):
+            age = _read(os.path.join(scheme, "access_pattern", "age", "min"))
+            if _read(os.path.join(scheme, "action")) == "pageout" and age and aggregation:
+                words.append(f"DAMON pages out {_damon_pages(scheme)} idle ≥ {int(age) * int(aggregation) / 1e6:g} s")
     if _read(os.path.join(sys, "module/damon_reclaim/parameters/enabled")) == "Y":
         age = _read(os.path.join(sys, "module/damon_reclaim/parameters/min_age"))
         words.append(f"damon_reclaim pages out memory idle ≥ {int(age) / 1e6:g} s" if age else "damon_reclaim on")

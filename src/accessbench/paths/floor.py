@@ -102,33 +102,37 @@ class _Handler(socketserver.StreamRequestHandler):
         path = os.path.join(self.server.directory, name)
         if not _NAME.match(name) or not os.path.isfile(path):
             return  # closed at once: the worker reads nothing and says so
-        self.server.hold(path)
+        self.server.held.hold(path)
         with open(path, "rb") as f:
             self.connection.sendfile(f)
 
 
-class _Holding:
-    """What a sender's server keeps: each file it has served, resident until it stops (the
-    first request, a verification's, maps it; the timed trials then find it in memory)."""
+class _Held:
+    """What a sender keeps: each file it has served, resident until it stops (the first
+    request, a verification's, maps it; the timed trials then find it in memory)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, Resident] = {}
+        self.lock = threading.Lock()
 
     def hold(self, path: str) -> None:
-        with self.holding_lock:
-            if path not in self.held:
-                self.held[path] = Resident(path)
+        with self.lock:
+            if path not in self.files:
+                self.files[path] = Resident(path)
 
-    def release_all(self) -> None:
-        with self.holding_lock:
-            for resident in self.held.values():
+    def release(self) -> None:
+        with self.lock:
+            for resident in self.files.values():
                 resident.release()
-            self.held.clear()
+            self.files.clear()
 
 
-class _TCP(_Holding, socketserver.ThreadingTCPServer):
+class _TCP(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
 
-class _Unix(_Holding, socketserver.ThreadingUnixStreamServer):
+class _Unix(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
 
 
@@ -138,7 +142,7 @@ class Sender:
     def __init__(self, directory: str, unix: str | None = None) -> None:
         self.server = _Unix(unix, _Handler) if unix else _TCP(("127.0.0.1", 0), _Handler)
         self.server.directory = directory
-        self.server.held, self.server.holding_lock = {}, threading.Lock()
+        self.server.held = _Held()
         self.unix = unix
         self.thread = threading.Thread(target=self.server.serve_forever, name="floor sender", daemon=True)
         self.thread.start()
@@ -153,6 +157,6 @@ class Sender:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-        self.server.release_all()
+        self.server.held.release()
         if self.unix and os.path.exists(self.unix):
             os.remove(self.unix)
